@@ -1,0 +1,43 @@
+import { readSync } from "node:fs";
+import { LifecycleRequest, LifecycleResponse, ProtocolError, encodeFrame, parseMessage } from "../protocol/index.ts";
+import { writeStdout } from "../output.ts";
+
+/** Upper bound on a lifecycle request; real ones are a few hundred bytes. */
+export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+
+/** Reads stdin to EOF (bounded) and returns the one LifecycleRequest it must hold. */
+export function readLifecycleRequest(fd = 0): LifecycleRequest {
+  return parseMessage(LifecycleRequest, readBounded(fd), "lifecycle request");
+}
+
+function readBounded(fd: number): string {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const buffer = Buffer.allocUnsafe(64 * 1024);
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(fd, buffer, 0, buffer.length, null);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "EAGAIN") {
+        Bun.sleepSync(1);
+        continue;
+      }
+      if (code === "EOF") break;
+      throw new ProtocolError(`cannot read the lifecycle request from stdin: ${(error as Error).message}`);
+    }
+    if (n === 0) break;
+    total += n;
+    if (total > MAX_REQUEST_BYTES) throw new ProtocolError(`lifecycle request on stdin is larger than ${MAX_REQUEST_BYTES} bytes`);
+    chunks.push(Buffer.from(buffer.subarray(0, n)));
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") throw new ProtocolError("expected one lifecycle request JSON value on stdin, got nothing");
+  return text;
+}
+
+/** Writes one validated LifecycleResponse line to stdout. */
+export function respond(response: LifecycleResponse): void {
+  writeStdout(encodeFrame(LifecycleResponse, response, "lifecycle response"));
+}

@@ -1,0 +1,99 @@
+import type * as v from "valibot";
+import { ProtocolError, parseMessage, parseStrict } from "./errors.ts";
+
+/** Largest frame the decoder accepts, newline excluded. Envelopes carry env maps, so be generous. */
+export const MAX_FRAME_BYTES = 1024 * 1024;
+
+const NEWLINE = 0x0a;
+
+/**
+ * Canonical bytes of one frame: validated, keys in schema order, absent optionals dropped,
+ * exactly one trailing newline.
+ */
+export function encodeFrame<S extends v.GenericSchema>(schema: S, value: v.InferInput<S>, what: string): string {
+  return `${JSON.stringify(parseStrict(schema, value, what))}\n`;
+}
+
+/**
+ * Splits a byte stream into newline-terminated frames and validates each one.
+ * Chunks may cut anywhere, even inside a multi-byte UTF-8 character.
+ */
+export class FrameDecoder<S extends v.GenericSchema> {
+  #pending: Uint8Array[] = [];
+  #pendingBytes = 0;
+  #frames = 0;
+  readonly #utf8 = new TextDecoder("utf-8", { fatal: true });
+
+  constructor(
+    readonly schema: S,
+    readonly what: string,
+    readonly maxFrameBytes = MAX_FRAME_BYTES,
+  ) {}
+
+  /** Feeds one chunk; returns every frame it completed, in order. Throws on the first bad one. */
+  push(chunk: Uint8Array): v.InferOutput<S>[] {
+    const frames: v.InferOutput<S>[] = [];
+    let start = 0;
+    for (let nl = chunk.indexOf(NEWLINE); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
+      frames.push(this.#finish(chunk.subarray(start, nl)));
+      start = nl + 1;
+    }
+    if (start < chunk.length) this.#hold(chunk.subarray(start));
+    return frames;
+  }
+
+  /** Call at EOF: throws when bytes are left without their newline. */
+  end(): void {
+    if (this.#pendingBytes > 0) {
+      throw new ProtocolError(`${this.what} frame ${this.#frames + 1}: ${this.#pendingBytes} bytes without a final newline at EOF`);
+    }
+  }
+
+  /** Bytes held for an incomplete frame. */
+  get pendingBytes(): number {
+    return this.#pendingBytes;
+  }
+
+  #hold(part: Uint8Array): void {
+    this.#pendingBytes += part.length;
+    this.#checkSize();
+    this.#pending.push(part.slice());
+  }
+
+  #checkSize(): void {
+    if (this.#pendingBytes > this.maxFrameBytes) {
+      throw new ProtocolError(`${this.what} frame ${this.#frames + 1}: longer than ${this.maxFrameBytes} bytes`);
+    }
+  }
+
+  #finish(tail: Uint8Array): v.InferOutput<S> {
+    this.#pendingBytes += tail.length;
+    this.#checkSize();
+    const bytes = this.#pending.length === 0 ? tail : concat([...this.#pending, tail], this.#pendingBytes);
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    const index = ++this.#frames;
+    if (bytes.length === 0) throw new ProtocolError(`${this.what} frame ${index}: empty line`);
+    let text: string;
+    try {
+      text = this.#utf8.decode(bytes);
+    } catch {
+      throw new ProtocolError(`${this.what} frame ${index}: not valid UTF-8`);
+    }
+    try {
+      return parseMessage(this.schema, text, this.what);
+    } catch (error) {
+      throw new ProtocolError(`${this.what} frame ${index}: ${(error as Error).message}`);
+    }
+  }
+}
+
+function concat(parts: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}

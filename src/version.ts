@@ -1,0 +1,7 @@
+declare const PASEO_HOST_RUNTIME_VERSION: string | undefined;
+
+/** Release version, embedded at build time with `--define`; "dev" when run from source. */
+export const VERSION: string = typeof PASEO_HOST_RUNTIME_VERSION === "string" ? PASEO_HOST_RUNTIME_VERSION : "0.0.0-dev";
+
+/** `<os>-<arch>` this binary was built for (the running platform, which is the same thing). */
+export const TARGET = `${process.platform}-${process.arch}`;
