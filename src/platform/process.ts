@@ -1,0 +1,116 @@
+/**
+ * What is true about processes right now. Linux reads /proc; macOS (unverified here) asks ps(1).
+ * Identity = (boot id, pid, start time): a pid alone can be recycled.
+ */
+import { readFileSync, readdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+
+/** A process as the kernel reports it. `startTicks` is comparable only within one boot. */
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  sid: number;
+  /** Single-letter state; "Z" = zombie (finished, not yet reaped). */
+  state: string;
+  /** Controlling terminal device number, 0 for none. */
+  tty: number;
+  startTicks: number;
+}
+
+const isLinux = process.platform === "linux";
+let cachedBootId: string | undefined;
+
+/** Identifies the current boot, so identities from an earlier boot never match. */
+export function bootId(): string {
+  if (cachedBootId) return cachedBootId;
+  if (isLinux) cachedBootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+  else cachedBootId = run(["sysctl", "-n", "kern.boottime"]).trim();
+  return cachedBootId;
+}
+
+/** One process, or null when there is no such pid. */
+export function readProcess(pid: number): ProcessInfo | null {
+  if (!isLinux) return listProcesses().find((info) => info.pid === pid) ?? null;
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, "latin1");
+  } catch {
+    return null;
+  }
+  return parseStat(pid, text);
+}
+
+/** Parses /proc/<pid>/stat; the command name may hold spaces and parentheses, so cut at the last ")". */
+export function parseStat(pid: number, text: string): ProcessInfo | null {
+  const close = text.lastIndexOf(")");
+  if (close === -1) return null;
+  const fields = text.slice(close + 2).split(" ");
+  const field = (n: number) => Number(fields[n - 3]);
+  return {
+    pid,
+    state: fields[0] ?? "?",
+    ppid: field(4),
+    pgid: field(5),
+    sid: field(6),
+    tty: field(7),
+    startTicks: field(22),
+  };
+}
+
+/** Every process visible to us. */
+export function listProcesses(): ProcessInfo[] {
+  if (!isLinux) return listWithPs();
+  const out: ProcessInfo[] = [];
+  for (const name of readdirSync("/proc")) {
+    const code = name.charCodeAt(0);
+    if (code < 48 || code > 57) continue;
+    const info = readProcess(Number(name));
+    if (info) out.push(info);
+  }
+  return out;
+}
+
+/** True when `pid` is alive (not a zombie) and is the process that had `startTicks`. */
+export function isSameLiveProcess(pid: number, startTicks: number): boolean {
+  const info = readProcess(pid);
+  return info !== null && info.state !== "Z" && info.startTicks === startTicks;
+}
+
+/** Sends a signal, returning false when the target no longer exists. */
+export function sendSignal(pid: number, signal: NodeJS.Signals | number): boolean {
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
+    throw new Error(`kill(${pid}, ${signal}) failed: ${(error as Error).message}`);
+  }
+}
+
+function run(argv: string[]): string {
+  const result = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`${argv.join(" ")} failed: ${result.stderr || result.error?.message}`);
+  return result.stdout;
+}
+
+/** macOS: ps gives start time in seconds (lstart); good enough to tell recycled pids apart. */
+function listWithPs(): ProcessInfo[] {
+  const text = run(["ps", "-A", "-o", "pid=,ppid=,pgid=,sess=,stat=,tdev=,lstart="]);
+  const out: ProcessInfo[] = [];
+  for (const line of text.split("\n")) {
+    const parts = line.trim().split(/\s+/);
+    if (parts.length < 7) continue;
+    const [pid, ppid, pgid, sid, stat, tty, ...start] = parts;
+    out.push({
+      pid: Number(pid),
+      ppid: Number(ppid),
+      pgid: Number(pgid),
+      sid: Number(sid),
+      state: stat!.charAt(0),
+      tty: tty === "??" || tty === "-" ? 0 : 1,
+      startTicks: Math.floor(Date.parse(start.join(" ")) / 1000),
+    });
+  }
+  return out;
+}

@@ -1,0 +1,97 @@
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
+import { ensureHome, resolveHome } from "./home.ts";
+
+/** Bumped on every incompatible change; a database from another version is refused. */
+export const SCHEMA_VERSION = 1;
+
+const SCHEMA = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+-- One row per workspace. status: creating | ready | paused | destroying.
+-- 'creating' rows carry the identity of the creating process so a dead creator is detected.
+CREATE TABLE workspaces (
+  workspace_id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  status TEXT NOT NULL,
+  input_json TEXT NOT NULL,
+  root TEXT,
+  storage TEXT,
+  details_json TEXT NOT NULL DEFAULT '{}',
+  response_json TEXT,
+  creator_pid INTEGER,
+  creator_start INTEGER,
+  creator_boot TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+-- One row per execution identity, never reused. finished_at NULL = not known to be finished.
+CREATE TABLE executions (
+  workspace_id TEXT NOT NULL,
+  exec_id TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  purpose TEXT NOT NULL,
+  argv0 TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  pgid INTEGER NOT NULL,
+  start_ticks INTEGER NOT NULL,
+  boot_id TEXT NOT NULL,
+  wrapper_pid INTEGER NOT NULL,
+  wrapper_start_ticks INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  finished_at INTEGER,
+  exit_code INTEGER,
+  exit_signal TEXT,
+  PRIMARY KEY (workspace_id, exec_id)
+) STRICT;
+CREATE INDEX executions_live ON executions (workspace_id) WHERE finished_at IS NULL;
+`;
+
+/** An open store plus the home it lives in. */
+export interface Store {
+  db: Database;
+  home: string;
+}
+
+/** Opens (creating when needed) the store of the home selected by `options`. */
+export function openStore(options: Record<string, unknown>): Store {
+  const home = ensureHome(resolveHome(options));
+  return { db: openDatabase(join(home, "state.sqlite")), home };
+}
+
+/** Opens a database file, creating the schema or refusing an unknown version. */
+export function openDatabase(path: string): Database {
+  const db = new Database(path, { create: true, strict: true });
+  try {
+    db.run("PRAGMA busy_timeout = 10000");
+    db.run("PRAGMA journal_mode = WAL");
+    db.run("PRAGMA synchronous = NORMAL");
+    db.run("PRAGMA foreign_keys = ON");
+    db.transaction(() => migrate(db, path)).immediate();
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+function migrate(db: Database, path: string): void {
+  const hasMeta = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
+  if (!hasMeta) {
+    const tables = db.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number };
+    if (tables.n > 0) throw new Error(`${path} is not a paseo-host-runtime database (tables without a schema version); refusing to touch it`);
+    db.run(SCHEMA);
+    db.run("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", [String(SCHEMA_VERSION)]);
+    return;
+  }
+  const row = db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | null;
+  if (row?.value !== String(SCHEMA_VERSION)) {
+    throw new Error(
+      `${path} has schema version ${row?.value ?? "(none)"}, this binary understands only version ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,
+    );
+  }
+}
+
+/** Milliseconds since the epoch, the unit of every *_at column. */
+export function now(): number {
+  return Date.now();
+}

@@ -1,0 +1,47 @@
+/** Running the compiled binary from tests, the way the daemon does for lifecycle operations. */
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** The compiled binary under test (`npm test` builds it first). */
+export const BIN = join(import.meta.dir, "..", "..", "dist", "paseo-host-runtime");
+
+if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` (npm test does it for you)`);
+
+export interface RunResult {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  stdin?: string | Uint8Array;
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+}
+
+/** Runs the binary with `args`, feeding `stdin` and closing it; resolves on exit. */
+export async function runBinary(args: string[], options: RunOptions = {}): Promise<RunResult> {
+  const proc = Bun.spawn([BIN, ...args], {
+    stdin: options.stdin === undefined ? "ignore" : new Blob([options.stdin]),
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, ...options.env } as Record<string, string>,
+    cwd: options.cwd,
+  });
+  const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  await proc.exited;
+  return { code: proc.exitCode, signal: proc.signalCode === null ? null : String(proc.signalCode), stdout, stderr };
+}
+
+/** A lifecycle request line as the daemon sends it. */
+export function request(options: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): string {
+  return `${JSON.stringify({ protocolVersion: 1, ...extra, options })}\n`;
+}
+
+/** A temp dir removed by the returned cleanup. */
+export function tempDir(prefix = "phr-test-"): { path: string; cleanup: () => void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
+}
