@@ -32,7 +32,14 @@ function readBounded(fd: number): string {
     if (total > MAX_REQUEST_BYTES) throw new ProtocolError(`lifecycle request on stdin is larger than ${MAX_REQUEST_BYTES} bytes`);
     chunks.push(Buffer.from(buffer.subarray(0, n)));
   }
-  const text = Buffer.concat(chunks).toString("utf8");
+  let text: string;
+  try {
+    // fatal: invalid UTF-8 is an error, never silently replaced by U+FFFD;
+    // ignoreBOM: a leading BOM stays in the text, where JSON.parse rejects it.
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new ProtocolError("lifecycle request on stdin is not valid UTF-8");
+  }
   if (text.trim() === "") throw new ProtocolError("expected one lifecycle request JSON value on stdin, got nothing");
   return text;
 }

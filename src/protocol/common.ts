@@ -15,12 +15,29 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /**
  * An open string → string map (workload env, lifecycleEnvironment).
  * Written by hand because `v.record` silently drops `__proto__`, `constructor` and
- * `prototype` keys; an env map must keep every key exactly.
+ * `prototype` keys; an env map must keep every key exactly. The value is passed through as
+ * is (JSON.parse makes `__proto__` an ordinary own key, never a prototype).
  */
 export const stringMap = v.custom<Record<string, string>>(
-  (value) => isPlainObject(value) && Object.values(value).every((item) => typeof item === "string"),
-  "Invalid type: expected an object whose values are all strings",
+  (value) => isPlainObject(value) && firstNonString(value) === undefined,
+  (issue) => {
+    if (!isPlainObject(issue.input)) return `Invalid type: expected an object of strings but received ${issue.received}`;
+    const key = firstNonString(issue.input)!;
+    return `value of ${JSON.stringify(key)} must be a string, got ${jsonTypeName(issue.input[key])}`;
+  },
 );
+
+/** "null", "an array", "an object", "a string", … for diagnostics. */
+export function jsonTypeName(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (value === undefined) return "nothing";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+function firstNonString(map: Record<string, unknown>): string | undefined {
+  return Object.keys(map).find((key) => typeof map[key] !== "string");
+}
 
 /** An open string → JSON map (`options`); values are whatever JSON carried. */
 export const jsonMap = v.custom<Record<string, unknown>>(

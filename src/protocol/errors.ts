@@ -1,42 +1,51 @@
 import * as v from "valibot";
-import { PROTOCOL_VERSION } from "./common.ts";
+import { PROTOCOL_VERSION, jsonTypeName } from "./common.ts";
 
 /** A message or frame that breaks protocol v1. The message is meant for stderr as is. */
 export class ProtocolError extends Error {
   override name = "ProtocolError";
 }
 
-/** Turns one valibot issue into `path: what was wrong`. */
-function describeIssue(issue: v.BaseIssue<unknown>, what: string): string {
+/** Turns one valibot issue into `path: what was wrong` (no path prefix at the top level). */
+function describeIssue(issue: v.BaseIssue<unknown>): string {
   const path = v.getDotPath(issue);
+  const at = (text: string, where: string | null) => (where ? `${where}: ${text}` : text);
   if (issue.type === "strict_object" && issue.expected === "never") {
     const key = String(issue.path?.at(-1)?.key);
     const parent = issue.path && issue.path.length > 1 ? v.getDotPath({ ...issue, path: issue.path.slice(0, -1) } as v.BaseIssue<unknown>) : null;
-    return `${parent ?? what}: unknown key ${JSON.stringify(key)}`;
+    return at(`unknown key ${JSON.stringify(key)}`, parent);
   }
   if (issue.received === "undefined" && issue.path?.length) {
-    return `${path}: required key is missing`;
+    return at("required key is missing", path);
   }
-  return `${path ?? what}: ${issue.message}`;
+  return at(issue.message, path);
 }
 
 /** Validates `value` against `schema`, throwing a ProtocolError that names the first problem. */
 export function parseStrict<S extends v.GenericSchema>(schema: S, value: unknown, what: string): v.InferOutput<S> {
   const result = v.safeParse(schema, value, { abortEarly: true });
   if (result.success) return result.output;
-  throw new ProtocolError(`invalid ${what}: ${describeIssue(result.issues[0], what)}`);
+  throw new ProtocolError(`invalid ${what}: ${describeIssue(result.issues[0])}`);
 }
 
-/** Rejects any protocolVersion other than 1 before anything else is looked at. */
+/**
+ * Rejects any protocolVersion other than 1 before anything else is looked at. Every v1
+ * message carries the field, so a missing one is a version error too.
+ */
 export function checkVersion(value: unknown, what: string): void {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return;
-  if (!Object.hasOwn(value, "protocolVersion")) return;
-  const received = (value as { protocolVersion: unknown }).protocolVersion;
-  if (received !== PROTOCOL_VERSION) {
-    throw new ProtocolError(
-      `unsupported protocolVersion ${JSON.stringify(received)} in ${what}: this runtime supports only protocolVersion ${PROTOCOL_VERSION}`,
-    );
+  if (!isJsonObject(value)) return;
+  const supported = `this runtime supports only protocolVersion ${PROTOCOL_VERSION}`;
+  if (!Object.hasOwn(value, "protocolVersion")) {
+    throw new ProtocolError(`missing protocolVersion in ${what}: ${supported}`);
   }
+  const received = value.protocolVersion;
+  if (received !== PROTOCOL_VERSION) {
+    throw new ProtocolError(`unsupported protocolVersion ${JSON.stringify(received)} in ${what}: ${supported}`);
+  }
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** JSON text → validated message: version first, then the strict schema. */
@@ -46,6 +55,9 @@ export function parseMessage<S extends v.GenericSchema>(schema: S, text: string,
     value = JSON.parse(text);
   } catch (error) {
     throw new ProtocolError(`invalid ${what}: malformed JSON (${(error as Error).message})`);
+  }
+  if (!isJsonObject(value)) {
+    throw new ProtocolError(`invalid ${what}: expected a JSON object, got ${jsonTypeName(value)}`);
   }
   checkVersion(value, what);
   return parseStrict(schema, value, what);

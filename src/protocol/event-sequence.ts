@@ -2,7 +2,8 @@ import type { Mode } from "./describe.ts";
 import { ProtocolError } from "./errors.ts";
 import type { ProcessEvent } from "./events.ts";
 
-const SIGNAL_NAME = /^SIG[A-Z0-9]+$/;
+/** A signal name such as SIGTERM or SIGRTMIN; never a number, not even `SIG15`. */
+const SIGNAL_NAME = /^SIG[A-Z][A-Z0-9]*$/;
 
 /**
  * Judges an fd 4 event stream against SPEC §4: started → (resized)* → eof → exit, with
@@ -26,7 +27,7 @@ export class EventSequence {
 
   /** The violation `event` would be, or null when it is legal next. Does not record. */
   check(event: ProcessEvent): string | null {
-    if (this.#exited) return `${event.type} event after exit`;
+    if (this.#exited) return event.type === "exit" ? "duplicate exit event" : `${event.type} event after exit`;
     switch (event.type) {
       case "started":
         return this.#started ? "duplicate started event" : null;

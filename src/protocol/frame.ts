@@ -16,13 +16,17 @@ export function encodeFrame<S extends v.GenericSchema>(schema: S, value: v.Infer
 
 /**
  * Splits a byte stream into newline-terminated frames and validates each one.
- * Chunks may cut anywhere, even inside a multi-byte UTF-8 character.
+ * Chunks may cut anywhere, even inside a multi-byte UTF-8 character. The first error is
+ * final: every later `push` or `end` throws it again, because the stream is broken.
  */
 export class FrameDecoder<S extends v.GenericSchema> {
   #pending: Uint8Array[] = [];
   #pendingBytes = 0;
   #frames = 0;
-  readonly #utf8 = new TextDecoder("utf-8", { fatal: true });
+  #failure: Error | null = null;
+  // ignoreBOM keeps a leading U+FEFF in the text, so JSON.parse rejects it instead of the
+  // decoder silently dropping bytes that are not canonical.
+  readonly #utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
   constructor(
     readonly schema: S,
@@ -32,6 +36,36 @@ export class FrameDecoder<S extends v.GenericSchema> {
 
   /** Feeds one chunk; returns every frame it completed, in order. Throws on the first bad one. */
   push(chunk: Uint8Array): v.InferOutput<S>[] {
+    return this.#guard(() => this.#push(chunk));
+  }
+
+  /** Call at EOF: throws when bytes are left without their newline. */
+  end(): void {
+    this.#guard(() => {
+      if (this.#pendingBytes > 0) {
+        throw new ProtocolError(`${this.what} frame ${this.#frames + 1}: ${this.#pendingBytes} bytes without a final newline at EOF`);
+      }
+    });
+  }
+
+  /** Bytes held for an incomplete frame. */
+  get pendingBytes(): number {
+    return this.#pendingBytes;
+  }
+
+  #guard<T>(step: () => T): T {
+    if (this.#failure) throw this.#failure;
+    try {
+      return step();
+    } catch (error) {
+      this.#failure = error instanceof Error ? error : new ProtocolError(String(error));
+      this.#pending = [];
+      this.#pendingBytes = 0;
+      throw this.#failure;
+    }
+  }
+
+  #push(chunk: Uint8Array): v.InferOutput<S>[] {
     const frames: v.InferOutput<S>[] = [];
     let start = 0;
     for (let nl = chunk.indexOf(NEWLINE); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
@@ -40,18 +74,6 @@ export class FrameDecoder<S extends v.GenericSchema> {
     }
     if (start < chunk.length) this.#hold(chunk.subarray(start));
     return frames;
-  }
-
-  /** Call at EOF: throws when bytes are left without their newline. */
-  end(): void {
-    if (this.#pendingBytes > 0) {
-      throw new ProtocolError(`${this.what} frame ${this.#frames + 1}: ${this.#pendingBytes} bytes without a final newline at EOF`);
-    }
-  }
-
-  /** Bytes held for an incomplete frame. */
-  get pendingBytes(): number {
-    return this.#pendingBytes;
   }
 
   #hold(part: Uint8Array): void {
