@@ -7,23 +7,29 @@ export const SCHEMA_VERSION = 1;
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
--- One row per workspace. status: creating | ready | paused | destroying.
--- 'creating' rows carry the identity of the creating process so a dead creator is detected.
+-- One row per workspace (see src/store/workspaces.ts). status: creating | ready | paused | destroying.
+-- lock_*: identity of the process running a long operation on the row (create, pause, resume,
+-- destroy); a holder that is no longer alive is detected by identity and its work taken over.
+-- child_*: the git process that holder waits for, killed by whoever takes over.
 CREATE TABLE workspaces (
   workspace_id TEXT PRIMARY KEY,
   owner TEXT NOT NULL,
-  status TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('creating', 'ready', 'paused', 'destroying')),
   input_json TEXT NOT NULL,
+  host_directory TEXT NOT NULL,
+  kind TEXT,
   root TEXT,
-  storage TEXT,
   details_json TEXT NOT NULL DEFAULT '{}',
-  response_json TEXT,
-  creator_pid INTEGER,
-  creator_start INTEGER,
-  creator_boot TEXT,
+  lock_pid INTEGER,
+  lock_start INTEGER,
+  lock_boot TEXT,
+  lock_op TEXT,
+  child_pid INTEGER,
+  child_start INTEGER,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
 ) STRICT;
+CREATE INDEX workspaces_owner ON workspaces (owner);
 -- One row per execution identity, never reused. finished_at NULL = not known to be finished.
 CREATE TABLE executions (
   workspace_id TEXT NOT NULL,

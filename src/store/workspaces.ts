@@ -1,0 +1,172 @@
+import type { Database } from "bun:sqlite";
+import { now } from "./db.ts";
+
+/**
+ * creating: intent recorded, materialization under way (or abandoned by a dead creator);
+ * ready / paused: a usable workspace; destroying: removal under way (or abandoned).
+ * Only ready and paused rows are workspaces to the outside world.
+ */
+export type WorkspaceStatus = "creating" | "ready" | "paused" | "destroying";
+
+/** How the root came to be: adopted in place, or owned storage under the runtime home. */
+export type MaterializationKind = "adopted" | "copy" | "clone" | "worktree";
+
+/** The identity of a live process, as recorded: pid alone can be recycled. */
+export interface ProcessIdentity {
+  pid: number;
+  startTicks: number;
+  bootId: string;
+}
+
+/** Durable facts about what a create made, so destroy and crash recovery undo exactly that. */
+export interface WorkspaceDetails {
+  /** Owned checkout, copy or worktree directory (inside the workspace's storage directory). */
+  checkout?: string;
+  /** The user's repository a worktree was added to (top level) and its common git dir. */
+  repo?: string;
+  commonDir?: string;
+  /** Branch checked out when created ("" when detached or not git): PASEO_BRANCH_NAME. */
+  branch?: string;
+  /** Commit checked out when created, to re-add a detached worktree. */
+  head?: string;
+  /** A branch this create made or moved in the user's repository: undone only if the create fails. */
+  branchChange?: { name: string; before: string | null; after: string | null };
+  /** Where a paseo.json this create seeded into the root came from: removed only if the create fails. */
+  seededFrom?: string;
+  /** Recorded from the create input; no other effect yet. */
+  markFirstAgentBranchAutoName?: boolean;
+}
+
+/** One workspace row. */
+export interface WorkspaceRecord {
+  workspaceId: string;
+  owner: string;
+  status: WorkspaceStatus;
+  /** The create input, as validated (canonical key order). */
+  input: unknown;
+  /** The `hostDirectory` option in effect when created. */
+  hostDirectory: "adopt" | "clone";
+  kind: MaterializationKind | null;
+  /** Absolute workspace root; null until the create finished. */
+  root: string | null;
+  details: WorkspaceDetails;
+  /** The process running a long operation on this workspace, if any (it may have died). */
+  lock: ProcessIdentity | null;
+  lockOp: string | null;
+  /** The git process the lock holder is waiting for (same boot as the holder). */
+  child: { pid: number; startTicks: number } | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+interface Row {
+  workspace_id: string;
+  owner: string;
+  status: WorkspaceStatus;
+  input_json: string;
+  host_directory: "adopt" | "clone";
+  kind: MaterializationKind | null;
+  root: string | null;
+  details_json: string;
+  lock_pid: number | null;
+  lock_start: number | null;
+  lock_boot: string | null;
+  lock_op: string | null;
+  child_pid: number | null;
+  child_start: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+function fromRow(row: Row): WorkspaceRecord {
+  return {
+    workspaceId: row.workspace_id,
+    owner: row.owner,
+    status: row.status,
+    input: JSON.parse(row.input_json),
+    hostDirectory: row.host_directory,
+    kind: row.kind,
+    root: row.root,
+    details: JSON.parse(row.details_json) as WorkspaceDetails,
+    lock: row.lock_pid === null ? null : { pid: row.lock_pid, startTicks: row.lock_start ?? -1, bootId: row.lock_boot ?? "" },
+    lockOp: row.lock_op,
+    child: row.child_pid === null ? null : { pid: row.child_pid, startTicks: row.child_start ?? -1 },
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** One workspace by id (any status), or null. One primary-key lookup: cheap enough for every exec. */
+export function getWorkspace(db: Database, workspaceId: string): WorkspaceRecord | null {
+  const row = db.query("SELECT * FROM workspaces WHERE workspace_id = ?1").get(workspaceId) as Row | null;
+  return row ? fromRow(row) : null;
+}
+
+/** Every workspace of this home (of one owner when given), oldest first. */
+export function listWorkspaces(db: Database, owner?: string): WorkspaceRecord[] {
+  const rows =
+    owner === undefined
+      ? db.query("SELECT * FROM workspaces ORDER BY created_at, workspace_id").all()
+      : db.query("SELECT * FROM workspaces WHERE owner = ?1 ORDER BY created_at, workspace_id").all(owner);
+  return (rows as Row[]).map(fromRow);
+}
+
+/** Records the intent to create a workspace, locked by `holder`. Fails if the id exists. */
+export function insertCreating(
+  db: Database,
+  row: { workspaceId: string; owner: string; input: unknown; hostDirectory: "adopt" | "clone"; holder: ProcessIdentity; op: string },
+): void {
+  const at = now();
+  db.query(
+    `INSERT INTO workspaces (workspace_id, owner, status, input_json, host_directory, details_json,
+       lock_pid, lock_start, lock_boot, lock_op, created_at, updated_at)
+     VALUES (?1, ?2, 'creating', ?3, ?4, '{}', ?5, ?6, ?7, ?8, ?9, ?9)`,
+  ).run(row.workspaceId, row.owner, JSON.stringify(row.input), row.hostDirectory, row.holder.pid, row.holder.startTicks, row.holder.bootId, row.op, at);
+}
+
+/** Fields a caller may change on a row. */
+export interface WorkspacePatch {
+  status?: WorkspaceStatus;
+  input?: unknown;
+  hostDirectory?: "adopt" | "clone";
+  kind?: MaterializationKind | null;
+  root?: string | null;
+  details?: WorkspaceDetails;
+  lock?: { holder: ProcessIdentity; op: string } | null;
+  child?: { pid: number; startTicks: number } | null;
+}
+
+/** Applies `patch` to a row; returns false when no such row exists. */
+export function updateWorkspace(db: Database, workspaceId: string, patch: WorkspacePatch): boolean {
+  const sets: string[] = [];
+  const values: (string | number | null)[] = [];
+  const set = (column: string, value: string | number | null) => {
+    values.push(value);
+    sets.push(`${column} = ?${values.length}`);
+  };
+  if (patch.status !== undefined) set("status", patch.status);
+  if (patch.input !== undefined) set("input_json", JSON.stringify(patch.input));
+  if (patch.hostDirectory !== undefined) set("host_directory", patch.hostDirectory);
+  if (patch.kind !== undefined) set("kind", patch.kind);
+  if (patch.root !== undefined) set("root", patch.root);
+  if (patch.details !== undefined) set("details_json", JSON.stringify(patch.details));
+  if (patch.lock !== undefined) {
+    set("lock_pid", patch.lock?.holder.pid ?? null);
+    set("lock_start", patch.lock?.holder.startTicks ?? null);
+    set("lock_boot", patch.lock?.holder.bootId ?? null);
+    set("lock_op", patch.lock?.op ?? null);
+  }
+  if (patch.child !== undefined) {
+    set("child_pid", patch.child?.pid ?? null);
+    set("child_start", patch.child?.startTicks ?? null);
+  }
+  set("updated_at", now());
+  values.push(workspaceId);
+  const result = db.query(`UPDATE workspaces SET ${sets.join(", ")} WHERE workspace_id = ?${values.length}`).run(...values);
+  return result.changes > 0;
+}
+
+/** Removes a workspace row (the last step of destroy). */
+export function deleteWorkspace(db: Database, workspaceId: string): void {
+  db.query("DELETE FROM workspaces WHERE workspace_id = ?1").run(workspaceId);
+}
