@@ -18,7 +18,7 @@ export interface WorkloadIdentity {
  * unless the leader pid now names a different process (then the group is long gone).
  */
 export function workloadMembers(id: WorkloadIdentity, processes: ProcessInfo[] = listProcesses()): ProcessInfo[] {
-  if (id.bootId !== bootId()) return [];
+  if (id.pid <= 0 || id.bootId !== bootId()) return [];
   const leader = processes.find((info) => info.pid === id.pid);
   if (leader && leader.startTicks !== id.startTicks) return [];
   return processes.filter((info) => info.state !== "Z" && info.pid !== process.pid && (info.pgid === id.pgid || info.sid === id.pgid));

@@ -15,6 +15,8 @@ export interface ProcessInfo {
   state: string;
   /** Controlling terminal device number, 0 for none. */
   tty: number;
+  /** Foreground process group of the controlling terminal, -1 for none. */
+  tpgid: number;
   startTicks: number;
 }
 
@@ -54,6 +56,7 @@ export function parseStat(pid: number, text: string): ProcessInfo | null {
     pgid: field(5),
     sid: field(6),
     tty: field(7),
+    tpgid: field(8),
     startTicks: field(22),
   };
 }
@@ -109,6 +112,7 @@ function listWithPs(): ProcessInfo[] {
       sid: Number(sid),
       state: stat!.charAt(0),
       tty: tty === "??" || tty === "-" ? 0 : 1,
+      tpgid: -1,
       startTicks: Math.floor(Date.parse(start.join(" ")) / 1000),
     });
   }

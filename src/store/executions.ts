@@ -25,26 +25,50 @@ const COLUMNS = `workspace_id AS workspaceId, exec_id AS execId, mode, purpose, 
   wrapper_start_ticks AS wrapperStartTicks, started_at AS startedAt, finished_at AS finishedAt,
   exit_code AS exitCode, exit_signal AS exitSignal`;
 
-/** Records a launched execution. Fails when the identity was ever used in this workspace. */
-export function insertExecution(db: Database, record: Omit<ExecutionRecord, "startedAt" | "finishedAt" | "exitCode" | "exitSignal">): void {
+/** What the wrapper knows about itself and the request before launch. */
+export interface Reservation {
+  workspaceId: string;
+  execId: string;
+  mode: "pipes" | "pty";
+  purpose: string;
+  argv0: string;
+  bootId: string;
+  wrapperPid: number;
+  wrapperStartTicks: number;
+}
+
+/**
+ * Claims an execution identity before anything is launched (pid 0 = not launched yet).
+ * Throws when the identity was ever used in this workspace: identities are never reused.
+ */
+export function reserveExecution(db: Database, r: Reservation): void {
+  const used = db.query("SELECT 1 FROM executions WHERE workspace_id = ?1 AND exec_id = ?2").get(r.workspaceId, r.execId);
+  if (used) throw new Error(`execution identity ${JSON.stringify(r.execId)} was already used in workspace ${JSON.stringify(r.workspaceId)}; identities are never reused`);
   db.query(
     `INSERT INTO executions (workspace_id, exec_id, mode, purpose, argv0, pid, pgid, start_ticks, boot_id,
        wrapper_pid, wrapper_start_ticks, started_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)`,
-  ).run(
-    record.workspaceId,
-    record.execId,
-    record.mode,
-    record.purpose,
-    record.argv0,
-    record.pid,
-    record.pgid,
-    record.startTicks,
-    record.bootId,
-    record.wrapperPid,
-    record.wrapperStartTicks,
-    now(),
-  );
+     VALUES (?1, ?2, ?3, ?4, ?5, 0, 0, 0, ?6, ?7, ?8, ?9)`,
+  ).run(r.workspaceId, r.execId, r.mode, r.purpose, r.argv0, r.bootId, r.wrapperPid, r.wrapperStartTicks, now());
+}
+
+/**
+ * Records the launched workload's identity. Returns false when the reservation was finished
+ * meanwhile (a pause or destroy raced the launch): the caller must then stop the workload.
+ */
+export function recordLaunch(db: Database, workspaceId: string, execId: string, pid: number, pgid: number, startTicks: number): boolean {
+  const result = db
+    .query(
+      `UPDATE executions SET pid = ?3, pgid = ?4, start_ticks = ?5, started_at = ?6
+       WHERE workspace_id = ?1 AND exec_id = ?2 AND finished_at IS NULL`,
+    )
+    .run(workspaceId, execId, pid, pgid, startTicks, now());
+  return result.changes === 1;
+}
+
+/** Records a launched execution in one step (tests and tools that launch without reserving). */
+export function insertExecution(db: Database, record: Omit<ExecutionRecord, "startedAt" | "finishedAt" | "exitCode" | "exitSignal">): void {
+  reserveExecution(db, record);
+  recordLaunch(db, record.workspaceId, record.execId, record.pid, record.pgid, record.startTicks);
 }
 
 /** One execution, or null. */

@@ -1,0 +1,75 @@
+import { fstatSync } from "node:fs";
+import { Control, FrameDecoder, ProtocolError } from "../protocol/index.ts";
+
+/** fd 3 carries controls from the daemon, fd 4 carries our events back. */
+export const CONTROL_FD = 3;
+export const EVENT_FD = 4;
+
+/** Fails clearly when `exec` was not started the daemon's way (five stdio descriptors). */
+export function requireProtocolFds(): void {
+  for (const fd of [CONTROL_FD, EVENT_FD]) {
+    try {
+      fstatSync(fd);
+    } catch {
+      throw new Error(`exec needs fd ${CONTROL_FD} (controls) and fd ${EVENT_FD} (events) from the daemon, but fd ${fd} is not open`);
+    }
+  }
+}
+
+/**
+ * Reads fd 3 as a sequence of Control frames. Frames are decoded line by line so a bad
+ * frame is reported only after every good frame before it.
+ */
+export class ControlReader {
+  readonly #decoder = new FrameDecoder(Control, "fd 3 control");
+  readonly #reader: { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> };
+  #chunk: Uint8Array = new Uint8Array(0);
+  #done = false;
+
+  constructor(fd = CONTROL_FD) {
+    this.#reader = Bun.file(fd).stream().getReader();
+  }
+
+  /** The next frame, or null at EOF. Throws ProtocolError on a bad frame or a partial one at EOF. */
+  async next(): Promise<Control | null> {
+    for (;;) {
+      const frame = this.#take();
+      if (frame) return frame;
+      if (this.#done) return null;
+      const { done, value } = await this.#reader.read().catch((error: Error) => {
+        throw new ProtocolError(`cannot read fd 3: ${error.message}`);
+      });
+      if (done || !value) {
+        this.#done = true;
+        this.#decoder.end();
+        return null;
+      }
+      this.#chunk = value;
+    }
+  }
+
+  /** Every complete frame already received, without waiting for more. Throws on a bad one. */
+  takeBuffered(): Control[] {
+    const frames: Control[] = [];
+    for (let frame = this.#take(); frame; frame = this.#take()) frames.push(frame);
+    return frames;
+  }
+
+  #take(): Control | null {
+    while (this.#chunk.length > 0) {
+      const nl = this.#chunk.indexOf(0x0a);
+      const end = nl === -1 ? this.#chunk.length : nl + 1;
+      const part = this.#chunk.subarray(0, end);
+      this.#chunk = this.#chunk.subarray(end);
+      const [frame] = this.#decoder.push(part);
+      if (frame) return frame;
+    }
+    return null;
+  }
+
+  /** Stops reading (the stream is released; the daemon may still write). */
+  cancel(): void {
+    this.#done = true;
+    this.#reader.cancel().catch(() => {});
+  }
+}

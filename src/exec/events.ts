@@ -1,0 +1,70 @@
+import { closeSync, writeSync } from "node:fs";
+import { EventSequence, ProcessEvent, encodeFrame, type Mode } from "../protocol/index.ts";
+
+/** The wrapper's fd 4 writer: one write per frame, and never an illegal sequence. */
+export class EventWriter {
+  readonly sequence: EventSequence;
+  #closed = false;
+  /** Set when the daemon stopped listening (EPIPE and friends); events are then dropped. */
+  lost: Error | null = null;
+
+  constructor(
+    mode: Mode,
+    readonly fd = 4,
+  ) {
+    this.sequence = new EventSequence(mode);
+  }
+
+  started(): void {
+    this.#emit({ type: "started", protocolVersion: 1 });
+  }
+
+  resized(id: number): void {
+    this.#emit({ type: "resized", protocolVersion: 1, id });
+  }
+
+  eof(): void {
+    this.#emit({ type: "eof", protocolVersion: 1 });
+  }
+
+  exit(code: number | null, signal: string | null): void {
+    this.#emit({ type: "exit", protocolVersion: 1, code, signal });
+    this.close();
+  }
+
+  /** At most one error event; later failures are already covered by the first. */
+  error(message: string): void {
+    if (this.sequence.failed || this.sequence.complete) return;
+    this.#emit({ type: "error", protocolVersion: 1, message });
+  }
+
+  /** Closes fd 4 so the daemon sees EOF at once, even while the wrapper keeps running. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      closeSync(this.fd);
+    } catch {
+      // Already closed by the peer's side of things: nothing more to tell.
+    }
+  }
+
+  #emit(event: ProcessEvent): void {
+    this.sequence.accept(event);
+    if (this.#closed || this.lost) return;
+    const bytes = Buffer.from(encodeFrame(ProcessEvent, event, "process event"));
+    let offset = 0;
+    try {
+      while (offset < bytes.length) {
+        try {
+          offset += writeSync(this.fd, bytes, offset);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+          Bun.sleepSync(1);
+        }
+      }
+    } catch (error) {
+      this.lost = error as Error;
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import type { ControlReader } from "./controls.ts";
+import { EventWriter } from "./events.ts";
+import type { LaunchPlan } from "./prepare.ts";
+import type { SignalForwarder } from "./signals.ts";
+import { releaseStdio } from "./stdio.ts";
+import { signalWorkload, type WorkloadIdentity } from "./terminate.ts";
+import { failWorkload, finishWorkload, startWorkload, type Outcome } from "./workload.ts";
+import { launchFailed } from "./launch.ts";
+
+/** Pipes mode: the workload inherits fd 0/1/2 directly; fd 3 must reach EOF after the envelope. */
+export async function runPipes(plan: LaunchPlan, controls: ControlReader, signals: SignalForwarder): Promise<Outcome> {
+  const events = new EventWriter("pipes");
+  const { argv } = plan.envelope;
+  let proc;
+  try {
+    proc = Bun.spawn([plan.program, ...argv.slice(1)], {
+      argv0: argv[0],
+      cwd: plan.cwd,
+      env: plan.env,
+      detached: true,
+      stdio: ["inherit", "inherit", "inherit"],
+    });
+  } catch (error) {
+    throw launchFailed(plan, error);
+  }
+  releaseStdio();
+  const identity = await startWorkload(plan, proc, events);
+  signals.attach((signal) => signalWorkload(identity, signal));
+  void expectControlEof(controls, identity, events);
+  await proc.exited;
+  signals.close();
+  controls.cancel();
+  return finishWorkload(plan, identity, proc, events);
+}
+
+/** In pipes mode any frame after the envelope is a protocol error. */
+async function expectControlEof(controls: ControlReader, identity: WorkloadIdentity, events: EventWriter): Promise<void> {
+  try {
+    const frame = await controls.next();
+    if (frame) failWorkload(identity, events, `unexpected ${frame.type} frame on fd 3 in pipes mode`);
+  } catch (error) {
+    failWorkload(identity, events, (error as Error).message);
+  }
+}

@@ -1,0 +1,60 @@
+import type { SpawnEnvelope } from "../protocol/index.ts";
+import { bootId, readProcess } from "../platform/process.ts";
+import { openStore, type Store } from "../store/db.ts";
+import { reserveExecution } from "../store/executions.ts";
+import { requireReadyWorkspace, whileReady } from "../workspace/access.ts";
+import { ownerOf } from "../workspace/owner.ts";
+import { confineCwd } from "./cwd.ts";
+import { resolveProgram } from "./program.ts";
+
+/** Everything validated before launch: nothing here has started a process. */
+export interface LaunchPlan {
+  workspaceId: string;
+  execId: string;
+  envelope: SpawnEnvelope;
+  store: Store;
+  /** Real directory inside the workspace. */
+  cwd: string;
+  /** File to execute; argv[0] is passed to the workload unchanged. */
+  program: string;
+  env: Record<string, string>;
+  /** Start time of this wrapper: the workload cannot be older. */
+  wrapperStartTicks: number;
+}
+
+/**
+ * The workload's environment: exactly the envelope's, except that a PTY's `term` becomes TERM
+ * when the envelope sets none (the single documented exception).
+ */
+export function workloadEnv(envelope: SpawnEnvelope): Record<string, string> {
+  const env = { ...envelope.env };
+  if (envelope.stdio.kind === "pty" && envelope.stdio.term !== undefined && !Object.hasOwn(env, "TERM")) {
+    env.TERM = envelope.stdio.term;
+  }
+  return env;
+}
+
+/** Checks workspace, cwd and program, then claims the execution identity. */
+export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
+  const store = openStore(envelope.options);
+  const owner = ownerOf(envelope.options);
+  const { root } = requireReadyWorkspace(store.db, workspaceId, owner);
+  const cwd = confineCwd(root, envelope.cwd);
+  const env = workloadEnv(envelope);
+  const program = resolveProgram(envelope.argv[0]!, env, cwd);
+  const self = readProcess(process.pid);
+  if (!self) throw new Error("cannot read this wrapper's own process identity");
+  whileReady(store.db, workspaceId, owner, () =>
+    reserveExecution(store.db, {
+      workspaceId,
+      execId: envelope.execId,
+      mode: envelope.stdio.kind,
+      purpose: envelope.purpose.kind,
+      argv0: envelope.argv[0]!,
+      bootId: bootId(),
+      wrapperPid: process.pid,
+      wrapperStartTicks: self.startTicks,
+    }),
+  );
+  return { workspaceId, execId: envelope.execId, envelope, store, cwd, program, env, wrapperStartTicks: self.startTicks };
+}

@@ -1,0 +1,43 @@
+import { accessSync, constants, statSync } from "node:fs";
+import { resolve } from "node:path";
+
+/** Why a program could not be launched; `code` follows the shell convention (127, 126). */
+export class ProgramError extends Error {
+  constructor(
+    message: string,
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Finds the file to execute for argv[0] the way execvp would, but through the envelope's
+ * own PATH only (Bun would otherwise fall back to a built-in PATH).
+ */
+export function resolveProgram(program: string, env: Record<string, string>, cwd: string): string {
+  if (program === "") throw new ProgramError("argv[0] is empty", 127);
+  if (program.includes("/")) return checkExecutable(resolve(cwd, program), program);
+  const found = Bun.which(program, { PATH: env.PATH ?? "", cwd });
+  if (!found) {
+    const where = env.PATH ? `PATH=${env.PATH}` : "an env without PATH";
+    throw new ProgramError(`program ${JSON.stringify(program)} not found (searched ${where})`, 127);
+  }
+  return found;
+}
+
+function checkExecutable(path: string, shown: string): string {
+  let isFile: boolean;
+  try {
+    isFile = statSync(path).isFile();
+  } catch {
+    throw new ProgramError(`program ${JSON.stringify(shown)} not found`, 127);
+  }
+  try {
+    accessSync(path, constants.X_OK);
+  } catch {
+    throw new ProgramError(`program ${JSON.stringify(shown)} is not executable`, 126);
+  }
+  if (!isFile) throw new ProgramError(`program ${JSON.stringify(shown)} is not a regular file`, 126);
+  return path;
+}

@@ -1,0 +1,51 @@
+import type { Invocation } from "../cli.ts";
+import { ControlReader, requireProtocolFds } from "../exec/controls.ts";
+import { mirrorExit } from "../exec/mirror.ts";
+import { runPipes } from "../exec/pipes.ts";
+import { runPty } from "../exec/pty.ts";
+import { prepareLaunch } from "../exec/prepare.ts";
+import { ProgramError } from "../exec/program.ts";
+import { SignalForwarder } from "../exec/signals.ts";
+import { diagnose } from "../output.ts";
+import { ProtocolError, type SpawnEnvelope } from "../protocol/index.ts";
+
+/**
+ * `exec`: read the spawn envelope from fd 3, launch the workload on fd 0/1/2, report its
+ * lifecycle on fd 4, then die the way it died.
+ */
+export async function exec(invocation: Invocation): Promise<number> {
+  const signals = new SignalForwarder().install();
+  process.chdir("/");
+  requireProtocolFds();
+  const controls = new ControlReader();
+  const envelope = await readEnvelope(controls);
+  let plan;
+  try {
+    plan = prepareLaunch(invocation.flags.get("workspace-id")!, envelope);
+  } catch (error) {
+    if (error instanceof ProgramError) {
+      diagnose(error.message);
+      return error.code;
+    }
+    throw error;
+  }
+  const run = envelope.stdio.kind === "pty" ? runPty : runPipes;
+  let outcome;
+  try {
+    outcome = await run(plan, controls, signals);
+  } catch (error) {
+    if (error instanceof ProgramError) {
+      diagnose(error.message);
+      return error.code;
+    }
+    throw error;
+  }
+  return mirrorExit(outcome.code, outcome.signal);
+}
+
+async function readEnvelope(controls: ControlReader): Promise<SpawnEnvelope> {
+  const first = await controls.next();
+  if (!first) throw new ProtocolError("fd 3 reached EOF before the spawn envelope");
+  if (first.type !== "spawn") throw new ProtocolError(`the first fd 3 frame must be a spawn envelope, got ${first.type}`);
+  return first;
+}
