@@ -1,0 +1,33 @@
+/** A ready workspace for exec tests: a temp runtime home plus an adopted temp directory. */
+import { mkdirSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { request, runBinary, tempDir } from "./binary.ts";
+
+export interface ReadyWorkspace {
+  id: string;
+  home: string;
+  /** The adopted directory (the workspace root). */
+  root: string;
+  /** Options to put in envelopes and lifecycle requests. */
+  options: { stateDirectory: string };
+  cleanup: () => void;
+}
+
+let counter = 0;
+
+/** Creates a workspace through the compiled binary's `create` (host-directory, existing). */
+export async function readyWorkspace(prefix = "ws"): Promise<ReadyWorkspace> {
+  const dir = tempDir("phr-ws-");
+  const home = join(dir.path, "home");
+  const root = join(dir.path, "project");
+  mkdirSync(root);
+  const id = `${prefix}-${process.pid}-${++counter}`;
+  const options = { stateDirectory: home };
+  const input = { workspaceId: id, project: { projectId: "p", source: { kind: "host-directory", path: root } }, placement: { kind: "existing" } };
+  const result = await runBinary(["create", "--workspace-id", id], { stdin: request(options, { input }) });
+  if (result.code !== 0) {
+    dir.cleanup();
+    throw new Error(`create failed (${result.code}): ${result.stderr}`);
+  }
+  return { id, home, root: realpathSync(root), options, cleanup: dir.cleanup };
+}
