@@ -3,6 +3,8 @@ import { diagnose, writeAll, writeStdout } from "./output.ts";
 import { TARGET, VERSION } from "./version.ts";
 import { HANDLERS } from "./ops/index.ts";
 
+const GENERAL_USAGE = "Usage: paseo-host-runtime <command> [options]\nRun `paseo-host-runtime --help` for the list of commands.\n";
+
 async function main(argv: string[]): Promise<number> {
   if (argv.length === 0) {
     writeAll(2, helpText(VERSION));
@@ -26,7 +28,7 @@ async function main(argv: string[]): Promise<number> {
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     diagnose(error.message);
-    writeAll(2, error.command ? commandUsage(error.command) : "Run `paseo-host-runtime --help` for the list of commands.\n");
+    writeAll(2, error.command ? commandUsage(error.command) : GENERAL_USAGE);
     return 2;
   }
   const handler = HANDLERS[invocation.command];
