@@ -10,7 +10,7 @@ import { launchFailed } from "./launch.ts";
 /** Pipes mode: the workload inherits fd 0/1/2 directly; fd 3 must reach EOF after the envelope. */
 export async function runPipes(plan: LaunchPlan, controls: ControlReader, signals: SignalForwarder): Promise<Outcome> {
   const events = new EventWriter("pipes");
-  const { argv } = plan.envelope;
+  const { argv } = plan;
   let proc;
   try {
     proc = Bun.spawn([plan.program, ...argv.slice(1)], {

@@ -5,6 +5,7 @@ import { reserveExecution } from "../store/executions.ts";
 import { requireReadyWorkspace, whileReady } from "../workspace/access.ts";
 import { ownerOf } from "../workspace/owner.ts";
 import { confineCwd } from "./cwd.ts";
+import { helperLaunch, resolveHelper } from "./helper.ts";
 import { resolveProgram } from "./program.ts";
 
 /** Everything validated before launch: nothing here has started a process. */
@@ -17,6 +18,8 @@ export interface LaunchPlan {
   cwd: string;
   /** File to execute; argv[0] is passed to the workload unchanged. */
   program: string;
+  /** The argv the workload gets (the envelope's, unless a JavaScript helper needs the embedded engine). */
+  argv: string[];
   env: Record<string, string>;
   /** Start time of this wrapper: the workload cannot be older. */
   wrapperStartTicks: number;
@@ -34,6 +37,15 @@ export function workloadEnv(envelope: SpawnEnvelope): Record<string, string> {
   return env;
 }
 
+/** The file to execute: argv[0] through PATH, or the workspace helper's own resolution. */
+function resolveLaunch(envelope: SpawnEnvelope, env: Record<string, string>, cwd: string) {
+  const name = envelope.argv[0]!;
+  if (envelope.purpose.kind === "workspace-helper" && !name.includes("/")) {
+    return helperLaunch(resolveHelper(name, env, cwd, envelope.options), envelope.argv, env);
+  }
+  return { program: resolveProgram(name, env, cwd), argv: [...envelope.argv], env };
+}
+
 /** Checks workspace, cwd and program, then claims the execution identity. */
 export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
   const store = openStore(envelope.options);
@@ -41,7 +53,7 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
   const { root } = requireReadyWorkspace(store.db, workspaceId, owner);
   const cwd = confineCwd(root, envelope.cwd);
   const env = workloadEnv(envelope);
-  const program = resolveProgram(envelope.argv[0]!, env, cwd);
+  const { program, argv, env: launchEnv } = resolveLaunch(envelope, env, cwd);
   const self = readProcess(process.pid);
   if (!self) throw new Error("cannot read this wrapper's own process identity");
   whileReady(store.db, workspaceId, owner, () =>
@@ -56,5 +68,5 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
       wrapperStartTicks: self.startTicks,
     }),
   );
-  return { workspaceId, execId: envelope.execId, envelope, store, cwd, program, env, wrapperStartTicks: self.startTicks };
+  return { workspaceId, execId: envelope.execId, envelope, store, cwd, program, argv, env: launchEnv, wrapperStartTicks: self.startTicks };
 }

@@ -35,7 +35,7 @@ export async function runPty(plan: LaunchPlan, controls: ControlReader, signals:
   const stdio = plan.envelope.stdio as { rows: number; cols: number };
   const size = early.resizes.at(-1) ?? stdio;
   const output = new PtyOutput();
-  const { argv } = plan.envelope;
+  const { argv } = plan;
   let proc: Subprocess;
   try {
     proc = Bun.spawn([plan.program, ...argv.slice(1)], {

@@ -23,6 +23,8 @@ export interface ExecOptions {
   /** Extra bytes written to fd 3 in the same write as the envelope. */
   withEnvelope?: string;
   env?: Record<string, string>;
+  /** Another copy of the binary to run (default: dist/paseo-host-runtime). */
+  bin?: string;
 }
 
 export class ExecHandle {
@@ -39,7 +41,7 @@ export class ExecHandle {
   constructor(workspaceId: string, envelope: Record<string, unknown>, options: ExecOptions = {}) {
     const mode = ((envelope.stdio as { kind: Mode }) ?? { kind: "pipes" }).kind;
     this.sequence = new EventSequence(mode);
-    this.child = spawn(BIN, ["exec", "--workspace-id", workspaceId], {
+    this.child = spawn(options.bin ?? BIN, ["exec", "--workspace-id", workspaceId], {
       stdio: ["pipe", "pipe", "pipe", "pipe", "pipe"],
       env: options.env ?? (process.env as Record<string, string>),
     });

@@ -1,0 +1,101 @@
+/**
+ * Finding `paseo-workspace-helper` for helper workloads. The daemon runs it with env `{}`, so
+ * there is no PATH to search; the runtime looks in a fixed, documented order instead.
+ */
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { basename, dirname, isAbsolute, join } from "node:path";
+import { ProgramError, resolveProgram } from "./program.ts";
+
+/** The helper's default name (the daemon's default helperCommand). */
+export const HELPER_NAME = "paseo-workspace-helper";
+
+/**
+ * Flags for the runtime's embedded Bun when it runs a JavaScript helper: no `.env`, no
+ * `bunfig.toml` (its preload would run workspace code) and no auto-install.
+ */
+const EMBEDDED_BUN_FLAGS = ["--no-env-file", "--config=/dev/null", "--no-install"];
+
+/** Where a helper was found, for launching and for `doctor`. */
+export interface HelperResolution {
+  path: string;
+  /** "PATH", "options.helperPath" or "runtime directory". */
+  source: string;
+  /** True when it is JavaScript run by the runtime's embedded engine. */
+  javascript: boolean;
+}
+
+/** Resolves a bare helper argv[0]: envelope PATH, options.helperPath, beside this executable. */
+export function resolveHelper(program: string, env: Record<string, string>, cwd: string, options: Record<string, unknown>): HelperResolution {
+  const looked: string[] = [];
+  const found = (path: string, source: string): HelperResolution => ({ path, source, javascript: isJavaScript(path) });
+  if (env.PATH) {
+    try {
+      return found(resolveProgram(program, env, cwd), "PATH");
+    } catch {
+      looked.push(`PATH=${env.PATH}`);
+    }
+  } else looked.push("the envelope env (no PATH)");
+  const configured = options.helperPath;
+  if (configured !== undefined) {
+    if (typeof configured !== "string" || !isAbsolute(configured)) {
+      throw new ProgramError(`options.helperPath must be an absolute path, got ${JSON.stringify(configured)}`, 127);
+    }
+    try {
+      return found(checkHelperFile(configured, cwd), "options.helperPath");
+    } catch (error) {
+      looked.push(`options.helperPath=${configured} (${(error as Error).message})`);
+    }
+  } else looked.push("options.helperPath (not set)");
+  const besideRuntime = join(dirname(process.execPath), basename(program));
+  try {
+    return found(checkHelperFile(besideRuntime, cwd), "runtime directory");
+  } catch {
+    looked.push(besideRuntime);
+  }
+  throw new ProgramError(`workspace helper ${JSON.stringify(program)} not found; looked in: ${looked.join("; ")}`, 127);
+}
+
+/** An absolute helper path: a JavaScript file only needs to be readable, others executable. */
+function checkHelperFile(path: string, cwd: string): string {
+  try {
+    if (statSync(path).isFile() && isJavaScript(path)) return path;
+  } catch {
+    throw new ProgramError(`${path} does not exist`, 127);
+  }
+  return resolveProgram(path, {}, cwd);
+}
+
+/** `.js`/`.mjs`/`.cjs`, or a `#!` line naming node. */
+export function isJavaScript(path: string): boolean {
+  if (/\.(c|m)?js$/.test(path)) return true;
+  const head = Buffer.alloc(128);
+  let fd = -1;
+  try {
+    fd = openSync(path, "r");
+    const n = readSync(fd, head, 0, head.length, 0);
+    const line = head.subarray(0, n).toString("latin1").split("\n")[0]!;
+    return line.startsWith("#!") && /\bnode(js)?\b/.test(line);
+  } catch {
+    return false;
+  } finally {
+    if (fd >= 0) closeSync(fd);
+  }
+}
+
+/**
+ * How to launch a resolved helper: natively, or as a script of the runtime's own embedded Bun
+ * (`BUN_BE_BUN=1` is the one variable added to the helper's env for that).
+ */
+export function helperLaunch(helper: HelperResolution, argv: readonly string[], env: Record<string, string>) {
+  if (!helper.javascript) return { program: helper.path, argv: [...argv], env };
+  return {
+    program: process.execPath,
+    argv: [argv[0]!, ...EMBEDDED_BUN_FLAGS, helper.path, ...argv.slice(1)],
+    env: { ...env, BUN_BE_BUN: "1" },
+  };
+}
+
+/** For `doctor`: where the default helper would come from with the daemon's empty env. */
+export function describeHelperResolution(options: Record<string, unknown>): HelperResolution {
+  return resolveHelper(HELPER_NAME, {}, "/", options);
+}
