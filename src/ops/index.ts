@@ -1,6 +1,13 @@
 import type { Invocation } from "../cli.ts";
+import { create } from "./create.ts";
 import { describe } from "./describe.ts";
-import { notImplemented } from "./pending.ts";
+import { destroy } from "./destroy.ts";
+import { inspect } from "./inspect.ts";
+import { pause } from "./pause.ts";
+import { reconcile } from "./reconcile.ts";
+import { resume } from "./resume.ts";
+import { exec } from "./exec.ts";
+import { signal } from "./signal.ts";
 
 /** An operation: returns the process exit code, or throws with a message for stderr. */
 export type Handler = (invocation: Invocation) => number | Promise<number>;
@@ -8,11 +15,12 @@ export type Handler = (invocation: Invocation) => number | Promise<number>;
 /** Command name → operation. */
 export const HANDLERS: Record<string, Handler> = {
   describe,
-  create: notImplemented,
-  inspect: notImplemented,
-  pause: notImplemented,
-  resume: notImplemented,
-  destroy: notImplemented,
-  reconcile: notImplemented,
-  signal: notImplemented,
+  create,
+  inspect,
+  pause,
+  resume,
+  destroy,
+  reconcile,
+  exec,
+  signal,
 };

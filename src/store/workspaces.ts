@@ -31,8 +31,8 @@ export interface WorkspaceDetails {
   head?: string;
   /** A branch this create made or moved in the user's repository: undone only if the create fails. */
   branchChange?: { name: string; before: string | null; after: string | null };
-  /** Where a paseo.json this create seeded into the root came from: removed only if the create fails. */
-  seededFrom?: string;
+  /** A paseo.json this create copied into the root: removed again only if the create fails. */
+  seeded?: { from: string; into: string };
   /** Recorded from the create input; no other effect yet. */
   markFirstAgentBranchAutoName?: boolean;
 }

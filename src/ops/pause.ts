@@ -1,0 +1,34 @@
+import type { Invocation } from "../cli.ts";
+import { stopWorkspaceExecutions } from "../exec/stop.ts";
+import { openStore } from "../store/db.ts";
+import { claimExisting, reapOrphanChild, releaseLock } from "../workspace/lock.ts";
+import { ownerOf } from "../workspace/owner.ts";
+import { lifecycleSettings } from "../workspace/settings.ts";
+import { readLifecycleRequest, respond } from "./request.ts";
+
+/**
+ * `pause` preserves workspace state: it marks the workspace paused first (so no new exec
+ * starts), then stops every live execution (SIGTERM to each identity-checked process group,
+ * up to options.stopTimeoutMs, then SIGKILL) and returns only when all are gone. Files are
+ * never touched. Pausing a paused workspace answers ok (and still stops stragglers).
+ */
+export async function pause(invocation: Invocation): Promise<number> {
+  const request = readLifecycleRequest();
+  const workspaceId = invocation.flags.get("workspace-id")!;
+  const owner = ownerOf(request.options);
+  const settings = lifecycleSettings(request.options);
+  const { db } = openStore(request.options);
+  try {
+    const previous = await claimExisting(db, workspaceId, owner, "pause", "paused");
+    try {
+      await reapOrphanChild(db, previous);
+      await stopWorkspaceExecutions(db, workspaceId, settings.stopTimeoutMs);
+    } finally {
+      releaseLock(db, workspaceId);
+    }
+    respond({ type: "ok", protocolVersion: 1 });
+    return 0;
+  } finally {
+    db.close();
+  }
+}

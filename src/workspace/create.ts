@@ -1,0 +1,93 @@
+/**
+ * The durable side of create: claiming the id (one creator at a time, dead creators taken
+ * over), recording intent, finishing, and undoing exactly what a failed create made.
+ */
+import type { Database } from "bun:sqlite";
+import { stopWorkspaceExecutions } from "../exec/stop.ts";
+import { diagnose } from "../output.ts";
+import type { CreateInput } from "../protocol/index.ts";
+import { deleteExecutions } from "../store/executions.ts";
+import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
+import type { Built } from "./materialize.ts";
+import { createConflict } from "./input.ts";
+import { childTracker, liveHolder, reapOrphanChild, releaseLock, selfIdentity, takeLock, untilFree, write } from "./lock.ts";
+import { assertOwner } from "./owner.ts";
+import { removeOwned } from "./remove.ts";
+
+/** A create either answers an existing workspace or holds the lock on a fresh `creating` record. */
+export type CreateClaim = { existing: WorkspaceRecord } | { existing: null; abandoned: WorkspaceRecord | null };
+
+/**
+ * Claims `input.workspaceId` for creation. An existing workspace with the same input is the
+ * answer (idempotence); with another input it is a conflict. A create or destroy still running
+ * is waited for; one whose process died is taken over (`abandoned`, to be recovered).
+ */
+export async function claimCreate(db: Database, input: CreateInput, owner: string, hostDirectory: "adopt" | "clone"): Promise<CreateClaim> {
+  const workspaceId = input.workspaceId;
+  return await untilFree<CreateClaim>(db, workspaceId, (record) => {
+    if (!record) {
+      insertCreating(db, { workspaceId, owner, input, hostDirectory, holder: selfIdentity(), op: "create" });
+      return { done: { existing: null, abandoned: null } };
+    }
+    assertOwner(workspaceId, record.owner, owner);
+    if (record.status === "ready" || record.status === "paused") {
+      const conflict = createConflict(record, { input, hostDirectory });
+      if (conflict) {
+        throw new Error(`workspace ${JSON.stringify(workspaceId)} already exists with a different create input: ${conflict}; destroy it first or use another workspace id`);
+      }
+      return { done: { existing: record } };
+    }
+    if (liveHolder(record)) return { wait: record };
+    takeLock(db, workspaceId, "create");
+    return { done: { existing: null, abandoned: record } };
+  });
+}
+
+/**
+ * Cleans up after a create or destroy that died midway: kills the git it left running, stops
+ * any execution, removes its storage (undoing a create's branch and seed), then makes the
+ * record a fresh `creating` record for `input`.
+ */
+export async function recoverAbandoned(db: Database, home: string, previous: WorkspaceRecord, input: CreateInput, hostDirectory: "adopt" | "clone"): Promise<void> {
+  const workspaceId = previous.workspaceId;
+  diagnose(`workspace ${JSON.stringify(workspaceId)}: cleaning up after an interrupted ${previous.lockOp ?? previous.status} (pid ${previous.lock?.pid ?? "?"})`);
+  await reapOrphanChild(db, previous);
+  await stopWorkspaceExecutions(db, workspaceId, 0);
+  await removeOwned(home, previous, { undo: previous.status === "creating", tracker: childTracker(db, workspaceId) });
+  write(db, () => {
+    deleteExecutions(db, workspaceId);
+    updateWorkspace(db, workspaceId, { status: "creating", input, hostDirectory, kind: null, root: null, details: {} });
+  });
+}
+
+/** Durably records what materialization is about to make. */
+export function noteIntent(db: Database, workspaceId: string): (kind: WorkspaceRecord["kind"], details: WorkspaceRecord["details"]) => void {
+  return (kind, details) => write(db, () => void updateWorkspace(db, workspaceId, { kind, details }));
+}
+
+/** Marks the workspace ready and releases the lock; returns the final record. */
+export function finishCreate(db: Database, workspaceId: string, built: Built): WorkspaceRecord {
+  return write(db, () => {
+    updateWorkspace(db, workspaceId, { status: "ready", kind: built.kind, root: built.root, details: built.details, lock: null, child: null });
+    return getWorkspace(db, workspaceId)!;
+  });
+}
+
+/**
+ * Undoes a create that failed: removes what it made, then its record. If even that fails, the
+ * record stays `creating` with the lock released, and the next create or destroy retries.
+ */
+export async function undoCreate(db: Database, home: string, workspaceId: string): Promise<void> {
+  const record = getWorkspace(db, workspaceId);
+  if (!record) return;
+  try {
+    await removeOwned(home, record, { undo: true, tracker: childTracker(db, workspaceId) });
+    write(db, () => {
+      deleteExecutions(db, workspaceId);
+      deleteWorkspace(db, workspaceId);
+    });
+  } catch (error) {
+    releaseLock(db, workspaceId);
+    diagnose(`cleaning up after the failed create also failed (the next create or destroy retries): ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,35 @@
+/** Destroying a workspace: shared by `destroy` and `reconcile`. */
+import type { Database } from "bun:sqlite";
+import { stopWorkspaceExecutions } from "../exec/stop.ts";
+import { deleteExecutions } from "../store/executions.ts";
+import { deleteWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
+import { childTracker, liveHolder, reapOrphanChild, takeLock, untilFree, write } from "./lock.ts";
+import { assertOwner } from "./owner.ts";
+import { removeOwned } from "./remove.ts";
+
+/**
+ * Destroys `workspaceId` if it exists (idempotent): waits for a live operation on it to end,
+ * records the intent (`destroying`), SIGKILLs every live execution and waits until they are
+ * gone, removes the owned storage (never an adopted directory), then forgets the records.
+ * A create that died midway is undone completely, including the branch it made.
+ * Returns false when there was nothing to destroy.
+ */
+export async function destroyWorkspace(db: Database, home: string, workspaceId: string, owner: string): Promise<boolean> {
+  const previous = await untilFree<WorkspaceRecord | null>(db, workspaceId, (record) => {
+    if (!record) return { done: null };
+    assertOwner(workspaceId, record.owner, owner);
+    if (liveHolder(record)) return { wait: record };
+    takeLock(db, workspaceId, "destroy");
+    updateWorkspace(db, workspaceId, { status: "destroying" });
+    return { done: record };
+  });
+  if (!previous) return false;
+  await reapOrphanChild(db, previous);
+  await stopWorkspaceExecutions(db, workspaceId, 0);
+  await removeOwned(home, previous, { undo: previous.status === "creating", tracker: childTracker(db, workspaceId) });
+  write(db, () => {
+    deleteExecutions(db, workspaceId);
+    deleteWorkspace(db, workspaceId);
+  });
+  return true;
+}

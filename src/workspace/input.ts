@@ -1,0 +1,111 @@
+/** Checks on a create input that need no disk, and comparing a re-create with what exists. */
+import { isAbsolute } from "node:path";
+import type { CreateInput, LifecycleRequest, PlacementIntent } from "../protocol/index.ts";
+import { checkRelativePath } from "./paths.ts";
+
+/** The create input of a request, after every check that needs no disk. */
+export function createInputOf(request: LifecycleRequest, workspaceId: string): CreateInput {
+  const input = request.input;
+  if (!input) throw new Error("create needs `input` in the lifecycle request");
+  if (input.workspaceId !== workspaceId) {
+    throw new Error(`input.workspaceId ${JSON.stringify(input.workspaceId)} does not match --workspace-id ${JSON.stringify(workspaceId)}`);
+  }
+  checkWorkspaceId(workspaceId);
+  checkSource(input);
+  checkPlacement(input.placement);
+  if (input.seedPaseoConfigFrom !== undefined) checkAbsolute(input.seedPaseoConfigFrom, "input.seedPaseoConfigFrom");
+  return input;
+}
+
+/** Workspace ids are opaque, but never empty and never with NUL. */
+export function checkWorkspaceId(workspaceId: string): void {
+  if (workspaceId === "") throw new Error("workspace id must not be empty");
+  if (workspaceId.includes("\0")) throw new Error("workspace id must not contain a NUL byte");
+}
+
+function checkSource(input: CreateInput): void {
+  const source = input.project.source;
+  if (source.kind === "host-directory") {
+    checkAbsolute(source.path, "input.project.source.path");
+    return;
+  }
+  if (source.url === "" || source.url.includes("\0")) throw new Error("input.project.source.url must be a non-empty git URL without NUL");
+  checkRefName(source.revision, "input.project.source.revision", true);
+  if (source.subdirectory !== undefined) checkRelativePath(source.subdirectory, "input.project.source.subdirectory");
+}
+
+function checkPlacement(placement: PlacementIntent): void {
+  if (placement.relativeCwd !== undefined) checkRelativePath(placement.relativeCwd, "input.placement.relativeCwd");
+  if (placement.kind === "branch") {
+    checkRefName(placement.branchName, "input.placement.branchName");
+    checkRefName(placement.baseRef, "input.placement.baseRef");
+  } else if (placement.kind === "checkout") {
+    checkRefName(placement.ref, "input.placement.ref");
+  } else if (placement.kind === "resolved-worktree") {
+    const source = placement.source;
+    if (source.kind === "branch-off") {
+      checkRefName(source.baseBranch, "input.placement.source.baseBranch");
+      checkRefName(source.branchName, "input.placement.source.branchName");
+    } else if (source.kind === "checkout-branch") {
+      checkRefName(source.branchName, "input.placement.source.branchName");
+    } else {
+      checkRefName(source.headRef, "input.placement.source.headRef");
+      if (source.localBranchName !== undefined) checkRefName(source.localBranchName, "input.placement.source.localBranchName");
+      for (const ref of source.checkoutRefs ?? []) {
+        checkRefName(ref.remoteRef, "input.placement.source.checkoutRefs[].remoteRef");
+        if (ref.remoteName !== undefined) checkRefName(ref.remoteName, "input.placement.source.checkoutRefs[].remoteName");
+      }
+    }
+  }
+}
+
+function checkAbsolute(path: string, what: string): void {
+  if (path.includes("\0")) throw new Error(`${what} must not contain a NUL byte`);
+  if (!isAbsolute(path)) throw new Error(`${what} must be an absolute path, got ${JSON.stringify(path)}`);
+}
+
+/** A ref-ish argument handed to git: non-empty, and never something git would read as an option. */
+function checkRefName(value: string, what: string, allowEmpty = false): void {
+  if (value === "" && allowEmpty) return;
+  if (value === "" || value.startsWith("-") || value.includes("\0") || /\s/.test(value)) {
+    throw new Error(`${what} must be a non-empty git ref name without whitespace or a leading "-", got ${JSON.stringify(value)}`);
+  }
+}
+
+/**
+ * Why a re-create is not the same as the recorded create, naming the first difference,
+ * or null when it is the same.
+ */
+export function createConflict(recorded: { input: unknown; hostDirectory: string }, requested: { input: CreateInput; hostDirectory: string }): string | null {
+  if (recorded.hostDirectory !== requested.hostDirectory) {
+    return `options.hostDirectory is ${JSON.stringify(requested.hostDirectory)}, but the workspace was created with ${JSON.stringify(recorded.hostDirectory)}`;
+  }
+  const before = flatten(recorded.input, "input");
+  const after = flatten(requested.input, "input");
+  for (const key of new Set([...before.keys(), ...after.keys()])) {
+    const was = before.get(key);
+    const now = after.get(key);
+    if (was === now) continue;
+    if (now === undefined) return `${key} was ${was} when created and is absent now`;
+    if (was === undefined) return `${key} is ${now} now and was absent when created`;
+    return `${key} is ${now}, but the workspace was created with ${was}`;
+  }
+  return null;
+}
+
+/** Leaf path → JSON text, e.g. "input.project.source.path" → "\"/src\"". */
+function flatten(value: unknown, path: string, out = new Map<string, string>()): Map<string, string> {
+  if (typeof value === "object" && value !== null) {
+    const entries = Array.isArray(value) ? value.map((item, index) => [String(index), item] as const) : Object.entries(value);
+    for (const [key, item] of entries) flatten(item, Array.isArray(value) ? `${path}[${key}]` : `${path}.${key}`, out);
+    if (entries.length === 0) out.set(path, JSON.stringify(value));
+    return out;
+  }
+  out.set(path, JSON.stringify(value));
+  return out;
+}
+
+/** The hostDirectory mode that matters for this input: only a host directory placed "existing" is adopted or cloned. */
+export function effectiveHostDirectory(input: CreateInput, hostDirectory: "adopt" | "clone"): "adopt" | "clone" {
+  return input.project.source.kind === "host-directory" && input.placement.kind === "existing" ? hostDirectory : "adopt";
+}

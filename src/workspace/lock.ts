@@ -1,0 +1,124 @@
+/**
+ * One process at a time runs a long operation (create, pause, resume, destroy) on a workspace.
+ * The lock is the holder's identity on the workspace row, taken in a BEGIN IMMEDIATE
+ * transaction. A holder killed while holding it is detected by identity (boot, pid, start
+ * time) and whoever comes next takes over, first killing the git process it left behind.
+ */
+import type { Database } from "bun:sqlite";
+import { stopWorkload } from "../exec/terminate.ts";
+import { diagnose } from "../output.ts";
+import { bootId, isSameLiveProcess, readProcess } from "../platform/process.ts";
+import { getWorkspace, updateWorkspace, type ProcessIdentity, type WorkspaceRecord } from "../store/workspaces.ts";
+import type { ChildTracker } from "./git.ts";
+import { assertOwner } from "./owner.ts";
+
+let self: ProcessIdentity | undefined;
+
+/** This process's identity, as a lock holder. */
+export function selfIdentity(): ProcessIdentity {
+  if (self) return self;
+  const info = readProcess(process.pid);
+  if (!info) throw new Error(`cannot read the identity of this process (pid ${process.pid})`);
+  self = { pid: process.pid, startTicks: info.startTicks, bootId: bootId() };
+  return self;
+}
+
+/** True when the recorded process is still the same live process. */
+export function isAlive(holder: ProcessIdentity): boolean {
+  return holder.bootId === bootId() && isSameLiveProcess(holder.pid, holder.startTicks);
+}
+
+function isSelf(holder: ProcessIdentity): boolean {
+  const me = selfIdentity();
+  return holder.pid === me.pid && holder.startTicks === me.startTicks && holder.bootId === me.bootId;
+}
+
+/** The live process other than us holding the record's lock, or null when the lock is free or its holder died. */
+export function liveHolder(record: WorkspaceRecord): ProcessIdentity | null {
+  if (!record.lock || isSelf(record.lock)) return null;
+  return isAlive(record.lock) ? record.lock : null;
+}
+
+/** True when the record's lock was left by a process that died holding it. */
+export function isAbandoned(record: WorkspaceRecord): boolean {
+  return record.lock !== null && !isSelf(record.lock) && !isAlive(record.lock);
+}
+
+/** What one attempt decided: wait for a live holder, or a result. */
+export type Attempt<T> = { wait: WorkspaceRecord } | { done: T };
+
+/**
+ * Runs `attempt` in a BEGIN IMMEDIATE transaction, again and again while it asks to wait for
+ * a live holder. No timeout: a live holder is making progress or hung on git, and the lock
+ * frees itself the moment that process dies. Says once on stderr who it is waiting for.
+ */
+export async function untilFree<T>(db: Database, workspaceId: string, attempt: (record: WorkspaceRecord | null) => Attempt<T>): Promise<T> {
+  const started = performance.now();
+  let pause = 5;
+  let told = false;
+  for (;;) {
+    const outcome = db.transaction(() => attempt(getWorkspace(db, workspaceId))).immediate();
+    if ("done" in outcome) return outcome.done;
+    if (!told && performance.now() - started > 2000) {
+      const holder = outcome.wait;
+      diagnose(`waiting for pid ${holder.lock?.pid} (${holder.lockOp ?? "?"}) to finish with workspace ${JSON.stringify(workspaceId)}`);
+      told = true;
+    }
+    // Jitter spreads many waiters (50 parallel creates) over time instead of in lockstep.
+    await Bun.sleep(pause + Math.random() * pause);
+    pause = Math.min(pause * 2, 100);
+  }
+}
+
+/**
+ * Takes the lock of a ready or paused workspace for `op`, waiting while a live process holds
+ * it, and sets `status` in the same transaction when given. Missing, still being created or
+ * being destroyed: "does not exist". Returns the record as it was before the claim.
+ */
+export async function claimExisting(db: Database, workspaceId: string, owner: string, op: string, status?: "ready" | "paused"): Promise<WorkspaceRecord> {
+  return await untilFree<WorkspaceRecord>(db, workspaceId, (record) => {
+    if (!record) throw new Error(`workspace ${JSON.stringify(workspaceId)} does not exist`);
+    assertOwner(workspaceId, record.owner, owner);
+    if (record.status === "creating" || record.status === "destroying") throw new Error(`workspace ${JSON.stringify(workspaceId)} does not exist`);
+    if (liveHolder(record)) return { wait: record };
+    updateWorkspace(db, workspaceId, { lock: { holder: selfIdentity(), op }, ...(status ? { status } : {}) });
+    return { done: record };
+  });
+}
+
+/** Takes the lock of an existing row for this process (inside the caller's transaction). */
+export function takeLock(db: Database, workspaceId: string, op: string): void {
+  updateWorkspace(db, workspaceId, { lock: { holder: selfIdentity(), op } });
+}
+
+/** Releases the lock if this process still holds it. */
+export function releaseLock(db: Database, workspaceId: string): void {
+  db.transaction(() => {
+    const record = getWorkspace(db, workspaceId);
+    if (record?.lock && isSelf(record.lock)) updateWorkspace(db, workspaceId, { lock: null, child: null });
+  }).immediate();
+}
+
+/**
+ * Kills the git process a dead holder left running (its whole session), waits until it is
+ * gone, and forgets it. `previous` is the record as it was before the takeover.
+ */
+export async function reapOrphanChild(db: Database, previous: WorkspaceRecord): Promise<void> {
+  if (!previous.child || !previous.lock) return;
+  const { pid, startTicks } = previous.child;
+  await stopWorkload({ pid, pgid: pid, startTicks, bootId: previous.lock.bootId }, 0);
+  write(db, () => updateWorkspace(db, previous.workspaceId, { child: null }));
+}
+
+/** Records the git process this holder waits for on the workspace row, and forgets it after. */
+export function childTracker(db: Database, workspaceId: string): ChildTracker {
+  return {
+    started: (child) => void write(db, () => updateWorkspace(db, workspaceId, { child })),
+    finished: () => void write(db, () => updateWorkspace(db, workspaceId, { child: null })),
+  };
+}
+
+/** Runs one write in its own BEGIN IMMEDIATE transaction (busy_timeout then applies cleanly). */
+export function write<T>(db: Database, fn: () => T): T {
+  return db.transaction(fn).immediate();
+}

@@ -1,0 +1,197 @@
+/**
+ * Materialization: from a create input to a workspace root on disk. Every step that changes
+ * the disk is announced first with `note` (the durable intent), so that a create killed at any
+ * instant can be undone exactly by whoever comes next (see remove.ts).
+ */
+import { constants, copyFileSync, lstatSync, mkdirSync, realpathSync, rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { CreateInput } from "../protocol/index.ts";
+import type { MaterializationKind, WorkspaceDetails } from "../store/workspaces.ts";
+import { copyTree } from "./copy.ts";
+import { gitRun, type ChildTracker } from "./git.ts";
+import { checkoutDir, confine, isInside, storageDir, workspacesDir } from "./paths.ts";
+import { refAction, type RefAction } from "./placement.ts";
+import { currentBranch, fetchIntoBranch, headCommit, repoInfo, requireNewBranch, requireRepo, resolveCommit, resolveCommitOrRemote, branchCommit, type RepoInfo } from "./repo.ts";
+import { addWorktree } from "./worktree.ts";
+
+/** What materialization needs from the create that runs it. */
+export interface MaterializeContext {
+  home: string;
+  input: CreateInput;
+  hostDirectory: "adopt" | "clone";
+  /** Durably records what is about to be made (replaces the previous note). */
+  note(kind: MaterializationKind, details: WorkspaceDetails): void;
+  tracker: ChildTracker;
+}
+
+/** A materialized workspace. */
+export interface Built {
+  kind: MaterializationKind;
+  root: string;
+  details: WorkspaceDetails;
+}
+
+/** Materializes the workspace described by `ctx.input`. */
+export async function materialize(ctx: MaterializeContext): Promise<Built> {
+  const source = ctx.input.project.source;
+  const built =
+    source.kind === "git"
+      ? await cloneUrl(ctx, source.url, source.revision, source.subdirectory ?? "")
+      : await fromHostDirectory(ctx, hostSource(source.path));
+  const details = { ...built.details, markFirstAgentBranchAutoName: ctx.input.markFirstAgentBranchAutoName };
+  const result = { ...built, details };
+  if (ctx.input.seedPaseoConfigFrom !== undefined) seedConfig(ctx, result, ctx.input.seedPaseoConfigFrom);
+  return result;
+}
+
+/** The real path of a host source directory. */
+function hostSource(path: string): string {
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch (error) {
+    throw new Error(`input.project.source.path ${path} cannot be used: ${(error as Error).message}`);
+  }
+  if (!statSync(real).isDirectory()) throw new Error(`input.project.source.path ${path} is not a directory`);
+  return real;
+}
+
+async function fromHostDirectory(ctx: MaterializeContext, source: string): Promise<Built> {
+  const action = refAction(ctx.input.placement);
+  if (action.type !== "existing") return await worktree(ctx, requireRepo(source, `a ${ctx.input.placement.kind} placement`), action);
+  if (ctx.hostDirectory === "adopt") return adopt(ctx, source);
+  const repo = repoInfo(source);
+  return repo ? await cloneHost(ctx, repo) : copyHost(ctx, source);
+}
+
+/** The host directory itself is the workspace: nothing is made, nothing will be deleted. */
+function adopt(ctx: MaterializeContext, source: string): Built {
+  const root = confine(source, relativeCwd(ctx), "input.placement.relativeCwd");
+  const details: WorkspaceDetails = { branch: repoInfo(source) ? currentBranch(source) : "" };
+  ctx.note("adopted", details);
+  return { kind: "adopted", root, details };
+}
+
+/** A plain copy of a host directory that is not a git repository. */
+function copyHost(ctx: MaterializeContext, source: string): Built {
+  const checkout = prepareCheckout(ctx);
+  const details: WorkspaceDetails = { checkout, branch: "" };
+  ctx.note("copy", details);
+  copyTree(source, checkout);
+  return { kind: "copy", root: confine(checkout, relativeCwd(ctx), "input.placement.relativeCwd"), details };
+}
+
+/** A private clone of the host repository at its current commit: committed content only. */
+async function cloneHost(ctx: MaterializeContext, repo: RepoInfo): Promise<Built> {
+  const head = headCommit(repo.toplevel);
+  if (!head) throw new Error(`${repo.toplevel} has no commit to clone yet`);
+  const branch = currentBranch(repo.toplevel);
+  const checkout = prepareCheckout(ctx);
+  ctx.note("clone", { checkout });
+  await gitRun(dirname(checkout), ["clone", "--no-checkout", "--", repo.toplevel, checkout], ctx.tracker);
+  await gitRun(checkout, branch ? ["checkout", "-B", branch, head] : ["checkout", "--detach", head], ctx.tracker);
+  const base = confine(checkout, repo.prefix, "the source directory");
+  return { kind: "clone", root: confine(base, relativeCwd(ctx), "input.placement.relativeCwd"), details: { checkout, branch, head } };
+}
+
+/** A worktree of the user's repository in owned storage, for branch / checkout / resolved placements. */
+async function worktree(ctx: MaterializeContext, repo: RepoInfo, action: Exclude<RefAction, { type: "existing" }>): Promise<Built> {
+  const checkout = prepareCheckout(ctx);
+  let details: WorkspaceDetails = { checkout, repo: repo.toplevel, commonDir: repo.commonDir };
+  if (action.type === "new-branch") {
+    requireNewBranch(repo.toplevel, action.branch, "branch");
+    const base = resolveCommit(repo.toplevel, action.base);
+    if (!base) throw new Error(`base ref ${JSON.stringify(action.base)} does not name a commit in ${repo.toplevel}`);
+    details = { ...details, branchChange: { name: action.branch, before: null, after: base } };
+    ctx.note("worktree", details);
+    await addWorktree(repo.toplevel, checkout, { newBranch: action.branch, base: action.base }, ctx.tracker);
+  } else if (action.type === "checkout") {
+    ctx.note("worktree", details);
+    await addWorktree(repo.toplevel, checkout, { ref: action.ref }, ctx.tracker);
+  } else {
+    const before = branchCommit(repo.toplevel, action.branch);
+    ctx.note("worktree", { ...details, branchChange: { name: action.branch, before, after: null } });
+    await fetchIntoBranch(repo.toplevel, action.refs, action.branch, ctx.tracker);
+    details = { ...details, branchChange: { name: action.branch, before, after: branchCommit(repo.toplevel, action.branch) } };
+    ctx.note("worktree", details);
+    await addWorktree(repo.toplevel, checkout, { ref: action.branch }, ctx.tracker);
+  }
+  details = { ...details, branch: currentBranch(checkout), head: headCommit(checkout) ?? undefined };
+  const base = confine(checkout, repo.prefix, "the source directory");
+  return { kind: "worktree", root: confine(base, relativeCwd(ctx), "input.placement.relativeCwd"), details };
+}
+
+/** A clone of a git URL; `revision` is checked out detached ("" = the remote's default branch). */
+async function cloneUrl(ctx: MaterializeContext, url: string, revision: string, subdirectory: string): Promise<Built> {
+  const checkout = prepareCheckout(ctx);
+  ctx.note("clone", { checkout });
+  if (revision === "") {
+    await gitRun(dirname(checkout), ["clone", "--", url, checkout], ctx.tracker);
+  } else {
+    await gitRun(dirname(checkout), ["clone", "--no-checkout", "--", url, checkout], ctx.tracker);
+    await gitRun(checkout, ["checkout", "--detach", resolveCommitOrRemote(checkout, revision, "revision")], ctx.tracker);
+  }
+  await placeInClone(ctx, checkout, refAction(ctx.input.placement));
+  const base = confine(checkout, subdirectory, "input.project.source.subdirectory");
+  const details = { checkout, branch: currentBranch(checkout), head: headCommit(checkout) ?? undefined };
+  return { kind: "clone", root: confine(base, relativeCwd(ctx), "input.placement.relativeCwd"), details };
+}
+
+/** Applies a placement inside a private clone: plain checkouts, no worktree needed. */
+async function placeInClone(ctx: MaterializeContext, clone: string, action: RefAction): Promise<void> {
+  if (action.type === "existing") return;
+  if (action.type === "new-branch") {
+    requireNewBranch(clone, action.branch, "branch");
+    const base = resolveCommitOrRemote(clone, action.base, "base ref");
+    await gitRun(clone, ["checkout", "-b", action.branch, base], ctx.tracker);
+  } else if (action.type === "checkout") {
+    await gitRun(clone, ["checkout", action.ref], ctx.tracker);
+  } else {
+    await fetchIntoBranch(clone, action.refs, action.branch, ctx.tracker);
+    await gitRun(clone, ["checkout", action.branch], ctx.tracker);
+  }
+}
+
+/** Copies `paseo.json` from `from` into the root when it is there and the root has none. */
+function seedConfig(ctx: MaterializeContext, built: Built, from: string): void {
+  const source = join(from, "paseo.json");
+  const target = join(built.root, "paseo.json");
+  if (!isFile(source) || exists(target)) return;
+  built.details.seeded = { from: source, into: target };
+  ctx.note(built.kind, built.details);
+  copyFileSync(source, target, constants.COPYFILE_EXCL);
+}
+
+/** Creates the storage directory and returns the (not yet existing) checkout path in it. */
+function prepareCheckout(ctx: MaterializeContext): string {
+  const placement = ctx.input.placement;
+  const slug = "worktreeSlug" in placement ? placement.worktreeSlug : undefined;
+  const checkout = checkoutDir(ctx.home, ctx.input.workspaceId, slug);
+  const storage = storageDir(ctx.home, ctx.input.workspaceId);
+  if (!isInside(workspacesDir(ctx.home), storage)) throw new Error(`refusing storage ${storage} outside ${workspacesDir(ctx.home)}`);
+  // Leftovers of an earlier attempt were already removed with its record; anything still here is ours too.
+  rmSync(storage, { recursive: true, force: true });
+  mkdirSync(storage, { recursive: true, mode: 0o700 });
+  return checkout;
+}
+
+function relativeCwd(ctx: MaterializeContext): string {
+  return ctx.input.placement.relativeCwd ?? "";
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

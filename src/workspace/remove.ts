@@ -1,0 +1,73 @@
+/**
+ * Removing what a workspace owns: its storage directory under the runtime home and its
+ * worktree registration. An adopted directory is never deleted. Undoing a failed or abandoned
+ * create also reverts the branch it made and the paseo.json it seeded, when still untouched.
+ */
+import { chmodSync, existsSync, lstatSync, readFileSync, readdirSync, rmSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { diagnose } from "../output.ts";
+import type { WorkspaceRecord } from "../store/workspaces.ts";
+import { gitRead, type ChildTracker } from "./git.ts";
+import { isInside, storageDir, workspacesDir } from "./paths.ts";
+import { branchCommit } from "./repo.ts";
+import { removeWorktree } from "./worktree.ts";
+
+/** Removes everything `record` owns on disk; with `undo`, also reverts a create's changes to the user's files. */
+export async function removeOwned(home: string, record: WorkspaceRecord, options: { undo: boolean; tracker: ChildTracker }): Promise<void> {
+  const storage = storageDir(home, record.workspaceId);
+  const { checkout } = record.details;
+  // The record is trusted only for paths inside this workspace's own storage.
+  if (checkout !== undefined && !isInside(storage, checkout)) throw new Error(`refusing to remove ${checkout}: outside ${storage}`);
+  await removeWorktree(record.details, options.tracker);
+  removeTree(home, storage);
+  if (options.undo) {
+    revertBranch(record);
+    removeSeeded(record);
+  }
+}
+
+/** Deletes a directory tree under `<home>/workspaces`, making read-only directories writable first. */
+export function removeTree(home: string, path: string): void {
+  if (!isInside(workspacesDir(home), path)) throw new Error(`refusing to remove ${path}: outside ${workspacesDir(home)}`);
+  try {
+    rmSync(path, { recursive: true, force: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EACCES" && code !== "EPERM") throw error;
+    makeWritable(path);
+    rmSync(path, { recursive: true, force: true });
+  }
+}
+
+/** A workload may leave `chmod -w` directories behind; unlinking inside them needs write permission. */
+function makeWritable(path: string): void {
+  const stat = lstatSync(path, { throwIfNoEntry: false });
+  if (!stat?.isDirectory()) return;
+  chmodSync(path, 0o700);
+  for (const name of readdirSync(path)) makeWritable(join(path, name));
+}
+
+/** Deletes (or moves back) the branch a create made or moved, if nobody moved it since. */
+function revertBranch(record: WorkspaceRecord): void {
+  const { repo, branchChange } = record.details;
+  if (!repo || !branchChange?.after || !existsSync(repo)) return;
+  const ref = `refs/heads/${branchChange.name}`;
+  if (branchCommit(repo, branchChange.name) !== branchChange.after) return;
+  try {
+    if (branchChange.before === null) gitRead(repo, ["update-ref", "-d", ref, branchChange.after]);
+    else gitRead(repo, ["update-ref", ref, branchChange.before, branchChange.after]);
+  } catch (error) {
+    diagnose(`could not revert branch ${branchChange.name} in ${repo}: ${(error as Error).message}`);
+  }
+}
+
+/** Deletes a paseo.json the create seeded into an adopted directory, if it is still the seeded content. */
+function removeSeeded(record: WorkspaceRecord): void {
+  const seeded = record.details.seeded;
+  if (!seeded || record.kind !== "adopted") return;
+  try {
+    if (readFileSync(seeded.into).equals(readFileSync(seeded.from))) unlinkSync(seeded.into);
+  } catch {
+    // Either file is gone: nothing of ours is left to remove.
+  }
+}

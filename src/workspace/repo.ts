@@ -1,0 +1,96 @@
+/** Questions about a git repository and the few ref changes a create makes in it. */
+import { GitError, gitQuery, gitRead, gitRun, type ChildTracker } from "./git.ts";
+
+/** Where a directory sits in its repository. */
+export interface RepoInfo {
+  /** Top level of the working tree holding the directory. */
+  toplevel: string;
+  /** The repository's common git directory (shared by all its worktrees). */
+  commonDir: string;
+  /** The directory relative to the top level ("" for the top level itself). */
+  prefix: string;
+}
+
+/** The repository holding `dir`, or null when `dir` is not in a git working tree. */
+export function repoInfo(dir: string): RepoInfo | null {
+  let lines: string[];
+  try {
+    lines = gitRead(dir, ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "--show-prefix"]).split("\n");
+  } catch (error) {
+    if (error instanceof GitError && /not a git repository|must be run in a work tree/i.test(error.stderr)) return null;
+    throw error;
+  }
+  const [toplevel, commonDir, prefix] = lines;
+  if (!toplevel || !commonDir) return null;
+  return { toplevel, commonDir, prefix: (prefix ?? "").replace(/\/$/, "") };
+}
+
+/** Like repoInfo, but a missing repository is an error that says what needed it. */
+export function requireRepo(dir: string, why: string): RepoInfo {
+  const info = repoInfo(dir);
+  if (!info) throw new Error(`${dir} is not inside a git working tree, which ${why} needs`);
+  return info;
+}
+
+/** The commit `ref` names in `repo`, or null. */
+export function resolveCommit(repo: string, ref: string): string | null {
+  return gitQuery(repo, ["rev-parse", "--verify", "-q", `${ref}^{commit}`]);
+}
+
+/** The commit `ref` names, also trying it as a branch of `origin` (a fresh clone has few local branches). */
+export function resolveCommitOrRemote(repo: string, ref: string, what: string): string {
+  const sha = resolveCommit(repo, ref) ?? resolveCommit(repo, `refs/remotes/origin/${ref}`);
+  if (!sha) throw new Error(`${what} ${JSON.stringify(ref)} does not name a commit in ${repo}`);
+  return sha;
+}
+
+/** The commit branch `name` points to, or null when there is no such branch. */
+export function branchCommit(repo: string, name: string): string | null {
+  return gitQuery(repo, ["rev-parse", "--verify", "-q", `refs/heads/${name}`]);
+}
+
+/** Throws unless `name` is a valid branch name. */
+export function checkBranchName(repo: string, name: string, what: string): void {
+  try {
+    gitRead(repo, ["check-ref-format", "--branch", name]);
+  } catch {
+    throw new Error(`${what} ${JSON.stringify(name)} is not a valid git branch name`);
+  }
+}
+
+/** Throws an error that names the branch when it already exists (branch / branch-off placements). */
+export function requireNewBranch(repo: string, name: string, what: string): void {
+  checkBranchName(repo, name, what);
+  if (branchCommit(repo, name) !== null) {
+    throw new Error(`${what} ${JSON.stringify(name)} already exists in ${repo}; choose a new branch name or use a checkout placement`);
+  }
+}
+
+/** The checked-out branch of a working tree, "" when HEAD is detached. */
+export function currentBranch(dir: string): string {
+  return gitQuery(dir, ["symbolic-ref", "-q", "--short", "HEAD"]) ?? "";
+}
+
+/** The commit checked out in a working tree, or null before the first commit. */
+export function headCommit(dir: string): string | null {
+  return gitQuery(dir, ["rev-parse", "--verify", "-q", "HEAD^{commit}"]);
+}
+
+/**
+ * Fetches the first fetchable of `refs` into branch `branch` of `repo`. The refspec is not
+ * forced: git creates the branch, fast-forwards it, or refuses (diverged, or checked out in
+ * some worktree), so nothing of the user's is overwritten.
+ */
+export async function fetchIntoBranch(repo: string, refs: { remote: string; ref: string }[], branch: string, tracker: ChildTracker): Promise<void> {
+  const failures: string[] = [];
+  for (const { remote, ref } of refs) {
+    try {
+      await gitRun(repo, ["fetch", "--no-tags", "--no-write-fetch-head", remote, `${ref}:refs/heads/${branch}`], tracker);
+      return;
+    } catch (error) {
+      if (!(error instanceof GitError)) throw error;
+      failures.push(error.message);
+    }
+  }
+  throw new Error(`could not fetch ${refs.map((r) => `${r.remote} ${r.ref}`).join(", ")} into branch ${JSON.stringify(branch)}:\n${failures.join("\n")}`);
+}

@@ -1,0 +1,43 @@
+/**
+ * The public face of a workspace record: State and Placement. Never a revision, a storage
+ * path beyond the root, or anything about executions.
+ */
+import type { Inspection, LifecycleResponse, Placement, State } from "../protocol/index.ts";
+import type { WorkspaceRecord } from "../store/workspaces.ts";
+import type { LifecycleSettings } from "./settings.ts";
+
+/** The lifecycle environment: paths relative to the workspace root, the branch, then the operator's entries. */
+export function lifecycleEnvironment(record: WorkspaceRecord, settings: LifecycleSettings): Record<string, string> {
+  const own = {
+    PASEO_SOURCE_CHECKOUT_PATH: ".",
+    PASEO_ROOT_PATH: ".",
+    PASEO_WORKTREE_PATH: ".",
+    PASEO_BRANCH_NAME: record.details.branch ?? "",
+  };
+  return Object.fromEntries([...Object.entries(own), ...Object.entries(settings.lifecycleEnvironment)]);
+}
+
+/** State and placement of a ready or paused workspace. */
+export function publicState(record: WorkspaceRecord, settings: LifecycleSettings): { state: State; placement: Placement } {
+  const root = record.root!;
+  return {
+    state: {
+      workspaceId: record.workspaceId,
+      lifecycle: record.status === "paused" ? "paused" : "ready",
+      lifecycleEnvironment: lifecycleEnvironment(record, settings),
+    },
+    placement: settings.exposeHostVisiblePath ? { cwd: root, hostVisiblePath: root } : { cwd: root },
+  };
+}
+
+/** The `state` response of create and resume. */
+export function stateResponse(record: WorkspaceRecord, settings: LifecycleSettings): LifecycleResponse {
+  return { type: "state", protocolVersion: 1, ...publicState(record, settings) };
+}
+
+/** The inspection of a ready or paused record whose root was checked (`problem` null when usable). */
+export function inspectionOf(record: WorkspaceRecord, settings: LifecycleSettings, problem: string | null): Inspection {
+  if (problem) return { status: "error", message: `workspace ${JSON.stringify(record.workspaceId)} ${problem}` };
+  const status = record.status === "paused" ? "paused" : "ready";
+  return { status, ...publicState(record, settings) };
+}
