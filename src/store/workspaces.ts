@@ -31,6 +31,8 @@ export interface WorkspaceDetails {
   head?: string;
   /** A branch this create made or moved in the user's repository: undone only if the create fails. */
   branchChange?: { name: string; before: string | null; after: string | null };
+  /** Our own ref a change request's head is fetched into before its branch moves (deleted after). */
+  scratchRef?: string;
   /** A paseo.json this create copied into the root: removed again only if the create fails. */
   seeded?: { from: string; into: string };
   /** Recorded from the create input; no other effect yet. */

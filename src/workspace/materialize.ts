@@ -9,9 +9,22 @@ import type { CreateInput } from "../protocol/index.ts";
 import type { MaterializationKind, WorkspaceDetails } from "../store/workspaces.ts";
 import { copyTree } from "./copy.ts";
 import { gitRun, type ChildTracker } from "./git.ts";
-import { checkoutDir, confine, isInside, storageDir, workspacesDir } from "./paths.ts";
+import { checkoutDir, confine, isInside, storageDir, workspaceKey, workspacesDir } from "./paths.ts";
 import { refAction, type RefAction } from "./placement.ts";
-import { currentBranch, fetchIntoBranch, headCommit, repoInfo, requireNewBranch, requireRepo, resolveCommit, resolveCommitOrRemote, branchCommit, type RepoInfo } from "./repo.ts";
+import {
+  branchCommit,
+  currentBranch,
+  deleteScratchRef,
+  fetchCommit,
+  headCommit,
+  moveBranch,
+  repoInfo,
+  requireNewBranch,
+  requireRepo,
+  resolveCommit,
+  resolveCommitOrRemote,
+  type RepoInfo,
+} from "./repo.ts";
 import { addWorktree } from "./worktree.ts";
 
 /** What materialization needs from the create that runs it. */
@@ -110,10 +123,13 @@ async function worktree(ctx: MaterializeContext, repo: RepoInfo, action: Exclude
     await addWorktree(repo.toplevel, checkout, { ref: action.ref }, ctx.tracker);
   } else {
     const before = branchCommit(repo.toplevel, action.branch);
-    ctx.note("worktree", { ...details, branchChange: { name: action.branch, before, after: null } });
-    await fetchIntoBranch(repo.toplevel, action.refs, action.branch, ctx.tracker);
-    details = { ...details, branchChange: { name: action.branch, before, after: branchCommit(repo.toplevel, action.branch) } };
+    const scratch = scratchRef(ctx);
+    ctx.note("worktree", { ...details, scratchRef: scratch, branchChange: { name: action.branch, before, after: null } });
+    const commit = await fetchCommit(repo.toplevel, action.refs, scratch, ctx.tracker);
+    details = { ...details, scratchRef: scratch, branchChange: { name: action.branch, before, after: commit } };
     ctx.note("worktree", details);
+    moveBranch(repo.toplevel, action.branch, commit, before);
+    deleteScratchRef(repo.toplevel, scratch);
     await addWorktree(repo.toplevel, checkout, { ref: action.branch }, ctx.tracker);
   }
   details = { ...details, branch: currentBranch(checkout), head: headCommit(checkout) ?? undefined };
@@ -147,8 +163,9 @@ async function placeInClone(ctx: MaterializeContext, clone: string, action: RefA
   } else if (action.type === "checkout") {
     await gitRun(clone, ["checkout", action.ref], ctx.tracker);
   } else {
-    await fetchIntoBranch(clone, action.refs, action.branch, ctx.tracker);
-    await gitRun(clone, ["checkout", action.branch], ctx.tracker);
+    requireNewBranch(clone, action.branch, "local branch");
+    const commit = await fetchCommit(clone, action.refs, scratchRef(ctx), ctx.tracker);
+    await gitRun(clone, ["checkout", "-b", action.branch, commit], ctx.tracker);
   }
 }
 
@@ -173,6 +190,11 @@ function prepareCheckout(ctx: MaterializeContext): string {
   rmSync(storage, { recursive: true, force: true });
   mkdirSync(storage, { recursive: true, mode: 0o700 });
   return checkout;
+}
+
+/** Where a change request's head is fetched to first: our own namespace, one ref per workspace. */
+function scratchRef(ctx: MaterializeContext): string {
+  return `refs/paseo-host-runtime/fetch-${workspaceKey(ctx.input.workspaceId)}`;
 }
 
 function relativeCwd(ctx: MaterializeContext): string {

@@ -9,7 +9,7 @@ import { diagnose } from "../output.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { gitRead, type ChildTracker } from "./git.ts";
 import { isInside, storageDir, workspacesDir } from "./paths.ts";
-import { branchCommit } from "./repo.ts";
+import { branchCommit, deleteScratchRef } from "./repo.ts";
 import { removeWorktree } from "./worktree.ts";
 
 /** Removes everything `record` owns on disk; with `undo`, also reverts a create's changes to the user's files. */
@@ -20,6 +20,7 @@ export async function removeOwned(home: string, record: WorkspaceRecord, options
   if (checkout !== undefined && !isInside(storage, checkout)) throw new Error(`refusing to remove ${checkout}: outside ${storage}`);
   await removeWorktree(record.details, options.tracker);
   removeTree(home, storage);
+  removeScratchRef(record);
   if (options.undo) {
     revertBranch(record);
     removeSeeded(record);
@@ -45,6 +46,12 @@ function makeWritable(path: string): void {
   if (!stat?.isDirectory()) return;
   chmodSync(path, 0o700);
   for (const name of readdirSync(path)) makeWritable(join(path, name));
+}
+
+/** Deletes the ref a change-request fetch left in our own namespace of the user's repository. */
+function removeScratchRef(record: WorkspaceRecord): void {
+  const { repo, scratchRef } = record.details;
+  if (repo && scratchRef?.startsWith("refs/paseo-host-runtime/") && existsSync(repo)) deleteScratchRef(repo, scratchRef);
 }
 
 /** Deletes (or moves back) the branch a create made or moved, if nobody moved it since. */

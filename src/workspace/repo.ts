@@ -77,20 +77,52 @@ export function headCommit(dir: string): string | null {
 }
 
 /**
- * Fetches the first fetchable of `refs` into branch `branch` of `repo`. The refspec is not
- * forced: git creates the branch, fast-forwards it, or refuses (diverged, or checked out in
- * some worktree), so nothing of the user's is overwritten.
+ * Fetches the first fetchable of `refs` into `scratchRef` (a ref in our own namespace, forced)
+ * and returns the commit. The branch is moved separately (moveBranch) once that commit is on
+ * record, so an interrupted create always knows what it would have to undo.
  */
-export async function fetchIntoBranch(repo: string, refs: { remote: string; ref: string }[], branch: string, tracker: ChildTracker): Promise<void> {
+export async function fetchCommit(repo: string, refs: { remote: string; ref: string }[], scratchRef: string, tracker: ChildTracker): Promise<string> {
   const failures: string[] = [];
   for (const { remote, ref } of refs) {
     try {
-      await gitRun(repo, ["fetch", "--no-tags", "--no-write-fetch-head", remote, `${ref}:refs/heads/${branch}`], tracker);
-      return;
+      await gitRun(repo, ["fetch", "--no-tags", "--no-write-fetch-head", remote, `+${ref}:${scratchRef}`], tracker);
+      return gitRead(repo, ["rev-parse", "--verify", `${scratchRef}^{commit}`]);
     } catch (error) {
       if (!(error instanceof GitError)) throw error;
       failures.push(error.message);
     }
   }
-  throw new Error(`could not fetch ${refs.map((r) => `${r.remote} ${r.ref}`).join(", ")} into branch ${JSON.stringify(branch)}:\n${failures.join("\n")}`);
+  throw new Error(`could not fetch ${refs.map((r) => `${r.remote} ${r.ref}`).join(", ")}:\n${failures.join("\n")}`);
+}
+
+/**
+ * Points branch `name` at `commit`: creates it when `before` is null, otherwise only
+ * fast-forwards it, and never moves a branch checked out in some worktree. The update is
+ * atomic against `before`, so a concurrent change makes it fail instead of being lost.
+ */
+export function moveBranch(repo: string, name: string, commit: string, before: string | null): void {
+  const ref = `refs/heads/${name}`;
+  if (before !== null && before !== commit) {
+    if (gitQuery(repo, ["merge-base", "--is-ancestor", before, commit]) === null) {
+      throw new Error(`branch ${JSON.stringify(name)} in ${repo} has diverged from the fetched ${commit.slice(0, 12)}; refusing to overwrite it`);
+    }
+    const holder = worktreeOnBranch(repo, ref);
+    if (holder) throw new Error(`branch ${JSON.stringify(name)} is checked out at ${holder}; refusing to move it`);
+  }
+  gitRead(repo, ["update-ref", "-m", "paseo-host-runtime: change request checkout", ref, commit, before ?? ""]);
+}
+
+/** The worktree that has `ref` checked out, or null. */
+function worktreeOnBranch(repo: string, ref: string): string | null {
+  let path: string | null = null;
+  for (const line of gitRead(repo, ["worktree", "list", "--porcelain"]).split("\n")) {
+    if (line.startsWith("worktree ")) path = line.slice("worktree ".length);
+    else if (line === `branch ${ref}`) return path;
+  }
+  return null;
+}
+
+/** Deletes a ref of our own namespace if it exists. */
+export function deleteScratchRef(repo: string, ref: string): void {
+  if (gitQuery(repo, ["rev-parse", "--verify", "-q", ref]) !== null) gitRead(repo, ["update-ref", "-d", ref]);
 }
