@@ -1,0 +1,88 @@
+import type { Invocation } from "../../cli.ts";
+import { bootId, isSameLiveProcess, listProcesses } from "../../platform/process.ts";
+import { listWorkspaces, type WorkspaceRecord } from "../../store/workspaces.ts";
+import { rootProblem } from "../../workspace/access.ts";
+import { formatTable, openExistingStore, operatorOptions, printJson } from "./common.ts";
+import { liveExecutions } from "./ps.ts";
+
+/** A workspace as `ls` shows it. */
+export interface WorkspaceSummary {
+  workspaceId: string;
+  owner: string;
+  /** creating | ready | paused | destroying. */
+  status: string;
+  /** For creating/destroying rows: whether the process doing that work is gone (the next operation takes over). */
+  interrupted: boolean;
+  /** host-directory | git (where the files came from). */
+  source: string;
+  /** existing | branch | checkout | resolved-worktree (as asked for in create). */
+  placement: string;
+  /** adopted | copy | clone | worktree (what the runtime made), null until created. */
+  kind: string | null;
+  root: string | null;
+  /** Why a ready or paused root cannot be used, or null. */
+  problem: string | null;
+  liveExecutions: number;
+  createdAt: string;
+}
+
+function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
+  const input = record.input as { project?: { source?: { kind?: string } }; placement?: { kind?: string } };
+  const busy = record.status === "creating" || record.status === "destroying";
+  const holderAlive = record.lock !== null && record.lock.bootId === bootId() && isSameLiveProcess(record.lock.pid, record.lock.startTicks);
+  return {
+    workspaceId: record.workspaceId,
+    owner: record.owner,
+    status: record.status,
+    interrupted: busy && !holderAlive,
+    source: input.project?.source?.kind ?? "?",
+    placement: input.placement?.kind ?? "?",
+    kind: record.kind,
+    root: record.root,
+    problem: busy ? null : rootProblem(record.root),
+    liveExecutions: live,
+    createdAt: new Date(record.createdAt).toISOString(),
+  };
+}
+
+/** `ls [--owner O] [--home DIR] [--json]`: the workspaces of this runtime home. */
+export function ls(invocation: Invocation): number {
+  const options = operatorOptions(invocation);
+  const { store, home } = openExistingStore(options);
+  let workspaces: WorkspaceSummary[] = [];
+  if (store) {
+    try {
+      const processes = listProcesses();
+      const live = new Map<string, number>();
+      for (const execution of liveExecutions(store.db, undefined, processes)) {
+        live.set(execution.workspaceId, (live.get(execution.workspaceId) ?? 0) + 1);
+      }
+      workspaces = listWorkspaces(store.db, invocation.flags.get("owner")).map((record) => summarize(record, live.get(record.workspaceId) ?? 0));
+    } finally {
+      store.db.close();
+    }
+  }
+  if (invocation.switches.has("json")) {
+    printJson({ home, workspaces });
+    return 0;
+  }
+  if (workspaces.length === 0) {
+    console.log(`no workspaces (home ${home})`);
+    return 0;
+  }
+  const rows = workspaces.map((w) => [
+    w.workspaceId,
+    w.owner,
+    w.interrupted ? `${w.status} (interrupted)` : w.status,
+    w.source,
+    w.kind ?? w.placement,
+    String(w.liveExecutions),
+    w.root ?? "-",
+  ]);
+  console.log(formatTable(["WORKSPACE", "OWNER", "STATUS", "SOURCE", "KIND", "LIVE", "ROOT"], rows));
+  for (const w of workspaces) {
+    if (w.problem) console.log(`! ${w.workspaceId}: ${w.problem}`);
+    if (w.interrupted) console.log(`! ${w.workspaceId}: ${w.status === "creating" ? "create" : "destroy"} was interrupted (its process is gone); \`new\` or \`rm\` of it again takes over`);
+  }
+  return 0;
+}

@@ -1,0 +1,111 @@
+import { basename, resolve } from "node:path";
+import type { Invocation } from "../../cli.ts";
+import { diagnose } from "../../output.ts";
+import {
+  LifecycleRequest,
+  LifecycleResponse,
+  parseMessage,
+  parseStrict,
+  type CreateInput,
+  type PlacementIntent,
+  type ProjectSource,
+} from "../../protocol/index.ts";
+import { operatorOptions, printJson, runOperation, usageFailure } from "./common.ts";
+
+/** `scheme://…` or scp-like `user@host:path`: a git URL rather than a host directory. */
+function isGitUrl(source: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(source) || /^[^/\s@]+@[^/\s:]+:/.test(source);
+}
+
+/** The flags as a create input, or a usage message. */
+function createInput(invocation: Invocation): CreateInput | string {
+  const flag = (name: string) => invocation.flags.get(name);
+  const workspaceId = flag("workspace-id")!;
+  const given = flag("source")!;
+  let source: ProjectSource;
+  if (isGitUrl(given)) {
+    source = { kind: "git", url: given, revision: flag("revision") ?? "" };
+  } else {
+    if (flag("revision") !== undefined) return "--revision applies only to a git URL --source";
+    source = { kind: "host-directory", path: resolve(given) };
+  }
+  const branch = flag("branch");
+  const base = flag("base");
+  const checkout = flag("checkout");
+  const relativeCwd = flag("cwd");
+  if (branch !== undefined && checkout !== undefined) return "give either --branch (with --base) or --checkout, not both";
+  if (branch !== undefined && base === undefined) return "--branch needs --base REF (the commit or branch the new branch starts at)";
+  if (base !== undefined && branch === undefined) return "--base goes with --branch NAME";
+  let placement: PlacementIntent;
+  if (branch !== undefined) placement = { kind: "branch", branchName: branch, baseRef: base! };
+  else if (checkout !== undefined) placement = { kind: "checkout", ref: checkout };
+  else placement = { kind: "existing" };
+  if (relativeCwd !== undefined) placement.relativeCwd = relativeCwd;
+  const projectId = flag("project-id") ?? (basename(source.kind === "git" ? source.url.replace(/\/+$/, "") : source.path).replace(/\.git$/, "") || workspaceId);
+  return { workspaceId, project: { projectId, source }, placement };
+}
+
+/**
+ * `new`: builds the create request a daemon would send from flags, runs this binary's own
+ * `create` with it, and shows the result readably (`--json`: the create response itself).
+ */
+export function newWorkspace(invocation: Invocation): number {
+  const input = createInput(invocation);
+  if (typeof input === "string") return usageFailure(invocation.command, input);
+  const options = operatorOptions(invocation);
+  const hostDirectory = invocation.flags.get("host-directory");
+  if (hostDirectory !== undefined) options.hostDirectory = hostDirectory;
+  const request = parseStrict(LifecycleRequest, { protocolVersion: 1, input, options }, "create request");
+  const result = runOperation(["create", "--workspace-id", input.workspaceId], request);
+  if (result.status !== 0) {
+    diagnose(`new: create of workspace ${JSON.stringify(input.workspaceId)} failed (exit ${result.status}); see the reason above`);
+    return 1;
+  }
+  const response = parseMessage(LifecycleResponse, result.stdout, "create response");
+  if (response.type !== "state") throw new Error(`create answered ${response.type}, expected state`);
+  if (invocation.switches.has("json")) {
+    printJson(response);
+    return 0;
+  }
+  const { state, placement } = response;
+  const source = input.project.source;
+  const lines = [
+    `workspace ${state.workspaceId} is ${state.lifecycle}`,
+    `  source       ${source.kind === "git" ? `${source.url}${source.revision ? ` @ ${source.revision}` : ""}` : source.path}`,
+    `  placement    ${describePlacement(input.placement)}`,
+    `  cwd          ${placement.cwd}`,
+  ];
+  if (placement.hostVisiblePath !== undefined) lines.push(`  host path    ${placement.hostVisiblePath}`);
+  for (const [key, value] of Object.entries(state.lifecycleEnvironment ?? {})) lines.push(`  env          ${key}=${value}`);
+  lines.push(`next: paseo-host-runtime run --workspace-id ${state.workspaceId}${homeHint(invocation)} -- COMMAND...`);
+  console.log(lines.join("\n"));
+  return 0;
+}
+
+function describePlacement(placement: PlacementIntent): string {
+  const cwd = placement.relativeCwd ? `, cwd ${placement.relativeCwd}` : "";
+  switch (placement.kind) {
+    case "existing":
+      return `existing${cwd}`;
+    case "branch":
+      return `new branch ${placement.branchName} from ${placement.baseRef} in its own worktree${cwd}`;
+    case "checkout":
+      return `${placement.ref} checked out in its own worktree${cwd}`;
+    default:
+      return `${placement.kind}${cwd}`;
+  }
+}
+
+/** The `--home`/`--owner` flags to repeat in a suggested command line. */
+export function homeHint(invocation: Invocation): string {
+  const parts: string[] = [];
+  for (const name of ["home", "owner"]) {
+    const value = invocation.flags.get(name);
+    if (value !== undefined) parts.push(` --${name} ${shellQuote(value)}`);
+  }
+  return parts.join("");
+}
+
+function shellQuote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}

@@ -1,0 +1,61 @@
+/** Shared by the operator command tests: a sandbox with its own runtime home and a git repo. */
+import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BIN, runBinary, tempDir, type RunOptions, type RunResult } from "../support/binary.ts";
+
+export { BIN };
+
+export interface Sandbox {
+  path: string;
+  /** The runtime home (`--home`). */
+  home: string;
+  /** HOME / XDG_STATE_HOME pointed inside the sandbox, so no fallback reaches the real ones. */
+  env: Record<string, string>;
+  cleanup: () => void;
+}
+
+export function sandbox(): Sandbox {
+  const dir = tempDir("phr-op-");
+  const path = realpathSync(dir.path);
+  mkdirSync(join(path, "user-home"));
+  return {
+    path,
+    home: join(path, "runtime-home"),
+    env: { HOME: join(path, "user-home"), XDG_STATE_HOME: join(path, "user-home", "state"), PASEO_HOST_RUNTIME_HOME: join(path, "unused-home") },
+    cleanup: dir.cleanup,
+  };
+}
+
+/** Runs an operator command with the sandbox's environment. */
+export function op(box: Sandbox, args: string[], options: RunOptions = {}): Promise<RunResult> {
+  return runBinary(args, { ...options, env: { ...box.env, ...options.env } });
+}
+
+/** A git repository with one commit on `main` (file `hello.txt`). */
+export function gitRepo(box: Sandbox, name = "repo"): string {
+  const repo = join(box.path, name);
+  const git = (...args: string[]) => {
+    const result = Bun.spawnSync(["git", ...args], {
+      cwd: repo,
+      env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" },
+    });
+    if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr.toString()}`);
+  };
+  mkdirSync(repo);
+  git("init", "-q", "-b", "main");
+  writeFileSync(join(repo, "hello.txt"), "hello\n");
+  git("add", "hello.txt");
+  git("commit", "-q", "-m", "first");
+  return repo;
+}
+
+/** Polls `probe` until it returns a value (not undefined), or fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await Bun.sleep(20);
+  }
+}

@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { BIN, op, sandbox, waitFor, type Sandbox } from "./helpers.ts";
+
+let box: Sandbox;
+const started: Bun.Subprocess[] = [];
+
+beforeAll(async () => {
+  box = sandbox();
+  for (const id of ["alpha", "beta"]) {
+    const dir = join(box.path, id);
+    mkdirSync(dir);
+    const made = await op(box, ["new", "--workspace-id", id, "--source", dir, "--home", box.home, "--owner", id === "alpha" ? "team-a" : "team-b"]);
+    if (made.code !== 0) throw new Error(`new ${id} failed: ${made.stderr}`);
+  }
+});
+
+afterAll(async () => {
+  for (const proc of started) if (proc.exitCode === null) proc.kill("SIGTERM");
+  await Promise.all(started.map((proc) => proc.exited));
+  // destroy kills whatever a failed test left running in these workspaces.
+  for (const [id, owner] of [["alpha", "team-a"], ["beta", "team-b"]] as const) await op(box, ["rm", "--workspace-id", id, "--home", box.home, "--owner", owner]);
+  box.cleanup();
+});
+
+interface Live {
+  workspaceId: string;
+  execId: string;
+  pid: number;
+  mode: string;
+  purpose: string;
+  argv0: string;
+  state: string;
+}
+
+async function psJson(...args: string[]): Promise<Live[]> {
+  const result = await op(box, ["ps", "--home", box.home, "--json", ...args]);
+  expect(result.code).toBe(0);
+  return (JSON.parse(result.stdout) as { executions: Live[] }).executions;
+}
+
+describe("ls", () => {
+  test("human: one row per workspace with owner, status, source, kind and root", async () => {
+    const result = await op(box, ["ls", "--home", box.home]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^WORKSPACE +OWNER +STATUS +SOURCE +KIND +LIVE +ROOT$/);
+    expect(lines[1]).toMatch(new RegExp(`^alpha +team-a +ready +host-directory +adopted +0 +${join(box.path, "alpha")}$`));
+    expect(lines[2]).toMatch(new RegExp(`^beta +team-b +ready +host-directory +adopted +0 +${join(box.path, "beta")}$`));
+    expect(lines).toHaveLength(3);
+  });
+
+  test("--json, filtered by --owner", async () => {
+    const result = await op(box, ["ls", "--home", box.home, "--owner", "team-b", "--json"]);
+    const listing = JSON.parse(result.stdout);
+    expect(listing.home).toBe(box.home);
+    expect(listing.workspaces).toHaveLength(1);
+    expect(listing.workspaces[0]).toMatchObject({
+      workspaceId: "beta",
+      owner: "team-b",
+      status: "ready",
+      interrupted: false,
+      source: "host-directory",
+      placement: "existing",
+      kind: "adopted",
+      root: join(box.path, "beta"),
+      problem: null,
+      liveExecutions: 0,
+    });
+  });
+
+  test("an empty or missing home lists nothing and is not created", async () => {
+    const missing = join(box.path, "no-home");
+    expect((await op(box, ["ls", "--home", missing])).stdout).toBe(`no workspaces (home ${missing})\n`);
+    expect(JSON.parse((await op(box, ["ls", "--home", missing, "--json"])).stdout)).toEqual({ home: missing, workspaces: [] });
+    expect(await Bun.file(missing).exists()).toBe(false);
+  });
+});
+
+describe("ps", () => {
+  test("shows a running execution (human and JSON) without its env, and forgets it once it ended", async () => {
+    expect(await psJson()).toEqual([]);
+    const run = Bun.spawn([BIN, "run", "--workspace-id", "alpha", "--home", box.home, "--owner", "team-a", "--env", "SECRET=hunter2-value", "--", "/bin/sleep", "30"], {
+      env: { ...process.env, ...box.env },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    started.push(run);
+    // Between claiming its identity and launching, the wrapper's execution shows as "starting".
+    const [live] = await waitFor("the sleep to show in ps as running", async () => {
+      const list = await psJson();
+      return list.length && list.every((e) => e.state === "running") ? list : undefined;
+    });
+    expect(live).toMatchObject({ workspaceId: "alpha", mode: "pipes", purpose: "workspace-script", argv0: "/bin/sleep", state: "running" });
+    expect(live!.execId).toMatch(/^[0-9a-f]{32}$/);
+
+    const human = await op(box, ["ps", "--home", box.home]);
+    const lines = human.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^WORKSPACE +EXEC ID +PID +MODE +PURPOSE +STARTED +ARGV0$/);
+    expect(lines[1]).toMatch(new RegExp(`^alpha +${live!.execId} +${live!.pid} +pipes +workspace-script +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +/bin/sleep$`));
+    expect(human.stdout + JSON.stringify(await psJson())).not.toContain("hunter2");
+
+    expect(await psJson("--workspace-id", "beta")).toEqual([]);
+    expect(await psJson("--owner", "team-b")).toEqual([]);
+    expect((await psJson("--workspace-id", "alpha")).map((e) => e.execId)).toEqual([live!.execId]);
+    const ls = JSON.parse((await op(box, ["ls", "--home", box.home, "--json"])).stdout);
+    expect(ls.workspaces.map((w: { liveExecutions: number }) => w.liveExecutions)).toEqual([1, 0]);
+
+    run.kill("SIGTERM");
+    await run.exited;
+    expect(run.signalCode).toBe("SIGTERM");
+    expect(await psJson()).toEqual([]);
+    expect((await op(box, ["ps", "--home", box.home])).stdout).toBe(`no live executions (home ${box.home})\n`);
+  });
+});

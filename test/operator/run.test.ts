@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BIN, op, sandbox, waitFor, type Sandbox } from "./helpers.ts";
+
+const PATH = "PATH=/usr/local/bin:/usr/bin:/bin";
+let box: Sandbox;
+let workspace: string;
+const children: Bun.Subprocess[] = [];
+
+beforeAll(async () => {
+  box = sandbox();
+  workspace = join(box.path, "project");
+  mkdirSync(join(workspace, "sub"), { recursive: true });
+  const made = await op(box, ["new", "--workspace-id", "w", "--source", workspace, "--home", box.home]);
+  if (made.code !== 0) throw new Error(`new failed: ${made.stderr}`);
+});
+
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+  await op(box, ["rm", "--workspace-id", "w", "--home", box.home]);
+  box.cleanup();
+});
+
+interface Ran {
+  code: number | null;
+  signal: string | null;
+  stdout: Buffer;
+  stderr: string;
+}
+
+/** Starts `run` with piped stdio; `stdin` is written then closed (or left open with `keepStdin`). */
+function start(args: string[], stdin?: string | Uint8Array, keepStdin = false) {
+  const proc = Bun.spawn([BIN, "run", "--workspace-id", "w", "--home", box.home, ...args], {
+    env: { ...process.env, ...box.env },
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  children.push(proc);
+  if (stdin !== undefined) proc.stdin.write(stdin);
+  if (!keepStdin) proc.stdin.end();
+  const stdout: Buffer[] = [];
+  const reading = (async () => {
+    for await (const chunk of proc.stdout) stdout.push(Buffer.from(chunk));
+  })();
+  const done: Promise<Ran> = Promise.all([reading, new Response(proc.stderr).text(), proc.exited]).then(([, stderr]) => ({
+    code: proc.exitCode,
+    signal: proc.signalCode === null ? null : String(proc.signalCode),
+    stdout: Buffer.concat(stdout),
+    stderr,
+  }));
+  return { proc, done, stdoutText: () => Buffer.concat(stdout).toString() };
+}
+
+function run(args: string[], stdin?: string | Uint8Array): Promise<Ran> {
+  return start(args, stdin).done;
+}
+
+describe("run, pipes mode", () => {
+  test("the workload's stdout carries exactly its bytes (1 MiB with NUL and 0xff) and stdin EOF reaches it", async () => {
+    const data = new Uint8Array(1024 * 1024 + 5);
+    crypto.getRandomValues(data.subarray(0, 65536));
+    data.set([0, 0xff, 0x0a], 100);
+    const result = await run(["--", "/bin/cat"], data);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout.equals(Buffer.from(data))).toBe(true);
+  });
+
+  test("exit code and stderr are the workload's", async () => {
+    const result = await run(["--env", PATH, "--", "sh", "-c", "echo out; echo err >&2; exit 3"]);
+    expect(result).toMatchObject({ code: 3, signal: null, stderr: "err\n" });
+    expect(result.stdout.toString()).toBe("out\n");
+  });
+
+  test("a workload killed by a signal makes run die by the same signal", async () => {
+    const result = await run(["--env", PATH, "--", "sh", "-c", "kill -TERM $$"]);
+    expect(result.signal).toBe("SIGTERM");
+    expect(result.code).toBeNull();
+  });
+
+  test("the env is empty unless --env / --inherit-env; --env wins over inherited values", async () => {
+    expect((await run(["--", "/usr/bin/env"])).stdout.toString()).toBe("");
+    expect((await run(["--env", "A=1", "--env", "B=x=y", "--", "/usr/bin/env"])).stdout.toString()).toBe("A=1\nB=x=y\n");
+    const inherited = (await run(["--inherit-env", "--env", "HOME=/nowhere", "--", "/usr/bin/env"])).stdout.toString();
+    expect(inherited).toContain(`XDG_STATE_HOME=${box.env.XDG_STATE_HOME}\n`);
+    expect(inherited).toContain("HOME=/nowhere\n");
+  });
+
+  test("--cwd is workspace-relative; an escape is refused before anything runs", async () => {
+    expect((await run(["--cwd", "sub", "--", "/bin/pwd"])).stdout.toString()).toBe(`${join(workspace, "sub")}\n`);
+    const escaped = await run(["--cwd", "../..", "--", "/bin/pwd"]);
+    expect(escaped.code).toBe(1);
+    expect(escaped.stdout.toString()).toBe("");
+    expect(escaped.stderr).not.toBe("");
+  });
+
+  test("SIGINT to run reaches the workload once (it traps it and exits 5)", async () => {
+    const handle = start(["--env", PATH, "--", "sh", "-c", 'n=0; trap "n=$((n+1))" INT; echo ready; while [ $n -eq 0 ]; do sleep 0.02; done; sleep 0.2; echo "ints=$n"; exit 5'], undefined);
+    await waitFor("ready", () => (handle.stdoutText().includes("ready") ? true : undefined));
+    handle.proc.kill("SIGINT");
+    const result = await handle.done;
+    expect(result.code).toBe(5);
+    expect(result.stdout.toString()).toBe("ready\nints=1\n");
+  });
+
+  test("a program not on the (empty) PATH exits 127 with a hint", async () => {
+    const result = await run(["--", "sh", "-c", "true"]);
+    expect(result.code).toBe(127);
+    expect(result.stderr).toContain('program "sh" not found');
+    expect(result.stderr).toContain("add --env PATH=/usr/bin:/bin, --inherit-env, or give an absolute program path");
+  });
+
+  test("a paused workspace refuses the run; after resume it runs again", async () => {
+    const request = `${JSON.stringify({ protocolVersion: 1, options: { stateDirectory: box.home } })}\n`;
+    expect((await op(box, ["pause", "--workspace-id", "w"], { stdin: request })).code).toBe(0);
+    const refused = await run(["--", "/bin/true"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('workspace "w" is paused');
+    expect((await op(box, ["resume", "--workspace-id", "w"], { stdin: request })).code).toBe(0);
+    expect((await run(["--", "/bin/true"])).code).toBe(0);
+  });
+});
+
+describe("run --pty without a terminal of its own", () => {
+  test("piped input reaches a PTY workload; its exit code is mirrored", async () => {
+    const result = await run(["--pty", "--env", PATH, "--", "sh", "-c", 'read line; test -t 0 && echo "tty:$line"; exit 7'], "hi\n");
+    expect(result.code).toBe(7);
+    expect(result.stdout.toString()).toContain("tty:hi\r\n");
+  });
+
+  test("SIGTERM to run becomes a signal frame: the workload dies by SIGTERM, and so does run", async () => {
+    const handle = start(["--pty", "--env", PATH, "--", "sh", "-c", "echo ready; sleep 30"], undefined, true);
+    await waitFor("ready", () => (handle.stdoutText().includes("ready") ? true : undefined));
+    handle.proc.kill("SIGTERM");
+    const result = await handle.done;
+    expect(result.signal).toBe("SIGTERM");
+  });
+});
+
+describe("run --pty under a real terminal (tmux)", () => {
+  test("the workload sees the terminal's size, then the new size after a resize; Ctrl-C reaches it as a key; the terminal is restored", async () => {
+    const socket = `phr-op-${process.pid}`;
+    const tmux = (...args: string[]) => Bun.spawnSync(["tmux", "-L", socket, "-f", "/dev/null", ...args], { env: { ...process.env, ...box.env } });
+    const rcFile = join(box.path, "pty-rc");
+    const sttyFile = join(box.path, "pty-stty");
+    const script = join(box.path, "pty.sh");
+    const workload = 'stty size; read line; echo "line=$line"; stty size; exec sleep 30';
+    writeFileSync(
+      script,
+      `'${BIN}' run --pty --workspace-id w --home '${box.home}' --env ${PATH} -- sh -c '${workload}'\nrc=$?\nstty -a > '${sttyFile}'\necho "rc=$rc" > '${rcFile}'\nsleep 30\n`,
+    );
+    const pane = () => tmux("capture-pane", "-p", "-t", "op").stdout.toString();
+    try {
+      expect(tmux("new-session", "-d", "-s", "op", "-x", "100", "-y", "30", `sh '${script}'`).exitCode).toBe(0);
+      await waitFor("the initial size", () => (pane().includes("30 100") ? true : undefined));
+      expect(tmux("resize-window", "-t", "op", "-x", "120", "-y", "40").exitCode).toBe(0);
+      await Bun.sleep(150);
+      tmux("send-keys", "-t", "op", "hello", "Enter");
+      await waitFor("the new size", () => (pane().includes("40 120") ? true : undefined));
+      expect(pane()).toContain("line=hello");
+      tmux("send-keys", "-t", "op", "C-c");
+      const rc = await waitFor("run to end", () => {
+        try {
+          return readFileSync(rcFile, "utf8");
+        } catch {
+          return undefined;
+        }
+      });
+      // sleep died by the SIGINT its terminal made from the ^C byte; run died by it too: 128 + 2.
+      expect(rc).toBe("rc=130\n");
+      const stty = readFileSync(sttyFile, "utf8");
+      expect(stty).toMatch(/(^|\s)icanon(\s|$)/m);
+      expect(stty).toMatch(/(^|\s)echo(\s|$)/m);
+      expect(stty).toMatch(/(^|\s)isig(\s|$)/m);
+    } finally {
+      tmux("kill-server");
+    }
+  });
+});
