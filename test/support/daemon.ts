@@ -32,6 +32,8 @@ export class ExecHandle {
   readonly events: ProcessEvent[] = [];
   readonly sequence: EventSequence;
   readonly done: Promise<ExecResult>;
+  /** The wrapper's own exit (without waiting for stdout/fd 4 to close). */
+  readonly exited: Promise<{ code: number | null; signal: string | null }>;
   #stdout: Buffer[] = [];
   #stderr: Buffer[] = [];
   #violation: string | null = null;
@@ -77,6 +79,7 @@ export class ExecHandle {
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
       this.child.on("exit", (code, signal) => resolve({ code, signal })),
     );
+    this.exited = exited;
     this.done = Promise.all([exited, eventsEnded, stdoutEnded]).then(([status]) => ({
       ...status,
       stdout: Buffer.concat(this.#stdout),

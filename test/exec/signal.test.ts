@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawn } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
+import { openDatabase } from "../../src/store/db.ts";
+import { insertExecution } from "../../src/store/executions.ts";
+import { bootId, readProcess } from "../../src/platform/process.ts";
+import { request, runBinary } from "../support/binary.ts";
+import { envelope, newExecId, startExec } from "../support/daemon.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+
+const PATH = "/usr/local/bin:/usr/bin:/bin";
+let ws: ReadyWorkspace;
+
+beforeAll(async () => {
+  ws = await readyWorkspace("signal");
+});
+afterAll(() => ws.cleanup());
+
+function signalOp(execId: string, signal = "SIGKILL", workspaceId = ws.id) {
+  return runBinary(["signal", "--workspace-id", workspaceId, "--exec-id", execId, "--signal", signal], { stdin: request(ws.options) });
+}
+
+/** Live (non-zombie) processes in session `sid`. */
+function sessionMembers(sid: number): number[] {
+  const members: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const info = readProcess(Number(name));
+    if (info && info.sid === sid && info.state !== "Z") members.push(info.pid);
+  }
+  return members;
+}
+
+/** The workload pid: the child of the wrapper that leads its own session. */
+async function workloadOf(wrapperPid: number): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    for (const name of readdirSync("/proc")) {
+      if (!/^\d+$/.test(name)) continue;
+      const info = readProcess(Number(name));
+      if (info && info.ppid === wrapperPid && info.sid === info.pid) return info.pid;
+    }
+    await Bun.sleep(5);
+  }
+  throw new Error("workload not found");
+}
+
+describe("signal: the bounded cleanup path", () => {
+  test("after the wrapper was SIGKILLed right after started, signal SIGKILL reaps the detached workload; a second call exits 0", async () => {
+    const env = envelope(["sh", "-c", "sleep 30 & sleep 30 & wait"], { options: ws.options, env: { PATH } });
+    const handle = startExec(ws.id, env);
+    await handle.waitEvent("started");
+    const workload = await workloadOf(handle.pid);
+    for (let i = 0; i < 100 && sessionMembers(workload).length < 3; i++) await Bun.sleep(10);
+    expect(sessionMembers(workload).length).toBe(3);
+    process.kill(handle.pid, "SIGKILL");
+    await handle.exited;
+    expect(sessionMembers(workload).length).toBe(3);
+    const first = await signalOp(env.execId as string);
+    expect(first.stderr).toBe("");
+    expect(first.code).toBe(0);
+    expect(sessionMembers(workload)).toEqual([]);
+    await handle.done;
+    const second = await signalOp(env.execId as string);
+    expect(second.code).toBe(0);
+  });
+
+  test("before any record exists, signal fails with 'not ready'", async () => {
+    const result = await signalOp(newExecId());
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("is not ready");
+  });
+
+  test("after completion, signal exits 0 at once", async () => {
+    const env = envelope(["true"], { options: ws.options, env: { PATH } });
+    const handle = startExec(ws.id, env);
+    handle.closeStdin();
+    await handle.done;
+    expect((await signalOp(env.execId as string)).code).toBe(0);
+  });
+
+  test("an unknown signal name is refused", async () => {
+    const result = await signalOp(newExecId(), "SIGNOPE");
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("unknown signal");
+  });
+
+  test("a record whose start time does not match (pid reuse) never signals the live process", async () => {
+    const bystander = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
+    try {
+      const info = readProcess(bystander.pid!)!;
+      const db = openDatabase(`${ws.home}/state.sqlite`);
+      const execId = newExecId();
+      insertExecution(db, {
+        workspaceId: ws.id,
+        execId,
+        mode: "pipes",
+        purpose: "git",
+        argv0: "sleep",
+        pid: info.pid,
+        pgid: info.pgid,
+        startTicks: info.startTicks - 1,
+        bootId: bootId(),
+        wrapperPid: 999999,
+        wrapperStartTicks: 1,
+      });
+      db.close();
+      const result = await signalOp(execId);
+      expect(result.code).toBe(0);
+      await Bun.sleep(50);
+      expect(readProcess(bystander.pid!)?.state).not.toBe("Z");
+      expect(readFileSync(`/proc/${bystander.pid}/cmdline`, "latin1")).toContain("sleep");
+    } finally {
+      bystander.kill("SIGKILL");
+    }
+  });
+
+  test("ownership: another owner's options cannot signal this workspace", async () => {
+    const result = await runBinary(["signal", "--workspace-id", ws.id, "--exec-id", newExecId(), "--signal", "SIGKILL"], {
+      stdin: request({ ...ws.options, owner: "someone-else" }),
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("ownership mismatch");
+  });
+});
+
+describe("pause and destroy stop live executions", () => {
+  test("pause ends a running workload, refuses later execs, and resume allows them again", async () => {
+    const own = await readyWorkspace("pause");
+    try {
+      const handle = startExec(own.id, envelope(["sleep", "30"], { options: own.options, env: { PATH } }));
+      await handle.waitEvent("started");
+      const paused = await runBinary(["pause", "--workspace-id", own.id], { stdin: request(own.options) });
+      expect(paused.stderr).toBe("");
+      expect(paused.code).toBe(0);
+      const ended = await handle.done;
+      expect(ended.violation).toBeNull();
+      expect(ended.events.at(-1)).toMatchObject({ type: "exit", signal: "SIGTERM" });
+      const refused = await startExec(own.id, envelope(["true"], { options: own.options, env: { PATH } })).done;
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain("is paused");
+      expect(refused.events).toEqual([]);
+      expect((await runBinary(["resume", "--workspace-id", own.id], { stdin: request(own.options) })).code).toBe(0);
+      const again = startExec(own.id, envelope(["true"], { options: own.options, env: { PATH } }));
+      again.closeStdin();
+      expect((await again.done).code).toBe(0);
+    } finally {
+      own.cleanup();
+    }
+  });
+
+  test("destroy kills a running workload and the adopted directory stays", async () => {
+    const own = await readyWorkspace("destroy");
+    try {
+      const handle = startExec(own.id, envelope(["sh", "-c", "trap '' TERM; sleep 30 & wait"], { options: own.options, env: { PATH } }));
+      await handle.waitEvent("started");
+      const destroyed = await runBinary(["destroy", "--workspace-id", own.id], { stdin: request(own.options) });
+      expect(destroyed.code).toBe(0);
+      const ended = await handle.done;
+      expect(ended.events.at(-1)).toMatchObject({ type: "exit", signal: "SIGKILL" });
+      expect(readdirSync(own.root)).toBeDefined();
+      const inspected = await runBinary(["inspect", "--workspace-id", own.id], { stdin: request(own.options) });
+      expect(JSON.parse(inspected.stdout)).toEqual({ type: "inspection", protocolVersion: 1, inspection: { status: "missing" } });
+    } finally {
+      own.cleanup();
+    }
+  });
+});
