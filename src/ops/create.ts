@@ -3,7 +3,7 @@ import type { Invocation } from "../cli.ts";
 import { openStore } from "../store/db.ts";
 import { claimCreate, finishCreate, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
 import { createInputOf, effectiveHostDirectory } from "../workspace/input.ts";
-import { childTracker } from "../workspace/lock.ts";
+import { childTracker, repoGuard } from "../workspace/lock.ts";
 import { materialize, type Built } from "../workspace/materialize.ts";
 import { ownerOf } from "../workspace/owner.ts";
 import { lifecycleSettings } from "../workspace/settings.ts";
@@ -33,7 +33,14 @@ export async function create(invocation: Invocation): Promise<number> {
     if (claim.abandoned) await recoverAbandoned(db, home, claim.abandoned, input, hostDirectory);
     let built: Built;
     try {
-      built = await materialize({ home, input, hostDirectory, note: noteIntent(db, input.workspaceId), tracker: childTracker(db, input.workspaceId) });
+      built = await materialize({
+        home,
+        input,
+        hostDirectory,
+        note: noteIntent(db, input.workspaceId),
+        tracker: childTracker(db, input.workspaceId),
+        guard: repoGuard(db),
+      });
     } catch (error) {
       await undoCreate(db, home, input.workspaceId);
       throw error;

@@ -30,6 +30,14 @@ CREATE TABLE workspaces (
   updated_at INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX workspaces_owner ON workspaces (owner);
+-- Serializes git worktree changes per repository (its common git dir) within this home:
+-- concurrent "git worktree add" in one repository read each other's half-made bookkeeping.
+CREATE TABLE repo_locks (
+  common_dir TEXT PRIMARY KEY,
+  holder_pid INTEGER NOT NULL,
+  holder_start INTEGER NOT NULL,
+  holder_boot TEXT NOT NULL
+) STRICT;
 -- One row per execution identity, never reused. finished_at NULL = not known to be finished.
 CREATE TABLE executions (
   workspace_id TEXT NOT NULL,

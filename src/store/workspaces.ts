@@ -172,3 +172,19 @@ export function updateWorkspace(db: Database, workspaceId: string, patch: Worksp
 export function deleteWorkspace(db: Database, workspaceId: string): void {
   db.query("DELETE FROM workspaces WHERE workspace_id = ?1").run(workspaceId);
 }
+
+/** The holder of a repository's worktree lock, or null. */
+export function getRepoLock(db: Database, commonDir: string): ProcessIdentity | null {
+  const row = db.query("SELECT holder_pid AS pid, holder_start AS startTicks, holder_boot AS bootId FROM repo_locks WHERE common_dir = ?1").get(commonDir);
+  return row as ProcessIdentity | null;
+}
+
+/** Records `holder` as the holder of a repository's worktree lock (replacing a dead one). */
+export function setRepoLock(db: Database, commonDir: string, holder: ProcessIdentity): void {
+  db.query("INSERT OR REPLACE INTO repo_locks (common_dir, holder_pid, holder_start, holder_boot) VALUES (?1, ?2, ?3, ?4)").run(commonDir, holder.pid, holder.startTicks, holder.bootId);
+}
+
+/** Releases a repository's worktree lock if `holder` holds it. */
+export function deleteRepoLock(db: Database, commonDir: string, holder: ProcessIdentity): void {
+  db.query("DELETE FROM repo_locks WHERE common_dir = ?1 AND holder_pid = ?2 AND holder_start = ?3 AND holder_boot = ?4").run(commonDir, holder.pid, holder.startTicks, holder.bootId);
+}

@@ -10,7 +10,7 @@ import { deleteExecutions } from "../store/executions.ts";
 import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import type { Built } from "./materialize.ts";
 import { createConflict } from "./input.ts";
-import { childTracker, liveHolder, reapOrphanChild, releaseLock, selfIdentity, takeLock, untilFree, write } from "./lock.ts";
+import { childTracker, repoGuard, liveHolder, reapOrphanChild, releaseLock, selfIdentity, takeLock, untilFree, write } from "./lock.ts";
 import { assertOwner } from "./owner.ts";
 import { removeOwned } from "./remove.ts";
 
@@ -53,7 +53,7 @@ export async function recoverAbandoned(db: Database, home: string, previous: Wor
   diagnose(`workspace ${JSON.stringify(workspaceId)}: cleaning up after an interrupted ${previous.lockOp ?? previous.status} (pid ${previous.lock?.pid ?? "?"})`);
   await reapOrphanChild(db, previous);
   await stopWorkspaceExecutions(db, workspaceId, 0);
-  await removeOwned(home, previous, { undo: previous.status === "creating", tracker: childTracker(db, workspaceId) });
+  await removeOwned(home, previous, { undo: previous.status === "creating", tracker: childTracker(db, workspaceId), guard: repoGuard(db) });
   write(db, () => {
     deleteExecutions(db, workspaceId);
     updateWorkspace(db, workspaceId, { status: "creating", input, hostDirectory, kind: null, root: null, details: {} });
@@ -81,7 +81,7 @@ export async function undoCreate(db: Database, home: string, workspaceId: string
   const record = getWorkspace(db, workspaceId);
   if (!record) return;
   try {
-    await removeOwned(home, record, { undo: true, tracker: childTracker(db, workspaceId) });
+    await removeOwned(home, record, { undo: true, tracker: childTracker(db, workspaceId), guard: repoGuard(db) });
     write(db, () => {
       deleteExecutions(db, workspaceId);
       deleteWorkspace(db, workspaceId);

@@ -3,7 +3,7 @@ import type { Database } from "bun:sqlite";
 import { stopWorkspaceExecutions } from "../exec/stop.ts";
 import { deleteExecutions } from "../store/executions.ts";
 import { deleteWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
-import { childTracker, liveHolder, reapOrphanChild, takeLock, untilFree, write } from "./lock.ts";
+import { childTracker, repoGuard, liveHolder, reapOrphanChild, takeLock, untilFree, write } from "./lock.ts";
 import { assertOwner } from "./owner.ts";
 import { removeOwned } from "./remove.ts";
 
@@ -26,7 +26,7 @@ export async function destroyWorkspace(db: Database, home: string, workspaceId: 
   if (!previous) return false;
   await reapOrphanChild(db, previous);
   await stopWorkspaceExecutions(db, workspaceId, 0);
-  await removeOwned(home, previous, { undo: previous.status === "creating", tracker: childTracker(db, workspaceId) });
+  await removeOwned(home, previous, { undo: previous.status === "creating", tracker: childTracker(db, workspaceId), guard: repoGuard(db) });
   write(db, () => {
     deleteExecutions(db, workspaceId);
     deleteWorkspace(db, workspaceId);

@@ -8,7 +8,7 @@ import type { Database } from "bun:sqlite";
 import { stopWorkload } from "../exec/terminate.ts";
 import { diagnose } from "../output.ts";
 import { bootId, isSameLiveProcess, readProcess } from "../platform/process.ts";
-import { getWorkspace, updateWorkspace, type ProcessIdentity, type WorkspaceRecord } from "../store/workspaces.ts";
+import { deleteRepoLock, getRepoLock, getWorkspace, setRepoLock, updateWorkspace, type ProcessIdentity, type WorkspaceRecord } from "../store/workspaces.ts";
 import type { ChildTracker } from "./git.ts";
 import { assertOwner } from "./owner.ts";
 
@@ -121,4 +121,35 @@ export function childTracker(db: Database, workspaceId: string): ChildTracker {
 /** Runs one write in its own BEGIN IMMEDIATE transaction (busy_timeout then applies cleanly). */
 export function write<T>(db: Database, fn: () => T): T {
   return db.transaction(fn).immediate();
+}
+
+/** Runs `fn` holding a repository's worktree lock. */
+export type RepoGuard = <T>(commonDir: string, fn: () => Promise<T>) => Promise<T>;
+
+/**
+ * Serializes worktree changes per repository among the processes of this home: git's own
+ * `worktree add` is not safe against a concurrent one in the same repository (one reads the
+ * other's half-made `.git/worktrees/<name>` and dies). A dead holder is taken over.
+ */
+export function repoGuard(db: Database): RepoGuard {
+  return async (commonDir, fn) => {
+    const me = selfIdentity();
+    let pause = 2;
+    while (
+      !write(db, () => {
+        const holder = getRepoLock(db, commonDir);
+        if (holder && !isSelf(holder) && isAlive(holder)) return false;
+        setRepoLock(db, commonDir, me);
+        return true;
+      })
+    ) {
+      await Bun.sleep(pause + Math.random() * pause);
+      pause = Math.min(pause * 2, 50);
+    }
+    try {
+      return await fn();
+    } finally {
+      write(db, () => deleteRepoLock(db, commonDir, me));
+    }
+  };
 }

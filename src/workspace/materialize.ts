@@ -9,6 +9,7 @@ import type { CreateInput } from "../protocol/index.ts";
 import type { MaterializationKind, WorkspaceDetails } from "../store/workspaces.ts";
 import { copyTree } from "./copy.ts";
 import { gitRun, type ChildTracker } from "./git.ts";
+import type { RepoGuard } from "./lock.ts";
 import { checkoutDir, confine, isInside, storageDir, workspaceKey, workspacesDir } from "./paths.ts";
 import { refAction, type RefAction } from "./placement.ts";
 import {
@@ -35,6 +36,8 @@ export interface MaterializeContext {
   /** Durably records what is about to be made (replaces the previous note). */
   note(kind: MaterializationKind, details: WorkspaceDetails): void;
   tracker: ChildTracker;
+  /** Serializes worktree changes in the user's repository. */
+  guard: RepoGuard;
 }
 
 /** A materialized workspace. */
@@ -110,31 +113,39 @@ async function cloneHost(ctx: MaterializeContext, repo: RepoInfo): Promise<Built
 /** A worktree of the user's repository in owned storage, for branch / checkout / resolved placements. */
 async function worktree(ctx: MaterializeContext, repo: RepoInfo, action: Exclude<RefAction, { type: "existing" }>): Promise<Built> {
   const checkout = prepareCheckout(ctx);
-  let details: WorkspaceDetails = { checkout, repo: repo.toplevel, commonDir: repo.commonDir };
+  const details = await ctx.guard(repo.commonDir, () => addOwnWorktree(ctx, repo, checkout, action));
+  const withHead = { ...details, branch: currentBranch(checkout), head: headCommit(checkout) ?? undefined };
+  const base = confine(checkout, repo.prefix, "the source directory");
+  return { kind: "worktree", root: confine(base, relativeCwd(ctx), "input.placement.relativeCwd"), details: withHead };
+}
+
+/** The git part of `worktree`, run under the repository's worktree lock. */
+async function addOwnWorktree(ctx: MaterializeContext, repo: RepoInfo, checkout: string, action: Exclude<RefAction, { type: "existing" }>): Promise<WorkspaceDetails> {
+  const details: WorkspaceDetails = { checkout, repo: repo.toplevel, commonDir: repo.commonDir };
   if (action.type === "new-branch") {
     requireNewBranch(repo.toplevel, action.branch, "branch");
     const base = resolveCommit(repo.toplevel, action.base);
     if (!base) throw new Error(`base ref ${JSON.stringify(action.base)} does not name a commit in ${repo.toplevel}`);
-    details = { ...details, branchChange: { name: action.branch, before: null, after: base } };
-    ctx.note("worktree", details);
+    const noted = { ...details, branchChange: { name: action.branch, before: null, after: base } };
+    ctx.note("worktree", noted);
     await addWorktree(repo.toplevel, checkout, { newBranch: action.branch, base: action.base }, ctx.tracker);
-  } else if (action.type === "checkout") {
+    return noted;
+  }
+  if (action.type === "checkout") {
     ctx.note("worktree", details);
     await addWorktree(repo.toplevel, checkout, { ref: action.ref }, ctx.tracker);
-  } else {
-    const before = branchCommit(repo.toplevel, action.branch);
-    const scratch = scratchRef(ctx);
-    ctx.note("worktree", { ...details, scratchRef: scratch, branchChange: { name: action.branch, before, after: null } });
-    const commit = await fetchCommit(repo.toplevel, action.refs, scratch, ctx.tracker);
-    details = { ...details, scratchRef: scratch, branchChange: { name: action.branch, before, after: commit } };
-    ctx.note("worktree", details);
-    moveBranch(repo.toplevel, action.branch, commit, before);
-    deleteScratchRef(repo.toplevel, scratch);
-    await addWorktree(repo.toplevel, checkout, { ref: action.branch }, ctx.tracker);
+    return details;
   }
-  details = { ...details, branch: currentBranch(checkout), head: headCommit(checkout) ?? undefined };
-  const base = confine(checkout, repo.prefix, "the source directory");
-  return { kind: "worktree", root: confine(base, relativeCwd(ctx), "input.placement.relativeCwd"), details };
+  const before = branchCommit(repo.toplevel, action.branch);
+  const scratch = scratchRef(ctx);
+  ctx.note("worktree", { ...details, scratchRef: scratch, branchChange: { name: action.branch, before, after: null } });
+  const commit = await fetchCommit(repo.toplevel, action.refs, scratch, ctx.tracker);
+  const noted = { ...details, scratchRef: scratch, branchChange: { name: action.branch, before, after: commit } };
+  ctx.note("worktree", noted);
+  moveBranch(repo.toplevel, action.branch, commit, before);
+  deleteScratchRef(repo.toplevel, scratch);
+  await addWorktree(repo.toplevel, checkout, { ref: action.branch }, ctx.tracker);
+  return noted;
 }
 
 /** A clone of a git URL; `revision` is checked out detached ("" = the remote's default branch). */

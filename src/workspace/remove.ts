@@ -8,17 +8,18 @@ import { join } from "node:path";
 import { diagnose } from "../output.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { gitRead, type ChildTracker } from "./git.ts";
+import type { RepoGuard } from "./lock.ts";
 import { isInside, storageDir, workspacesDir } from "./paths.ts";
 import { branchCommit, deleteScratchRef } from "./repo.ts";
 import { removeWorktree } from "./worktree.ts";
 
 /** Removes everything `record` owns on disk; with `undo`, also reverts a create's changes to the user's files. */
-export async function removeOwned(home: string, record: WorkspaceRecord, options: { undo: boolean; tracker: ChildTracker }): Promise<void> {
+export async function removeOwned(home: string, record: WorkspaceRecord, options: { undo: boolean; tracker: ChildTracker; guard: RepoGuard }): Promise<void> {
   const storage = storageDir(home, record.workspaceId);
   const { checkout } = record.details;
   // The record is trusted only for paths inside this workspace's own storage.
   if (checkout !== undefined && !isInside(storage, checkout)) throw new Error(`refusing to remove ${checkout}: outside ${storage}`);
-  await removeWorktree(record.details, options.tracker);
+  await removeWorktree(record.details, options.tracker, options.guard);
   removeTree(home, storage);
   removeScratchRef(record);
   if (options.undo) {

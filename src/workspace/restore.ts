@@ -3,7 +3,7 @@ import type { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { rootProblem } from "./access.ts";
-import { childTracker } from "./lock.ts";
+import { childTracker, repoGuard } from "./lock.ts";
 import { readdWorktree } from "./worktree.ts";
 
 /** Throws unless the root is a directory again; only a vanished worktree can be brought back. */
@@ -13,7 +13,7 @@ export async function restoreRoot(db: Database, record: WorkspaceRecord): Promis
   const { checkout } = record.details;
   if (record.kind === "worktree" && checkout !== undefined && !existsSync(checkout)) {
     try {
-      await readdWorktree(record.details, childTracker(db, record.workspaceId));
+      await readdWorktree(record.details, childTracker(db, record.workspaceId), repoGuard(db));
     } catch (error) {
       throw new Error(`cannot resume workspace ${name}: its worktree ${checkout} vanished and could not be re-added: ${(error as Error).message}`);
     }

@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import { diagnose } from "../output.ts";
 import type { WorkspaceDetails } from "../store/workspaces.ts";
 import { GitError, gitRun, type ChildTracker } from "./git.ts";
+import type { RepoGuard } from "./lock.ts";
 import { resolveCommit } from "./repo.ts";
 
 /** `git worktree add` of `checkout` in `repo`: a new branch at `base`, or an existing ref. */
@@ -27,17 +28,16 @@ export async function addWorktree(
  * Re-adds a worktree whose directory was removed behind our back (resume): on its branch, or
  * detached at its recorded commit. Our stale registration goes first so git accepts the path.
  */
-export async function readdWorktree(details: WorkspaceDetails, tracker: ChildTracker): Promise<void> {
+export async function readdWorktree(details: WorkspaceDetails, tracker: ChildTracker, guard: RepoGuard): Promise<void> {
   const { repo, checkout, commonDir, branch, head } = details;
   if (!repo || !checkout || !commonDir) throw new Error("the workspace record lacks its worktree details");
   if (!existsSync(repo)) throw new Error(`its repository ${repo} no longer exists, so its worktree cannot be re-added`);
-  forgetRegistration(commonDir, checkout);
-  if (branch) {
-    await addWorktree(repo, checkout, { ref: branch }, tracker);
-    return;
-  }
-  if (!head || !resolveCommit(repo, head)) throw new Error(`its commit ${head ?? "(unknown)"} is no longer in ${repo}`);
-  await addWorktree(repo, checkout, { detach: head }, tracker);
+  await guard(commonDir, async () => {
+    forgetRegistration(commonDir, checkout);
+    if (branch) return await addWorktree(repo, checkout, { ref: branch }, tracker);
+    if (!head || !resolveCommit(repo, head)) throw new Error(`its commit ${head ?? "(unknown)"} is no longer in ${repo}`);
+    await addWorktree(repo, checkout, { detach: head }, tracker);
+  });
 }
 
 /**
@@ -45,18 +45,20 @@ export async function readdWorktree(details: WorkspaceDetails, tracker: ChildTra
  * our registration if git left it (repository moved, worktree half-made). Unlike
  * `git worktree prune`, this never touches the registration of anyone else's worktree.
  */
-export async function removeWorktree(details: WorkspaceDetails, tracker: ChildTracker): Promise<void> {
+export async function removeWorktree(details: WorkspaceDetails, tracker: ChildTracker, guard: RepoGuard): Promise<void> {
   const { repo, checkout, commonDir } = details;
-  if (!checkout || !commonDir) return;
-  if (repo && existsSync(repo) && registrationOf(commonDir, checkout)) {
-    try {
-      await gitRun(repo, ["worktree", "remove", "--force", "--force", checkout], tracker);
-    } catch (error) {
-      if (!(error instanceof GitError)) throw error;
-      diagnose(`${error.message}\n  (removing the directory and its registration directly)`);
+  if (!checkout || !commonDir || !registrationOf(commonDir, checkout)) return;
+  await guard(commonDir, async () => {
+    if (repo && existsSync(repo)) {
+      try {
+        await gitRun(repo, ["worktree", "remove", "--force", "--force", checkout], tracker);
+      } catch (error) {
+        if (!(error instanceof GitError)) throw error;
+        diagnose(`${error.message}\n  (removing the directory and its registration directly)`);
+      }
     }
-  }
-  forgetRegistration(commonDir, checkout);
+    forgetRegistration(commonDir, checkout);
+  });
 }
 
 /** Deletes `<commonDir>/worktrees/<name>` of the worktree at `checkout`, if registered. */

@@ -112,6 +112,15 @@ describe("run, pipes mode", () => {
     expect(result.stderr).toContain("add --env PATH=/usr/bin:/bin, --inherit-env, or give an absolute program path");
   });
 
+  test("--purpose workspace-helper with --helper-path runs the helper as the daemon would (env {}, workspace root)", async () => {
+    const helper = join(box.path, "helper.mjs");
+    writeFileSync(helper, "console.log(JSON.stringify({ argv: process.argv.slice(2), cwd: process.cwd() }))\n");
+    const result = await run(["--purpose", "workspace-helper", "--helper-path", helper, "--", "paseo-workspace-helper", "describe"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout.toString())).toEqual({ argv: ["describe"], cwd: workspace });
+  });
+
   test("a paused workspace refuses the run; after resume it runs again", async () => {
     const request = `${JSON.stringify({ protocolVersion: 1, options: { stateDirectory: box.home } })}\n`;
     expect((await op(box, ["pause", "--workspace-id", "w"], { stdin: request })).code).toBe(0);

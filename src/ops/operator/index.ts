@@ -52,11 +52,11 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
   },
   run: {
     required: ["workspace-id"],
-    optional: ["cwd", "purpose", ...STORE],
+    optional: ["cwd", "purpose", "helper-path", ...STORE],
     repeatable: ["env"],
     switches: ["pty", "inherit-env"],
     rest: true,
-    usage: "--workspace-id W [--pty] [--cwd REL] [--env K=V]... [--inherit-env] [--purpose KIND] [--home DIR] [--owner NAME] -- ARGV...",
+    usage: "--workspace-id W [--pty] [--cwd REL] [--env K=V]... [--inherit-env] [--purpose KIND] [--helper-path PATH] [--home DIR] [--owner NAME] -- ARGV...",
     summary: "run a command in a workspace through `exec`, as the daemon does; env is empty unless --env/--inherit-env",
   },
 };

@@ -81,6 +81,9 @@ function buildEnvelope(invocation: Invocation, pty: boolean): SpawnEnvelope | st
     if (process.env.TERM) stdio.term = process.env.TERM;
   }
   const cwd = invocation.flags.get("cwd");
+  const options = operatorOptions(invocation);
+  const helperPath = invocation.flags.get("helper-path");
+  if (helperPath !== undefined) options.helperPath = helperPath;
   return {
     type: "spawn",
     protocolVersion: 1,
@@ -88,7 +91,7 @@ function buildEnvelope(invocation: Invocation, pty: boolean): SpawnEnvelope | st
     ...(cwd === undefined ? {} : { cwd }),
     env,
     purpose: purpose(),
-    options: operatorOptions(invocation),
+    options,
     execId: newExecId(),
     stdio,
   };
@@ -425,7 +428,7 @@ async function finish(client: WrapperClient, workspaceId: string, envelope: Spaw
   return ending;
 }
 
-/** `run --workspace-id W [--pty] [--cwd DIR] [--env K=V]... [--inherit-env] [--purpose KIND] -- ARGV...` */
+/** `run --workspace-id W [--pty] [--cwd REL] [--env K=V]... [--inherit-env] [--purpose KIND] [--helper-path PATH] -- ARGV...` */
 export async function run(invocation: Invocation): Promise<number> {
   const pty = invocation.switches.has("pty");
   const envelope = buildEnvelope(invocation, pty);
@@ -450,7 +453,7 @@ export async function run(invocation: Invocation): Promise<number> {
     // exec refused before launching anything (paused, missing, bad cwd, program not found):
     // its own diagnostic is already on stderr; keep its status (127 = not found, as a shell).
     const { code, signal } = ending.wrapper;
-    if (code === 127 && envelope.env.PATH === undefined && !envelope.argv[0]!.includes("/")) {
+    if (code === 127 && envelope.env.PATH === undefined && !envelope.argv[0]!.includes("/") && envelope.purpose.kind !== "workspace-helper") {
       diagnose("run: the workload env is empty unless you ask: add --env PATH=/usr/bin:/bin, --inherit-env, or give an absolute program path");
     }
     if (code !== null && code !== 0) return code;
