@@ -124,12 +124,16 @@ export async function gitRun(cwd: string, args: readonly string[], tracker?: Chi
 }
 
 function openGate(proc: Bun.Subprocess<"pipe", number, "pipe" | "inherit">, tracker: ChildTracker): void {
-  const info = readProcess(proc.pid);
-  if (info) tracker.started({ pid: proc.pid, startTicks: info.startTicks });
-  const stdin = proc.stdin;
-  // Without a recorded identity the gate stays shut: EOF makes `read` fail and git never runs.
-  if (info) stdin.write("go\n");
-  void stdin.end();
+  // The gate opens only once the identity is on record; otherwise EOF makes `read` fail and
+  // git never runs (also when recording throws).
+  try {
+    const info = readProcess(proc.pid);
+    if (!info) return;
+    tracker.started({ pid: proc.pid, startTicks: info.startTicks });
+    proc.stdin.write("go\n");
+  } finally {
+    void proc.stdin.end();
+  }
 }
 
 function forward(text: string): void {

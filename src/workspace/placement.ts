@@ -41,7 +41,3 @@ export function localBranchFor(headRef: string): string {
   return withoutPrefix.slice(withoutPrefix.lastIndexOf(":") + 1);
 }
 
-/** Whether the placement asks for its own worktree (every kind but "existing"). */
-export function wantsWorktree(placement: PlacementIntent): boolean {
-  return placement.kind !== "existing";
-}

@@ -131,6 +131,17 @@ describe("host-directory: placements become git worktrees in owned storage", () 
     expect(worktrees(repo)[1]).toBe(join(json.placement.cwd, "..", ".."));
   });
 
+  test("git ignores variables in the runtime's environment that would redirect it to another repository", async () => {
+    const decoy = join(t.dir, "decoy");
+    mkdirSync(decoy);
+    git(decoy, "init", "-q", "-b", "decoy");
+    const env = { GIT_DIR: join(decoy, ".git"), GIT_WORK_TREE: decoy, GIT_INDEX_FILE: join(decoy, "index"), GIT_COMMON_DIR: join(decoy, ".git"), GIT_CEILING_DIRECTORIES: t.dir };
+    const result = await op("create", "w1", { input: createInput("w1", host(), { kind: "branch", branchName: "topic", baseRef: "feature" }), options: t.options }, env);
+    expect(result.code, result.stderr).toBe(0);
+    expectWorktree(result.json, "topic", "w1");
+    expect(existsSync(join(decoy, ".git", "worktrees"))).toBe(false);
+  });
+
   test("a host directory that is not a git repository cannot take a worktree placement", async () => {
     const plain = join(t.dir, "plain");
     mkdirSync(plain);
