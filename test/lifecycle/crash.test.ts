@@ -162,3 +162,21 @@ test("after a create killed mid-clone, the next create (another input) kills the
     server.stop();
   }
 });
+
+test("destroy SIGKILLed at random moments: the next destroy finishes the job, nothing is left", async () => {
+  for (let n = 0; n < 8; n++) {
+    const id = `doomed-${n}`;
+    const created = ok(await create(t.options, createInput(id, { kind: "host-directory", path: repo }, { kind: "branch", branchName: `doomed-${n}`, baseRef: "main" })));
+    const proc = Bun.spawn([BIN, "destroy", "--workspace-id", id], { stdin: new Blob([`${JSON.stringify({ protocolVersion: 1, options: t.options })}\n`]), stdout: "ignore", stderr: "ignore" });
+    await Bun.sleep(Math.random() * 60);
+    proc.kill("SIGKILL");
+    await proc.exited;
+    const status = ok(await op("inspect", id, { options: t.options })).inspection.status;
+    expect(["missing", "ready", "error"]).toContain(status);
+    ok(await op("destroy", id, { options: t.options }));
+    expect(existsSync(created.placement.cwd)).toBe(false);
+    expect(worktrees(repo)).toEqual([repo]);
+    expect(records(t.home)).toEqual([]);
+    expect(ownedEntries(t.home)).toEqual([]);
+  }
+});
