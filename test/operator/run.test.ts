@@ -150,8 +150,9 @@ describe("run --pty without a terminal of its own", () => {
 
 describe("run --pty under a real terminal (tmux)", () => {
   test("the workload sees the terminal's size, then the new size after a resize; Ctrl-C reaches it as a key; the terminal is restored", async () => {
-    const socket = `phr-op-${process.pid}`;
-    const tmux = (...args: string[]) => Bun.spawnSync(["tmux", "-L", socket, "-f", "/dev/null", ...args], { env: { ...process.env, ...box.env } });
+    // A private server whose socket lives in the sandbox, so cleanup removes it too.
+    const socket = join(box.path, "tmux.sock");
+    const tmux = (...args: string[]) => Bun.spawnSync(["tmux", "-S", socket, "-f", "/dev/null", ...args], { env: { ...process.env, ...box.env } });
     const rcFile = join(box.path, "pty-rc");
     const sttyFile = join(box.path, "pty-stty");
     const script = join(box.path, "pty.sh");
