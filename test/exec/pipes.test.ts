@@ -77,6 +77,16 @@ describe("the workload owns fd 0, 1 and 2", () => {
     expect(Buffer.concat(chunks).equals(Buffer.from(data))).toBe(true);
   });
 
+  test("the wrapper keeps no copy of stdout: the daemon sees EOF as soon as the workload closes it", async () => {
+    const handle = startExec(ws.id, envelope(["sh", "-c", "exec 1>&-; sleep 1"], { options: ws.options, env: { PATH } }));
+    handle.closeStdin();
+    let exitSeenAtEof = true;
+    await new Promise<void>((resolve) => handle.child.stdout!.on("end", () => resolve()));
+    exitSeenAtEof = handle.events.some((e) => e.type === "exit");
+    expect(exitSeenAtEof).toBe(false);
+    expectComplete(await handle.done, 0);
+  });
+
   for (const code of [0, 1, 2, 42, 126, 127, 255]) {
     test(`exit code ${code} is reported and mirrored`, async () => {
       expectComplete(await run(["sh", "-c", `exit ${code}`]), code);
