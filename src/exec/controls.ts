@@ -67,6 +67,18 @@ export class ControlReader {
     return null;
   }
 
+  /**
+   * Reads and discards everything until the daemon closes fd 3. A socket closed with unread
+   * bytes resets the daemon's end (ECONNRESET), so a wrapper done with controls still drains.
+   */
+  async drain(): Promise<void> {
+    this.#chunk = new Uint8Array(0);
+    while (!this.#done) {
+      const { done } = await this.#reader.read().catch(() => ({ done: true }));
+      if (done) this.#done = true;
+    }
+  }
+
   /** Stops reading (the stream is released; the daemon may still write). */
   cancel(): void {
     this.#done = true;

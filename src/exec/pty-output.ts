@@ -1,38 +1,48 @@
-import { closeSync, constants, openSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readlinkSync } from "node:fs";
 import { setTerminalOutput } from "../platform/libc.ts";
+import { readProcess } from "../platform/process.ts";
 
 /** The wrapper's stdout. In PTY mode only the wrapper writes it, so a non-blocking sink is safe. */
 const STDOUT_FD = 1;
+/** Character-device major of Unix98 PTY slaves (/dev/pts/N) on Linux. */
+const PTS_MAJOR = 136;
 
 /**
  * Copies PTY output to fd 1 unchanged, with backpressure: Bun's terminal `data` callback cannot
  * be paused, so when fd 1 is full the terminal's own output is suspended with tcflow(TCOOFF)
- * on the slave side, and restarted once the sink has drained. Memory stays bounded and the
- * event loop stays free for signals.
+ * on the slave side (the workload's writes then block in the kernel), and restarted once the
+ * sink has drained. Memory stays bounded and the event loop stays free for signals.
  */
 export class PtyOutput {
   readonly #sink = Bun.file(STDOUT_FD).writer({ highWaterMark: 64 * 1024 });
   #slave = -1;
   #suspended = false;
-  #drained: Promise<unknown> = Promise.resolve();
+  /** The flush fd 1 has not completed yet; null when everything written was accepted. */
+  #pending: Promise<unknown> | null = null;
+  /** Set once fd 1 failed (the daemon closed it): from then on output is discarded. */
+  #lost = false;
   #masterClosed: () => void = () => {};
   /** Resolves when the PTY reported EOF/EIO on the master: every byte has been read. */
   readonly masterClosed = new Promise<void>((resolve) => (this.#masterClosed = resolve));
 
-  /** Opens the slave by the workload's fd 0 so output can be suspended (Linux; elsewhere none). */
+  /**
+   * Opens the workload's terminal (slave side) so output can be suspended. Without it (no
+   * /proc, or the workload already dropped its terminal) output simply is not throttled.
+   */
   attach(pid: number): void {
-    try {
-      this.#slave = openSync(`/proc/${pid}/fd/0`, constants.O_RDWR | constants.O_NOCTTY);
-    } catch {
-      this.#slave = -1;
-    }
+    this.#slave = openSlave(pid);
   }
 
   /** The terminal `data` callback. */
   write(chunk: Uint8Array): void {
-    this.#sink.write(chunk);
-    const flushed = this.#sink.flush();
-    if (flushed instanceof Promise) this.#suspend(flushed);
+    if (this.#lost) return;
+    try {
+      const written = this.#sink.write(chunk);
+      if (written instanceof Promise) written.catch(() => this.#lose());
+      this.#track(this.#sink.flush());
+    } catch {
+      this.#lose();
+    }
   }
 
   /** The terminal `exit` callback. */
@@ -42,40 +52,118 @@ export class PtyOutput {
 
   /** Waits up to `ms` for the master to close; returns whether it did. */
   async waitMasterClosed(ms: number): Promise<boolean> {
-    let timer: Timer | undefined;
-    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-    const closed = await Promise.race([this.masterClosed.then(() => true), timeout]);
-    clearTimeout(timer);
-    return closed;
+    return within(this.masterClosed.then(() => true), ms, false);
   }
 
   /** Drops our hold on the slave: while we hold it the master never reports EOF. */
   releaseSlave(): void {
     if (this.#slave < 0) return;
-    if (this.#suspended) this.#resume();
+    this.#setRunning(true);
     closeSync(this.#slave);
     this.#slave = -1;
   }
 
-  /** Writes out everything received, then closes fd 1 (the daemon's stdout EOF). */
+  /** Waits up to `ms` for fd 1 to accept everything written so far; returns whether it did. */
+  async settle(ms: number): Promise<boolean> {
+    if (this.#lost || !this.#pending) return true;
+    return within(this.#drained().then(() => true), ms, false);
+  }
+
+  /** Writes out everything received, however long the daemon takes to read it, then closes the sink. */
   async finish(): Promise<void> {
-    await this.#drained;
-    await this.#sink.end();
+    if (this.#lost) return;
+    try {
+      await this.#drained();
+      await this.#sink.end();
+    } catch {
+      this.#lose();
+    }
   }
 
-  #suspend(flushed: Promise<unknown>): void {
-    this.#drained = flushed;
-    if (this.#suspended || this.#slave < 0) return;
-    this.#suspended = true;
-    setTerminalOutput(this.#slave, false);
-    void flushed.then(() => this.#resume());
+  /** Resolves once no flush is pending any more. */
+  async #drained(): Promise<void> {
+    while (this.#pending && !this.#lost) await this.#pending;
   }
 
-  #resume(): void {
-    if (!this.#suspended) return;
-    this.#suspended = false;
-    if (this.#slave >= 0) setTerminalOutput(this.#slave, true);
-    const flushed = this.#sink.flush();
-    if (flushed instanceof Promise) this.#suspend(flushed);
+  /** Suspends the terminal while a flush is pending; the flush's completion re-checks. */
+  #track(flushed: number | Promise<number>): void {
+    if (!(flushed instanceof Promise)) {
+      this.#pending = null;
+      this.#setRunning(true);
+      return;
+    }
+    if (this.#pending) {
+      // Already waiting on an earlier flush, whose completion re-checks; only failures matter here.
+      flushed.catch(() => this.#lose());
+      return;
+    }
+    this.#setRunning(false);
+    this.#pending = flushed.then(
+      () => {
+        this.#pending = null;
+        if (!this.#lost) this.#track(this.#sink.flush());
+      },
+      () => this.#lose(),
+    );
+  }
+
+  /** fd 1 is gone: discard output, and never leave the workload blocked on a stopped terminal. */
+  #lose(): void {
+    this.#lost = true;
+    this.#pending = null;
+    this.#setRunning(true);
+  }
+
+  #setRunning(running: boolean): void {
+    if (this.#suspended === !running || this.#slave < 0) return;
+    try {
+      setTerminalOutput(this.#slave, running);
+      this.#suspended = !running;
+    } catch {
+      // A terminal that cannot be stopped is not throttled; one that cannot be restarted is
+      // hung up by the close that follows the workload's end.
+      this.#suspended = false;
+    }
+  }
+}
+
+/**
+ * The workload's controlling terminal, opened O_NOCTTY: by the device number in
+ * /proc/<pid>/stat (/dev/pts/N), else whichever of its fd 0–2 is that device. -1 when none.
+ */
+function openSlave(pid: number): number {
+  const tty = readProcess(pid)?.tty ?? 0;
+  if (tty === 0) return -1;
+  const major = (tty >> 8) & 0xfff;
+  const minor = (tty & 0xff) | ((tty >> 12) & 0xfff00);
+  const candidates = major === PTS_MAJOR ? [`/dev/pts/${minor}`] : [];
+  for (const fd of [0, 1, 2]) {
+    try {
+      candidates.push(readlinkSync(`/proc/${pid}/fd/${fd}`));
+    } catch {
+      // Not open, or no /proc: try the next.
+    }
+  }
+  for (const path of candidates) {
+    let fd = -1;
+    try {
+      fd = openSync(path, constants.O_RDWR | constants.O_NOCTTY | constants.O_NONBLOCK);
+      if (fstatSync(fd).rdev === tty) return fd;
+    } catch {
+      // Gone or not ours: try the next.
+    }
+    if (fd >= 0) closeSync(fd);
+  }
+  return -1;
+}
+
+/** `promise`, or `fallback` after `ms`. */
+async function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: Timer | undefined;
+  const timeout = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

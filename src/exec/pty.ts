@@ -1,5 +1,5 @@
 import type { Subprocess } from "bun";
-import type { Control, ResizeControl } from "../protocol/index.ts";
+import type { ResizeControl } from "../protocol/index.ts";
 import { readProcess, sendSignal } from "../platform/process.ts";
 import { markFinished } from "../store/executions.ts";
 import type { ControlReader } from "./controls.ts";
@@ -18,11 +18,20 @@ import { failWorkload, finishWorkload, startWorkload, type Outcome } from "./wor
 const EOF_CHARACTER = "\x04";
 /** How long the master may stay open after the leader exited before we close it. */
 const MASTER_DRAIN_MS = 300;
+/** How long `eof` waits for fd 1 to take the last output; a daemon not reading gets it after `exit`. */
+const OUTPUT_SETTLE_MS = 250;
+/** How long the wrapper waits, after `exit`, for the daemon to close fd 0 and fd 3 (it does on exit). */
+const HANGUP_WAIT_MS = 250;
 
 /** A signal frame's name must be a real signal; anything else is a protocol error. */
 function checkSignalName(name: string): NodeJS.Signals {
   if (!/^SIG[A-Z0-9]+$/.test(name) || signalNumber(name) === undefined) throw new Error(`unsupported signal ${JSON.stringify(name)} in a PTY signal frame`);
   return name as NodeJS.Signals;
+}
+
+/** Set once the leader was reaped: input is then drained, no longer forwarded. */
+interface Session {
+  ended: boolean;
 }
 
 /**
@@ -56,19 +65,25 @@ export async function runPty(plan: LaunchPlan, controls: ControlReader, signals:
   for (const resize of early.resizes) events.resized(resize.id);
   for (const signal of early.signals) signals.receive(signal);
   signals.attach((signal) => deliverPtySignal(identity, signal));
-  const reaped = proc.exited;
-  void pumpInput(terminal, reaped);
-  void followControls(controls, identity, events, signals, terminal);
-  await reaped;
+  const session: Session = { ended: false };
+  const input = pumpInput(terminal, session);
+  const control = followControls(controls, identity, events, signals, terminal);
+  await proc.exited;
+  session.ended = true;
   signals.close();
-  controls.cancel();
-  return finishWorkload(plan, identity, proc, events, async () => {
+  const outcome = await finishWorkload(plan, identity, proc, events, async () => {
     output.releaseSlave();
     await output.waitMasterClosed(MASTER_DRAIN_MS);
     terminal.close();
-    await output.finish();
-    releaseStdio();
+    await output.settle(OUTPUT_SETTLE_MS);
   });
+  // The tail a stalled daemon has not read yet; `exit` was not held back for it.
+  await output.finish();
+  // Bytes left unread on a socket we close reset the daemon's end (ECONNRESET); it closes
+  // fd 0 and fd 3 when it sees `exit`, so drain them until then, briefly.
+  await Promise.race([Promise.all([input, control]), Bun.sleep(HANGUP_WAIT_MS)]);
+  releaseStdio();
+  return outcome;
 }
 
 /** Frames that came with the envelope: validated before anything is launched. */
@@ -90,7 +105,12 @@ function takeEarlyControls(plan: LaunchPlan, controls: ControlReader, events: Ev
   return { resizes, signals };
 }
 
-/** Resize and signal frames after `started`; closing fd 3 is control EOF, not an error. */
+/**
+ * Resize and signal frames after `started`, until the daemon closes fd 3 (control EOF, not an
+ * error). A resize is acknowledged whenever that is still legal (before `eof`), even once the
+ * terminal is gone: the daemon holds keyboard input until the ack. After a bad frame fd 3 is
+ * only drained, so the daemon's end is never reset by bytes we left unread.
+ */
 async function followControls(
   controls: ControlReader,
   identity: WorkloadIdentity,
@@ -98,44 +118,40 @@ async function followControls(
   signals: SignalForwarder,
   terminal: NonNullable<Subprocess["terminal"]>,
 ): Promise<void> {
-  for (;;) {
-    let frame: Control | null;
-    try {
-      frame = await controls.next();
-      if (!frame) return;
+  try {
+    for (let frame = await controls.next(); frame; frame = await controls.next()) {
       if (frame.type === "resize") {
-        if (terminal.closed || events.sequence.eof) continue;
-        terminal.resize(frame.cols, frame.rows);
+        if (events.sequence.eof) continue;
+        if (!terminal.closed) terminal.resize(frame.cols, frame.rows);
         events.resized(frame.id);
       } else if (frame.type === "signal") {
         signals.receive(checkSignalName(frame.signal));
       } else {
         throw new Error("a second spawn envelope on fd 3");
       }
-    } catch (error) {
-      failWorkload(identity, events, (error as Error).message);
-      return;
     }
+  } catch (error) {
+    failWorkload(identity, events, (error as Error).message);
+    await controls.drain();
   }
 }
 
-/** Copies fd 0 into the terminal; at EOF sends the EOF character once and keeps running. */
-async function pumpInput(terminal: NonNullable<Subprocess["terminal"]>, reaped: Promise<unknown>): Promise<void> {
+/**
+ * Copies fd 0 into the terminal unchanged. At EOF it sends the terminal's EOF character once
+ * (a canonical-mode reader then sees end-of-file; in raw mode it is just the byte 0x04) and
+ * keeps the workload running. Once the leader is reaped input is read and discarded.
+ */
+async function pumpInput(terminal: NonNullable<Subprocess["terminal"]>, session: Session): Promise<void> {
   const reader = Bun.file(0).stream().getReader();
-  let done = false;
-  void reaped.then(() => {
-    done = true;
-    reader.cancel().catch(() => {});
-  });
   try {
     for (;;) {
-      const { done: ended, value } = await reader.read();
-      if (done || terminal.closed) return;
-      if (ended) {
-        terminal.write(EOF_CHARACTER);
+      const { done, value } = await reader.read();
+      const open = !session.ended && !terminal.closed;
+      if (done) {
+        if (open) terminal.write(EOF_CHARACTER);
         return;
       }
-      terminal.write(value);
+      if (open) terminal.write(value);
     }
   } catch {
     // fd 0 failing is the daemon going away; the workload's fate is decided elsewhere.

@@ -15,7 +15,11 @@ export interface ReadyWorkspace {
 
 let counter = 0;
 
-/** Creates a workspace through the compiled binary's `create` (host-directory, existing). */
+/**
+ * Creates a workspace through the compiled binary's `create` (host-directory, existing), the
+ * way the daemon does. Envelopes and lifecycle requests must carry `options` so exec finds the
+ * same home.
+ */
 export async function readyWorkspace(prefix = "ws"): Promise<ReadyWorkspace> {
   const dir = tempDir("phr-ws-");
   const home = join(dir.path, "home");
@@ -24,7 +28,10 @@ export async function readyWorkspace(prefix = "ws"): Promise<ReadyWorkspace> {
   const id = `${prefix}-${process.pid}-${++counter}`;
   const options = { stateDirectory: home };
   const input = { workspaceId: id, project: { projectId: "p", source: { kind: "host-directory", path: root } }, placement: { kind: "existing" } };
-  const result = await runBinary(["create", "--workspace-id", id], { stdin: request(options, { input }) });
+  const result = await runBinary(["create", "--workspace-id", id], {
+    stdin: request(options, { input }),
+    env: { PASEO_HOST_RUNTIME_HOME: home },
+  });
   if (result.code !== 0) {
     dir.cleanup();
     throw new Error(`create failed (${result.code}): ${result.stderr}`);

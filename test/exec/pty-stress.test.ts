@@ -1,0 +1,136 @@
+/**
+ * The heavy PTY checks of issue 5: a daemon that stops reading fd 1 must neither grow the
+ * wrapper without bound nor delay signals, and many sequential PTY execs leak nothing.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { listProcesses } from "../../src/platform/process.ts";
+import type { ExecHandle } from "../support/daemon.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { killLeftovers, markedProcesses, signalFrame, startPty, statusField, until, workloadOf } from "./pty-support.ts";
+
+let ws: ReadyWorkspace;
+
+beforeAll(async () => {
+  ws = await readyWorkspace("pty-stress");
+});
+
+afterEach(async () => {
+  await killLeftovers();
+});
+
+afterAll(() => ws?.cleanup());
+
+const MiB = 1024 * 1024;
+
+/**
+ * Replaces the handle's stdout collection with a byte counter (256 MiB must not pile up in the
+ * test process) and returns a view of it. `nonZero` counts bytes other than NUL.
+ */
+function countStdout(handle: ExecHandle) {
+  const stdout = handle.child.stdout!;
+  stdout.removeAllListeners("data");
+  const counter = { bytes: 0, nonZero: 0 };
+  stdout.on("data", (chunk: Buffer) => {
+    counter.bytes += chunk.length;
+    for (const byte of chunk) if (byte !== 0) counter.nonZero++;
+  });
+  return counter;
+}
+
+/** Samples the wrapper's peak RSS (VmHWM, kB) until it exits; resolves with the last value seen. */
+async function peakRss(pid: number, until: Promise<unknown>): Promise<number> {
+  let peak = 0;
+  let done = false;
+  void until.then(() => (done = true));
+  while (!done) {
+    try {
+      peak = Math.max(peak, Number.parseInt(statusField(pid, "VmHWM") ?? "0", 10));
+    } catch {
+      break;
+    }
+    await Bun.sleep(50);
+  }
+  return peak;
+}
+
+describe("a daemon that stops reading fd 1", () => {
+  test("stalled 3 s while the workload prints 256 MiB: wrapper peak RSS < 64 MiB and every byte arrives", async () => {
+    const size = 256 * MiB;
+    const handle = startPty(ws, ["head", "-c", String(size), "/dev/zero"]);
+    const counter = countStdout(handle);
+    const exited = new Promise((resolve) => handle.child.once("exit", resolve));
+    const peak = peakRss(handle.pid, exited);
+    await handle.waitEvent("started");
+    await until("the first output", () => counter.bytes > 0);
+    handle.child.stdout!.pause();
+    const pausedAt = counter.bytes;
+    await Bun.sleep(3000);
+    // Reading really stopped: at most what was already in flight arrived meanwhile.
+    expect(counter.bytes - pausedAt).toBeLessThan(4 * MiB);
+    handle.child.stdout!.resume();
+    const result = await handle.done;
+    expect(counter.bytes).toBe(size);
+    expect(counter.nonZero).toBe(0);
+    expect(result.violation).toBeNull();
+    expect(result.events.at(-1)).toEqual({ type: "exit", protocolVersion: 1, code: 0, signal: null } as never);
+    const peakKiB = await peak;
+    expect(peakKiB).toBeGreaterThan(0);
+    expect(peakKiB).toBeLessThan(64 * 1024);
+  }, 60_000);
+
+  test("a SIGTERM frame sent during the stall ends the workload within 1 s, reported by the exit event", async () => {
+    const handle = startPty(ws, ["head", "-c", String(256 * MiB), "/dev/zero"]);
+    const counter = countStdout(handle);
+    await handle.waitEvent("started");
+    const workload = await workloadOf(handle);
+    await until("the first output", () => counter.bytes > 0);
+    handle.child.stdout!.pause();
+    await Bun.sleep(1000);
+    const sent = performance.now();
+    handle.sendControl(signalFrame("SIGTERM"));
+    const exit = await handle.waitEvent("exit");
+    const elapsed = performance.now() - sent;
+    expect(exit).toEqual({ type: "exit", protocolVersion: 1, code: null, signal: "SIGTERM" } as never);
+    expect(elapsed).toBeLessThan(1000);
+    expect(existsSync(`/proc/${workload.pid}`) && listProcesses().some((p) => p.pid === workload.pid && p.state !== "Z")).toBe(false);
+    // Still stalled: nothing was lost by reporting first, the tail follows once the daemon reads.
+    handle.child.stdout!.resume();
+    const result = await handle.done;
+    expect(result.violation).toBeNull();
+    expect(result.signal).toBe("SIGTERM");
+    expect(counter.nonZero).toBe(0);
+  }, 60_000);
+});
+
+const RUNS = 200;
+
+/** Processes whose parent is this test process. */
+const children = () => listProcesses().filter((p) => p.ppid === process.pid).map((p) => p.pid);
+const openFds = () => readdirSync("/proc/self/fd").length;
+/** The change time of a /dev/pts entry, which tells one PTY instance from a later one of the same number. */
+const ptsCtime = (path: string) => statSync(path, { bigint: true }).ctimeNs;
+
+test(`no PTY, fd or process leaks after ${RUNS} sequential PTY execs`, async () => {
+  const childrenBefore = children();
+  const fdsBefore = openFds();
+  const used: { path: string; ctime: bigint }[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const handle = startPty(ws, ["/bin/sh", "-c", "tty; read x"]);
+    await handle.waitStdout("\r\n");
+    const path = handle.stdoutText().trim();
+    expect(path).toMatch(/^\/dev\/pts\/\d+$/);
+    used.push({ path, ctime: ptsCtime(path) });
+    handle.write("\n");
+    const result = await handle.done;
+    expect(result.violation).toBeNull();
+    expect(result.code).toBe(0);
+  }
+  await Bun.sleep(200);
+  // Other programs on this machine may reuse the numbers meanwhile; the same instance must be gone.
+  const leaked = used.filter(({ path, ctime }) => existsSync(path) && ptsCtime(path) === ctime);
+  expect(leaked).toEqual([]);
+  expect(children()).toEqual(childrenBefore);
+  expect(markedProcesses()).toEqual([]);
+  expect(openFds()).toBeLessThanOrEqual(fdsBefore + 2);
+}, 180_000);

@@ -1,0 +1,130 @@
+/**
+ * Shared by the PTY end-to-end tests: PTY envelopes, finding the workload a wrapper launched,
+ * and making sure every process a test started is gone afterwards.
+ */
+import { readFileSync, readdirSync } from "node:fs";
+import { listProcesses, readProcess, type ProcessInfo } from "../../src/platform/process.ts";
+import { envelope, startExec, type ExecHandle, type ExecOptions } from "../support/daemon.ts";
+import type { ReadyWorkspace } from "../support/workspace.ts";
+
+export const PATH = "/usr/bin:/bin";
+
+/**
+ * Every workload of this test process carries this variable, so a failed test can still find
+ * and kill exactly the processes it started (see `killMarked`).
+ */
+export const MARK = `PHR_PTY_TEST=${process.pid}`;
+const [MARK_NAME, MARK_VALUE] = MARK.split("=") as [string, string];
+
+/** A PTY spawn envelope with the daemon's defaults: 24 rows, 80 columns, PATH and the mark. */
+export function ptyEnvelope(ws: ReadyWorkspace, argv: string[], fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return envelope(argv, {
+    options: ws.options,
+    env: { PATH, [MARK_NAME]: MARK_VALUE },
+    stdio: { kind: "pty", rows: 24, cols: 80 },
+    ...fields,
+  });
+}
+
+const handles = new Set<ExecHandle>();
+
+/**
+ * Starts a PTY exec like the daemon: fd 3 stays open unless `keepControls: false`, and on the
+ * `exit` event fd 0 and fd 3 are closed, as the daemon does.
+ */
+export function startPty(ws: ReadyWorkspace, argv: string[], fields: Record<string, unknown> = {}, options: ExecOptions = {}): ExecHandle {
+  const handle = startExec(ws.id, ptyEnvelope(ws, argv, fields), { keepControls: true, ...options });
+  void handle.waitEvent("exit").then(() => {
+    handle.closeStdin();
+    handle.closeControls();
+  });
+  handles.add(handle);
+  void handle.done.then(() => handles.delete(handle));
+  return handle;
+}
+
+/** A control frame line. */
+export function frame(value: Record<string, unknown>): string {
+  return `${JSON.stringify({ protocolVersion: 1, ...value })}\n`;
+}
+
+export const resizeFrame = (id: number, rows: number, cols: number) => frame({ type: "resize", id, rows, cols });
+export const signalFrame = (signal: string) => frame({ type: "signal", signal });
+
+/** Polls `probe` every few ms until it returns a value, or throws after `ms`. */
+export async function until<T>(what: string, probe: () => T | null | undefined | false, ms = 5000): Promise<T> {
+  const deadline = performance.now() + ms;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (performance.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await Bun.sleep(5);
+  }
+}
+
+/** The workload the wrapper launched: its only direct child that is not a zombie. */
+export function workloadOf(handle: ExecHandle): Promise<ProcessInfo> {
+  return until(`the workload of wrapper ${handle.pid}`, () => listProcesses().find((p) => p.ppid === handle.pid && p.state !== "Z"));
+}
+
+/** Live processes in the session or process group `id` (a workload leader's pid). */
+export function sessionMembers(id: number): ProcessInfo[] {
+  return listProcesses().filter((p) => p.state !== "Z" && (p.sid === id || p.pgid === id));
+}
+
+/** One line of /proc/<pid>/status, e.g. `SigIgn`. */
+export function statusField(pid: number, name: string): string | undefined {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${name}:`));
+  return line?.slice(name.length + 1).trim();
+}
+
+/** Whether a process carries the test mark in its environment (unreadable = no). */
+function isMarked(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(MARK);
+  } catch {
+    return false;
+  }
+}
+
+/** Every live process this test process started as a workload (by the mark). */
+export function markedProcesses(): ProcessInfo[] {
+  const out: ProcessInfo[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    if (!isMarked(pid)) continue;
+    const info = readProcess(pid);
+    if (info && info.state !== "Z") out.push(info);
+  }
+  return out;
+}
+
+/**
+ * After each test: SIGKILL every wrapper still running and every marked workload process.
+ * Returns what had to be killed so a test can also assert there was nothing.
+ */
+export async function killLeftovers(): Promise<number> {
+  let killed = 0;
+  const exits: Promise<unknown>[] = [];
+  for (const handle of handles) {
+    if (handle.child.exitCode === null && handle.child.signalCode === null) {
+      exits.push(new Promise((resolve) => handle.child.once("exit", resolve)));
+      handle.child.kill("SIGKILL");
+      killed++;
+    }
+  }
+  for (const info of markedProcesses()) {
+    try {
+      process.kill(info.pid, "SIGKILL");
+      killed++;
+    } catch {
+      // Already gone.
+    }
+  }
+  await Promise.race([Promise.all(exits), Bun.sleep(2000)]);
+  handles.clear();
+  return killed;
+}
