@@ -1,7 +1,11 @@
-import { COMMANDS, UsageError, commandUsage, helpText, parseArgs, type Invocation } from "./cli.ts";
+import { COMMANDS, UsageError, addCommand, commandUsage, helpText, parseArgs, type Invocation } from "./cli.ts";
 import { diagnose, writeAll, writeStdout } from "./output.ts";
 import { TARGET, VERSION } from "./version.ts";
 import { HANDLERS } from "./ops/index.ts";
+import { OPERATOR_COMMANDS } from "./ops/operator/index.ts";
+
+// Operator commands join the table here, so cli.ts never imports from ops/ (flow goes one way).
+for (const [name, spec] of Object.entries(OPERATOR_COMMANDS)) addCommand(name, spec);
 
 const GENERAL_USAGE = "Usage: paseo-host-runtime <command> [options]\nRun `paseo-host-runtime --help` for the list of commands.\n";
 

@@ -8,6 +8,7 @@ import { reconcile } from "./reconcile.ts";
 import { resume } from "./resume.ts";
 import { exec } from "./exec.ts";
 import { signal } from "./signal.ts";
+import { OPERATOR_HANDLERS } from "./operator/index.ts";
 
 /** An operation: returns the process exit code, or throws with a message for stderr. */
 export type Handler = (invocation: Invocation) => number | Promise<number>;
@@ -23,4 +24,5 @@ export const HANDLERS: Record<string, Handler> = {
   reconcile,
   exec,
   signal,
+  ...OPERATOR_HANDLERS,
 };
