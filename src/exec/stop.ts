@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { isSameLiveProcess } from "../platform/process.ts";
-import { markFinished, unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
+import { markFinished, unfinishedExecutions, unfinishedExecutionsOfOwner, type ExecutionRecord } from "../store/executions.ts";
 import { stopWorkload, workloadMembers, type WorkloadIdentity } from "./terminate.ts";
 
 /** The identity part of an execution record. */
@@ -20,12 +20,12 @@ export async function stopWorkspaceExecutions(db: Database, workspaceId: string,
 }
 
 /**
- * Reconcile's sweep: an unfinished execution whose workload is gone is marked finished;
+ * Reconcile's sweep, limited to one owner's workspaces: an unfinished execution whose workload is gone is marked finished;
  * one whose wrapper died is killed (nobody is left to report or clean it up).
  */
-export async function reapAbandonedExecutions(db: Database): Promise<number> {
+export async function reapAbandonedExecutions(db: Database, owner: string): Promise<number> {
   let reaped = 0;
-  for (const record of unfinishedExecutions(db)) {
+  for (const record of unfinishedExecutionsOfOwner(db, owner)) {
     const alive = workloadMembers(identityOf(record)).length > 0;
     const wrapperAlive = isSameLiveProcess(record.wrapperPid, record.wrapperStartTicks);
     if (alive && wrapperAlive) continue;

@@ -38,7 +38,7 @@ export async function reconcile(_invocation: Invocation): Promise<number> {
       const orphan = !keep.has(record.workspaceId) && !(record.status === "creating" && liveHolder(record));
       if (orphan || interrupted) await destroyWorkspace(db, home, record.workspaceId, owner);
     }
-    await reapAbandonedExecutions(db);
+    await reapAbandonedExecutions(db, owner);
     respond({ type: "ok", protocolVersion: 1 });
     return 0;
   } finally {

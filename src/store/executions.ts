@@ -20,10 +20,30 @@ export interface ExecutionRecord {
   exitSignal: string | null;
 }
 
-const COLUMNS = `workspace_id AS workspaceId, exec_id AS execId, mode, purpose, argv0, pid, pgid,
-  start_ticks AS startTicks, boot_id AS bootId, wrapper_pid AS wrapperPid,
-  wrapper_start_ticks AS wrapperStartTicks, started_at AS startedAt, finished_at AS finishedAt,
-  exit_code AS exitCode, exit_signal AS exitSignal`;
+const FIELDS: [column: string, name: keyof ExecutionRecord][] = [
+  ["workspace_id", "workspaceId"],
+  ["exec_id", "execId"],
+  ["mode", "mode"],
+  ["purpose", "purpose"],
+  ["argv0", "argv0"],
+  ["pid", "pid"],
+  ["pgid", "pgid"],
+  ["start_ticks", "startTicks"],
+  ["boot_id", "bootId"],
+  ["wrapper_pid", "wrapperPid"],
+  ["wrapper_start_ticks", "wrapperStartTicks"],
+  ["started_at", "startedAt"],
+  ["finished_at", "finishedAt"],
+  ["exit_code", "exitCode"],
+  ["exit_signal", "exitSignal"],
+];
+
+/** The select list of an ExecutionRecord, optionally qualified by a table alias. */
+function columns(table = ""): string {
+  return FIELDS.map(([column, name]) => `${table}${column} AS ${name}`).join(", ");
+}
+
+const COLUMNS = columns();
 
 /** What the wrapper knows about itself and the request before launch. */
 export interface Reservation {
@@ -84,6 +104,16 @@ export function unfinishedExecutions(db: Database, workspaceId?: string): Execut
   return db
     .query(`SELECT ${COLUMNS} FROM executions WHERE workspace_id = ?1 AND finished_at IS NULL ORDER BY started_at`)
     .all(workspaceId) as ExecutionRecord[];
+}
+
+/** Unfinished executions of the workspaces recorded under `owner`. */
+export function unfinishedExecutionsOfOwner(db: Database, owner: string): ExecutionRecord[] {
+  return db
+    .query(
+      `SELECT ${columns("e.")} FROM executions e JOIN workspaces w ON w.workspace_id = e.workspace_id
+       WHERE e.finished_at IS NULL AND w.owner = ?1 ORDER BY e.started_at`,
+    )
+    .all(owner) as ExecutionRecord[];
 }
 
 /** Marks an execution finished; keeps the first recorded outcome. */

@@ -107,3 +107,32 @@ test("reconcile marks dead executions finished and kills a live workload whose w
     if (workload.exitCode === null && workload.signalCode === null) workload.kill("SIGKILL");
   }
 });
+
+test("reconcile never touches another owner's executions, even abandoned ones", async () => {
+  ok(await create(bob(), worktreeInput("b1")));
+  const workload = Bun.spawn(["sleep", "1000"], { detached: true, stdio: ["ignore", "ignore", "ignore"] });
+  const deadWrapper = Bun.spawnSync(["true"]).pid;
+  try {
+    withStore(t.home, (db) =>
+      insertExecution(db, {
+        workspaceId: "b1",
+        execId: "bobs",
+        mode: "pipes",
+        purpose: "terminal",
+        argv0: "sleep",
+        pid: workload.pid,
+        pgid: workload.pid,
+        startTicks: readProcess(workload.pid)!.startTicks,
+        bootId: bootId(),
+        wrapperPid: deadWrapper,
+        wrapperStartTicks: 1,
+      }),
+    );
+    ok(await op("reconcile", null, { options: alice(), workspaceIds: [] }));
+    await Bun.sleep(50);
+    expect(readProcess(workload.pid)?.state).not.toBe("Z");
+    expect(liveExecutionRows(t.home, "b1")).toHaveLength(1);
+  } finally {
+    workload.kill("SIGKILL");
+  }
+});
