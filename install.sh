@@ -220,26 +220,28 @@ install_file() {
 }
 
 # The manifest --uninstall reads: "version V", "file SHA256 NAME" lines, and "rc PATH" when a
-# startup file got the PATH line (kept from an earlier run).
+# startup file got the PATH line. Written before the files move in, so an install cut short
+# still lets --uninstall find them (it removes only files whose hash matches).
 write_manifest() {
   {
     say "version $version"
-    for name in $installed; do say "file $(sha256 "$dir/$name") $name"; done
+    for name in $installed; do say "file $(sha256 "$unpacked/$name") $name"; done
     if [ -n "$rc_file" ]; then say "rc $rc_file"; fi
   } > "$dir/$MANIFEST.partial.$$"
   mv -f "$dir/$MANIFEST.partial.$$" "$dir/$MANIFEST"
 }
 
-install_files() {
+prepare_dir() {
   mkdir -p "$dir" || fail "cannot create $dir"
   dir=$(cd "$dir" && pwd -P)
   say "Installing $RUNTIME $version ($platform) into $dir"
   installed="$RUNTIME"
-  install_file "$RUNTIME"
-  if [ -f "$unpacked/$HELPER" ]; then
-    installed="$installed $HELPER"
-    install_file "$HELPER"
-  else
+  if [ -f "$unpacked/$HELPER" ]; then installed="$installed $HELPER"; fi
+}
+
+install_files() {
+  for name in $installed; do install_file "$name"; done
+  if [ ! -f "$unpacked/$HELPER" ]; then
     say "Note: this release ships without $HELPER:"
     cat "$unpacked/NOTICE" 2>/dev/null || true
   fi
@@ -254,8 +256,9 @@ rc_file_for_shell() {
   esac
 }
 
-# Only with --modify-path: one marked line in one startup file, added once.
-modify_path() {
+# The startup file holding our PATH line: the one --modify-path picks, else the one an earlier
+# run recorded, else none.
+choose_rc_file() {
   rc_file=""
   if [ -f "$dir/$MANIFEST" ]; then
     rc_file=$(sed -n 's/^rc //p' "$dir/$MANIFEST")
@@ -265,6 +268,11 @@ modify_path() {
     *[\"\`\$\\]*) fail "--modify-path: $dir contains a quote, \$, backquote or backslash; add it to PATH yourself" ;;
   esac
   rc_file=$(rc_file_for_shell)
+}
+
+# Only with --modify-path: one marked line in one startup file, added once.
+add_path_line() {
+  if [ "$modify_path" != yes ]; then return; fi
   path_line="export PATH=\"$dir:\$PATH\" $PATH_MARKER"
   if [ -f "$rc_file" ] && grep -qxF "$path_line" "$rc_file"; then
     say "  $rc_file already adds $dir to PATH"
@@ -358,11 +366,13 @@ main() {
   partial=""
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/paseo-host-runtime.XXXXXX")
   trap cleanup EXIT
-  trap 'exit 1' HUP INT TERM
+  trap 'exit 1' HUP INT PIPE TERM
   fetch_and_verify
-  install_files
-  modify_path
+  prepare_dir
+  choose_rc_file
   write_manifest
+  install_files
+  add_path_line
   print_next_steps
 }
 

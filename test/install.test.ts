@@ -254,6 +254,21 @@ describe("install", () => {
     expect(readdirSync(dir)).toEqual([HELPER_NAME]);
   });
 
+  test("an install interrupted mid-way leaves no temporary file and can still be uninstalled", async () => {
+    // A `cp` that copies the helper into place, then has install.sh terminated before the rename.
+    const bin = join(sandbox, "interrupting-bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "cp"), `#!/bin/sh\n/bin/cp "$@"\ncase "$1" in */${HELPER_NAME}) kill -TERM $PPID; sleep 0.2 ;; esac\n`);
+    chmodSync(join(bin, "cp"), 0o755);
+    const run = await installSh(["--dir", dir], { PATH: `${bin}:${process.env.PATH}` });
+    expect(run.code).toBe(1);
+    expect(readdirSync(dir).sort()).toEqual([MANIFEST, RUNTIME_NAME].sort());
+    const uninstall = ok(await installSh(["--dir", dir, "--uninstall"]));
+    expect(uninstall.stdout).toContain(`removed ${dir}/${RUNTIME_NAME}`);
+    expect(uninstall.stdout).toContain(`${dir}/${HELPER_NAME} is already gone`);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   test("a release built with --no-helper installs the runtime alone and shows its NOTICE", async () => {
     const run = ok(await installSh(["--dir", dir, "--version", "2.0.0"]));
     expect(readdirSync(dir).sort()).toEqual([MANIFEST, RUNTIME_NAME].sort());
