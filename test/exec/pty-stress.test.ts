@@ -2,12 +2,15 @@
  * The heavy PTY checks of issue 5: a daemon that stops reading fd 1 must neither grow the
  * wrapper without bound nor delay signals, and many sequential PTY execs leak nothing.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { listProcesses } from "../../src/platform/process.ts";
 import type { ExecHandle } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
 import { killLeftovers, markedProcesses, signalFrame, startPty, statusField, until, workloadOf } from "./pty-support.ts";
+
+// Each test spawns the compiled binary and real PTYs; give a loaded 2-core machine room.
+setDefaultTimeout(20_000);
 
 let ws: ReadyWorkspace;
 

@@ -3,13 +3,17 @@
  * socketpair stdio, the envelope on fd 3 which stays open for resize and signal frames, fd 4
  * judged by the lifecycle checker. "PTY output remains raw workload bytes on fd 1."
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
+import { readProcess } from "../../src/platform/process.ts";
 import { request, runBinary } from "../support/binary.ts";
 import { newExecId, type ExecResult } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
-import { frame, killLeftovers, resizeFrame, sessionMembers, signalFrame, startPty, statusField, until, workloadOf } from "./pty-support.ts";
+import { frame, killLeftovers, markedProcesses, resizeFrame, sessionMembers, signalFrame, startPty, statusField, until, workloadOf } from "./pty-support.ts";
+
+// Each test spawns the compiled binary and real PTYs; give a loaded 2-core machine room.
+setDefaultTimeout(20_000);
 
 let ws: ReadyWorkspace;
 
@@ -173,12 +177,36 @@ describe("exit and signals", () => {
     });
   }
 
-  test("SIGINT received by the wrapper itself is forwarded to the workload", async () => {
-    const handle = startPty(ws, ["sleep", "30"]);
-    await handle.waitEvent("started");
-    handle.child.kill("SIGINT");
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    test(`${signal} received by the wrapper itself is forwarded to the workload`, async () => {
+      const handle = startPty(ws, ["sleep", "30"]);
+      await handle.waitEvent("started");
+      handle.child.kill(signal);
+      const result = await handle.done;
+      expectLifecycle(result, eof, exit(null, signal));
+      expectMirrored(result, null, signal);
+    });
+  }
+
+  test("every signal the issue lists is accepted and delivered, SIGSTOP and SIGCONT included", async () => {
+    const caught = ["SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGWINCH", "SIGTSTP", "SIGTERM"];
+    const names = caught.map((s) => s.slice(3)).join(" ");
+    const script = `$|=1; for my $s (qw(${names} CONT)) { $SIG{$s} = sub { print "got $_[0]\\n" } } print "R"; sleep 1 while 1`;
+    const handle = startPty(ws, ["perl", "-e", script]);
+    await handle.waitStdout("R");
+    const workload = await workloadOf(handle);
+    for (const signal of caught) {
+      handle.sendControl(signalFrame(signal));
+      await handle.waitStdout(`got ${signal.slice(3)}\r\n`);
+    }
+    handle.sendControl(signalFrame("SIGSTOP"));
+    await until("the workload to stop", () => readProcess(workload.pid)?.state === "T");
+    handle.sendControl(signalFrame("SIGCONT"));
+    await handle.waitStdout("got CONT");
+    expect(readProcess(workload.pid)?.state).not.toBe("T");
+    handle.sendControl(signalFrame("SIGKILL"));
     const result = await handle.done;
-    expectLifecycle(result, eof, exit(null, "SIGINT"));
+    expectLifecycle(result, eof, exit(null, "SIGKILL"));
   });
 
   test("a signal frame reaches the terminal's foreground job, which a job-control shell puts in its own group", async () => {
@@ -205,6 +233,26 @@ describe("output and EOF", () => {
     expect(result.stdout.length).toBe(size);
     expect(result.stdout.every((byte) => byte === 0)).toBe(true);
     expectLifecycle(result, eof, exit(3));
+  });
+
+  test("completion cleanup: a background job left in the session is ended before eof", async () => {
+    const handle = startPty(ws, ["/bin/sh", "-c", 'sleep 30 & printf "%s;" $$; exit 6']);
+    const result = await handle.done;
+    const leader = Number(text(result).split(";")[0]);
+    expect(leader).toBeGreaterThan(0);
+    expectLifecycle(result, eof, exit(6));
+    expect(sessionMembers(leader)).toEqual([]);
+    expect(markedProcesses()).toEqual([]);
+  });
+
+  test("a descendant outside the session holding the terminal open delays eof only briefly", async () => {
+    const begun = performance.now();
+    const handle = startPty(ws, ["/bin/sh", "-c", "setsid sleep 30 & sleep 0.1; exit 7"]);
+    const result = await handle.done;
+    expectLifecycle(result, eof, exit(7));
+    expect(performance.now() - begun).toBeLessThan(3000);
+    // It escaped the workload's session on purpose; the test's own cleanup ends it.
+    expect(markedProcesses().length).toBe(1);
   });
 
   test("closing fd 3 right after the envelope is control EOF: the workload runs to completion", async () => {
