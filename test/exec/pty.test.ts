@@ -398,7 +398,43 @@ describe("invalid frames", () => {
   });
 });
 
+describe("the same validation as pipes", () => {
+  test("a cwd escaping the workspace launches nothing", async () => {
+    const result = await startPty(ws, ["/bin/sh", "-c", "touch escaped"], { cwd: "../" }).done;
+    expect(result.events).toEqual([]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("cwd");
+    expect(existsSync(join(ws.root, "..", "escaped"))).toBe(false);
+  });
+
+  test("an execId is never reused, not even across modes", async () => {
+    const execId = newExecId();
+    expect((await startPty(ws, ["true"], { execId }).done).code).toBe(0);
+    const again = await startPty(ws, ["/bin/sh", "-c", "touch reused"], { execId }).done;
+    expect(again.events).toEqual([]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain("never reused");
+    expect(existsSync(join(ws.root, "reused"))).toBe(false);
+  });
+});
+
 describe("the signal operation", () => {
+  test("while the wrapper lives, `signal --signal SIGKILL` ends the session within the daemon's 750 ms budget and the wrapper reports it", async () => {
+    const execId = newExecId();
+    const handle = startPty(ws, ["/bin/sh", "-c", "sleep 30 & sleep 30"], { execId });
+    await handle.waitEvent("started");
+    const leader = await workloadOf(handle);
+    await until("both sleeps", () => sessionMembers(leader.pid).length >= 2);
+    const begun = performance.now();
+    const op = await runBinary(["signal", "--workspace-id", ws.id, "--exec-id", execId, "--signal", "SIGKILL"], { stdin: request(ws.options) });
+    expect(performance.now() - begun).toBeLessThan(750);
+    expect(op.code).toBe(0);
+    expect(sessionMembers(leader.pid)).toEqual([]);
+    const result = await handle.done;
+    expectLifecycle(result, eof, exit(null, "SIGKILL"));
+  });
+
+
   test("with the wrapper SIGKILLed mid-session, `signal --signal SIGKILL` reaps the PTY workload session; a second call exits 0", async () => {
     const execId = newExecId();
     // The workload ignores SIGHUP, so the terminal hangup caused by the wrapper's death leaves it running.
