@@ -247,7 +247,9 @@ describe("output and EOF", () => {
 
   test("a descendant outside the session holding the terminal open delays eof only briefly", async () => {
     const begun = performance.now();
-    const handle = startPty(ws, ["/bin/sh", "-c", "setsid sleep 30 & sleep 0.1; exit 7"]);
+    // The escapee writes its pid only after setsid(), so the leader exits once it is outside.
+    const script = "setsid sh -c 'echo $$ > escaped.pid; exec sleep 30' & while [ ! -s escaped.pid ]; do sleep 0.01; done; exit 7";
+    const handle = startPty(ws, ["/bin/sh", "-c", script]);
     const result = await handle.done;
     expectLifecycle(result, eof, exit(7));
     expect(performance.now() - begun).toBeLessThan(3000);
