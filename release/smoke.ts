@@ -129,10 +129,12 @@ export function smokeTest(archive: string, t: Target, version: string, withHelpe
       result.notRun = "wrong format";
       return result;
     }
-    if (f.format === "Mach-O") {
+    if (f.format === "Mach-O" && f.codeSignature) {
       const broken = codePageHashProblem(binary);
+      result.format += broken ? ", page hashes DO NOT match" : ", page hashes match";
       if (broken) result.problems.push(`code signature broken (${broken}): re-sign on macOS with codesign --force --sign -`);
     }
+    if (f.format === "Mach-O" && !f.codeSignature && f.arch === "arm64") result.problems.push("unsigned: macOS on arm64 runs only signed code");
 
     const runner = runnerFor(t, f);
     if ("notRun" in runner) {

@@ -101,6 +101,47 @@ describe("archives", () => {
   });
 });
 
+/** A minimal 64-bit Mach-O executable of `pages` pages, signed the way ad-hoc signatures are (or not). */
+function machO(cpu: number, pages: number, signed = true): Buffer {
+  const codeLimit = pages * 4096;
+  const file = Buffer.alloc(codeLimit);
+  file.writeUInt32LE(0xfeedfacf, 0);
+  file.writeInt32LE(cpu, 4);
+  file.writeUInt32LE(2, 12); // MH_EXECUTE
+  for (let i = 64; i < codeLimit; i++) file[i] = (i * 31) % 256;
+  if (!signed) return file;
+
+  const ident = Buffer.from("paseo-host-runtime\0");
+  const hashOffset = 44 + ident.length;
+  const cd = Buffer.alloc(hashOffset + pages * 32);
+  file.writeUInt32LE(1, 16); // one load command, 16 bytes: LC_CODE_SIGNATURE at the code limit
+  file.writeUInt32LE(16, 20);
+  file.writeUInt32LE(0x1d, 32);
+  file.writeUInt32LE(16, 36);
+  file.writeUInt32LE(codeLimit, 40);
+  file.writeUInt32LE(20 + cd.length, 44);
+  cd.writeUInt32BE(0xfade0c02, 0); // CodeDirectory
+  cd.writeUInt32BE(cd.length, 4);
+  cd.writeUInt32BE(0x20100, 8);
+  cd.writeUInt32BE(2, 12); // adhoc
+  cd.writeUInt32BE(hashOffset, 16);
+  cd.writeUInt32BE(44, 20);
+  cd.writeUInt32BE(pages, 28);
+  cd.writeUInt32BE(codeLimit, 32);
+  cd[36] = 32;
+  cd[37] = 2; // SHA-256
+  cd[39] = 12; // 4096-byte pages
+  ident.copy(cd, 44);
+  for (let p = 0; p < pages; p++) createHash("sha256").update(file.subarray(p * 4096, (p + 1) * 4096)).digest().copy(cd, hashOffset + p * 32);
+  const superBlob = Buffer.alloc(20);
+  superBlob.writeUInt32BE(0xfade0cc0, 0); // embedded signature holding the one CodeDirectory
+  superBlob.writeUInt32BE(20 + cd.length, 4);
+  superBlob.writeUInt32BE(1, 8);
+  superBlob.writeUInt32BE(0, 12);
+  superBlob.writeUInt32BE(20, 16);
+  return Buffer.concat([file, superBlob, cd]);
+}
+
 describe("formats", () => {
   test("ELF headers give the CPU and the libc loader; x64 and arm64 cannot be confused", () => {
     const f = readBinaryFormat("/bin/true");
@@ -109,45 +150,6 @@ describe("formats", () => {
     expect(formatMismatch(f, target(process.arch === "arm64" ? "linux-x64" : "linux-arm64"))).toMatch(/^expected (arm64|x64), found/);
     expect(formatMismatch(f, target("darwin-arm64"))).toBe("expected Mach-O, found ELF");
   });
-
-  /** A minimal 64-bit Mach-O executable with an ad-hoc-style signature over its first `pages` pages. */
-  function machO(cpu: number, pages: number): Buffer {
-    const codeLimit = pages * 4096;
-    const file = Buffer.alloc(codeLimit);
-    file.writeUInt32LE(0xfeedfacf, 0);
-    file.writeInt32LE(cpu, 4);
-    file.writeUInt32LE(2, 12); // MH_EXECUTE
-    file.writeUInt32LE(1, 16); // one load command
-    file.writeUInt32LE(16, 20);
-    file.writeUInt32LE(0x1d, 32); // LC_CODE_SIGNATURE
-    file.writeUInt32LE(16, 36);
-    file.writeUInt32LE(codeLimit, 40);
-    const ident = Buffer.from("paseo-host-runtime\0");
-    const hashOffset = 44 + ident.length;
-    const cd = Buffer.alloc(hashOffset + pages * 32);
-    file.writeUInt32LE(20 + cd.length, 44);
-    for (let i = 64; i < codeLimit; i++) file[i] = (i * 31) % 256;
-    cd.writeUInt32BE(0xfade0c02, 0);
-    cd.writeUInt32BE(cd.length, 4);
-    cd.writeUInt32BE(0x20100, 8);
-    cd.writeUInt32BE(2, 12); // adhoc
-    cd.writeUInt32BE(hashOffset, 16);
-    cd.writeUInt32BE(44, 20);
-    cd.writeUInt32BE(pages, 28);
-    cd.writeUInt32BE(codeLimit, 32);
-    cd[36] = 32;
-    cd[37] = 2; // SHA-256
-    cd[39] = 12; // 4096-byte pages
-    ident.copy(cd, 44);
-    for (let p = 0; p < pages; p++) createHash("sha256").update(file.subarray(p * 4096, (p + 1) * 4096)).digest().copy(cd, hashOffset + p * 32);
-    const superBlob = Buffer.alloc(20);
-    superBlob.writeUInt32BE(0xfade0cc0, 0);
-    superBlob.writeUInt32BE(20 + cd.length, 4);
-    superBlob.writeUInt32BE(1, 8);
-    superBlob.writeUInt32BE(0, 12);
-    superBlob.writeUInt32BE(20, 16);
-    return Buffer.concat([file, superBlob, cd]);
-  }
 
   test("Mach-O headers give the CPU; a signature whose page hashes match passes, one changed byte fails", () => {
     const file = join(scratch, "macho");
@@ -167,6 +169,20 @@ describe("formats", () => {
 });
 
 describe("smoke test", () => {
+  /** A --no-helper archive for `forTarget` holding `binary` (default /bin/true) as the runtime. */
+  const pack = (forTarget: Target, withReadme: boolean, binary: Uint8Array = readFileSync("/bin/true")) => {
+    const stem = archiveStem("0.0.1", forTarget);
+    const file = join(scratch, archiveName("0.0.1", forTarget));
+    writeArchive(file, [
+      { path: stem, mode: 0o755 },
+      { path: `${stem}/${RUNTIME_NAME}`, mode: 0o755, data: binary },
+      { path: `${stem}/NOTICE`, mode: 0o644, data: Buffer.from(NOTICE) },
+      { path: `${stem}/LICENSE`, mode: 0o644, data: Buffer.from("MIT\n") },
+      ...(withReadme ? [{ path: `${stem}/README.md`, mode: 0o644, data: Buffer.from("#\n") }] : []),
+    ], 0);
+    return file;
+  };
+
   test("where each target can run: natively, under qemu, under Rosetta, or not at all", () => {
     const elf = (arch: "x64" | "arm64", libc: "glibc" | "musl") => ({ format: "ELF" as const, arch, libc, interpreter: `/nonexistent/ld-${libc}-${arch}` });
     const linuxX64 = { os: "linux", arch: "x64", libc: "glibc" as const };
@@ -188,18 +204,6 @@ describe("smoke test", () => {
     // /bin/true stands in for the runtime: an ELF of the right CPU that is not paseo-host-runtime.
     const t = target(process.arch === "arm64" ? "linux-arm64" : "linux-x64");
     const other = target(process.arch === "arm64" ? "linux-x64" : "linux-arm64");
-    const pack = (forTarget: Target, withReadme: boolean) => {
-      const stem = archiveStem("0.0.1", forTarget);
-      const file = join(scratch, archiveName("0.0.1", forTarget));
-      writeArchive(file, [
-        { path: stem, mode: 0o755 },
-        { path: `${stem}/${RUNTIME_NAME}`, mode: 0o755, data: readFileSync("/bin/true") },
-        { path: `${stem}/NOTICE`, mode: 0o644, data: Buffer.from(NOTICE) },
-        { path: `${stem}/LICENSE`, mode: 0o644, data: Buffer.from("MIT\n") },
-        ...(withReadme ? [{ path: `${stem}/README.md`, mode: 0o644, data: Buffer.from("#\n") }] : []),
-      ], 0);
-      return file;
-    };
     const wrongCpu = smokeTest(pack(other, true), other, "0.0.1", false);
     expect(wrongCpu.problems).toEqual([expect.stringMatching(/^wrong format: expected (arm64|x64), found (x64|arm64)$/)]);
     const notOurs = smokeTest(pack(t, false), t, "0.0.1", false);
@@ -208,6 +212,22 @@ describe("smoke test", () => {
       `holds [LICENSE, NOTICE, ${RUNTIME_NAME}], expected [${expectedMembers(false).join(", ")}]`,
       expect.stringMatching(/^--version exited 0 with ".*", expected "paseo-host-runtime 0\.0\.1 \(linux-(x64|arm64), …"$/),
       expect.stringMatching(/^describe exited 0 with ""$/),
+    ]);
+  });
+
+  test("it reports a macOS binary whose signature no longer matches, and an unsigned arm64 one", () => {
+    const x64 = target("darwin-x64");
+    const broken = machO(0x01000007, 2);
+    broken[100] = broken[100]! ^ 1;
+    const brokenResult = smokeTest(pack(x64, true, broken), x64, "0.0.1", false);
+    expect(brokenResult.format).toBe("Mach-O x64 (signed), page hashes DO NOT match");
+    expect(brokenResult.problems).toEqual([
+      "code signature broken (page 0 of 2 does not match its sha256 hash): re-sign on macOS with codesign --force --sign -",
+    ]);
+    const arm = target("darwin-arm64");
+    expect(smokeTest(pack(arm, true, machO(0x0100000c, 2)), arm, "0.0.1", false).problems).toEqual([]);
+    expect(smokeTest(pack(arm, true, machO(0x0100000c, 2, false)), arm, "0.0.1", false).problems).toEqual([
+      "unsigned: macOS on arm64 runs only signed code",
     ]);
   });
 });
