@@ -124,9 +124,10 @@ beforeEach(() => {
 });
 
 afterEach(() => {
-  // install.sh removes its own temp directory on every exit path.
-  expect(readdirSync(scratch)).toEqual([]);
+  const leftovers = readdirSync(scratch);
   rmSync(sandbox, { recursive: true, force: true });
+  // install.sh removes its own temp directory on every exit path.
+  expect(leftovers).toEqual([]);
 });
 
 interface Run {
