@@ -53,7 +53,12 @@ export async function recoverAbandoned(db: Database, home: string, previous: Wor
   diagnose(`workspace ${JSON.stringify(workspaceId)}: cleaning up after an interrupted ${previous.lockOp ?? previous.status} (pid ${previous.lock?.pid ?? "?"})`);
   await reapOrphanChild(db, previous);
   await stopWorkspaceExecutions(db, workspaceId, 0);
-  await removeOwned(home, previous, { undo: previous.status === "creating", tracker: childTracker(db, workspaceId), guard: repoGuard(db) });
+  await removeOwned(home, previous, {
+    undo: previous.status === "creating",
+    tracker: childTracker(db, workspaceId),
+    guard: repoGuard(db),
+    staleLocks: true,
+  });
   write(db, () => {
     deleteExecutions(db, workspaceId);
     updateWorkspace(db, workspaceId, { status: "creating", input, hostDirectory, kind: null, root: null, details: {} });

@@ -26,7 +26,9 @@ export async function destroyWorkspace(db: Database, home: string, workspaceId: 
   if (!previous) return false;
   await reapOrphanChild(db, previous);
   await stopWorkspaceExecutions(db, workspaceId, 0);
-  await removeOwned(home, previous, { undo: previous.status === "creating", tracker: childTracker(db, workspaceId), guard: repoGuard(db) });
+  // A record still `creating` here belongs to a create that died (live ones are waited for).
+  const abandonedCreate = previous.status === "creating";
+  await removeOwned(home, previous, { undo: abandonedCreate, staleLocks: abandonedCreate, tracker: childTracker(db, workspaceId), guard: repoGuard(db) });
   write(db, () => {
     deleteExecutions(db, workspaceId);
     deleteWorkspace(db, workspaceId);

@@ -14,11 +14,16 @@ import { branchCommit, deleteScratchRef } from "./repo.ts";
 import { removeWorktree } from "./worktree.ts";
 
 /** Removes everything `record` owns on disk; with `undo`, also reverts a create's changes to the user's files. */
-export async function removeOwned(home: string, record: WorkspaceRecord, options: { undo: boolean; tracker: ChildTracker; guard: RepoGuard }): Promise<void> {
+export async function removeOwned(
+  home: string,
+  record: WorkspaceRecord,
+  options: { undo: boolean; tracker: ChildTracker; guard: RepoGuard; staleLocks?: boolean },
+): Promise<void> {
   const storage = storageDir(home, record.workspaceId);
   const { checkout } = record.details;
   // The record is trusted only for paths inside this workspace's own storage.
   if (checkout !== undefined && !isInside(storage, checkout)) throw new Error(`refusing to remove ${checkout}: outside ${storage}`);
+  if (options.staleLocks) removeStaleRefLocks(record);
   await removeWorktree(record.details, options.tracker, options.guard);
   removeTree(home, storage);
   removeScratchRef(record);
@@ -47,6 +52,22 @@ function makeWritable(path: string): void {
   if (!stat?.isDirectory()) return;
   chmodSync(path, 0o700);
   for (const name of readdirSync(path)) makeWritable(join(path, name));
+}
+
+/**
+ * A git killed while creating our branch or scratch ref leaves `<ref>.lock` behind, and every
+ * later git refuses that ref. Called only when recovering a create whose git child was
+ * killed: the locks named after refs only that create was making are ours and stale.
+ */
+function removeStaleRefLocks(record: WorkspaceRecord): void {
+  const { commonDir, branchChange, scratchRef } = record.details;
+  if (!commonDir) return;
+  const refs = [branchChange && `refs/heads/${branchChange.name}`, scratchRef?.startsWith("refs/paseo-host-runtime/") && scratchRef];
+  for (const ref of refs) {
+    if (!ref) continue;
+    const lock = join(commonDir, `${ref}.lock`);
+    if (isInside(join(commonDir, "refs"), lock)) rmSync(lock, { force: true });
+  }
 }
 
 /** Deletes the ref a change-request fetch left in our own namespace of the user's repository. */
