@@ -1,14 +1,11 @@
-import { realpathSync } from "node:fs";
 import type { Invocation } from "../cli.ts";
-import { openStore } from "../store/db.ts";
+import { withStore } from "../store/db.ts";
 import { claimCreate, finishCreate, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
 import { createInputOf, effectiveHostDirectory } from "../workspace/input.ts";
 import { childTracker, repoGuard } from "../workspace/lock.ts";
 import { materialize, type Built } from "../workspace/materialize.ts";
-import { ownerOf } from "../workspace/owner.ts";
-import { lifecycleSettings } from "../workspace/settings.ts";
 import { stateResponse } from "../workspace/state.ts";
-import { readLifecycleRequest, respond } from "./request.ts";
+import { readLifecycleCall, respond } from "./request.ts";
 
 /**
  * `create`: idempotent. Everything is checked before anything changes; the intent is recorded
@@ -16,15 +13,10 @@ import { readLifecycleRequest, respond } from "./request.ts";
  * midway is cleaned up by the next one.
  */
 export async function create(invocation: Invocation): Promise<number> {
-  const request = readLifecycleRequest();
+  const { request, owner, settings } = readLifecycleCall();
   const input = createInputOf(request, invocation.flags.get("workspace-id")!);
-  const owner = ownerOf(request.options);
-  const settings = lifecycleSettings(request.options);
   const hostDirectory = effectiveHostDirectory(input, settings.hostDirectory);
-  const store = openStore(request.options);
-  const { db } = store;
-  try {
-    const home = realpathSync(store.home);
+  return withStore(request.options, async ({ db, home }) => {
     const claim = await claimCreate(db, input, owner, hostDirectory);
     if (claim.existing) {
       respond(stateResponse(claim.existing, settings));
@@ -47,7 +39,5 @@ export async function create(invocation: Invocation): Promise<number> {
     }
     respond(stateResponse(finishCreate(db, input.workspaceId, built), settings));
     return 0;
-  } finally {
-    db.close();
-  }
+  });
 }

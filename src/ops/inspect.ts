@@ -1,24 +1,20 @@
 import type { Invocation } from "../cli.ts";
-import { openStore } from "../store/db.ts";
+import { withStore } from "../store/db.ts";
 import { getWorkspace } from "../store/workspaces.ts";
 import { rootProblem } from "../workspace/access.ts";
-import { assertOwner, ownerOf } from "../workspace/owner.ts";
-import { lifecycleSettings } from "../workspace/settings.ts";
+import { assertOwner } from "../workspace/owner.ts";
 import { inspectionOf } from "../workspace/state.ts";
-import { readLifecycleRequest, respond } from "./request.ts";
+import { readLifecycleCall, respond } from "./request.ts";
 
 /**
  * `inspect`: authoritative and cheap (it runs before every exec): one store open, one lookup,
  * one stat, no git. A create still running or abandoned, or a destroy under way, is `missing`;
  * a root removed behind our back is `error`.
  */
-export function inspect(invocation: Invocation): number {
-  const request = readLifecycleRequest();
+export function inspect(invocation: Invocation): Promise<number> {
+  const { request, owner, settings } = readLifecycleCall();
   const workspaceId = invocation.flags.get("workspace-id")!;
-  const owner = ownerOf(request.options);
-  const settings = lifecycleSettings(request.options);
-  const { db } = openStore(request.options);
-  try {
+  return withStore(request.options, ({ db }) => {
     const record = getWorkspace(db, workspaceId);
     if (record) assertOwner(workspaceId, record.owner, owner);
     if (!record || record.status === "creating" || record.status === "destroying") {
@@ -27,7 +23,5 @@ export function inspect(invocation: Invocation): number {
     }
     respond({ type: "inspection", protocolVersion: 1, inspection: inspectionOf(record, settings, rootProblem(record.root)) });
     return 0;
-  } finally {
-    db.close();
-  }
+  });
 }

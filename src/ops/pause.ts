@@ -1,10 +1,8 @@
 import type { Invocation } from "../cli.ts";
 import { stopWorkspaceExecutions } from "../exec/stop.ts";
-import { openStore } from "../store/db.ts";
+import { withStore } from "../store/db.ts";
 import { claimExisting, reapOrphanChild, releaseLock } from "../workspace/lock.ts";
-import { ownerOf } from "../workspace/owner.ts";
-import { lifecycleSettings } from "../workspace/settings.ts";
-import { readLifecycleRequest, respond } from "./request.ts";
+import { readLifecycleCall, respond } from "./request.ts";
 
 /**
  * `pause` preserves workspace state: it marks the workspace paused first (so no new exec
@@ -13,12 +11,9 @@ import { readLifecycleRequest, respond } from "./request.ts";
  * never touched. Pausing a paused workspace answers ok (and still stops stragglers).
  */
 export async function pause(invocation: Invocation): Promise<number> {
-  const request = readLifecycleRequest();
+  const { request, owner, settings } = readLifecycleCall();
   const workspaceId = invocation.flags.get("workspace-id")!;
-  const owner = ownerOf(request.options);
-  const settings = lifecycleSettings(request.options);
-  const { db } = openStore(request.options);
-  try {
+  return withStore(request.options, async ({ db }) => {
     const previous = await claimExisting(db, workspaceId, owner, "pause", "paused");
     try {
       await reapOrphanChild(db, previous);
@@ -28,7 +23,5 @@ export async function pause(invocation: Invocation): Promise<number> {
     }
     respond({ type: "ok", protocolVersion: 1 });
     return 0;
-  } finally {
-    db.close();
-  }
+  });
 }

@@ -1,12 +1,10 @@
-import { realpathSync } from "node:fs";
 import type { Invocation } from "../cli.ts";
 import { reapAbandonedExecutions } from "../exec/stop.ts";
-import { openStore } from "../store/db.ts";
+import { withStore } from "../store/db.ts";
 import { getWorkspace, listWorkspaces } from "../store/workspaces.ts";
 import { destroyWorkspace } from "../workspace/destroy.ts";
 import { isAbandoned, liveHolder } from "../workspace/lock.ts";
-import { ownerOf } from "../workspace/owner.ts";
-import { readLifecycleRequest, respond } from "./request.ts";
+import { readLifecycleCall, respond } from "./request.ts";
 
 /**
  * `reconcile`: first check, then act. A listed id recorded under another owner fails the
@@ -16,13 +14,10 @@ import { readLifecycleRequest, respond } from "./request.ts";
  * never touched.
  */
 export async function reconcile(_invocation: Invocation): Promise<number> {
-  const request = readLifecycleRequest();
+  const { request, owner } = readLifecycleCall();
   const listed = request.workspaceIds;
   if (!listed) throw new Error("reconcile needs `workspaceIds` in the lifecycle request (the ids the daemon still knows; [] for none)");
-  const owner = ownerOf(request.options);
-  const store = openStore(request.options);
-  const { db } = store;
-  try {
+  return withStore(request.options, async ({ db, home }) => {
     const foreign = listed.filter((id) => {
       const record = getWorkspace(db, id);
       return record !== null && record.owner !== owner;
@@ -31,7 +26,6 @@ export async function reconcile(_invocation: Invocation): Promise<number> {
       const names = foreign.map((id) => `${JSON.stringify(id)} (owner ${JSON.stringify(getWorkspace(db, id)?.owner)})`).join(", ");
       throw new Error(`ownership mismatch: listed workspace ${names} belongs to another owner than ${JSON.stringify(owner)}; nothing was changed`);
     }
-    const home = realpathSync(store.home);
     const keep = new Set(listed);
     for (const record of listWorkspaces(db, owner)) {
       const interrupted = (record.status === "creating" || record.status === "destroying") && (record.lock === null || isAbandoned(record));
@@ -41,7 +35,5 @@ export async function reconcile(_invocation: Invocation): Promise<number> {
     await reapAbandonedExecutions(db, owner);
     respond({ type: "ok", protocolVersion: 1 });
     return 0;
-  } finally {
-    db.close();
-  }
+  });
 }

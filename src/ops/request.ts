@@ -1,6 +1,8 @@
 import { readSync } from "node:fs";
 import { LifecycleRequest, LifecycleResponse, ProtocolError, encodeFrame, parseMessage } from "../protocol/index.ts";
 import { writeStdout } from "../output.ts";
+import { ownerOf } from "../workspace/owner.ts";
+import { lifecycleSettings, type LifecycleSettings } from "../workspace/settings.ts";
 
 /** Upper bound on a lifecycle request; real ones are a few hundred bytes. */
 export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
@@ -47,4 +49,17 @@ function readBounded(fd: number): string {
 /** Writes one validated LifecycleResponse line to stdout. */
 export function respond(response: LifecycleResponse): void {
   writeStdout(encodeFrame(LifecycleResponse, response, "lifecycle response"));
+}
+
+/** A lifecycle request with its options checked: nothing has been opened or changed yet. */
+export interface LifecycleCall {
+  request: LifecycleRequest;
+  owner: string;
+  settings: LifecycleSettings;
+}
+
+/** Reads stdin and validates the options every lifecycle operation relies on. */
+export function readLifecycleCall(): LifecycleCall {
+  const request = readLifecycleRequest();
+  return { request, owner: ownerOf(request.options), settings: lifecycleSettings(request.options) };
 }

@@ -2,7 +2,7 @@ import type { Invocation } from "../cli.ts";
 import { signalNumber } from "../exec/mirror.ts";
 import { identityOf } from "../exec/stop.ts";
 import { signalAndWait } from "../exec/terminate.ts";
-import { openStore } from "../store/db.ts";
+import { withStore } from "../store/db.ts";
 import { getExecution, markFinished } from "../store/executions.ts";
 import { getWorkspace } from "../store/workspaces.ts";
 import { assertOwner, ownerOf } from "../workspace/owner.ts";
@@ -25,9 +25,8 @@ export async function signal(invocation: Invocation): Promise<number> {
   if (!/^SIG[A-Z0-9]+$/.test(name) || signalNumber(name) === undefined) {
     throw new Error(`unknown signal ${JSON.stringify(name)}: give a name such as SIGKILL or SIGTERM`);
   }
-  const { db } = openStore(request.options);
-  try {
-    const owner = ownerOf(request.options);
+  const owner = ownerOf(request.options);
+  return withStore(request.options, async ({ db }) => {
     const workspace = getWorkspace(db, workspaceId);
     if (workspace) assertOwner(workspaceId, workspace.owner, owner);
     const record = getExecution(db, workspaceId, execId);
@@ -41,7 +40,5 @@ export async function signal(invocation: Invocation): Promise<number> {
     }
     markFinished(db, workspaceId, execId);
     return 0;
-  } finally {
-    db.close();
-  }
+  });
 }

@@ -1,4 +1,5 @@
 import { Database } from "bun:sqlite";
+import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import { ensureHome, resolveHome } from "./home.ts";
 
@@ -70,6 +71,16 @@ export interface Store {
 export function openStore(options: Record<string, unknown>): Store {
   const home = ensureHome(resolveHome(options));
   return { db: openDatabase(join(home, "state.sqlite")), home };
+}
+
+/** Opens the store for `options`, runs `fn` with it (home as a real path), and always closes it. */
+export async function withStore<T>(options: Record<string, unknown>, fn: (store: Store) => T | Promise<T>): Promise<T> {
+  const store = openStore(options);
+  try {
+    return await fn({ db: store.db, home: realpathSync(store.home) });
+  } finally {
+    store.db.close();
+  }
 }
 
 /** Opens a database file, creating the schema or refusing an unknown version. */
