@@ -68,12 +68,39 @@ export class FrameDecoder<S extends v.GenericSchema> {
   #push(chunk: Uint8Array): v.InferOutput<S>[] {
     const frames: v.InferOutput<S>[] = [];
     let start = 0;
-    for (let nl = chunk.indexOf(NEWLINE); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
+    let nl = chunk.indexOf(NEWLINE);
+    if (nl !== -1 && this.#pendingBytes > 0) {
+      frames.push(this.#finish(chunk.subarray(0, nl)));
+      start = nl + 1;
+      nl = chunk.indexOf(NEWLINE, start);
+    }
+    if (nl !== -1 && chunk.indexOf(NEWLINE, nl + 1) !== -1) {
+      // Two or more complete frames left: decode them as one text, not one TextDecoder call per
+      // frame. A newline byte never occurs inside a multi-byte UTF-8 character, so the text has
+      // its "\n" exactly where the bytes do. Invalid UTF-8 anywhere in the span falls back to
+      // frame-by-frame decoding below, which names the exact frame as before.
+      const text = this.#decodeSpan(chunk.subarray(start, chunk.lastIndexOf(NEWLINE)));
+      for (let at = 0; text !== null && nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
+        const end = text.indexOf("\n", at);
+        frames.push(this.#parse(nl - start, end === -1 ? text.slice(at) : text.slice(at, end)));
+        at = end + 1;
+        start = nl + 1;
+      }
+    }
+    for (; nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
       frames.push(this.#finish(chunk.subarray(start, nl)));
       start = nl + 1;
     }
     if (start < chunk.length) this.#hold(chunk.subarray(start));
     return frames;
+  }
+
+  #decodeSpan(bytes: Uint8Array): string | null {
+    try {
+      return this.#utf8.decode(bytes);
+    } catch {
+      return null;
+    }
   }
 
   #hold(part: Uint8Array): void {
@@ -82,26 +109,33 @@ export class FrameDecoder<S extends v.GenericSchema> {
     this.#pending.push(part.slice());
   }
 
-  #checkSize(): void {
-    if (this.#pendingBytes > this.maxFrameBytes) {
+  #checkSize(bytes = this.#pendingBytes): void {
+    if (bytes > this.maxFrameBytes) {
       throw new ProtocolError(`${this.what} frame ${this.#frames + 1}: longer than ${this.maxFrameBytes} bytes`);
     }
   }
 
+  /** Completes a frame from held bytes plus `tail`, decoding its UTF-8 on its own. */
   #finish(tail: Uint8Array): v.InferOutput<S> {
-    this.#pendingBytes += tail.length;
-    this.#checkSize();
-    const bytes = this.#pending.length === 0 ? tail : concat([...this.#pending, tail], this.#pendingBytes);
-    this.#pending = [];
+    const length = this.#pendingBytes + tail.length;
+    this.#checkSize(length);
+    const bytes = this.#pending.length === 0 ? tail : concat([...this.#pending, tail], length);
+    if (this.#pending.length > 0) this.#pending = [];
     this.#pendingBytes = 0;
-    const index = ++this.#frames;
-    if (bytes.length === 0) throw new ProtocolError(`${this.what} frame ${index}: empty line`);
     let text: string;
     try {
       text = this.#utf8.decode(bytes);
     } catch {
-      throw new ProtocolError(`${this.what} frame ${index}: not valid UTF-8`);
+      throw new ProtocolError(`${this.what} frame ${++this.#frames}: not valid UTF-8`);
     }
+    return this.#parse(length, text);
+  }
+
+  /** Checks and validates one frame of `length` bytes whose text is `text`. */
+  #parse(length: number, text: string): v.InferOutput<S> {
+    this.#checkSize(length);
+    const index = ++this.#frames;
+    if (length === 0) throw new ProtocolError(`${this.what} frame ${index}: empty line`);
     try {
       return parseMessage(this.schema, text, this.what);
     } catch (error) {
