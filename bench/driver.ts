@@ -1,0 +1,207 @@
+/**
+ * Drives `exec` of the binary exactly as the Paseo daemon does (same as test/support/daemon.ts:
+ * node:child_process with five 'pipe' stdio, envelope on fd 3, events decoded from fd 4 and
+ * judged by EventSequence), but streams stdout to a callback instead of buffering it, so a
+ * 256 MiB run costs no memory, and timestamps `started` with CLOCK_MONOTONIC.
+ * `startDirect` spawns a workload without the runtime through the same API: the baseline.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
+import { EventSequence, FrameDecoder, ProcessEvent } from "../src/protocol/index.ts";
+import { monotonicNs } from "./clock.ts";
+import { BIN, track } from "./procs.ts";
+
+export interface Done {
+  code: number | null;
+  signal: string | null;
+  stderr: string;
+  stdoutBytes: number;
+  /** CLOCK_MONOTONIC ns of the first and the last stdout chunk (null when there was none). */
+  firstByteAt: bigint | null;
+  lastByteAt: bigint | null;
+  /** CLOCK_MONOTONIC ns when exit, stdout EOF (and fd 4 EOF for exec) had all happened. */
+  endedAt: bigint;
+}
+
+export interface ExecDone extends Done {
+  events: ProcessEvent[];
+  /** The first protocol violation on fd 4, or null for a legal, complete lifecycle. */
+  violation: string | null;
+}
+
+export interface StreamOptions {
+  /** Called with every stdout chunk (nothing is kept otherwise). */
+  onStdout?: (chunk: Buffer) => void;
+  env?: Record<string, string | undefined>;
+}
+
+export interface ExecOptions extends StreamOptions {
+  /** Keep fd 3 open after the envelope (PTY); pipes mode closes it at once like the daemon. */
+  keepControls?: boolean;
+  bin?: string;
+}
+
+let counter = 0;
+
+/** A fresh 32-hex exec id, like the daemon's. */
+export function newExecId(): string {
+  counter++;
+  return (Date.now().toString(16) + process.pid.toString(16) + counter.toString(16)).padStart(32, "0").slice(-32);
+}
+
+/** A spawn envelope with the daemon's defaults. */
+export function envelope(argv: string[], fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    type: "spawn",
+    protocolVersion: 1,
+    argv,
+    env: {},
+    purpose: { kind: "workspace-script", script: "bench" },
+    options: {},
+    execId: newExecId(),
+    stdio: { kind: "pipes" },
+    ...fields,
+  };
+}
+
+function collect(child: ChildProcess, options: StreamOptions) {
+  let stdoutBytes = 0;
+  let firstByteAt: bigint | null = null;
+  let lastByteAt: bigint | null = null;
+  const stderr: Buffer[] = [];
+  child.stdout!.on("data", (chunk: Buffer) => {
+    lastByteAt = monotonicNs();
+    firstByteAt ??= lastByteAt;
+    stdoutBytes += chunk.length;
+    options.onStdout?.(chunk);
+  });
+  child.stderr!.on("data", (chunk: Buffer) => stderr.push(chunk));
+  child.stdin!.on("error", () => {});
+  const stdoutEnded = new Promise<void>((resolve) => child.stdout!.on("end", resolve));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  return {
+    wait: (more: Promise<unknown>[] = []) =>
+      Promise.all([exited, stdoutEnded, ...more]).then(([status]) => ({
+        ...status,
+        stderr: Buffer.concat(stderr).toString(),
+        stdoutBytes,
+        firstByteAt,
+        lastByteAt,
+        endedAt: monotonicNs(),
+      })),
+  };
+}
+
+/** One exec, driven like the daemon. */
+export class BenchExec {
+  readonly child: ChildProcess;
+  /** CLOCK_MONOTONIC ns just before spawn(). */
+  readonly spawnedAt: bigint;
+  /** Resolves with the CLOCK_MONOTONIC ns at which `started` was decoded. */
+  readonly started: Promise<bigint>;
+  readonly done: Promise<ExecDone>;
+
+  constructor(workspaceId: string, env: Record<string, unknown>, options: ExecOptions = {}) {
+    const mode = (env.stdio as { kind: "pipes" | "pty" }).kind;
+    const sequence = new EventSequence(mode);
+    const decoder = new FrameDecoder(ProcessEvent, "fd 4 event");
+    const events: ProcessEvent[] = [];
+    let violation: string | null = null;
+    let onStarted: (at: bigint) => void = () => {};
+    this.started = new Promise((resolve) => (onStarted = resolve));
+    this.spawnedAt = monotonicNs();
+    this.child = track(
+      spawn(options.bin ?? BIN, ["exec", "--workspace-id", workspaceId], {
+        stdio: ["pipe", "pipe", "pipe", "pipe", "pipe"],
+        env: options.env ?? process.env,
+      }),
+    );
+    const streams = collect(this.child, options);
+    const eventStream = this.child.stdio[4] as Readable;
+    const eventsEnded = new Promise<void>((resolve) => {
+      const judge = (step: () => void) => {
+        try {
+          step();
+        } catch (error) {
+          violation ??= (error as Error).message;
+        }
+      };
+      eventStream.on("data", (chunk: Buffer) =>
+        judge(() => {
+          for (const event of decoder.push(chunk)) {
+            if (event.type === "started") onStarted(monotonicNs());
+            // Like the daemon: once `exit` is in, it closes fd 0 and fd 3 (the wrapper waits
+            // briefly for that in PTY mode).
+            if (event.type === "exit") this.#hangUp();
+            events.push(event);
+            judge(() => sequence.accept(event));
+          }
+        }),
+      );
+      eventStream.on("end", () => {
+        judge(() => {
+          decoder.end();
+          sequence.finish();
+        });
+        resolve();
+      });
+      eventStream.on("error", () => resolve());
+    });
+    (this.child.stdio[3] as Writable).on("error", () => {});
+    this.done = streams.wait([eventsEnded]).then((done) => ({ ...done, events, violation }));
+    this.sendControl(`${JSON.stringify(env)}\n`);
+    if (!options.keepControls) this.closeControls();
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  #hangUp(): void {
+    this.closeStdin();
+    this.closeControls();
+  }
+
+  /** Writes raw text on fd 3. */
+  sendControl(text: string): void {
+    (this.child.stdio[3] as Writable).write(text);
+  }
+
+  closeControls(): void {
+    (this.child.stdio[3] as Writable).end();
+  }
+
+  closeStdin(): void {
+    this.child.stdin!.end();
+  }
+}
+
+/** A workload spawned without the runtime, through the same API and three pipes. */
+export class DirectRun {
+  readonly child: ChildProcess;
+  readonly spawnedAt: bigint;
+  readonly done: Promise<Done>;
+
+  constructor(argv: string[], options: StreamOptions = {}) {
+    this.spawnedAt = monotonicNs();
+    this.child = track(spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: options.env ?? {} }));
+    this.done = collect(this.child, options).wait();
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  closeStdin(): void {
+    this.child.stdin!.end();
+  }
+}
+
+/** A short description of an exec that did not end the way a benchmark expects. */
+export function describeFailure(done: ExecDone): string | null {
+  if (done.violation) return `fd 4 protocol violation: ${done.violation}`;
+  const error = done.events.find((e) => e.type === "error");
+  if (error && error.type === "error") return `error event: ${error.message}`;
+  if (done.code !== 0) return `exit ${done.code ?? done.signal}: ${done.stderr.trim()}`;
+  return null;
+}

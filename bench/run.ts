@@ -1,0 +1,116 @@
+#!/usr/bin/env bun
+/**
+ * `npm run bench [-- --quick] [-- --only=parser,signals,exec,lifecycle,throughput]`
+ *
+ * Runs every figure family against dist/paseo-host-runtime (build it first: `npm run build`),
+ * prints one table and writes bench/results/latest.json. `--quick` (CI) trims trial counts and
+ * the PTY payload and finishes in under two minutes on 2 cores. See bench/README.md.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { readyWorkspace } from "../test/support/workspace.ts";
+import { checkHrtime } from "./clock.ts";
+import { execFigures } from "./exec-overhead.ts";
+import { lifecycleFigures } from "./lifecycle.ts";
+import { parserFigures } from "./parser.ts";
+import { BIN, ROOT, cleanupAll, onCleanup } from "./procs.ts";
+import { machineInfo, renderTable, writeResults, type Family, type Figure } from "./report.ts";
+import { signalFigures } from "./signals.ts";
+import { throughputFigures } from "./throughput.ts";
+import { buildSigstamp } from "./workloads.ts";
+
+const FAMILIES: Family[] = ["parser", "signals", "exec", "lifecycle", "throughput"];
+const MiB = 2 ** 20;
+
+/** Trial counts: the issue's minimums in quick mode, more in a full run. */
+function settings(quick: boolean) {
+  return {
+    parser: { frames: 10_000, minCpuMs: quick ? 150 : 500, rounds: quick ? 2 : 3 },
+    signals: { trials: quick ? 300 : 1000, warmup: quick ? 20 : 50 },
+    exec: { trials: quick ? 20 : 100, warmup: quick ? 3 : 5 },
+    lifecycle: { trials: quick ? 20 : 100, warmup: quick ? 3 : 5, manyWorkspaces: 1000 },
+    throughput: { pipesBytes: 256 * MiB, ptyBytes: (quick ? 32 : 256) * MiB, runs: quick ? 5 : 9 },
+  };
+}
+
+function parseFlags(argv: string[]) {
+  let quick = false;
+  let only: Family[] = FAMILIES;
+  let out = join(ROOT, "bench", "results", "latest.json");
+  for (const arg of argv) {
+    if (arg === "--quick") quick = true;
+    else if (arg.startsWith("--only=")) {
+      only = arg.slice("--only=".length).split(",") as Family[];
+      const unknown = only.filter((f) => !FAMILIES.includes(f));
+      if (unknown.length) throw new Error(`unknown family ${unknown.join(", ")}; choose from ${FAMILIES.join(", ")}`);
+    } else if (arg.startsWith("--out=")) out = arg.slice("--out=".length);
+    else throw new Error(`unknown argument ${JSON.stringify(arg)} (use --quick, --only=…, --out=…)`);
+  }
+  return { quick, only, out };
+}
+
+async function main(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2));
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first`);
+  const machine = machineInfo(ROOT, BIN);
+  if (machine.binary?.olderThanSrc) console.error(`bench: warning: ${BIN} is older than src/ — run \`npm run build\` to measure the current code`);
+  const config = settings(flags.quick);
+  const clock = checkHrtime();
+  const sigstamp = buildSigstamp();
+  const started = performance.now();
+  const figures: Figure[] = [];
+  let workspace: Awaited<ReturnType<typeof readyWorkspace>> | undefined;
+  const needWorkspace = async () => {
+    if (!workspace) {
+      workspace = await readyWorkspace("bench");
+      onCleanup(workspace.cleanup);
+    }
+    return workspace;
+  };
+  for (const family of flags.only) {
+    const begin = performance.now();
+    console.error(`bench: ${family}…`);
+    try {
+      if (family === "parser") figures.push(...(await parserFigures(config.parser)));
+      if (family === "signals") figures.push(...(await signalFigures({ ...config.signals, workspace: await needWorkspace(), sigstamp })));
+      if (family === "exec") figures.push(...(await execFigures({ ...config.exec, workspace: await needWorkspace(), sigstamp })));
+      if (family === "lifecycle") figures.push(...(await lifecycleFigures(config.lifecycle)));
+      if (family === "throughput") figures.push(...(await throughputFigures({ ...config.throughput, workspace: await needWorkspace() })));
+    } catch (error) {
+      console.error(`bench: ${family} failed: ${(error as Error).stack ?? error}`);
+      figures.push({ id: `${family}.failed`, family, title: `${family} (failed)`, unit: "", better: "lower", value: null, baseline: null, ratio: null, aim: null, skipped: `failed: ${(error as Error).message}` });
+    }
+    console.error(`bench: ${family} took ${((performance.now() - begin) / 1000).toFixed(1)} s`);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  console.log(renderTable(figures));
+  console.log(`\n${flags.quick ? "quick" : "full"} run, ${seconds.toFixed(0)} s; ${machine.cpu} ×${machine.cores}, ${machine.os}, Bun ${machine.bun}, ${machine.processCount ?? "?"} processes, load ${machine.loadAverageAtStart[0]}, git ${machine.git.revision?.slice(0, 10) ?? "?"}${machine.git.dirty ? " (src modified)" : ""}; clock: ${clock.clock}`);
+  writeResults(flags.out, {
+    schema: 1,
+    generatedAt: new Date().toISOString(),
+    mode: flags.quick ? "quick" : "full",
+    durationSeconds: Math.round(seconds),
+    machine,
+    clock,
+    signalWorkload: { kind: sigstamp.kind, note: sigstamp.note },
+    settings: config,
+    figures,
+  });
+  console.log(`wrote ${flags.out}`);
+}
+
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(signal, () => {
+    cleanupAll();
+    process.exit(128 + (signal === "SIGINT" ? 2 : signal === "SIGTERM" ? 15 : 1));
+  });
+}
+
+try {
+  await main();
+} catch (error) {
+  console.error(`bench: ${(error as Error).message}`);
+  process.exitCode = 1;
+} finally {
+  cleanupAll();
+}

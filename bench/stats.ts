@@ -1,0 +1,50 @@
+/** Summaries of repeated measurements. */
+
+export interface Summary {
+  n: number;
+  min: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+/** Nearest-rank percentile of already sorted values (p in 0..100). */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
+}
+
+/** min, p50, p90, p99, max and mean of `values`. */
+export function summarize(values: readonly number[]): Summary {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mean = sorted.reduce((sum, x) => sum + x, 0) / (sorted.length || 1);
+  return {
+    n: sorted.length,
+    min: sorted[0] ?? Number.NaN,
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    max: sorted.at(-1) ?? Number.NaN,
+    mean,
+  };
+}
+
+/** The median of `values`. */
+export function median(values: readonly number[]): number {
+  return percentile([...values].sort((a, b) => a - b), 50);
+}
+
+/** Deterministic PRNG (mulberry32) so chunkings and jitter are the same on every run. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
