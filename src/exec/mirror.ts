@@ -1,11 +1,11 @@
-import { constants } from "node:os";
+import { lazyOs } from "../platform/lazy.ts";
 import { disableCoreDumps } from "../platform/libc.ts";
 
 const CORE_SIGNALS = new Set(["SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGSEGV", "SIGSYS", "SIGXCPU", "SIGXFSZ"]);
 
 /** Signal number for a name, or undefined for an unknown name. */
 export function signalNumber(name: string): number | undefined {
-  return (constants.signals as Record<string, number>)[name];
+  return (lazyOs().constants.signals as Record<string, number>)[name];
 }
 
 /**

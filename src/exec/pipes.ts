@@ -3,7 +3,8 @@ import { EventWriter } from "./events.ts";
 import type { LaunchPlan } from "./prepare.ts";
 import type { SignalForwarder } from "./signals.ts";
 import { releaseStdio } from "./stdio.ts";
-import { signalWorkload, type WorkloadIdentity } from "./terminate.ts";
+import { sendSignal } from "../platform/process.ts";
+import type { WorkloadIdentity } from "./terminate.ts";
 import { failWorkload, finishWorkload, startWorkload, type Outcome } from "./workload.ts";
 import { launchFailed } from "./launch.ts";
 
@@ -25,7 +26,11 @@ export async function runPipes(plan: LaunchPlan, controls: ControlReader, signal
   }
   releaseStdio();
   const identity = await startWorkload(plan, proc, events);
-  signals.attach((signal) => signalWorkload(identity, signal));
+  // Straight to the group, no /proc scan: until Bun reaps the leader (our child) its group id
+  // cannot be reused, so the check is just "not reaped yet". Latency matters here.
+  signals.attach((signal) => {
+    if (proc.exitCode === null && proc.signalCode === null) sendSignal(-identity.pgid, signal);
+  });
   void expectControlEof(controls, identity, events);
   await proc.exited;
   signals.close();

@@ -2,8 +2,7 @@
  * What is true about processes right now. Linux reads /proc; macOS (unverified here) asks ps(1).
  * Identity = (boot id, pid, start time): a pid alone can be recycled.
  */
-import { readFileSync, readdirSync } from "node:fs";
-import { spawnSync } from "node:child_process";
+import { closeSync, openSync, readFileSync, readSync, readdirSync } from "node:fs";
 
 /** A process as the kernel reports it. `startTicks` is comparable only within one boot. */
 export interface ProcessInfo {
@@ -34,13 +33,28 @@ export function bootId(): string {
 /** One process, or null when there is no such pid. */
 export function readProcess(pid: number): ProcessInfo | null {
   if (!isLinux) return listProcesses().find((info) => info.pid === pid) ?? null;
-  let text: string;
+  const text = readStat(pid);
+  return text === null ? null : parseStat(pid, text);
+}
+
+/** One reused buffer: a sweep reads every process's stat, and allocation per read doubled its cost. */
+const statBuffer = Buffer.allocUnsafe(4096);
+
+function readStat(pid: number): string | null {
+  let fd: number;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, "latin1");
+    fd = openSync(`/proc/${pid}/stat`, "r");
   } catch {
     return null;
   }
-  return parseStat(pid, text);
+  try {
+    const length = readSync(fd, statBuffer, 0, statBuffer.length, 0);
+    return statBuffer.toString("latin1", 0, length);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Parses /proc/<pid>/stat; the command name may hold spaces and parentheses, so cut at the last ")". */
@@ -92,9 +106,9 @@ export function sendSignal(pid: number, signal: NodeJS.Signals | number): boolea
 }
 
 function run(argv: string[]): string {
-  const result = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8" });
-  if (result.status !== 0) throw new Error(`${argv.join(" ")} failed: ${result.stderr || result.error?.message}`);
-  return result.stdout;
+  const result = Bun.spawnSync(argv, { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  if (result.exitCode !== 0) throw new Error(`${argv.join(" ")} failed: ${result.stderr.toString()}`);
+  return result.stdout.toString();
 }
 
 /** macOS: ps gives start time in seconds (lstart); good enough to tell recycled pids apart. */

@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync } from "node:fs";
-import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
+import { lazyOs } from "../platform/lazy.ts";
 
 /** The runtime home: where the store and every owned workspace live. */
 export function resolveHome(options: Record<string, unknown>, env = process.env): string {
@@ -13,7 +13,7 @@ export function resolveHome(options: Record<string, unknown>, env = process.env)
   }
   if (env.PASEO_HOST_RUNTIME_HOME) return requireAbsolute(env.PASEO_HOST_RUNTIME_HOME, "PASEO_HOST_RUNTIME_HOME");
   if (env.XDG_STATE_HOME) return join(requireAbsolute(env.XDG_STATE_HOME, "XDG_STATE_HOME"), "paseo-host-runtime");
-  const home = env.HOME || homedir();
+  const home = env.HOME || lazyOs().homedir();
   if (process.platform === "darwin") return join(home, "Library", "Application Support", "paseo-host-runtime");
   return join(home, ".local", "state", "paseo-host-runtime");
 }

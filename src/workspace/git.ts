@@ -3,7 +3,7 @@
  * would point it at another repository, never our stdout (that is protocol only), and a failed
  * git's stderr is quoted in the error.
  */
-import { isatty } from "node:tty";
+import { isTerminal } from "../platform/tty.ts";
 import { writeAll } from "../output.ts";
 import { readProcess } from "../platform/process.ts";
 
@@ -102,7 +102,7 @@ export interface ChildTracker {
  * whoever takes over the workspace kills it before cleaning up.
  */
 export async function gitRun(cwd: string, args: readonly string[], tracker?: ChildTracker): Promise<void> {
-  const live = isatty(2);
+  const live = isTerminal(2);
   const argv = [gitPath(), ...args];
   const cmd = tracker ? ["/bin/sh", "-c", 'read -r go && exec "$@"', "paseo-git-gate", ...argv] : argv;
   const proc = Bun.spawn({

@@ -2,7 +2,6 @@
  * Where a workspace's owned storage lives, and confinement of workspace-relative paths.
  * Workspace ids are opaque: they reach the filesystem only through a hash.
  */
-import { createHash } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 
@@ -13,7 +12,7 @@ export function workspacesDir(home: string): string {
 
 /** A stable, path-safe name for a workspace id (sha256, 32 hex digits). */
 export function workspaceKey(workspaceId: string): string {
-  return createHash("sha256").update(workspaceId, "utf8").digest("hex").slice(0, 32);
+  return new Bun.CryptoHasher("sha256").update(workspaceId).digest("hex").slice(0, 32);
 }
 
 /** `<home>/workspaces/<key>`: everything one workspace owns on disk. */

@@ -3,7 +3,7 @@
  * would send, running this same binary for a protocol operation, and plain-text tables.
  * Operator commands are for people; none of this is part of the protocol.
  */
-import { spawnSync } from "node:child_process";
+import { lazyChildProcess } from "../../platform/lazy.ts";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { commandUsage, type Invocation } from "../../cli.ts";
@@ -73,6 +73,7 @@ export interface OperationResult {
  */
 export function runOperation(args: string[], request: unknown, timeoutMs?: number, quiet = false): OperationResult {
   const [program, ...prefix] = selfCommand();
+  const { spawnSync } = lazyChildProcess();
   const result = spawnSync(program!, [...prefix, ...args], {
     input: `${JSON.stringify(request)}\n`,
     stdio: ["pipe", "pipe", quiet ? "ignore" : "inherit"],

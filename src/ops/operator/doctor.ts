@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { lazyChildProcess } from "../../platform/lazy.ts";
 import { accessSync, constants, existsSync, lstatSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Invocation } from "../../cli.ts";
@@ -98,7 +98,7 @@ function checkGit(): Check {
   const hint = `install git ${wanted} or newer on the PATH the Paseo daemon runs with (the runtime inherits the daemon's environment)`;
   const path = Bun.which("git", { PATH: process.env.PATH ?? "" });
   if (!path) return { name, status: "fail", detail: `git not found on PATH (${process.env.PATH ?? "unset"})`, hint };
-  const result = spawnSync(path, ["--version"], { encoding: "utf8", timeout: 10_000 });
+  const result = lazyChildProcess().spawnSync(path, ["--version"], { encoding: "utf8", timeout: 10_000 });
   const text = (result.stdout ?? "").trim();
   const match = /(\d+)\.(\d+)/.exec(text);
   if (result.status !== 0 || !match) return { name, status: "fail", detail: `${path} --version failed: ${(result.stderr || result.error?.message || text).trim()}`, hint };

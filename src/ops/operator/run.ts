@@ -4,9 +4,9 @@
  * lifecycle checker), so what works here works for the daemon. It exits with the workload's
  * code or dies by its signal.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { randomUUID } from "node:crypto";
-import { isatty } from "node:tty";
+import type { ChildProcess } from "node:child_process";
+import { lazyChildProcess } from "../../platform/lazy.ts";
+import { isTerminal } from "../../platform/tty.ts";
 import type { Readable, Writable } from "node:stream";
 import type { Invocation } from "../../cli.ts";
 import { mirrorExit } from "../../exec/mirror.ts";
@@ -43,7 +43,7 @@ const PURPOSES: Record<string, () => Purpose> = {
 
 /** A fresh execution identity, shaped like the daemon's: 32 lowercase hex characters. */
 export function newExecId(): string {
-  return randomUUID().replaceAll("-", "");
+  return crypto.randomUUID().replaceAll("-", "");
 }
 
 /** The workload environment: empty unless `--inherit-env`, then every `--env K=V` over it. */
@@ -62,7 +62,7 @@ function workloadEnv(invocation: Invocation): Record<string, string> | string {
 
 /** The size of the terminal on fd 1 (else fd 0), or the daemon's 80x24. */
 function terminalSize(): { rows: number; cols: number } {
-  const stream = isatty(1) ? process.stdout : null;
+  const stream = isTerminal(1) ? process.stdout : null;
   const rows = stream?.rows ?? 0;
   const cols = stream?.columns ?? 0;
   return rows > 0 && cols > 0 ? { rows, cols } : { rows: 24, cols: 80 };
@@ -125,7 +125,7 @@ class WrapperClient {
     const [program, ...prefix] = selfCommand();
     // detached: the wrapper leaves our process group, so a Ctrl-C on the human's terminal
     // reaches only `run`, which forwards it once, as the daemon would.
-    this.child = spawn(program!, [...prefix, "exec", "--workspace-id", workspaceId], {
+    this.child = lazyChildProcess().spawn(program!, [...prefix, "exec", "--workspace-id", workspaceId], {
       stdio: [...stdio, "pipe", "pipe"],
       env: selfEnv(),
       detached: true,
@@ -230,7 +230,7 @@ class RawTerminal {
   readonly #restore = () => this.restore();
 
   enable(): void {
-    if (!isatty(0)) return;
+    if (!isTerminal(0)) return;
     process.stdin.setRawMode(true);
     this.#raw = true;
     process.on("exit", this.#restore);

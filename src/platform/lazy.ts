@@ -1,0 +1,24 @@
+/**
+ * Node built-ins, loaded on first use: a compiled Bun binary
+ * loads every statically imported built-in at start-up, and each protocol call pays for that
+ * (node:child_process ~1 ms, node:tty and node:crypto ~5 ms each, node:os ~0.8 ms; see bench/).
+ */
+type ChildProcessModule = typeof import("node:child_process");
+
+let childProcess: ChildProcessModule | undefined;
+
+/** `node:child_process`, loaded the first time it is asked for. */
+export function lazyChildProcess(): ChildProcessModule {
+  childProcess ??= require("node:child_process") as ChildProcessModule;
+  return childProcess;
+}
+
+type OsModule = typeof import("node:os");
+
+let os: OsModule | undefined;
+
+/** `node:os`, loaded the first time it is asked for. */
+export function lazyOs(): OsModule {
+  os ??= require("node:os") as OsModule;
+  return os;
+}
