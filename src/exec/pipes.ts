@@ -4,7 +4,7 @@ import type { LaunchPlan } from "./prepare.ts";
 import type { SignalForwarder } from "./signals.ts";
 import { releaseStdio } from "./stdio.ts";
 import { sendSignal } from "../platform/process.ts";
-import type { WorkloadIdentity } from "./terminate.ts";
+import type { WorkloadIdentity } from "../platform/process-group.ts";
 import { failWorkload, finishWorkload, startWorkload, type Outcome } from "./workload.ts";
 import { launchFailed } from "./launch.ts";
 

@@ -11,7 +11,7 @@ import { ProgramError } from "./program.ts";
 import { PtyOutput } from "./pty-output.ts";
 import type { SignalForwarder } from "./signals.ts";
 import { releaseStdio } from "./stdio.ts";
-import { signalWorkload, type WorkloadIdentity } from "./terminate.ts";
+import { signalWorkload, type WorkloadIdentity } from "../platform/process-group.ts";
 import { failWorkload, finishWorkload, startWorkload, type Outcome } from "./workload.ts";
 
 /** The terminal's EOF character (VEOF, ^D), sent once when the daemon closes fd 0. */

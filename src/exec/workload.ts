@@ -8,7 +8,7 @@ import { markFinished, recordLaunch } from "../store/executions.ts";
 import type { EventWriter } from "./events.ts";
 import { confirmLeader } from "./identity.ts";
 import type { LaunchPlan } from "./prepare.ts";
-import { signalAndWait, stopWorkload, type WorkloadIdentity } from "./terminate.ts";
+import { signalAndWait, stopWorkload, type WorkloadIdentity } from "../platform/process-group.ts";
 
 /** Grace given to session members still alive after the leader exited. */
 const LEFTOVER_GRACE_MS = 200;

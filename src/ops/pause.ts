@@ -1,5 +1,5 @@
 import type { Invocation } from "../cli.ts";
-import { stopWorkspaceExecutions } from "../exec/stop.ts";
+import { stopWorkspaceExecutions } from "../workspace/executions.ts";
 import { withStore } from "../store/db.ts";
 import { claimExisting, reapOrphanChild, releaseLock } from "../workspace/lock.ts";
 import { readLifecycleCall, respond } from "./request.ts";

@@ -1,5 +1,5 @@
 import type { Invocation } from "../cli.ts";
-import { reapAbandonedExecutions } from "../exec/stop.ts";
+import { reapAbandonedExecutions } from "../workspace/executions.ts";
 import { withStore } from "../store/db.ts";
 import { getWorkspace, listWorkspaces } from "../store/workspaces.ts";
 import { destroyWorkspace } from "../workspace/destroy.ts";

@@ -1,7 +1,7 @@
 import type { Invocation } from "../cli.ts";
 import { signalNumber } from "../exec/mirror.ts";
-import { identityOf } from "../exec/stop.ts";
-import { signalAndWait } from "../exec/terminate.ts";
+import { identityOf } from "../workspace/executions.ts";
+import { signalAndWait } from "../platform/process-group.ts";
 import { withStore } from "../store/db.ts";
 import { getExecution, markFinished } from "../store/executions.ts";
 import { getWorkspace } from "../store/workspaces.ts";

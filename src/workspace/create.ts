@@ -3,7 +3,7 @@
  * over), recording intent, finishing, and undoing exactly what a failed create made.
  */
 import type { Database } from "bun:sqlite";
-import { stopWorkspaceExecutions } from "../exec/stop.ts";
+import { stopWorkspaceExecutions } from "./executions.ts";
 import { diagnose } from "../output.ts";
 import type { CreateInput } from "../protocol/index.ts";
 import { deleteExecutions } from "../store/executions.ts";

@@ -1,6 +1,6 @@
 /** Destroying a workspace: shared by `destroy` and `reconcile`. */
 import type { Database } from "bun:sqlite";
-import { stopWorkspaceExecutions } from "../exec/stop.ts";
+import { stopWorkspaceExecutions } from "./executions.ts";
 import { deleteExecutions } from "../store/executions.ts";
 import { deleteWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { childTracker, repoGuard, liveHolder, reapOrphanChild, takeLock, untilFree, write } from "./lock.ts";

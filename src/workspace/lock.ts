@@ -5,7 +5,7 @@
  * time) and whoever comes next takes over, first killing the git process it left behind.
  */
 import type { Database } from "bun:sqlite";
-import { stopWorkload } from "../exec/terminate.ts";
+import { stopWorkload } from "../platform/process-group.ts";
 import { diagnose } from "../output.ts";
 import { bootId, isSameLiveProcess, readProcess } from "../platform/process.ts";
 import { deleteRepoLock, getRepoLock, getWorkspace, setRepoLock, updateWorkspace, type ProcessIdentity, type WorkspaceRecord } from "../store/workspaces.ts";

@@ -3,7 +3,7 @@ import type { Invocation } from "../../cli.ts";
 import { isSameLiveProcess, listProcesses, type ProcessInfo } from "../../platform/process.ts";
 import { unfinishedExecutions, type ExecutionRecord } from "../../store/executions.ts";
 import { listWorkspaces } from "../../store/workspaces.ts";
-import { workloadMembers } from "../../exec/terminate.ts";
+import { workloadMembers } from "../../platform/process-group.ts";
 import { formatTable, formatTime, openExistingStore, operatorOptions, printJson } from "./common.ts";
 
 /** A live execution as `ps` shows it. Never its environment: that may hold secrets. */

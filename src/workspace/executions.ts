@@ -1,7 +1,8 @@
+/** A workspace's executions as a whole: stop them all (pause, destroy), reap abandoned ones (reconcile). */
 import type { Database } from "bun:sqlite";
 import { isSameLiveProcess } from "../platform/process.ts";
 import { markFinished, unfinishedExecutions, unfinishedExecutionsOfOwner, type ExecutionRecord } from "../store/executions.ts";
-import { stopWorkload, workloadMembers, type WorkloadIdentity } from "./terminate.ts";
+import { stopWorkload, workloadMembers, type WorkloadIdentity } from "../platform/process-group.ts";
 
 /** The identity part of an execution record. */
 export function identityOf(record: ExecutionRecord): WorkloadIdentity {

@@ -2,7 +2,7 @@
  * Ending a workload's whole process group and session, and knowing when it is gone.
  * Shared by the wrapper's completion cleanup, `signal`, pause, destroy and reconcile.
  */
-import { bootId, listProcesses, sendSignal, type ProcessInfo } from "../platform/process.ts";
+import { bootId, listProcesses, sendSignal, type ProcessInfo } from "./process.ts";
 
 /** What identifies a workload: its leader (pid = pgid = sid) and when it started. */
 export interface WorkloadIdentity {
