@@ -41,28 +41,8 @@ export interface ExecOptions extends StreamOptions {
   bin?: string;
 }
 
-let counter = 0;
-
-/** A fresh 32-hex exec id, like the daemon's. */
-export function newExecId(): string {
-  counter++;
-  return (Date.now().toString(16) + process.pid.toString(16) + counter.toString(16)).padStart(32, "0").slice(-32);
-}
-
-/** A spawn envelope with the daemon's defaults. */
-export function envelope(argv: string[], fields: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    type: "spawn",
-    protocolVersion: 1,
-    argv,
-    env: {},
-    purpose: { kind: "workspace-script", script: "bench" },
-    options: {},
-    execId: newExecId(),
-    stdio: { kind: "pipes" },
-    ...fields,
-  };
-}
+// Envelopes and exec ids exactly like the end-to-end tests'.
+export { envelope, newExecId } from "../test/support/daemon.ts";
 
 function collect(child: ChildProcess, options: StreamOptions) {
   let stdoutBytes = 0;
