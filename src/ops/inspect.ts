@@ -1,5 +1,5 @@
 import type { Invocation } from "../cli.ts";
-import { withStore } from "../store/db.ts";
+import { withExistingStore } from "../store/db.ts";
 import { getWorkspace } from "../store/workspaces.ts";
 import { rootProblem } from "../workspace/access.ts";
 import { assertOwner } from "../workspace/owner.ts";
@@ -14,14 +14,15 @@ import { readLifecycleCall, respond } from "./request.ts";
 export function inspect(invocation: Invocation): Promise<number> {
   const { request, owner, settings } = readLifecycleCall();
   const workspaceId = invocation.flags.get("workspace-id")!;
-  return withStore(request.options, ({ db }) => {
+  const missing = () => {
+    respond({ type: "inspection", protocolVersion: 1, inspection: { status: "missing" } });
+    return 0;
+  };
+  return withExistingStore(request.options, ({ db }) => {
     const record = getWorkspace(db, workspaceId);
     if (record) assertOwner(workspaceId, record.owner, owner);
-    if (!record || record.status === "creating" || record.status === "destroying") {
-      respond({ type: "inspection", protocolVersion: 1, inspection: { status: "missing" } });
-      return 0;
-    }
+    if (!record || record.status === "creating" || record.status === "destroying") return missing();
     respond({ type: "inspection", protocolVersion: 1, inspection: inspectionOf(record, settings, rootProblem(record.root)) });
     return 0;
-  });
+  }, missing);
 }

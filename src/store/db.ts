@@ -1,7 +1,7 @@
 import { Database, constants } from "bun:sqlite";
-import { realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { ensureHome, resolveHome } from "./home.ts";
+import { checkHome, ensureHome, resolveHome } from "./home.ts";
 
 /** Bumped on every incompatible change; a database from another version is refused. */
 export const SCHEMA_VERSION = 1;
@@ -67,10 +67,29 @@ export interface Store {
   home: string;
 }
 
+/** The database file inside a runtime home. */
+export function storePath(home: string): string {
+  return join(home, "state.sqlite");
+}
+
 /** Opens (creating when needed) the store of the home selected by `options`. */
 export function openStore(options: Record<string, unknown>): Store {
   const home = ensureHome(resolveHome(options));
-  return { db: openDatabase(join(home, "state.sqlite")), home };
+  return { db: openDatabase(storePath(home)), home };
+}
+
+/** The store of the home `options` select, or null when there is none yet: looking never creates a home. */
+export function openExistingStore(options: Record<string, unknown>): Store | null {
+  const home = resolveHome(options);
+  if (!existsSync(storePath(home))) return null;
+  checkHome(home);
+  return { db: openDatabase(storePath(home)), home };
+}
+
+/** withStore for operations that only look: `absent()` answers when no store exists yet. */
+export async function withExistingStore<T>(options: Record<string, unknown>, fn: (store: Store) => T | Promise<T>, absent: () => T): Promise<T> {
+  if (!existsSync(storePath(resolveHome(options)))) return absent();
+  return withStore(options, fn);
 }
 
 /** Opens the store for `options`, runs `fn` with it (home as a real path), and always closes it. */

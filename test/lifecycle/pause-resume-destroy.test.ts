@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import { join } from "node:path";
 import { bootId, readProcess } from "../../src/platform/process.ts";
 import { insertExecution } from "../../src/store/executions.ts";
+import { request, runBinary, tempDir } from "../support/binary.ts";
 import { branches, create, createInput, git, lab, liveExecutionRows, makeRemote, makeRepo, ok, op, ownedEntries, records, withStore, worktrees, type Lab } from "./support.ts";
 
 let t: Lab;
@@ -200,4 +201,20 @@ describe("destroy", () => {
     expect(ownedEntries(t.home)).toEqual([]);
     expect(existsSync(plain)).toBe(true);
   });
+});
+
+test("inspect and signal in a home that does not exist yet create nothing", async () => {
+  const dir = tempDir("phr-nohome-");
+  try {
+    const home = join(dir.path, "never-created");
+    const inspected = await runBinary(["inspect", "--workspace-id", "w"], { stdin: request({ stateDirectory: home }) });
+    expect(inspected.stdout).toBe('{"type":"inspection","protocolVersion":1,"inspection":{"status":"missing"}}\n');
+    expect(inspected.code).toBe(0);
+    const signalled = await runBinary(["signal", "--workspace-id", "w", "--exec-id", "e", "--signal", "SIGKILL"], { stdin: request({ stateDirectory: home }) });
+    expect(signalled.code).not.toBe(0);
+    expect(signalled.stderr).toContain("not ready");
+    expect(existsSync(home)).toBe(false);
+  } finally {
+    dir.cleanup();
+  }
 });

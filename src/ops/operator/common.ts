@@ -4,12 +4,11 @@
  * Operator commands are for people; none of this is part of the protocol.
  */
 import { lazyChildProcess } from "../../platform/lazy.ts";
-import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { commandUsage, type Invocation } from "../../cli.ts";
 import { diagnose, writeAll } from "../../output.ts";
-import { openDatabase, type Store } from "../../store/db.ts";
-import { checkHome, resolveHome } from "../../store/home.ts";
+import { openExistingStore as openStoreIfPresent, type Store } from "../../store/db.ts";
+import { resolveHome } from "../../store/home.ts";
 
 /** Options flags every store-touching operator command takes. */
 export const STORE_FLAGS = ["home", "owner"] as const;
@@ -36,11 +35,7 @@ export function usageFailure(command: string, message: string): number {
  * not create a runtime home. Returns null (and the home) when there is nothing yet.
  */
 export function openExistingStore(options: Record<string, unknown>): { store: Store | null; home: string } {
-  const home = resolveHome(options);
-  const path = join(home, "state.sqlite");
-  if (!existsSync(home) || !existsSync(path)) return { store: null, home };
-  checkHome(home);
-  return { store: { db: openDatabase(path), home }, home };
+  return { store: openStoreIfPresent(options), home: resolveHome(options) };
 }
 
 /** argv that runs this same program: the compiled binary, or bun + the entry script from source. */

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import type { Invocation } from "../../cli.ts";
 import { describeHelperResolution } from "../../exec/helper.ts";
 import { bootId, listProcesses, readProcess } from "../../platform/process.ts";
-import { SCHEMA_VERSION, openDatabase } from "../../store/db.ts";
+import { SCHEMA_VERSION, openDatabase, storePath } from "../../store/db.ts";
 import { checkHome, resolveHome } from "../../store/home.ts";
 import { listWorkspaces } from "../../store/workspaces.ts";
 import { TARGET, VERSION } from "../../version.ts";
@@ -74,7 +74,7 @@ function checkRuntimeHome(options: Record<string, unknown>): { check: Check; hom
 function checkDatabase(home: string | null, options: Record<string, unknown>): Check {
   const name = "database";
   if (home === null) return { name, status: "skip", detail: "not checked: the runtime home is unusable" };
-  const path = join(home, "state.sqlite");
+  const path = storePath(home);
   if (!existsSync(path)) return { name, status: "ok", detail: `${path} not created yet (schema version ${SCHEMA_VERSION} on first use)` };
   try {
     const db = openDatabase(path);
