@@ -1,7 +1,7 @@
 /** The store refuses what it does not understand, and never rewrites it. */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { chmodSync, mkdirSync } from "node:fs";
+import { chmodSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { create, createInput, lab, ok, op, type Lab } from "./support.ts";
 
@@ -56,4 +56,30 @@ test("a group- or world-writable home is refused before anything is read", async
   expect(result.code).toBe(1);
   expect(result.stderr).toContain("group- or world-writable");
   expect(result.stderr).toContain("chmod 700");
+});
+
+test("the runtime home: options.stateDirectory, then PASEO_HOST_RUNTIME_HOME, then XDG_STATE_HOME, then ~/.local/state; created 0700", async () => {
+  const project = join(t.dir, "project");
+  mkdirSync(project);
+  const input = createInput("w1", { kind: "host-directory", path: project });
+  const env = (vars: Record<string, string>) => ({ HOME: join(t.dir, "user"), XDG_STATE_HOME: "", PASEO_HOST_RUNTIME_HOME: "", ...vars });
+  const cases: [Record<string, unknown>, Record<string, string>, string][] = [
+    [{ stateDirectory: join(t.dir, "from-options") }, env({ PASEO_HOST_RUNTIME_HOME: join(t.dir, "from-env") }), join(t.dir, "from-options")],
+    [{}, env({ PASEO_HOST_RUNTIME_HOME: join(t.dir, "from-env"), XDG_STATE_HOME: join(t.dir, "xdg") }), join(t.dir, "from-env")],
+    [{}, env({ XDG_STATE_HOME: join(t.dir, "xdg") }), join(t.dir, "xdg", "paseo-host-runtime")],
+    [{}, env({}), join(t.dir, "user", ".local", "state", "paseo-host-runtime")],
+  ];
+  for (const [options, vars, expected] of cases) {
+    const result = await op("create", "w1", { input, options }, vars);
+    expect(result.code, result.stderr).toBe(0);
+    const stat = Bun.file(join(expected, "state.sqlite"));
+    expect(await stat.exists()).toBe(true);
+    expect(statSync(expected).mode & 0o777).toBe(0o700);
+  }
+});
+
+test("a relative stateDirectory is refused", async () => {
+  const result = await op("inspect", "w1", { options: { stateDirectory: "relative/home" } });
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain("options.stateDirectory must be an absolute path");
 });
