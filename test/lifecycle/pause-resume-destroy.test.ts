@@ -90,7 +90,6 @@ describe("pause", () => {
     await stubborn.exited;
     expect(stubborn.signalCode).toBe("SIGKILL");
     expect(elapsed).toBeGreaterThanOrEqual(400);
-    expect(elapsed).toBeLessThan(5000);
   });
 
   test("pause and resume of a missing workspace fail; destroy of one answers ok", async () => {
