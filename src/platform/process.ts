@@ -26,13 +26,13 @@ let cachedBootId: string | undefined;
 export function bootId(): string {
   if (cachedBootId) return cachedBootId;
   if (isLinux) cachedBootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
-  else cachedBootId = run(["sysctl", "-n", "kern.boottime"]).trim();
+  else cachedBootId = Bun.spawnSync(["sysctl", "-n", "kern.boottime"], { stdin: "ignore", stdout: "pipe" }).stdout.toString().trim();
   return cachedBootId;
 }
 
 /** One process, or null when there is no such pid. */
 export function readProcess(pid: number): ProcessInfo | null {
-  if (!isLinux) return listProcesses().find((info) => info.pid === pid) ?? null;
+  if (!isLinux) return listWithPs(pid)[0] ?? null;
   const text = readStat(pid);
   return text === null ? null : parseStat(pid, text);
 }
@@ -105,28 +105,27 @@ export function sendSignal(pid: number, signal: NodeJS.Signals | number): boolea
   }
 }
 
-function run(argv: string[]): string {
-  const result = Bun.spawnSync(argv, { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  if (result.exitCode !== 0) throw new Error(`${argv.join(" ")} failed: ${result.stderr.toString()}`);
-  return result.stdout.toString();
-}
+/** macOS (unverified here): ps gives start time in seconds (lstart), enough to tell recycled pids apart. */
+const PS_COLUMNS = "pid=,ppid=,pgid=,sess=,stat=,tdev=,tpgid=,lstart=";
 
-/** macOS: ps gives start time in seconds (lstart); good enough to tell recycled pids apart. */
-function listWithPs(): ProcessInfo[] {
-  const text = run(["ps", "-A", "-o", "pid=,ppid=,pgid=,sess=,stat=,tdev=,lstart="]);
+function listWithPs(pid?: number): ProcessInfo[] {
+  const argv = pid === undefined ? ["ps", "-A", "-o", PS_COLUMNS] : ["ps", "-o", PS_COLUMNS, "-p", String(pid)];
+  const result = Bun.spawnSync(argv, { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  // `ps -p` exits 1 when the pid does not exist: that is an answer, not a failure.
+  if (result.exitCode !== 0 && pid === undefined) throw new Error(`${argv.join(" ")} failed: ${result.stderr.toString()}`);
   const out: ProcessInfo[] = [];
-  for (const line of text.split("\n")) {
+  for (const line of result.stdout.toString().split("\n")) {
     const parts = line.trim().split(/\s+/);
-    if (parts.length < 7) continue;
-    const [pid, ppid, pgid, sid, stat, tty, ...start] = parts;
+    if (parts.length < 8) continue;
+    const [id, ppid, pgid, sid, stat, tty, tpgid, ...start] = parts;
     out.push({
-      pid: Number(pid),
+      pid: Number(id),
       ppid: Number(ppid),
       pgid: Number(pgid),
       sid: Number(sid),
       state: stat!.charAt(0),
       tty: tty === "??" || tty === "-" ? 0 : 1,
-      tpgid: -1,
+      tpgid: Number(tpgid),
       startTicks: Math.floor(Date.parse(start.join(" ")) / 1000),
     });
   }
