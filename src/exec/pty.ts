@@ -5,7 +5,7 @@ import { markFinished } from "../store/executions.ts";
 import type { ControlReader } from "./controls.ts";
 import { EventWriter } from "./events.ts";
 import { launchFailed } from "./launch.ts";
-import { signalNumber } from "./mirror.ts";
+import { isSignalName } from "./mirror.ts";
 import type { LaunchPlan } from "./prepare.ts";
 import { ProgramError } from "./program.ts";
 import { PtyOutput } from "./pty-output.ts";
@@ -25,8 +25,8 @@ const HANGUP_WAIT_MS = 250;
 
 /** A signal frame's name must be a real signal; anything else is a protocol error. */
 function checkSignalName(name: string): NodeJS.Signals {
-  if (!/^SIG[A-Z0-9]+$/.test(name) || signalNumber(name) === undefined) throw new Error(`unsupported signal ${JSON.stringify(name)} in a PTY signal frame`);
-  return name as NodeJS.Signals;
+  if (!isSignalName(name)) throw new Error(`unsupported signal ${JSON.stringify(name)} in a PTY signal frame`);
+  return name;
 }
 
 /** Set once the leader was reaped: input is then drained, no longer forwarded. */

@@ -1,5 +1,5 @@
 import type { Invocation } from "../cli.ts";
-import { signalNumber } from "../exec/mirror.ts";
+import { isSignalName } from "../exec/mirror.ts";
 import { identityOf } from "../workspace/executions.ts";
 import { signalAndWait } from "../platform/process-group.ts";
 import { withExistingStore } from "../store/db.ts";
@@ -21,7 +21,7 @@ export async function signal(invocation: Invocation): Promise<number> {
   const workspaceId = invocation.flags.get("workspace-id")!;
   const execId = invocation.flags.get("exec-id")!;
   const name = invocation.flags.get("signal")!;
-  if (!/^SIG[A-Z0-9]+$/.test(name) || signalNumber(name) === undefined) {
+  if (!isSignalName(name)) {
     throw new Error(`unknown signal ${JSON.stringify(name)}: give a name such as SIGKILL or SIGTERM`);
   }
   const notReady = (): number => {
@@ -34,7 +34,7 @@ export async function signal(invocation: Invocation): Promise<number> {
     if (!record || record.pid === 0) return notReady();
     if (record.finishedAt !== null) return 0;
     const waitMs = name === "SIGKILL" ? KILL_WAIT_MS : settings.stopTimeoutMs;
-    if (!(await signalAndWait(identityOf(record), name as NodeJS.Signals, waitMs))) {
+    if (!(await signalAndWait(identityOf(record), name, waitMs))) {
       throw new Error(`execution ${JSON.stringify(execId)} is still running ${waitMs} ms after ${name}`);
     }
     markFinished(db, workspaceId, execId);
