@@ -5,6 +5,8 @@ import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";
+/** Race loops: modest by default, larger with PASEO_STRESS=1. */
+const EARLY_TRIALS = process.env.PASEO_STRESS === "1" ? 200 : 10;
 let ws: ReadyWorkspace;
 
 beforeAll(async () => {
@@ -194,16 +196,25 @@ describe("signals sent to the wrapper reach the workload's process group", () =>
     });
   }
 
-  test("a signal sent right after spawn, before started, still wins", async () => {
-    for (let i = 0; i < 5; i++) {
-      const handle = startExec(ws.id, envelope(["sleep", "30"], { options: ws.options, env: { PATH } }));
+  test(`a signal sent right after spawn, before started, still wins (${EARLY_TRIALS} trials)`, async () => {
+    let launched = 0;
+    for (let i = 0; i < EARLY_TRIALS; i++) {
+      const tag = `${30 + i / 1000 + Math.floor(Math.random() * 1000) / 1e6}`;
+      const handle = startExec(ws.id, envelope(["sleep", tag], { options: ws.options, env: { PATH } }));
+      // Jitter spreads the signal over start-up: before the handlers exist, between handlers
+      // and launch (queued), and around `started`.
+      await Bun.sleep(i % 12);
       process.kill(handle.pid, "SIGTERM");
       const result = await handle.done;
-      // Either the wrapper had not read the envelope yet (nothing launched, killed by SIGTERM)
-      // or the queued signal reached the workload after launch.
+      // Either nothing was launched yet (the wrapper died by SIGTERM) or the workload did.
       expect(result.signal).toBe("SIGTERM");
-      if (result.events.length > 0) expectComplete(result, null, "SIGTERM");
+      if (result.events.length > 0) {
+        expectComplete(result, null, "SIGTERM");
+        launched++;
+      }
+      expect(processesWith(`sleep\u0000${tag}`)).toEqual([]);
     }
+    expect(launched).toBeGreaterThan(0);
   });
 
   test("SIGTERM to `sh -c 'sleep 30 & wait'` leaves no sleep behind", async () => {
