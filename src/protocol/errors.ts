@@ -21,9 +21,25 @@ function describeIssue(issue: v.BaseIssue<unknown>): string {
   return at(issue.message, path);
 }
 
+/**
+ * For a variant, the one option its discriminator names, else the schema itself. Validating
+ * against that option alone gives the same output and issue paths as the variant, about 3x
+ * faster (bench/README.md, parser); an unknown tag falls back to the variant for its message.
+ */
+function narrowVariant(schema: v.GenericSchema, value: unknown): v.GenericSchema {
+  if (schema.type !== "variant" || !isJsonObject(value)) return schema;
+  const { key, options } = schema as unknown as { key: string; options: v.GenericSchema[] };
+  const tag = value[key];
+  for (const option of options) {
+    const entry = (option as unknown as { entries?: Record<string, { type: string; literal?: unknown }> }).entries?.[key];
+    if (entry?.type === "literal" && entry.literal === tag) return option;
+  }
+  return schema;
+}
+
 /** Validates `value` against `schema`, throwing a ProtocolError that names the first problem. */
 export function parseStrict<S extends v.GenericSchema>(schema: S, value: unknown, what: string): v.InferOutput<S> {
-  const result = v.safeParse(schema, value, { abortEarly: true });
+  const result = v.safeParse(narrowVariant(schema, value), value, { abortEarly: true });
   if (result.success) return result.output;
   throw new ProtocolError(`invalid ${what}: ${describeIssue(result.issues[0])}`);
 }
