@@ -278,3 +278,15 @@ describe("execution identities", () => {
     expect(result.events[3]).toMatchObject({ type: "exit", code: null, signal: "SIGKILL" });
   });
 });
+
+describe("concurrency", () => {
+  test("20 execs launched at once in one workspace all complete with their own output", async () => {
+    const handles = Array.from({ length: 20 }, (_, i) => startExec(ws.id, envelope(["sh", "-c", `echo run-${i}`], { options: ws.options, env: { PATH } })));
+    for (const handle of handles) handle.closeStdin();
+    const results = await Promise.all(handles.map((handle) => handle.done));
+    results.forEach((result, i) => {
+      expectComplete(result, 0);
+      expect(result.stdout.toString()).toBe(`run-${i}\n`);
+    });
+  });
+});
