@@ -116,6 +116,17 @@ export function unfinishedExecutionsOfOwner(db: Database, owner: string): Execut
     .all(owner) as ExecutionRecord[];
 }
 
+/**
+ * Finishes a reservation that has not launched yet (pid 0), so the wrapper's recordLaunch
+ * fails and it stops what it started. False when it launched meanwhile: stop that instead.
+ */
+export function cancelReservation(db: Database, workspaceId: string, execId: string): boolean {
+  const result = db
+    .query(`UPDATE executions SET finished_at = ?3 WHERE workspace_id = ?1 AND exec_id = ?2 AND pid = 0 AND finished_at IS NULL`)
+    .run(workspaceId, execId, now());
+  return result.changes === 1;
+}
+
 /** Marks an execution finished; keeps the first recorded outcome. */
 export function markFinished(db: Database, workspaceId: string, execId: string, exit?: { code: number | null; signal: string | null }): void {
   db.query(

@@ -165,3 +165,38 @@ describe("pause and destroy stop live executions", () => {
     }
   });
 });
+
+describe("pause racing launches", () => {
+  const rounds = process.env.PASEO_STRESS === "1" ? 25 : 3;
+  test(`execs starting while pause runs either never start or are stopped: nothing survives the pause (${rounds} rounds)`, async () => {
+    for (let round = 0; round < rounds; round++) await pauseRace(round);
+  });
+
+  async function pauseRace(round: number): Promise<void> {
+    const own = await readyWorkspace("race");
+    try {
+      const tag = `${30 + Math.floor(Math.random() * 1000) / 1000}`;
+      const handles = Array.from({ length: 8 }, () => startExec(own.id, envelope(["sleep", tag], { options: own.options, env: { PATH } })));
+      await Bun.sleep(5 + (round % 5) * 5);
+      const paused = await runBinary(["pause", "--workspace-id", own.id], { stdin: request(own.options) });
+      expect(paused.code).toBe(0);
+      const results = await Promise.all(handles.map((handle) => handle.done));
+      for (const result of results) {
+        if (result.events.length === 0) expect(result.stderr).toContain("is paused");
+        else if (result.events[0]!.type === "error") expect(result.events.map((e) => e.type)).toEqual(["error"]);
+        else expect(result.events.at(-1)).toMatchObject({ type: "exit", code: null });
+      }
+      const survivors = readdirSync("/proc").filter((name) => {
+        if (!/^\d+$/.test(name)) return false;
+        try {
+          return readFileSync(`/proc/${name}/cmdline`, "latin1") === `sleep\u0000${tag}\u0000` && readProcess(Number(name))?.state !== "Z";
+        } catch {
+          return false;
+        }
+      });
+      expect(survivors).toEqual([]);
+    } finally {
+      own.cleanup();
+    }
+  }
+});
