@@ -22,6 +22,8 @@ export interface ExecOptions {
   keepControls?: boolean;
   /** Extra bytes written to fd 3 in the same write as the envelope. */
   withEnvelope?: string;
+  /** Do not send the envelope yet: call sendEnvelope() (the daemon never does this; races do). */
+  holdEnvelope?: boolean;
   env?: Record<string, string>;
   /** Another copy of the binary to run (default: dist/paseo-host-runtime). */
   bin?: string;
@@ -87,8 +89,18 @@ export class ExecHandle {
       events: this.events,
       violation: this.#violation,
     }));
-    this.sendControl(`${JSON.stringify(envelope)}\n${options.withEnvelope ?? ""}`);
-    if (!options.keepControls) this.closeControls();
+    this.#envelope = `${JSON.stringify(envelope)}\n${options.withEnvelope ?? ""}`;
+    this.#keepControls = options.keepControls ?? false;
+    if (!options.holdEnvelope) this.sendEnvelope();
+  }
+
+  #envelope: string;
+  #keepControls: boolean;
+
+  /** Writes the spawn envelope (and closes fd 3 unless keepControls). */
+  sendEnvelope(): void {
+    this.sendControl(this.#envelope);
+    if (!this.#keepControls) this.closeControls();
   }
 
   get pid(): number {
