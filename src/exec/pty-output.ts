@@ -6,6 +6,8 @@ import { readProcess } from "../platform/process.ts";
 const STDOUT_FD = 1;
 /** Character-device major of Unix98 PTY slaves (/dev/pts/N) on Linux. */
 const PTS_MAJOR = 136;
+/** Finding the slave needs /proc (Linux); elsewhere output is not throttled. */
+const HAS_PROC = process.platform === "linux";
 
 /**
  * Copies PTY output to fd 1 unchanged, with backpressure: Bun's terminal `data` callback cannot
@@ -16,6 +18,8 @@ const PTS_MAJOR = 136;
 export class PtyOutput {
   readonly #sink = Bun.file(STDOUT_FD).writer({ highWaterMark: 64 * 1024 });
   #slave = -1;
+  /** The workload whose terminal to find; 0 once released (holding the slave blocks EOF). */
+  #pid = 0;
   #suspended = false;
   /** The flush fd 1 has not completed yet; null when everything written was accepted. */
   #pending: Promise<unknown> | null = null;
@@ -30,6 +34,7 @@ export class PtyOutput {
    * /proc, or the workload already dropped its terminal) output simply is not throttled.
    */
   attach(pid: number): void {
+    this.#pid = pid;
     this.#slave = openSlave(pid);
   }
 
@@ -57,6 +62,7 @@ export class PtyOutput {
 
   /** Drops our hold on the slave: while we hold it the master never reports EOF. */
   releaseSlave(): void {
+    this.#pid = 0;
     if (this.#slave < 0) return;
     this.#setRunning(true);
     closeSync(this.#slave);
@@ -115,6 +121,9 @@ export class PtyOutput {
   }
 
   #setRunning(running: boolean): void {
+    // The child takes its controlling terminal just after becoming a session leader, so the
+    // first look (at started) can come too early: look again whenever output must stop.
+    if (!running && this.#slave < 0 && this.#pid > 0 && HAS_PROC) this.#slave = openSlave(this.#pid);
     if (this.#suspended === !running || this.#slave < 0) return;
     try {
       setTerminalOutput(this.#slave, running);

@@ -3,7 +3,7 @@
  * wrapper without bound nor delay signals, and many sequential PTY execs leak nothing.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { listProcesses } from "../../src/platform/process.ts";
 import type { ExecHandle } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
@@ -57,6 +57,11 @@ async function peakRss(pid: number, until: Promise<unknown>): Promise<number> {
   return peak;
 }
 
+/** Bytes a process has written so far (/proc/<pid>/io). */
+function wchar(pid: number): number {
+  return Number(/wchar: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, "latin1"))?.[1]);
+}
+
 describe("a daemon that stops reading fd 1", () => {
   test("stalled 3 s while the workload prints 256 MiB: wrapper peak RSS < 64 MiB and every byte arrives", async () => {
     const size = 256 * MiB;
@@ -65,12 +70,17 @@ describe("a daemon that stops reading fd 1", () => {
     const exited = new Promise((resolve) => handle.child.once("exit", resolve));
     const peak = peakRss(handle.pid, exited);
     await handle.waitEvent("started");
+    const workload = await workloadOf(handle);
     await until("the first output", () => counter.bytes > 0);
     handle.child.stdout!.pause();
     const pausedAt = counter.bytes;
-    await Bun.sleep(3000);
+    await Bun.sleep(2800);
     // Reading really stopped: at most what was already in flight arrived meanwhile.
     expect(counter.bytes - pausedAt).toBeLessThan(4 * MiB);
+    // And the stall reached the workload: its write count stands still.
+    const before = wchar(workload.pid);
+    await Bun.sleep(200);
+    expect(wchar(workload.pid) - before, "the workload kept writing: its output was not throttled").toBeLessThan(1 * MiB);
     handle.child.stdout!.resume();
     const result = await handle.done;
     expect(counter.bytes).toBe(size);
@@ -92,6 +102,10 @@ describe("a daemon that stops reading fd 1", () => {
     await until("the first output", () => counter.bytes > 0);
     handle.child.stdout!.pause();
     await Bun.sleep(1000);
+    // The stall must reach the workload (backpressure): its write count stands still.
+    const before = wchar(workload.pid);
+    await Bun.sleep(200);
+    expect(wchar(workload.pid) - before, "the workload kept writing: its output was not throttled").toBeLessThan(1 * MiB);
     handle.sendControl(signalFrame("SIGTERM"));
     const exit = await handle.waitEvent("exit");
     expect(exit).toEqual({ type: "exit", protocolVersion: 1, code: null, signal: "SIGTERM" } as never);
