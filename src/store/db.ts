@@ -113,21 +113,13 @@ export function openDatabase(path: string): Database {
     db.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
     db.run("PRAGMA synchronous = NORMAL");
     db.run("PRAGMA foreign_keys = ON");
-    // The common case is a read; only a new (or foreign) database takes the write lock.
-    if (schemaVersion(db) !== String(SCHEMA_VERSION)) db.transaction(() => migrate(db, path)).immediate();
+    // Checked under the write lock: several processes may be creating the same new database.
+    db.transaction(() => migrate(db, path)).immediate();
     return db;
   } catch (error) {
     db.close();
     throw error;
   }
-}
-
-/** The recorded schema version, or null when there is no meta table (yet). */
-function schemaVersion(db: Database): string | null {
-  const hasMeta = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
-  if (!hasMeta) return null;
-  const row = db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | null;
-  return row?.value ?? null;
 }
 
 function migrate(db: Database, path: string): void {

@@ -25,6 +25,8 @@ export interface ExecOptions {
   /** Do not send the envelope yet: call sendEnvelope() (the daemon never does this; races do). */
   holdEnvelope?: boolean;
   env?: Record<string, string>;
+  /** A descriptor to give the wrapper as fd 1 instead of a pipe the handle reads (stall tests). */
+  stdoutFd?: number;
   /** Another copy of the binary to run (default: dist/paseo-host-runtime). */
   bin?: string;
 }
@@ -46,11 +48,11 @@ export class ExecHandle {
     const mode = ((envelope.stdio as { kind: Mode }) ?? { kind: "pipes" }).kind;
     this.sequence = new EventSequence(mode);
     this.child = spawn(options.bin ?? BIN, ["exec", "--workspace-id", workspaceId], {
-      stdio: ["pipe", "pipe", "pipe", "pipe", "pipe"],
+      stdio: ["pipe", options.stdoutFd ?? "pipe", "pipe", "pipe", "pipe"],
       env: options.env ?? (process.env as Record<string, string>),
     });
     const decoder = new FrameDecoder(ProcessEvent, "fd 4 event");
-    this.child.stdout!.on("data", (chunk: Buffer) => {
+    this.child.stdout?.on("data", (chunk: Buffer) => {
       this.#stdout.push(chunk);
       this.#checkStdout();
     });
@@ -77,7 +79,7 @@ export class ExecHandle {
     });
     (this.child.stdio[3] as Writable).on("error", () => {});
     this.child.stdin!.on("error", () => {});
-    const stdoutEnded = new Promise<void>((resolve) => this.child.stdout!.on("end", resolve));
+    const stdoutEnded = new Promise<void>((resolve) => (this.child.stdout ? this.child.stdout.on("end", resolve) : resolve()));
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
       this.child.on("exit", (code, signal) => resolve({ code, signal })),
     );
