@@ -1,10 +1,10 @@
 import type { SpawnEnvelope } from "../protocol/index.ts";
-import { bootId, readProcess } from "../platform/process.ts";
+import { selfIdentity } from "../platform/process.ts";
 import { openStore, type Store } from "../store/db.ts";
 import { reserveExecution } from "../store/executions.ts";
-import { requireReadyWorkspace, whileReady } from "../workspace/access.ts";
+import { whileReady } from "../workspace/access.ts";
 import { ownerOf } from "../workspace/owner.ts";
-import { confineCwd } from "./cwd.ts";
+import { confine } from "../workspace/paths.ts";
 import { helperLaunch, resolveHelper } from "./helper.ts";
 import { resolveProgram } from "./program.ts";
 
@@ -46,27 +46,27 @@ function resolveLaunch(envelope: SpawnEnvelope, env: Record<string, string>, cwd
   return { program: resolveProgram(name, env, cwd), argv: [...envelope.argv], env };
 }
 
-/** Checks workspace, cwd and program, then claims the execution identity. */
+/**
+ * Checks workspace, cwd and program, then claims the execution identity, all inside the one
+ * transaction that sees the workspace ready (so pause and destroy cannot slip in between).
+ */
 export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
   const store = openStore(envelope.options);
   const owner = ownerOf(envelope.options);
-  const { root } = requireReadyWorkspace(store.db, workspaceId, owner);
-  const cwd = confineCwd(root, envelope.cwd);
-  const env = workloadEnv(envelope);
-  const { program, argv, env: launchEnv } = resolveLaunch(envelope, env, cwd);
-  const self = readProcess(process.pid);
-  if (!self) throw new Error("cannot read this wrapper's own process identity");
-  whileReady(store.db, workspaceId, owner, () =>
+  const self = selfIdentity();
+  return whileReady(store.db, workspaceId, owner, (root) => {
+    const cwd = confine(root, envelope.cwd ?? "", "cwd");
+    const { program, argv, env } = resolveLaunch(envelope, workloadEnv(envelope), cwd);
     reserveExecution(store.db, {
       workspaceId,
       execId: envelope.execId,
       mode: envelope.stdio.kind,
       purpose: envelope.purpose.kind,
       argv0: envelope.argv[0]!,
-      bootId: bootId(),
-      wrapperPid: process.pid,
+      bootId: self.bootId,
+      wrapperPid: self.pid,
       wrapperStartTicks: self.startTicks,
-    }),
-  );
-  return { workspaceId, execId: envelope.execId, envelope, store, cwd, program, argv, env: launchEnv, wrapperStartTicks: self.startTicks };
+    });
+    return { workspaceId, execId: envelope.execId, envelope, store, cwd, program, argv, env, wrapperStartTicks: self.startTicks };
+  });
 }

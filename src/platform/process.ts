@@ -30,6 +30,17 @@ export function bootId(): string {
   return cachedBootId;
 }
 
+let self: { pid: number; startTicks: number; bootId: string } | undefined;
+
+/** This process's own identity (cached: it cannot change while we run). */
+export function selfIdentity(): { pid: number; startTicks: number; bootId: string } {
+  if (self) return self;
+  const info = readProcess(process.pid);
+  if (!info) throw new Error(`cannot read the identity of this process (pid ${process.pid})`);
+  self = { pid: process.pid, startTicks: info.startTicks, bootId: bootId() };
+  return self;
+}
+
 /** One process, or null when there is no such pid. */
 export function readProcess(pid: number): ProcessInfo | null {
   if (!isLinux) return listWithPs(pid)[0] ?? null;

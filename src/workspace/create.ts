@@ -6,11 +6,12 @@ import type { Database } from "bun:sqlite";
 import { stopWorkspaceExecutions } from "./executions.ts";
 import { diagnose } from "../output.ts";
 import type { CreateInput } from "../protocol/index.ts";
+import { selfIdentity } from "../platform/process.ts";
 import { deleteExecutions } from "../store/executions.ts";
 import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import type { Built } from "./materialize.ts";
 import { createConflict } from "./input.ts";
-import { childTracker, repoGuard, liveHolder, reapOrphanChild, releaseLock, selfIdentity, takeLock, untilFree, write } from "./lock.ts";
+import { childTracker, repoGuard, liveHolder, reapOrphanChild, releaseLock, takeLock, untilFree, write } from "./lock.ts";
 import { assertOwner } from "./owner.ts";
 import { removeOwned } from "./remove.ts";
 

@@ -7,21 +7,10 @@
 import type { Database } from "bun:sqlite";
 import { stopWorkload } from "../platform/process-group.ts";
 import { diagnose } from "../output.ts";
-import { bootId, isSameLiveProcess, readProcess } from "../platform/process.ts";
+import { bootId, isSameLiveProcess, selfIdentity } from "../platform/process.ts";
 import { deleteRepoLock, getRepoLock, getWorkspace, setRepoLock, updateWorkspace, type ProcessIdentity, type WorkspaceRecord } from "../store/workspaces.ts";
 import type { ChildTracker } from "./git.ts";
 import { assertOwner } from "./owner.ts";
-
-let self: ProcessIdentity | undefined;
-
-/** This process's identity, as a lock holder. */
-export function selfIdentity(): ProcessIdentity {
-  if (self) return self;
-  const info = readProcess(process.pid);
-  if (!info) throw new Error(`cannot read the identity of this process (pid ${process.pid})`);
-  self = { pid: process.pid, startTicks: info.startTicks, bootId: bootId() };
-  return self;
-}
 
 /** True when the recorded process is still the same live process. */
 export function isAlive(holder: ProcessIdentity): boolean {

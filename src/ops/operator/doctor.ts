@@ -1,6 +1,6 @@
 import { lazyChildProcess } from "../../platform/lazy.ts";
 import { accessSync, constants, existsSync, lstatSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import type { Invocation } from "../../cli.ts";
 import { describeHelperResolution } from "../../exec/helper.ts";
 import { bootId, listProcesses, readProcess } from "../../platform/process.ts";
