@@ -1,4 +1,5 @@
-import { closeSync, writeSync } from "node:fs";
+import { closeSync } from "node:fs";
+import { writeAll } from "../output.ts";
 import { EventSequence, ProcessEvent, encodeFrame, type Mode } from "../protocol/index.ts";
 
 /** The wrapper's fd 4 writer: one write per frame, and never an illegal sequence. */
@@ -52,17 +53,9 @@ export class EventWriter {
   #emit(event: ProcessEvent): void {
     this.sequence.accept(event);
     if (this.#closed || this.lost) return;
-    const bytes = Buffer.from(encodeFrame(ProcessEvent, event, "process event"));
-    let offset = 0;
     try {
-      while (offset < bytes.length) {
-        try {
-          offset += writeSync(this.fd, bytes, offset);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
-          Bun.sleepSync(1);
-        }
-      }
+      // One frame, one writeAll: a frame is never interleaved with another.
+      writeAll(this.fd, encodeFrame(ProcessEvent, event, "process event"));
     } catch (error) {
       this.lost = error as Error;
     }
