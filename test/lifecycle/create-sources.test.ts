@@ -2,14 +2,11 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { create, createInput, git, lab, makeRemote, makeRepo, ok, op, ownedEntries, record, records, type Lab } from "./support.ts";
+import { create, createInput, git, makeRemote, ok, op, ownedEntries, record, records, type Lab, repoLab } from "./support.ts";
 
 let t: Lab;
 let repo: string;
-beforeEach(() => {
-  t = lab();
-  repo = makeRepo(join(t.dir, "repo"));
-});
+beforeEach(() => ({ t, repo } = repoLab()));
 afterEach(() => t.cleanup());
 
 const ENV = { PASEO_SOURCE_CHECKOUT_PATH: ".", PASEO_ROOT_PATH: ".", PASEO_WORKTREE_PATH: "." };

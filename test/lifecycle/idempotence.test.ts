@@ -1,15 +1,11 @@
 /** create is idempotent, refuses a different re-create, and resolves concurrent creates to one workspace. */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
-import { branches, create, createInput, lab, makeRepo, ok, op, ownedEntries, records, worktrees, type Lab } from "./support.ts";
+import { branches, create, createInput, ok, op, ownedEntries, records, worktrees, type Lab, repoLab } from "./support.ts";
 
 let t: Lab;
 let repo: string;
-beforeEach(() => {
-  t = lab();
-  repo = makeRepo(join(t.dir, "repo"));
-});
+beforeEach(() => ({ t, repo } = repoLab()));
 afterEach(() => t.cleanup());
 
 const branchInput = (id = "w1") => createInput(id, { kind: "host-directory", path: repo }, { kind: "branch", branchName: "topic", baseRef: "main", worktreeSlug: "topic" });

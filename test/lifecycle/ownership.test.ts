@@ -1,15 +1,11 @@
 /** Ownership: every workspace is stamped with options.owner; another owner can do nothing with it. */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
-import { join } from "node:path";
-import { create, createInput, lab, makeRepo, ok, op, record, worktrees, type Lab } from "./support.ts";
+import { create, createInput, ok, op, record, worktrees, type Lab, repoLab } from "./support.ts";
 
 let t: Lab;
 let repo: string;
-beforeEach(() => {
-  t = lab();
-  repo = makeRepo(join(t.dir, "repo"));
-});
+beforeEach(() => ({ t, repo } = repoLab()));
 afterEach(() => t.cleanup());
 
 const input = () => createInput("w1", { kind: "host-directory", path: repo }, { kind: "branch", branchName: "topic", baseRef: "main" });

@@ -5,15 +5,12 @@ import { join } from "node:path";
 import { bootId, readProcess } from "../../src/platform/process.ts";
 import { insertExecution } from "../../src/store/executions.ts";
 import { request, runBinary, tempDir } from "../support/binary.ts";
-import { branches, create, createInput, git, lab, liveExecutionRows, makeRemote, makeRepo, ok, op, ownedEntries, records, withStore, worktrees, type Lab } from "./support.ts";
+import { branches, create, createInput, git, liveExecutionRows, makeRemote, ok, op, ownedEntries, records, withStore, worktrees, type Lab, repoLab } from "./support.ts";
 
 let t: Lab;
 let repo: string;
 const spawned: Bun.Subprocess[] = [];
-beforeEach(() => {
-  t = lab();
-  repo = makeRepo(join(t.dir, "repo"));
-});
+beforeEach(() => ({ t, repo } = repoLab()));
 afterEach(() => {
   for (const proc of spawned.splice(0)) if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
   t.cleanup();

@@ -2,14 +2,13 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { basename, join } from "node:path";
-import { branches, create, createInput, git, lab, makeRemote, makeRepo, ok, op, ownedEntries, records, worktrees, type Lab } from "./support.ts";
+import { branches, create, createInput, git, makeRemote, ok, op, ownedEntries, records, worktrees, type Lab, repoLab } from "./support.ts";
 
 let t: Lab;
 let repo: string;
 let url: string;
 beforeEach(() => {
-  t = lab();
-  repo = makeRepo(join(t.dir, "repo"));
+  ({ t, repo } = repoLab());
   url = makeRemote(repo, join(t.dir, "remote.git"));
   git(repo, "remote", "add", "origin", url);
 });

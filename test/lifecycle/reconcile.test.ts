@@ -7,16 +7,13 @@ import { insertExecution } from "../../src/store/executions.ts";
 import { insertCreating } from "../../src/store/workspaces.ts";
 import { storageDir } from "../../src/workspace/paths.ts";
 import { runBinary } from "../support/binary.ts";
-import { branches, create, createInput, lab, liveExecutionRows, makeRepo, ok, op, ownedEntries, records, withStore, worktrees, type Lab } from "./support.ts";
+import { branches, create, createInput, liveExecutionRows, ok, op, ownedEntries, records, withStore, worktrees, type Lab, repoLab } from "./support.ts";
 
 let t: Lab;
 let repo: string;
 const alice = () => ({ ...t.options, owner: "alice" });
 const bob = () => ({ ...t.options, owner: "bob" });
-beforeEach(() => {
-  t = lab();
-  repo = makeRepo(join(t.dir, "repo"));
-});
+beforeEach(() => ({ t, repo } = repoLab()));
 afterEach(() => t.cleanup());
 
 const worktreeInput = (id: string) => createInput(id, { kind: "host-directory", path: repo }, { kind: "branch", branchName: `b-${id}`, baseRef: "main" });

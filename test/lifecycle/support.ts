@@ -78,6 +78,12 @@ export function lab(prefix = "phr-life-"): Lab {
   return { dir: path, home, options: { stateDirectory: home }, cleanup: dir.cleanup };
 }
 
+/** A lab with a fresh repository in it: where most lifecycle tests start. */
+export function repoLab(prefix?: string): { t: Lab; repo: string } {
+  const t = lab(prefix);
+  return { t, repo: makeRepo(join(t.dir, "repo")) };
+}
+
 /** A lifecycle result with the parsed stdout (null when stdout was empty). */
 export interface OpResult extends RunResult {
   json: any;
