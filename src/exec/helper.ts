@@ -3,7 +3,7 @@
  * there is no PATH to search; the runtime looks in a fixed, documented order instead.
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { basename, dirname, isAbsolute, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { ProgramError, resolveProgram } from "./program.ts";
 
 /** The helper's default name (the daemon's default helperCommand). */
@@ -25,7 +25,7 @@ export interface HelperResolution {
 }
 
 /** Resolves a bare helper argv[0]: envelope PATH, options.helperPath, beside this executable. */
-export function resolveHelper(program: string, env: Record<string, string>, cwd: string, options: Record<string, unknown>): HelperResolution {
+export function resolveHelper(program: string, env: Record<string, string>, cwd: string, helperPath: string | undefined): HelperResolution {
   const looked: string[] = [];
   const found = (path: string, source: string): HelperResolution => ({ path, source, javascript: isJavaScript(path) });
   if (env.PATH) {
@@ -35,11 +35,8 @@ export function resolveHelper(program: string, env: Record<string, string>, cwd:
       looked.push(`PATH=${env.PATH}`);
     }
   } else looked.push("the envelope env (no PATH)");
-  const configured = options.helperPath;
+  const configured = helperPath;
   if (configured !== undefined) {
-    if (typeof configured !== "string" || !isAbsolute(configured)) {
-      throw new ProgramError(`options.helperPath must be an absolute path, got ${JSON.stringify(configured)}`, 127);
-    }
     try {
       return found(checkHelperFile(configured, cwd), "options.helperPath");
     } catch (error) {
@@ -96,6 +93,6 @@ export function helperLaunch(helper: HelperResolution, argv: readonly string[], 
 }
 
 /** For `doctor`: where the default helper would come from with the daemon's empty env. */
-export function describeHelperResolution(options: Record<string, unknown>): HelperResolution {
-  return resolveHelper(HELPER_NAME, {}, "/", options);
+export function describeHelperResolution(helperPath: string | undefined): HelperResolution {
+  return resolveHelper(HELPER_NAME, {}, "/", helperPath);
 }

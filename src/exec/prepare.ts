@@ -3,7 +3,7 @@ import { selfIdentity } from "../platform/process.ts";
 import { openStore, type Store } from "../store/db.ts";
 import { reserveExecution } from "../store/executions.ts";
 import { whileReady } from "../workspace/access.ts";
-import { ownerOf } from "../workspace/owner.ts";
+import { readOptions, type RuntimeOptions } from "../options.ts";
 import { confine } from "../workspace/paths.ts";
 import { helperLaunch, resolveHelper } from "./helper.ts";
 import { resolveProgram } from "./program.ts";
@@ -38,10 +38,10 @@ export function workloadEnv(envelope: SpawnEnvelope): Record<string, string> {
 }
 
 /** The file to execute: argv[0] through PATH, or the workspace helper's own resolution. */
-function resolveLaunch(envelope: SpawnEnvelope, env: Record<string, string>, cwd: string) {
+function resolveLaunch(envelope: SpawnEnvelope, options: RuntimeOptions, env: Record<string, string>, cwd: string) {
   const name = envelope.argv[0]!;
   if (envelope.purpose.kind === "workspace-helper" && !name.includes("/")) {
-    return helperLaunch(resolveHelper(name, env, cwd, envelope.options), envelope.argv, env);
+    return helperLaunch(resolveHelper(name, env, cwd, options.helperPath), envelope.argv, env);
   }
   return { program: resolveProgram(name, env, cwd), argv: [...envelope.argv], env };
 }
@@ -51,12 +51,12 @@ function resolveLaunch(envelope: SpawnEnvelope, env: Record<string, string>, cwd
  * transaction that sees the workspace ready (so pause and destroy cannot slip in between).
  */
 export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
-  const store = openStore(envelope.options);
-  const owner = ownerOf(envelope.options);
+  const options = readOptions(envelope.options);
+  const store = openStore(options);
   const self = selfIdentity();
-  return whileReady(store.db, workspaceId, owner, (root) => {
+  return whileReady(store.db, workspaceId, options.owner, (root) => {
     const cwd = confine(root, envelope.cwd ?? "", "cwd");
-    const { program, argv, env } = resolveLaunch(envelope, workloadEnv(envelope), cwd);
+    const { program, argv, env } = resolveLaunch(envelope, options, workloadEnv(envelope), cwd);
     reserveExecution(store.db, {
       workspaceId,
       execId: envelope.execId,

@@ -13,13 +13,14 @@ import { readLifecycleCall, respond } from "./request.ts";
  * midway is cleaned up by the next one.
  */
 export async function create(invocation: Invocation): Promise<number> {
-  const { request, owner, settings } = readLifecycleCall();
+  const { request, options } = readLifecycleCall();
+  const { owner } = options;
   const input = createInputOf(request, invocation.flags.get("workspace-id")!);
-  const hostDirectory = effectiveHostDirectory(input, settings.hostDirectory);
-  return withStore(request.options, async ({ db, home }) => {
+  const hostDirectory = effectiveHostDirectory(input, options.hostDirectory);
+  return withStore(options, async ({ db, home }) => {
     const claim = await claimCreate(db, input, owner, hostDirectory);
     if (claim.existing) {
-      respond(stateResponse(claim.existing, settings));
+      respond(stateResponse(claim.existing, options));
       return 0;
     }
     if (claim.abandoned) await recoverAbandoned(db, home, claim.abandoned, input, hostDirectory);
@@ -37,7 +38,7 @@ export async function create(invocation: Invocation): Promise<number> {
       await undoCreate(db, home, input.workspaceId);
       throw error;
     }
-    respond(stateResponse(finishCreate(db, input.workspaceId, built), settings));
+    respond(stateResponse(finishCreate(db, input.workspaceId, built), options));
     return 0;
   });
 }

@@ -9,9 +9,10 @@ import { readLifecycleCall, respond } from "./request.ts";
  * A missing workspace answers ok.
  */
 export async function destroy(invocation: Invocation): Promise<number> {
-  const { request, owner } = readLifecycleCall();
+  const { options } = readLifecycleCall();
+  const { owner } = options;
   const workspaceId = invocation.flags.get("workspace-id")!;
-  return withStore(request.options, async ({ db, home }) => {
+  return withStore(options, async ({ db, home }) => {
     await destroyWorkspace(db, home, workspaceId, owner);
     respond({ type: "ok", protocolVersion: 1 });
     return 0;

@@ -12,17 +12,18 @@ import { readLifecycleCall, respond } from "./request.ts";
  * a root removed behind our back is `error`.
  */
 export function inspect(invocation: Invocation): Promise<number> {
-  const { request, owner, settings } = readLifecycleCall();
+  const { options } = readLifecycleCall();
+  const { owner } = options;
   const workspaceId = invocation.flags.get("workspace-id")!;
   const missing = () => {
     respond({ type: "inspection", protocolVersion: 1, inspection: { status: "missing" } });
     return 0;
   };
-  return withExistingStore(request.options, ({ db }) => {
+  return withExistingStore(options, ({ db }) => {
     const record = getWorkspace(db, workspaceId);
     if (record) assertOwner(workspaceId, record.owner, owner);
     if (!record || record.status === "creating" || record.status === "destroying") return missing();
-    respond({ type: "inspection", protocolVersion: 1, inspection: inspectionOf(record, settings, rootProblem(record.root)) });
+    respond({ type: "inspection", protocolVersion: 1, inspection: inspectionOf(record, options, rootProblem(record.root)) });
     return 0;
   }, missing);
 }

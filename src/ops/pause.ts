@@ -11,13 +11,14 @@ import { readLifecycleCall, respond } from "./request.ts";
  * never touched. Pausing a paused workspace answers ok (and still stops stragglers).
  */
 export async function pause(invocation: Invocation): Promise<number> {
-  const { request, owner, settings } = readLifecycleCall();
+  const { options } = readLifecycleCall();
+  const { owner } = options;
   const workspaceId = invocation.flags.get("workspace-id")!;
-  return withStore(request.options, async ({ db }) => {
+  return withStore(options, async ({ db }) => {
     const previous = await claimExisting(db, workspaceId, owner, "pause", "paused");
     try {
       await reapOrphanChild(db, previous);
-      await stopWorkspaceExecutions(db, workspaceId, settings.stopTimeoutMs);
+      await stopWorkspaceExecutions(db, workspaceId, options.stopTimeoutMs);
     } finally {
       releaseLock(db, workspaceId);
     }

@@ -14,10 +14,11 @@ import { readLifecycleCall, respond } from "./request.ts";
  * never touched.
  */
 export async function reconcile(_invocation: Invocation): Promise<number> {
-  const { request, owner } = readLifecycleCall();
+  const { request, options } = readLifecycleCall();
+  const { owner } = options;
   const listed = request.workspaceIds;
   if (!listed) throw new Error("reconcile needs `workspaceIds` in the lifecycle request (the ids the daemon still knows; [] for none)");
-  return withStore(request.options, async ({ db, home }) => {
+  return withStore(options, async ({ db, home }) => {
     const foreign = listed.filter((id) => {
       const record = getWorkspace(db, id);
       return record !== null && record.owner !== owner;

@@ -1,8 +1,7 @@
 import { readSync } from "node:fs";
 import { LifecycleRequest, LifecycleResponse, ProtocolError, encodeFrame, parseMessage } from "../protocol/index.ts";
 import { writeStdout } from "../output.ts";
-import { ownerOf } from "../workspace/owner.ts";
-import { lifecycleSettings, type LifecycleSettings } from "../workspace/settings.ts";
+import { readOptions, type RuntimeOptions } from "../options.ts";
 
 /** Upper bound on a lifecycle request; real ones are a few hundred bytes. */
 export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
@@ -54,12 +53,11 @@ export function respond(response: LifecycleResponse): void {
 /** A lifecycle request with its options checked: nothing has been opened or changed yet. */
 export interface LifecycleCall {
   request: LifecycleRequest;
-  owner: string;
-  settings: LifecycleSettings;
+  options: RuntimeOptions;
 }
 
 /** Reads stdin and validates the options every lifecycle operation relies on. */
 export function readLifecycleCall(): LifecycleCall {
   const request = readLifecycleRequest();
-  return { request, owner: ownerOf(request.options), settings: lifecycleSettings(request.options) };
+  return { request, options: readOptions(request.options) };
 }

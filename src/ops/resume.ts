@@ -11,9 +11,10 @@ import { readLifecycleCall, respond } from "./request.ts";
  * directory vanished is re-added for its branch. Missing → error.
  */
 export async function resume(invocation: Invocation): Promise<number> {
-  const { request, owner, settings } = readLifecycleCall();
+  const { options } = readLifecycleCall();
+  const { owner } = options;
   const workspaceId = invocation.flags.get("workspace-id")!;
-  return withStore(request.options, async ({ db }) => {
+  return withStore(options, async ({ db }) => {
     const previous = await claimExisting(db, workspaceId, owner, "resume");
     try {
       await reapOrphanChild(db, previous);
@@ -22,7 +23,7 @@ export async function resume(invocation: Invocation): Promise<number> {
     } finally {
       releaseLock(db, workspaceId);
     }
-    respond(stateResponse(getWorkspace(db, workspaceId)!, settings));
+    respond(stateResponse(getWorkspace(db, workspaceId)!, options));
     return 0;
   });
 }

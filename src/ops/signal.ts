@@ -17,7 +17,8 @@ const KILL_WAIT_MS = 5000;
  * every member is gone. Works after the wrapper died; idempotent.
  */
 export async function signal(invocation: Invocation): Promise<number> {
-  const { request, owner, settings } = readLifecycleCall();
+  const { options } = readLifecycleCall();
+  const { owner } = options;
   const workspaceId = invocation.flags.get("workspace-id")!;
   const execId = invocation.flags.get("exec-id")!;
   const name = invocation.flags.get("signal")!;
@@ -27,13 +28,13 @@ export async function signal(invocation: Invocation): Promise<number> {
   const notReady = (): number => {
     throw new Error(`execution identity ${JSON.stringify(execId)} of workspace ${JSON.stringify(workspaceId)} is not ready (never started)`);
   };
-  return withExistingStore(request.options, async ({ db }) => {
+  return withExistingStore(options, async ({ db }) => {
     const workspace = getWorkspace(db, workspaceId);
     if (workspace) assertOwner(workspaceId, workspace.owner, owner);
     const record = getExecution(db, workspaceId, execId);
     if (!record || record.pid === 0) return notReady();
     if (record.finishedAt !== null) return 0;
-    const waitMs = name === "SIGKILL" ? KILL_WAIT_MS : settings.stopTimeoutMs;
+    const waitMs = name === "SIGKILL" ? KILL_WAIT_MS : options.stopTimeoutMs;
     if (!(await signalAndWait(identityOf(record), name, waitMs))) {
       throw new Error(`execution ${JSON.stringify(execId)} is still running ${waitMs} ms after ${name}`);
     }

@@ -1,7 +1,7 @@
 import { Database, constants } from "bun:sqlite";
 import { existsSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { checkHome, ensureHome, resolveHome } from "./home.ts";
+import { checkHome, ensureHome, resolveHome, type HomeOptions } from "./home.ts";
 
 /** Bumped on every incompatible change; a database from another version is refused. */
 export const SCHEMA_VERSION = 1;
@@ -73,13 +73,13 @@ export function storePath(home: string): string {
 }
 
 /** Opens (creating when needed) the store of the home selected by `options`. */
-export function openStore(options: Record<string, unknown>): Store {
+export function openStore(options: HomeOptions): Store {
   const home = ensureHome(resolveHome(options));
   return { db: openDatabase(storePath(home)), home };
 }
 
 /** The store of the home `options` select, or null when there is none yet: looking never creates a home. */
-export function openExistingStore(options: Record<string, unknown>): Store | null {
+export function openExistingStore(options: HomeOptions): Store | null {
   const home = resolveHome(options);
   if (!existsSync(storePath(home))) return null;
   checkHome(home);
@@ -87,13 +87,13 @@ export function openExistingStore(options: Record<string, unknown>): Store | nul
 }
 
 /** withStore for operations that only look: `absent()` answers when no store exists yet. */
-export async function withExistingStore<T>(options: Record<string, unknown>, fn: (store: Store) => T | Promise<T>, absent: () => T): Promise<T> {
+export async function withExistingStore<T>(options: HomeOptions, fn: (store: Store) => T | Promise<T>, absent: () => T): Promise<T> {
   if (!existsSync(storePath(resolveHome(options)))) return absent();
   return withStore(options, fn);
 }
 
 /** Opens the store for `options`, runs `fn` with it (home as a real path), and always closes it. */
-export async function withStore<T>(options: Record<string, unknown>, fn: (store: Store) => T | Promise<T>): Promise<T> {
+export async function withStore<T>(options: HomeOptions, fn: (store: Store) => T | Promise<T>): Promise<T> {
   const store = openStore(options);
   try {
     return await fn({ db: store.db, home: realpathSync(store.home) });

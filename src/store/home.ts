@@ -2,15 +2,14 @@ import { lstatSync, mkdirSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { lazyOs } from "../platform/lazy.ts";
 
+/** The options that select a runtime home (options.ts has validated them). */
+export interface HomeOptions {
+  stateDirectory?: string | undefined;
+}
+
 /** The runtime home: where the store and every owned workspace live. */
-export function resolveHome(options: Record<string, unknown>, env = process.env): string {
-  const fromOptions = options.stateDirectory;
-  if (fromOptions !== undefined) {
-    if (typeof fromOptions !== "string" || !isAbsolute(fromOptions) || fromOptions.includes("\0")) {
-      throw new Error(`options.stateDirectory must be an absolute path, got ${JSON.stringify(fromOptions)}`);
-    }
-    return fromOptions;
-  }
+export function resolveHome(options: HomeOptions, env = process.env): string {
+  if (options.stateDirectory !== undefined) return options.stateDirectory;
   if (env.PASEO_HOST_RUNTIME_HOME) return requireAbsolute(env.PASEO_HOST_RUNTIME_HOME, "PASEO_HOST_RUNTIME_HOME");
   if (env.XDG_STATE_HOME) return join(requireAbsolute(env.XDG_STATE_HOME, "XDG_STATE_HOME"), "paseo-host-runtime");
   const home = env.HOME || lazyOs().homedir();

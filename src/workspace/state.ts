@@ -4,10 +4,10 @@
  */
 import type { Inspection, LifecycleResponse, Placement, State } from "../protocol/index.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
-import type { LifecycleSettings } from "./settings.ts";
+import type { RuntimeOptions } from "../options.ts";
 
 /** The lifecycle environment: paths relative to the workspace root, the branch, then the operator's entries. */
-export function lifecycleEnvironment(record: WorkspaceRecord, settings: LifecycleSettings): Record<string, string> {
+export function lifecycleEnvironment(record: WorkspaceRecord, settings: RuntimeOptions): Record<string, string> {
   const own = {
     PASEO_SOURCE_CHECKOUT_PATH: ".",
     PASEO_ROOT_PATH: ".",
@@ -18,7 +18,7 @@ export function lifecycleEnvironment(record: WorkspaceRecord, settings: Lifecycl
 }
 
 /** State and placement of a ready or paused workspace. */
-export function publicState(record: WorkspaceRecord, settings: LifecycleSettings): { state: State; placement: Placement } {
+export function publicState(record: WorkspaceRecord, settings: RuntimeOptions): { state: State; placement: Placement } {
   const root = record.root!;
   return {
     state: {
@@ -31,12 +31,12 @@ export function publicState(record: WorkspaceRecord, settings: LifecycleSettings
 }
 
 /** The `state` response of create and resume. */
-export function stateResponse(record: WorkspaceRecord, settings: LifecycleSettings): LifecycleResponse {
+export function stateResponse(record: WorkspaceRecord, settings: RuntimeOptions): LifecycleResponse {
   return { type: "state", protocolVersion: 1, ...publicState(record, settings) };
 }
 
 /** The inspection of a ready or paused record whose root was checked (`problem` null when usable). */
-export function inspectionOf(record: WorkspaceRecord, settings: LifecycleSettings, problem: string | null): Inspection {
+export function inspectionOf(record: WorkspaceRecord, settings: RuntimeOptions, problem: string | null): Inspection {
   if (problem) return { status: "error", message: `workspace ${JSON.stringify(record.workspaceId)} ${problem}` };
   const status = record.status === "paused" ? "paused" : "ready";
   return { status, ...publicState(record, settings) };

@@ -8,7 +8,7 @@ import { SCHEMA_VERSION, openDatabase, storePath } from "../../store/db.ts";
 import { checkHome, resolveHome } from "../../store/home.ts";
 import { listWorkspaces } from "../../store/workspaces.ts";
 import { TARGET, VERSION } from "../../version.ts";
-import { ownerOf } from "../../workspace/owner.ts";
+import { readOptions, type RuntimeOptions } from "../../options.ts";
 import { operatorOptions, printJson } from "./common.ts";
 
 /**
@@ -39,7 +39,7 @@ function checkBinary(): Check {
 }
 
 /** The home: resolvable, and either usable or creatable. Returns the home when it is usable. */
-function checkRuntimeHome(options: Record<string, unknown>): { check: Check; home: string | null } {
+function checkRuntimeHome(options: RuntimeOptions): { check: Check; home: string | null } {
   const name = "runtime home";
   let home: string;
   try {
@@ -71,7 +71,7 @@ function checkRuntimeHome(options: Record<string, unknown>): { check: Check; hom
   return { check: { name, status: "ok", detail: `${home} (mode ${(stat.mode & 0o777).toString(8)}, uid ${stat.uid})` }, home };
 }
 
-function checkDatabase(home: string | null, options: Record<string, unknown>): Check {
+function checkDatabase(home: string | null, options: RuntimeOptions): Check {
   const name = "database";
   if (home === null) return { name, status: "skip", detail: "not checked: the runtime home is unusable" };
   const path = storePath(home);
@@ -80,7 +80,7 @@ function checkDatabase(home: string | null, options: Record<string, unknown>): C
     const db = openDatabase(path);
     try {
       const all = listWorkspaces(db).length;
-      const owner = ownerOf(options);
+      const owner = options.owner;
       const owned = listWorkspaces(db, owner).length;
       return { name, status: "ok", detail: `${path}: schema version ${SCHEMA_VERSION}, ${all} workspace(s), ${owned} of owner ${JSON.stringify(owner)}` };
     } finally {
@@ -144,10 +144,10 @@ function checkProcessIdentity(): Check {
 }
 
 /** Where `paseo-workspace-helper` comes from for the daemon's helper calls (env `{}`). */
-function checkHelper(options: Record<string, unknown>): Check {
+function checkHelper(options: RuntimeOptions): Check {
   const name = "workspace helper";
   try {
-    const found = describeHelperResolution(options);
+    const found = describeHelperResolution(options.helperPath);
     return { name, status: "ok", detail: `${found.path} (from ${found.source}${found.javascript ? ", JavaScript run by the embedded engine" : ""})` };
   } catch (error) {
     return {
@@ -181,7 +181,7 @@ function checkSandboxTools(): Check {
 }
 
 /** Every check, in the order a human fixes things. */
-export async function runChecks(options: Record<string, unknown>): Promise<Check[]> {
+export async function runChecks(options: RuntimeOptions): Promise<Check[]> {
   const home = checkRuntimeHome(options);
   return [
     checkBinary(),
@@ -198,15 +198,10 @@ export async function runChecks(options: Record<string, unknown>): Promise<Check
 
 /** `doctor [--home DIR] [--owner O] [--helper-path PATH] [--json]`: exit 1 when a required check fails. */
 export async function doctor(invocation: Invocation): Promise<number> {
-  const options = operatorOptions(invocation);
+  const raw = operatorOptions(invocation);
   const helperPath = invocation.flags.get("helper-path");
-  if (helperPath !== undefined) options.helperPath = helperPath;
-  try {
-    ownerOf(options);
-  } catch (error) {
-    throw new Error(`--owner: ${message(error)}`);
-  }
-  const checks = await runChecks(options);
+  if (helperPath !== undefined) raw.helperPath = helperPath;
+  const checks = await runChecks(readOptions(raw));
   const failed = checks.filter((check) => check.status === "fail");
   if (invocation.switches.has("json")) {
     printJson({ ok: failed.length === 0, checks });

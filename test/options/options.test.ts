@@ -1,0 +1,52 @@
+import { describe, expect, test } from "bun:test";
+import { DEFAULT_OWNER, KNOWN_OPTIONS, readOptions, unknownOptions } from "../../src/options.ts";
+
+describe("the options reader", () => {
+  test("an empty map gives every default", () => {
+    expect(readOptions({})).toEqual({
+      owner: DEFAULT_OWNER,
+      hostDirectory: "adopt",
+      lifecycleEnvironment: {},
+      exposeHostVisiblePath: true,
+      stopTimeoutMs: 2000,
+    });
+  });
+
+  test("known values come through typed; keys the runtime does not read are dropped", () => {
+    const options = readOptions({ owner: "o", stateDirectory: "/h", hostDirectory: "clone", helperPath: "/bin/h", stopTimeoutMs: 0, other: 1 });
+    expect(options).toMatchObject({ owner: "o", stateDirectory: "/h", hostDirectory: "clone", helperPath: "/bin/h", stopTimeoutMs: 0 });
+    expect(Object.hasOwn(options, "other")).toBe(false);
+  });
+
+  test("lifecycleEnvironment keeps keys such as __proto__ as ordinary keys", () => {
+    const options = readOptions(JSON.parse('{"lifecycleEnvironment":{"__proto__":"x","A":"1"}}'));
+    expect(Object.keys(options.lifecycleEnvironment)).toEqual(["__proto__", "A"]);
+    expect(Object.getPrototypeOf(options.lifecycleEnvironment)).toBe(Object.prototype);
+  });
+
+  test.each([
+    [{ owner: "" }, 'options.owner must be a non-empty string without NUL, got ""'],
+    [{ owner: 7 }, "options.owner must be a non-empty string without NUL, got 7"],
+    [{ stateDirectory: "rel/dir" }, 'options.stateDirectory must be an absolute path, got "rel/dir"'],
+    [{ stateDirectory: "/a\0b" }, 'options.stateDirectory must be an absolute path, got "/a\\u0000b"'],
+    [{ hostDirectory: "copy" }, 'options.hostDirectory must be "adopt" or "clone", got "copy"'],
+    [{ helperPath: "helper" }, 'options.helperPath must be an absolute path, got "helper"'],
+    [{ exposeHostVisiblePath: "yes" }, 'options.exposeHostVisiblePath must be true or false, got "yes"'],
+    [{ stopTimeoutMs: 1.5 }, "options.stopTimeoutMs must be an integer number of milliseconds between 0 and 3600000, got 1.5"],
+    [{ stopTimeoutMs: -1 }, "options.stopTimeoutMs must be an integer number of milliseconds between 0 and 3600000, got -1"],
+    [{ lifecycleEnvironment: [] }, "options.lifecycleEnvironment must be an object of strings, got []"],
+    [{ lifecycleEnvironment: { A: 1 } }, 'options.lifecycleEnvironment value of "A" must be a string, got 1'],
+    [{ lifecycleEnvironment: { "A=B": "1" } }, 'options.lifecycleEnvironment entry "A=B" is not a valid environment variable (empty name, "=" or NUL)'],
+  ])("%j is refused: %s", (options, message) => {
+    expect(() => readOptions(options as Record<string, unknown>)).toThrow(message);
+  });
+
+  test("unknown keys are named with the nearest known key, whatever their case", () => {
+    expect(unknownOptions({ statedirectory: "/x", owner: "o", stopTimeout: 1, zzzzzzzz: true })).toEqual([
+      { key: "statedirectory", nearest: "stateDirectory" },
+      { key: "stopTimeout", nearest: "stopTimeoutMs" },
+      { key: "zzzzzzzz", nearest: null },
+    ]);
+    expect(unknownOptions(Object.fromEntries(KNOWN_OPTIONS.map((key) => [key, 1])))).toEqual([]);
+  });
+});
