@@ -1,4 +1,5 @@
 import { writeSync } from "node:fs";
+import { redactCredentials } from "./redact.ts";
 
 /**
  * Writes all of `text` to a descriptor with blocking writes. Never uses process.stdout:
@@ -22,7 +23,7 @@ export function writeStdout(text: string): void {
   writeAll(1, text);
 }
 
-/** One diagnostic line on stderr, prefixed with the program name. */
+/** One diagnostic line on stderr, prefixed with the program name; URL credentials are redacted. */
 export function diagnose(message: string): void {
-  writeAll(2, `paseo-host-runtime: ${message}\n`);
+  writeAll(2, `paseo-host-runtime: ${redactCredentials(message)}\n`);
 }

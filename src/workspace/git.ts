@@ -5,6 +5,7 @@
  */
 import { isTerminal } from "../platform/tty.ts";
 import { writeAll } from "../output.ts";
+import { redactCredentials } from "../redact.ts";
 import { readProcess } from "../platform/process.ts";
 
 /**
@@ -137,5 +138,6 @@ function openGate(proc: Bun.Subprocess<"pipe", number, "pipe" | "inherit">, trac
 }
 
 function forward(text: string): void {
-  writeAll(2, text.endsWith("\n") ? text : `${text}\n`);
+  const safe = redactCredentials(text);
+  writeAll(2, safe.endsWith("\n") ? safe : `${safe}\n`);
 }
