@@ -1,11 +1,202 @@
-import { markFinished } from "../store/executions.ts";
+/**
+ * The one place a workload is spawned (pipes and PTY both come here). The workload starts
+ * already contained, and its identity is durable before it can do anything:
+ *
+ * - cgroup: inside one write transaction (pause and destroy cancel reservations in theirs),
+ *   the wrapper re-checks its reservation, moves itself into the execution's cgroup, spawns
+ *   (the child inherits the cgroup at fork), moves itself back, and records the pid. The
+ *   cgroup itself was recorded with the reservation, so a wrapper killed at any instant
+ *   leaves nothing outside a cgroup on record; and once a cancel commits, no wrapper is left
+ *   inside the workspace's cgroup, so killing that cgroup never kills a wrapper.
+ * - process group: the wrapper spawns the launch gate (gate.ts), records its pid, and only
+ *   then tells it what to become.
+ */
+import type { Subprocess } from "bun";
+import { closeSync } from "node:fs";
+import { endCgroup, killCgroup, moveInto, ownCgroupDir, removeCgroup } from "../platform/cgroup.ts";
+import { makePipe } from "../platform/libc.ts";
+import { GroupHandle, stopWorkload } from "../platform/process-group.ts";
+import { bootId, readProcess, type ProcessIdentity } from "../platform/process.ts";
+import { markFinished, mayLaunch, recordLaunch } from "../store/executions.ts";
+import { write } from "../workspace/lock.ts";
+import { GATE_ENV, gateArgv, gateOutcome, openGate } from "./gate.ts";
 import type { LaunchPlan } from "./prepare.ts";
 import { ProgramError } from "./program.ts";
+
+/** How pipes.ts and pty.ts want the child's stdio: inherited descriptors, or a fresh terminal. */
+export type StdioShape = { stdio: ["inherit", "inherit", "inherit"]; detached: true } | { terminal: Bun.TerminalOptions };
+
+/** What the wrapper holds of its running execution, to end what is left of it. */
+export interface ExecutionScope {
+  /** Kills every process of the execution at once (a protocol failure, a PTY SIGKILL frame). */
+  killAll(): Promise<void>;
+  /** After the leader was reaped: leftovers get SIGTERM, `graceMs`, then SIGKILL; then the scope is released. */
+  finish(graceMs: number): Promise<void>;
+}
+
+export interface Launched {
+  proc: Subprocess;
+  leader: ProcessIdentity;
+  scope: ExecutionScope;
+}
 
 /** A spawn that threw (ENOENT, EACCES…): release the reservation and explain. */
 export function launchFailed(plan: LaunchPlan, error: unknown): ProgramError {
   markFinished(plan.store.db, plan.workspaceId, plan.execId);
+  if (plan.cgroup) removeCgroup(plan.cgroup);
   const err = error as NodeJS.ErrnoException;
   const code = err.code === "ENOENT" ? 127 : 126;
   return new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])}: ${err.message}`, code);
+}
+
+/** pause or destroy finished the reservation first: nothing was, or will be, launched. */
+function cancelled(plan: LaunchPlan): ProgramError {
+  if (plan.cgroup) removeCgroup(plan.cgroup);
+  return new ProgramError(`workspace ${JSON.stringify(plan.workspaceId)} was paused or destroyed while the workload launched; nothing was launched`, 1);
+}
+
+/** Spawns the workload under the plan's containment; throws ProgramError when nothing runs. */
+export async function launchWorkload(plan: LaunchPlan, shape: StdioShape): Promise<Launched> {
+  return plan.cgroup ? launchInCgroup(plan, plan.cgroup, shape) : await launchThroughGate(plan, shape);
+}
+
+function launchInCgroup(plan: LaunchPlan, cgroup: string, shape: StdioShape): Launched {
+  const origin = ownCgroupDir();
+  if (origin === null) throw launchFailed(plan, new Error("this process's own cgroup is not visible"));
+  let proc: Subprocess | undefined;
+  let leader: ProcessIdentity | null;
+  try {
+    leader = write(plan.store.db, () => {
+      if (!mayLaunch(plan.store.db, plan.workspaceId, plan.execId)) return null;
+      moveInto(cgroup, process.pid);
+      try {
+        proc = Bun.spawn([plan.program, ...plan.argv.slice(1)], { argv0: plan.argv[0], cwd: plan.cwd, env: plan.env, ...shape });
+      } finally {
+        comeBack(origin, cgroup);
+      }
+      const info = readProcess(proc.pid);
+      if (!info) throw new Error(`workload ${proc.pid} vanished before its identity could be read`);
+      recordLaunch(plan.store.db, plan.workspaceId, plan.execId, proc.pid, proc.pid, info.startTicks);
+      return { pid: proc.pid, startTicks: info.startTicks, bootId: bootId() };
+    });
+  } catch (error) {
+    // The transaction rolled back; whatever was spawned is in the cgroup: end it there.
+    if (proc) killCgroup(cgroup);
+    throw launchFailed(plan, error);
+  }
+  if (!leader || !proc) throw cancelled(plan);
+  return { proc, leader, scope: cgroupScope(cgroup) };
+}
+
+/**
+ * Back to the wrapper's own cgroup. If even that fails, this process sits in the execution's
+ * cgroup with the workload: killing that cgroup then ends both, and the record (pid 0, its
+ * cgroup, a dead wrapper) tells signal, reconcile, pause and destroy where to look.
+ */
+function comeBack(origin: string, cgroup: string): void {
+  try {
+    moveInto(origin, process.pid);
+  } catch (error) {
+    killCgroup(cgroup);
+    throw error;
+  }
+}
+
+function cgroupScope(cgroup: string): ExecutionScope {
+  return {
+    killAll: async () => void killCgroup(cgroup),
+    finish: async (graceMs) => {
+      await endCgroup(cgroup, graceMs);
+      removeCgroup(cgroup);
+    },
+  };
+}
+
+async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<Launched> {
+  const [specRead, specWrite] = makePipe();
+  const [statusRead, statusWrite] = makePipe();
+  let proc: Subprocess;
+  try {
+    const stdio: ["inherit", "inherit", "inherit", number, number] = ["inherit", "inherit", "inherit", specRead, statusWrite];
+    const spawned = "terminal" in shape ? { terminal: shape.terminal } : { detached: true };
+    proc = Bun.spawn(gateArgv(), { cwd: plan.cwd, env: GATE_ENV, stdio, ...spawned });
+  } catch (error) {
+    closeSync(specWrite);
+    closeSync(statusRead);
+    throw launchFailed(plan, error);
+  } finally {
+    closeSync(specRead);
+    closeSync(statusWrite);
+  }
+  // Opened while the gate is our unreaped child: this handle names its group for good.
+  const group = GroupHandle.open(proc.pid);
+  const info = readProcess(proc.pid);
+  const recorded = info !== null && write(plan.store.db, () => recordLaunch(plan.store.db, plan.workspaceId, plan.execId, proc.pid, proc.pid, info.startTicks));
+  if (!recorded) {
+    closeSync(specWrite);
+    await Promise.all([gateOutcome(statusRead), proc.exited]);
+    group?.close();
+    markFinished(plan.store.db, plan.workspaceId, plan.execId);
+    throw cancelled(plan);
+  }
+  let failure: { code: number; message: string } | null;
+  try {
+    openGate(specWrite, { program: plan.program, argv: plan.argv, env: plan.env });
+    failure = await gateOutcome(statusRead);
+  } catch (error) {
+    failure = { code: 126, message: (error as Error).message };
+  }
+  const leader = { pid: proc.pid, startTicks: info.startTicks, bootId: bootId() };
+  if (failure) {
+    proc.kill("SIGKILL");
+    await proc.exited;
+    group?.close();
+    markFinished(plan.store.db, plan.workspaceId, plan.execId);
+    throw new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])}: ${failure.message}`, failure.code);
+  }
+  return { proc, leader, scope: groupScope(leader, group) };
+}
+
+/**
+ * Process-group containment, seen from the wrapper: while the leader runs it proves its group
+ * and session; once it was reaped, only the pidfd handle still names the group exactly.
+ * Session members outside the group cannot be proven then, and are left alone.
+ */
+function groupScope(leader: ProcessIdentity, group: GroupHandle | null): ExecutionScope {
+  return {
+    killAll: async () => void (await stopWorkload(leader, 0)),
+    finish: async (graceMs) => {
+      if (!group) return;
+      try {
+        await endGroup(group, graceMs);
+      } finally {
+        group.close();
+      }
+    },
+  };
+}
+
+/** SIGTERM to the group, `graceMs`, then SIGKILL until no live member is left (5 s at most). */
+async function endGroup(group: GroupHandle, graceMs: number): Promise<void> {
+  if (group.members().length === 0) return;
+  group.signal("SIGTERM");
+  group.signal("SIGCONT");
+  if (await until(() => group.members().length === 0, graceMs)) return;
+  const deadline = performance.now() + 5000;
+  while (group.members().length > 0) {
+    if (performance.now() > deadline) throw new Error(`process group ${group.pgid} survived SIGKILL for 5000 ms`);
+    group.signal("SIGKILL");
+    await Bun.sleep(10);
+  }
+}
+
+async function until(test: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  let pause = 1;
+  while (!test()) {
+    if (performance.now() >= deadline) return false;
+    await Bun.sleep(pause);
+    pause = Math.min(pause * 2, 20);
+  }
+  return true;
 }

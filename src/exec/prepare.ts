@@ -1,12 +1,15 @@
 import type { SpawnEnvelope } from "../protocol/index.ts";
+import { isCgroup, makeCgroup } from "../platform/cgroup.ts";
 import { selfIdentity } from "../platform/process.ts";
 import { openStore, type Store } from "../store/db.ts";
-import { reserveExecution } from "../store/executions.ts";
+import { markFinished, reserveExecution } from "../store/executions.ts";
+import { getWorkspace, updateWorkspace } from "../store/workspaces.ts";
 import { whileReady } from "../workspace/access.ts";
+import { checkLimits, ContainmentError, executionCgroupOf, prepareWorkspaceCgroup, resolveContainment, workspaceCgroupOf, type Containment } from "../workspace/containment.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { confine } from "../workspace/paths.ts";
 import { helperLaunch, resolveHelper } from "./helper.ts";
-import { resolveProgram } from "./program.ts";
+import { ProgramError, resolveProgram } from "./program.ts";
 
 /** Everything validated before launch: nothing here has started a process. */
 export interface LaunchPlan {
@@ -23,6 +26,8 @@ export interface LaunchPlan {
   env: Record<string, string>;
   /** Start time of this wrapper: the workload cannot be older. */
   wrapperStartTicks: number;
+  /** The execution's own cgroup (made, recorded, empty), or null under process-group containment. */
+  cgroup: string | null;
 }
 
 /**
@@ -47,16 +52,23 @@ function resolveLaunch(envelope: SpawnEnvelope, options: RuntimeOptions, env: Re
 }
 
 /**
- * Checks workspace, cwd and program, then claims the execution identity, all inside the one
- * transaction that sees the workspace ready (so pause and destroy cannot slip in between).
+ * Checks containment, workspace, cwd and program, then claims the execution identity (with
+ * the cgroup it will run in), all inside the one transaction that sees the workspace ready,
+ * so pause and destroy cannot slip in between. The cgroup is made only once it is on record.
  */
 export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
   const options = readOptions(envelope.options);
   const store = openStore(options);
+  const containment = refuseUncontained(() => {
+    const found = resolveContainment(options, store.home);
+    checkLimits(found, options);
+    return found;
+  });
   const self = selfIdentity();
-  return whileReady(store.db, workspaceId, options.owner, (root) => {
+  const plan = whileReady(store.db, workspaceId, options.owner, (root) => {
     const cwd = confine(root, envelope.cwd ?? "", "cwd");
     const { program, argv, env } = resolveLaunch(envelope, options, workloadEnv(envelope), cwd);
+    const where = cgroupsOf(store, workspaceId, envelope.execId, containment);
     reserveExecution(store.db, {
       workspaceId,
       execId: envelope.execId,
@@ -66,7 +78,44 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
       bootId: self.bootId,
       wrapperPid: self.pid,
       wrapperStartTicks: self.startTicks,
+      cgroup: where?.execution ?? null,
     });
-    return { workspaceId, execId: envelope.execId, envelope, store, cwd, program, argv, env, wrapperStartTicks: self.startTicks };
+    return { workspaceId, execId: envelope.execId, envelope, store, cwd, program, argv, env, wrapperStartTicks: self.startTicks, cgroup: where?.execution ?? null, where };
   });
+  if (plan.where && containment.kind === "cgroup") {
+    const { workspace, execution } = plan.where;
+    try {
+      if (!isCgroup(workspace)) prepareWorkspaceCgroup(containment, workspaceId, options, workspace);
+      makeCgroup(execution);
+    } catch (error) {
+      markFinished(store.db, workspaceId, plan.execId);
+      refuseUncontained(() => {
+        throw error;
+      });
+    }
+  }
+  return plan;
+}
+
+/**
+ * The workspace's and the execution's cgroups; the workspace's is recorded on its row the first
+ * time (inside the caller's transaction), so destroy finds it whatever the options say later.
+ */
+function cgroupsOf(store: Store, workspaceId: string, execId: string, containment: Containment) {
+  if (containment.kind !== "cgroup") return null;
+  const recorded = getWorkspace(store.db, workspaceId)?.cgroup ?? null;
+  const workspace = recorded ?? workspaceCgroupOf(containment.homeCgroup, workspaceId);
+  if (recorded === null) updateWorkspace(store.db, workspaceId, { cgroup: workspace });
+  return { workspace, execution: executionCgroupOf(workspace, execId) };
+}
+
+/** Containment problems refuse the exec before anything runs: exit 1, reason and fix on stderr. */
+function refuseUncontained<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof ContainmentError) throw new ProgramError(`cannot launch: ${error.message}`, 1);
+    if (error instanceof ProgramError) throw error;
+    throw new ProgramError(`cannot launch: ${(error as Error).message}`, 1);
+  }
 }

@@ -1,17 +1,16 @@
 import type { Subprocess } from "bun";
 import type { ResizeControl } from "../protocol/index.ts";
-import { readProcess, sendSignal } from "../platform/process.ts";
+import { readProcess, sendSignal, type ProcessIdentity } from "../platform/process.ts";
 import { markFinished } from "../store/executions.ts";
 import type { ControlReader } from "./controls.ts";
 import { EventWriter } from "./events.ts";
-import { launchFailed } from "./launch.ts";
+import { launchWorkload, type Launched } from "./launch.ts";
 import { isSignalName } from "./mirror.ts";
 import type { LaunchPlan } from "./prepare.ts";
 import { ProgramError } from "./program.ts";
 import { PtyOutput } from "./pty-output.ts";
 import type { SignalForwarder } from "./signals.ts";
 import { releaseStdio } from "./stdio.ts";
-import { signalWorkload, type WorkloadIdentity } from "../platform/process-group.ts";
 import { failWorkload, finishWorkload, startWorkload, type Outcome } from "./workload.ts";
 
 /** The terminal's EOF character (VEOF, ^D), sent once when the daemon closes fd 0. */
@@ -44,34 +43,26 @@ export async function runPty(plan: LaunchPlan, controls: ControlReader, signals:
   const stdio = plan.envelope.stdio as { rows: number; cols: number };
   const size = early.resizes.at(-1) ?? stdio;
   const output = new PtyOutput();
-  const { argv } = plan;
-  let proc: Subprocess;
-  try {
-    proc = Bun.spawn([plan.program, ...argv.slice(1)], {
-      argv0: argv[0],
-      cwd: plan.cwd,
-      env: plan.env,
-      terminal: { cols: size.cols, rows: size.rows, data: (_terminal, chunk) => output.write(chunk), exit: () => output.onMasterClosed() },
-    });
-  } catch (error) {
-    throw launchFailed(plan, error);
-  }
+  const launched = await launchWorkload(plan, {
+    terminal: { cols: size.cols, rows: size.rows, data: (_terminal, chunk) => output.write(chunk), exit: () => output.onMasterClosed() },
+  });
+  const { proc } = launched;
   const terminal = proc.terminal!;
-  const identity = await startWorkload(plan, proc, events).catch((error) => {
+  const identity = await startWorkload(plan, launched, events).catch((error) => {
     terminal.close();
     throw error;
   });
   output.attach(identity.pid);
   for (const resize of early.resizes) events.resized(resize.id);
   for (const signal of early.signals) signals.receive(signal);
-  signals.attach((signal) => deliverPtySignal(identity, signal));
+  signals.attach((signal) => deliverPtySignal(launched, signal));
   const session: Session = { ended: false };
   const input = pumpInput(terminal, session);
-  const control = followControls(controls, identity, events, signals, terminal);
+  const control = followControls(controls, launched, events, signals, terminal);
   await proc.exited;
   session.ended = true;
   signals.close();
-  const outcome = await finishWorkload(plan, identity, proc, events, async () => {
+  const outcome = await finishWorkload(plan, launched, events, async () => {
     output.releaseSlave();
     await output.waitMasterClosed(MASTER_DRAIN_MS);
     terminal.close();
@@ -113,7 +104,7 @@ function takeEarlyControls(plan: LaunchPlan, controls: ControlReader, events: Ev
  */
 async function followControls(
   controls: ControlReader,
-  identity: WorkloadIdentity,
+  launched: Launched,
   events: EventWriter,
   signals: SignalForwarder,
   terminal: NonNullable<Subprocess["terminal"]>,
@@ -131,7 +122,7 @@ async function followControls(
       }
     }
   } catch (error) {
-    failWorkload(identity, events, (error as Error).message);
+    failWorkload(launched, events, (error as Error).message);
     await controls.drain();
   }
 }
@@ -160,16 +151,21 @@ async function pumpInput(terminal: NonNullable<Subprocess["terminal"]>, session:
 
 /**
  * A signal for a PTY workload goes to the terminal's foreground group (a shell's running job)
- * and to the session leader's group; SIGKILL ends every member of the session.
+ * and to the session leader's group; SIGKILL ends the whole execution (its cgroup, or every
+ * proven member of its session). Only delivered while the leader is unreaped: its group and
+ * session ids cannot be anyone else's then.
  */
-function deliverPtySignal(identity: WorkloadIdentity, signal: NodeJS.Signals): void {
+function deliverPtySignal(launched: Launched, signal: NodeJS.Signals): void {
   if (signal === "SIGKILL") {
-    signalWorkload(identity, signal);
+    launched.scope.killAll().catch(() => {
+      // Reported by the cleanup that follows the leader's end.
+    });
     return;
   }
+  const identity: ProcessIdentity = launched.leader;
   const leader = readProcess(identity.pid);
-  sendSignal(-identity.pgid, signal);
-  if (leader && leader.startTicks === identity.startTicks && leader.tpgid > 0 && leader.tpgid !== identity.pgid) {
+  sendSignal(-identity.pid, signal);
+  if (leader && leader.startTicks === identity.startTicks && leader.tpgid > 0 && leader.tpgid !== identity.pid) {
     sendSignal(-leader.tpgid, signal);
   }
 }

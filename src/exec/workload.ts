@@ -2,15 +2,14 @@
  * The part of a workload's life both modes share: proving its identity before `started`,
  * and turning its end into cleanup, `eof`, `exit` and the finished record.
  */
-import type { Subprocess } from "bun";
-import { bootId } from "../platform/process.ts";
-import { markFinished, recordLaunch } from "../store/executions.ts";
+import type { ProcessIdentity } from "../platform/process.ts";
+import { markFinished } from "../store/executions.ts";
 import type { EventWriter } from "./events.ts";
 import { confirmLeader } from "./identity.ts";
+import type { Launched } from "./launch.ts";
 import type { LaunchPlan } from "./prepare.ts";
-import { signalAndWait, stopWorkload, type WorkloadIdentity } from "../platform/process-group.ts";
 
-/** Grace given to session members still alive after the leader exited. */
+/** Grace given to what is left of the execution after the leader exited. */
 const LEFTOVER_GRACE_MS = 200;
 
 /** How a workload ended. */
@@ -20,44 +19,34 @@ export interface Outcome {
 }
 
 /**
- * Confirms and records the identity, then emits `started`. On failure the workload is killed,
- * an error event is sent and the wrapper must exit without a lifecycle.
+ * Confirms the launched workload leads its own session, then emits `started`. On failure the
+ * execution is killed, an error event is sent and the wrapper must exit without a lifecycle.
  */
-export async function startWorkload(plan: LaunchPlan, proc: Subprocess, events: EventWriter): Promise<WorkloadIdentity> {
-  let identity: WorkloadIdentity | undefined;
+export async function startWorkload(plan: LaunchPlan, launched: Launched, events: EventWriter): Promise<ProcessIdentity> {
   try {
-    const { info } = await confirmLeader(proc.pid, plan.wrapperStartTicks);
-    identity = { pid: info.pid, pgid: info.pgid, startTicks: info.startTicks, bootId: bootId() };
-    if (!recordLaunch(plan.store.db, plan.workspaceId, plan.execId, info.pid, info.pgid, info.startTicks)) {
-      throw new Error(`workspace ${JSON.stringify(plan.workspaceId)} was paused or destroyed while the workload launched`);
-    }
+    await confirmLeader(launched.proc.pid, plan.wrapperStartTicks);
   } catch (error) {
-    if (identity) await stopWorkload(identity, 0).catch(() => {});
-    else proc.kill("SIGKILL");
-    await proc.exited;
+    await launched.scope.killAll().catch(() => {
+      // Already reported below; the wrapper exits and the record leads cleanup to what is left.
+    });
+    await launched.proc.exited;
+    await launched.scope.finish(0).catch(() => {});
     markFinished(plan.store.db, plan.workspaceId, plan.execId);
     events.error((error as Error).message);
     events.close();
     throw error;
   }
   events.started();
-  return identity;
+  return launched.leader;
 }
 
-/** After the leader was reaped: clean the session, record, then `eof` and `exit`. */
-export async function finishWorkload(
-  plan: LaunchPlan,
-  identity: WorkloadIdentity,
-  proc: Subprocess,
-  events: EventWriter,
-  beforeEof?: () => Promise<void>,
-): Promise<Outcome> {
+/** After the leader was reaped: end what is left of the execution, record, then `eof` and `exit`. */
+export async function finishWorkload(plan: LaunchPlan, launched: Launched, events: EventWriter, beforeEof?: () => Promise<void>): Promise<Outcome> {
+  const { proc } = launched;
   const signal = proc.signalCode === null ? null : String(proc.signalCode);
   const outcome: Outcome = { code: signal ? null : proc.exitCode, signal };
   if (outcome.code === null && outcome.signal === null) outcome.code = 1;
-  if (!(await signalAndWait(identity, "SIGTERM", LEFTOVER_GRACE_MS))) {
-    await stopWorkload(identity, 0).catch((error: Error) => events.error(error.message));
-  }
+  await launched.scope.finish(LEFTOVER_GRACE_MS).catch((error: Error) => events.error(error.message));
   if (beforeEof) await beforeEof().catch((error: Error) => events.error(error.message));
   markFinished(plan.store.db, plan.workspaceId, plan.execId, outcome);
   plan.store.db.close();
@@ -66,8 +55,8 @@ export async function finishWorkload(
   return outcome;
 }
 
-/** An internal or protocol failure after `started`: report once, kill the whole session. */
-export function failWorkload(identity: WorkloadIdentity, events: EventWriter, message: string): void {
+/** An internal or protocol failure after `started`: report once, kill the whole execution. */
+export function failWorkload(launched: Launched, events: EventWriter, message: string): void {
   events.error(message);
-  void stopWorkload(identity, 0).catch(() => {});
+  launched.scope.killAll().catch((error: Error) => events.error(error.message));
 }

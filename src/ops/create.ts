@@ -1,5 +1,8 @@
 import type { Invocation } from "../cli.ts";
 import { withStore } from "../store/db.ts";
+import { resolveHome } from "../store/home.ts";
+import { getWorkspace } from "../store/workspaces.ts";
+import { applyWorkspaceLimits, checkLimits, resolveContainment } from "../workspace/containment.ts";
 import { claimCreate, finishCreate, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
 import { createInputOf, effectiveHostDirectory } from "../workspace/input.ts";
 import { childTracker, repoGuard } from "../workspace/lock.ts";
@@ -17,6 +20,9 @@ export async function create(invocation: Invocation): Promise<number> {
   const { owner } = options;
   const input = createInputOf(request, invocation.flags.get("workspace-id")!);
   const hostDirectory = effectiveHostDirectory(input, options.hostDirectory);
+  // Refused before anything changes: containment "cgroup" without a usable hierarchy, or limits it cannot apply.
+  const containment = resolveContainment(options, resolveHome(options));
+  checkLimits(containment, options);
   return withStore(options, async ({ db, home }) => {
     const claim = await claimCreate(db, input, owner, hostDirectory);
     if (claim.existing) {
@@ -34,6 +40,7 @@ export async function create(invocation: Invocation): Promise<number> {
         tracker: childTracker(db, input.workspaceId),
         guard: repoGuard(db),
       });
+      applyWorkspaceLimits(db, input.workspaceId, getWorkspace(db, input.workspaceId)?.cgroup ?? null, containment, options);
     } catch (error) {
       await undoCreate(db, home, input.workspaceId);
       throw error;

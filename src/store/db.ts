@@ -3,8 +3,11 @@ import { existsSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { checkHome, ensureHome, resolveHome, type HomeOptions } from "./home.ts";
 
-/** Bumped on every incompatible change; a database from another version is refused. */
-export const SCHEMA_VERSION = 1;
+/**
+ * Bumped on every change of the schema. An older database is migrated (MIGRATIONS) under the
+ * write lock; a newer one is refused, never touched.
+ */
+export const SCHEMA_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -28,7 +31,9 @@ CREATE TABLE workspaces (
   child_pid INTEGER,
   child_start INTEGER,
   created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
+  -- cgroup: the workspace's cgroup v2 directory once one was made (its limits live there).
+  updated_at INTEGER NOT NULL,
+  cgroup TEXT
 ) STRICT;
 CREATE INDEX workspaces_owner ON workspaces (owner);
 -- Serializes git worktree changes per repository (its common git dir) within this home:
@@ -40,6 +45,8 @@ CREATE TABLE repo_locks (
   holder_boot TEXT NOT NULL
 ) STRICT;
 -- One row per execution identity, never reused. finished_at NULL = not known to be finished.
+-- cgroup: the execution's own cgroup, recorded before anything is spawned (NULL: process-group
+-- containment, whose identity is pid + start time).
 CREATE TABLE executions (
   workspace_id TEXT NOT NULL,
   exec_id TEXT NOT NULL,
@@ -56,10 +63,22 @@ CREATE TABLE executions (
   finished_at INTEGER,
   exit_code INTEGER,
   exit_signal TEXT,
+  cgroup TEXT,
   PRIMARY KEY (workspace_id, exec_id)
 ) STRICT;
 CREATE INDEX executions_live ON executions (workspace_id) WHERE finished_at IS NULL;
 `;
+
+/**
+ * Statements that bring a database from version N to N + 1, indexed by N. Columns are only
+ * ever added, so a migrated database matches a new one (test/lifecycle/migration.test.ts).
+ */
+const MIGRATIONS: Record<number, string> = {
+  1: `
+ALTER TABLE workspaces ADD COLUMN cgroup TEXT;
+ALTER TABLE executions ADD COLUMN cgroup TEXT;
+`,
+};
 
 /** An open store plus the home it lives in. */
 export interface Store {
@@ -132,10 +151,16 @@ function migrate(db: Database, path: string): void {
     return;
   }
   const row = db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | null;
-  if (row?.value !== String(SCHEMA_VERSION)) {
+  let version = Number(row?.value);
+  const known = Number.isInteger(version) && version >= 1 && version <= SCHEMA_VERSION;
+  if (!known) {
     throw new Error(
-      `${path} has schema version ${row?.value ?? "(none)"}, this binary understands only version ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,
+      `${path} has schema version ${row?.value ?? "(none)"}, this binary understands versions 1 to ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,
     );
+  }
+  for (; version < SCHEMA_VERSION; version++) {
+    db.run(MIGRATIONS[version]!);
+    db.run("UPDATE meta SET value = ? WHERE key = 'schema_version'", [String(version + 1)]);
   }
 }
 

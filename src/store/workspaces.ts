@@ -1,5 +1,8 @@
 import type { Database } from "bun:sqlite";
+import type { ProcessIdentity } from "../platform/process.ts";
 import { now } from "./db.ts";
+
+export type { ProcessIdentity };
 
 /**
  * creating: intent recorded, materialization under way (or abandoned by a dead creator);
@@ -10,13 +13,6 @@ export type WorkspaceStatus = "creating" | "ready" | "paused" | "destroying";
 
 /** How the root came to be: adopted in place, or owned storage under the runtime home. */
 export type MaterializationKind = "adopted" | "copy" | "clone" | "worktree";
-
-/** The identity of a live process, as recorded: pid alone can be recycled. */
-export interface ProcessIdentity {
-  pid: number;
-  startTicks: number;
-  bootId: string;
-}
 
 /** Durable facts about what a create made, so destroy and crash recovery undo exactly that. */
 export interface WorkspaceDetails {
@@ -55,10 +51,12 @@ export interface WorkspaceRecord {
   /** The process running a long operation on this workspace, if any (it may have died). */
   lock: ProcessIdentity | null;
   lockOp: string | null;
-  /** The git process the lock holder is waiting for (same boot as the holder). */
-  child: { pid: number; startTicks: number } | null;
+  /** The git process the lock holder is waiting for (recorded with the holder's boot). */
+  child: ProcessIdentity | null;
   createdAt: number;
   updatedAt: number;
+  /** The workspace's cgroup directory once one was made (cgroup containment), else null. */
+  cgroup: string | null;
 }
 
 interface Row {
@@ -78,6 +76,7 @@ interface Row {
   child_start: number | null;
   created_at: number;
   updated_at: number;
+  cgroup: string | null;
 }
 
 function fromRow(row: Row): WorkspaceRecord {
@@ -92,9 +91,10 @@ function fromRow(row: Row): WorkspaceRecord {
     details: JSON.parse(row.details_json) as WorkspaceDetails,
     lock: row.lock_pid === null ? null : { pid: row.lock_pid, startTicks: row.lock_start ?? -1, bootId: row.lock_boot ?? "" },
     lockOp: row.lock_op,
-    child: row.child_pid === null ? null : { pid: row.child_pid, startTicks: row.child_start ?? -1 },
+    child: row.child_pid === null ? null : { pid: row.child_pid, startTicks: row.child_start ?? -1, bootId: row.lock_boot ?? "" },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    cgroup: row.cgroup,
   };
 }
 
@@ -136,6 +136,7 @@ export interface WorkspacePatch {
   details?: WorkspaceDetails;
   lock?: { holder: ProcessIdentity; op: string } | null;
   child?: { pid: number; startTicks: number } | null;
+  cgroup?: string | null;
 }
 
 /** Applies `patch` to a row; returns false when no such row exists. */
@@ -162,6 +163,7 @@ export function updateWorkspace(db: Database, workspaceId: string, patch: Worksp
     set("child_pid", patch.child?.pid ?? null);
     set("child_start", patch.child?.startTicks ?? null);
   }
+  if (patch.cgroup !== undefined) set("cgroup", patch.cgroup);
   set("updated_at", now());
   values.push(workspaceId);
   const result = db.query(`UPDATE workspaces SET ${sets.join(", ")} WHERE workspace_id = ?${values.length}`).run(...values);

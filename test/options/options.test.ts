@@ -9,6 +9,7 @@ describe("the options reader", () => {
       lifecycleEnvironment: {},
       exposeHostVisiblePath: true,
       stopTimeoutMs: 2000,
+      containment: "auto",
     });
   });
 

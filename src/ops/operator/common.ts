@@ -99,6 +99,12 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
   return [line(headers), ...rows.map(line)].join("\n");
 }
 
+/** memory.current for a table: "12.3 MiB", or "-" when unknown. */
+export function formatBytes(bytes: number | null): string {
+  if (bytes === null) return "-";
+  return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(0)} KiB` : `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
 /** A timestamp (ms) as local `YYYY-MM-DD HH:MM:SS`. */
 export function formatTime(ms: number): string {
   const d = new Date(ms);

@@ -1,10 +1,12 @@
 import type { Database } from "bun:sqlite";
 import type { Invocation } from "../../cli.ts";
-import { isSameLiveProcess, listProcesses, type ProcessInfo } from "../../platform/process.ts";
+import { isPopulated, processesIn, readCounter } from "../../platform/cgroup.ts";
+import { provenMembers } from "../../platform/process-group.ts";
+import { isSameProcess, listProcesses, type ProcessInfo } from "../../platform/process.ts";
 import { unfinishedExecutions, type ExecutionRecord } from "../../store/executions.ts";
 import { listWorkspaces } from "../../store/workspaces.ts";
-import { workloadMembers } from "../../platform/process-group.ts";
-import { formatTable, formatTime, openExistingStore, operatorOptions, printJson } from "./common.ts";
+import { leaderOf, wrapperOf } from "../../workspace/executions.ts";
+import { formatBytes, formatTable, formatTime, openExistingStore, operatorOptions, printJson } from "./common.ts";
 
 /** A live execution as `ps` shows it. Never its environment: that may hold secrets. */
 export interface LiveExecution {
@@ -19,8 +21,12 @@ export interface LiveExecution {
   /** "running", or "starting" while the wrapper has claimed the identity but not launched yet. */
   state: "running" | "starting";
   startedAt: string;
-  /** Live processes in the workload's group or session. */
+  /** Live processes of the execution: in its cgroup, or proven members of its group and session. */
   processes: number;
+  /** The execution's cgroup (cgroup containment), and its counters when those controllers are enabled. */
+  cgroup: string | null;
+  memoryCurrent: number | null;
+  pidsCurrent: number | null;
 }
 
 /**
@@ -37,28 +43,29 @@ export function liveExecutions(db: Database, workspaceId?: string, processes: Pr
 }
 
 function liveEntry(record: ExecutionRecord, processes: ProcessInfo[]): LiveExecution | null {
-  let pid: number | null = record.pid;
-  let state: LiveExecution["state"] = "running";
+  const launching = record.pid === 0 && isSameProcess(wrapperOf(record));
   let members = 0;
-  if (record.pid === 0) {
-    // Claimed but not launched: alive only while the wrapper that claimed it is.
-    if (!isSameLiveProcess(record.wrapperPid, record.wrapperStartTicks)) return null;
-    [pid, state] = [null, "starting"];
-  } else {
-    members = workloadMembers(record, processes).length;
+  if (record.cgroup) {
+    if (!launching && !isPopulated(record.cgroup)) return null;
+    members = processesIn(record.cgroup).length;
+  } else if (!launching) {
+    members = record.pid === 0 ? 0 : (provenMembers(leaderOf(record), processes)?.length ?? 0);
     if (members === 0) return null;
   }
   return {
     workspaceId: record.workspaceId,
     execId: record.execId,
-    pid,
+    pid: record.pid === 0 ? null : record.pid,
     wrapperPid: record.wrapperPid,
     mode: record.mode,
     purpose: record.purpose,
     argv0: record.argv0,
-    state,
+    state: launching ? "starting" : "running",
     startedAt: new Date(record.startedAt).toISOString(),
     processes: members,
+    cgroup: record.cgroup,
+    memoryCurrent: record.cgroup ? readCounter(record.cgroup, "memory.current") : null,
+    pidsCurrent: record.cgroup ? readCounter(record.cgroup, "pids.current") : null,
   };
 }
 
@@ -88,6 +95,7 @@ export function ps(invocation: Invocation): number {
     console.log(`no live executions${workspaceId === undefined ? "" : ` in workspace ${workspaceId}`} (home ${home})`);
     return 0;
   }
+  const usage = executions.some((e) => e.memoryCurrent !== null || e.pidsCurrent !== null);
   const rows = executions.map((e) => [
     e.workspaceId,
     e.execId,
@@ -95,8 +103,10 @@ export function ps(invocation: Invocation): number {
     e.mode,
     e.purpose,
     e.state === "starting" ? "starting" : formatTime(Date.parse(e.startedAt)),
+    String(e.processes),
+    ...(usage ? [formatBytes(e.memoryCurrent), e.pidsCurrent === null ? "-" : String(e.pidsCurrent)] : []),
     e.argv0,
   ]);
-  console.log(formatTable(["WORKSPACE", "EXEC ID", "PID", "MODE", "PURPOSE", "STARTED", "ARGV0"], rows));
+  console.log(formatTable(["WORKSPACE", "EXEC ID", "PID", "MODE", "PURPOSE", "STARTED", "PROCS", ...(usage ? ["MEMORY", "PIDS"] : []), "ARGV0"], rows));
   return 0;
 }
