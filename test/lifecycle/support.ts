@@ -9,6 +9,7 @@ import { openDatabase } from "../../src/store/db.ts";
 import { getWorkspace, listWorkspaces, type WorkspaceRecord } from "../../src/store/workspaces.ts";
 import { unfinishedExecutions } from "../../src/store/executions.ts";
 import { BIN, runBinary, tempDir, type RunResult } from "../support/binary.ts";
+import { testCgroupRoot } from "../support/cgroup.ts";
 
 export { BIN };
 
@@ -75,7 +76,12 @@ export function lab(prefix = "phr-life-"): Lab {
   const dir = tempDir(prefix);
   const path = realpathSync(dir.path);
   const home = join(path, "home");
-  return { dir: path, home, options: { stateDirectory: home }, cleanup: dir.cleanup };
+  const cgroups = testCgroupRoot();
+  const cleanup = () => {
+    cgroups?.cleanup();
+    dir.cleanup();
+  };
+  return { dir: path, home, options: { stateDirectory: home, ...(cgroups ? { cgroupRoot: cgroups.path } : {}) }, cleanup };
 }
 
 /** A lab with a fresh repository in it: where most lifecycle tests start. */

@@ -16,7 +16,7 @@ interface Check {
   hint?: string;
 }
 
-const NAMES = ["binary", "runtime home", "database", "git", "pty", "process identity", "workspace helper", "cgroup v2", "sandbox tools"];
+const NAMES = ["binary", "runtime home", "database", "git", "pty", "process identity", "workspace helper", "containment", "sandbox tools"];
 
 describe("doctor", () => {
   test("passes on this host: every required check ✓, exit 0", async () => {

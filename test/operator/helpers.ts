@@ -2,6 +2,7 @@
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, runBinary, tempDir, type RunOptions, type RunResult } from "../support/binary.ts";
+import { testCgroupRoot } from "../support/cgroup.ts";
 
 export { BIN };
 
@@ -11,6 +12,8 @@ export interface Sandbox {
   home: string;
   /** HOME / XDG_STATE_HOME pointed inside the sandbox, so no fallback reaches the real ones. */
   env: Record<string, string>;
+  /** `--cgroup-root DIR` of a private cgroup root, for commands that run executions ([] without cgroup v2). */
+  cgroupArgs: string[];
   cleanup: () => void;
 }
 
@@ -18,11 +21,16 @@ export function sandbox(): Sandbox {
   const dir = tempDir("phr-op-");
   const path = realpathSync(dir.path);
   mkdirSync(join(path, "user-home"));
+  const cgroups = testCgroupRoot();
   return {
     path,
     home: join(path, "runtime-home"),
     env: { HOME: join(path, "user-home"), XDG_STATE_HOME: join(path, "user-home", "state"), PASEO_HOST_RUNTIME_HOME: join(path, "unused-home") },
-    cleanup: dir.cleanup,
+    cgroupArgs: cgroups ? ["--cgroup-root", cgroups.path] : [],
+    cleanup: () => {
+      cgroups?.cleanup();
+      dir.cleanup();
+    },
   };
 }
 

@@ -81,7 +81,7 @@ describe("ls", () => {
 describe("ps", () => {
   test("shows a running execution (human and JSON) without its env, and forgets it once it ended", async () => {
     expect(await psJson()).toEqual([]);
-    const run = Bun.spawn([BIN, "run", "--workspace-id", "alpha", "--home", box.home, "--owner", "team-a", "--env", "SECRET=hunter2-value", "--", "/bin/sleep", "30"], {
+    const run = Bun.spawn([BIN, "run", "--workspace-id", "alpha", "--home", box.home, "--owner", "team-a", ...box.cgroupArgs, "--env", "SECRET=hunter2-value", "--", "/bin/sleep", "30"], {
       env: { ...process.env, ...box.env },
       stdio: ["ignore", "ignore", "pipe"],
     });
@@ -96,8 +96,8 @@ describe("ps", () => {
 
     const human = await op(box, ["ps", "--home", box.home]);
     const lines = human.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^WORKSPACE +EXEC ID +PID +MODE +PURPOSE +STARTED +ARGV0$/);
-    expect(lines[1]).toMatch(new RegExp(`^alpha +${live!.execId} +${live!.pid} +pipes +workspace-script +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +/bin/sleep$`));
+    expect(lines[0]).toMatch(/^WORKSPACE +EXEC ID +PID +MODE +PURPOSE +STARTED +PROCS +ARGV0$/);
+    expect(lines[1]).toMatch(new RegExp(`^alpha +${live!.execId} +${live!.pid} +pipes +workspace-script +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +1 +/bin/sleep$`));
     expect(human.stdout + JSON.stringify(await psJson())).not.toContain("hunter2");
 
     expect(await psJson("--workspace-id", "beta")).toEqual([]);

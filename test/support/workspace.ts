@@ -2,14 +2,17 @@
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { request, runBinary, tempDir } from "./binary.ts";
+import { testCgroupRoot } from "./cgroup.ts";
 
 export interface ReadyWorkspace {
   id: string;
   home: string;
   /** The adopted directory (the workspace root). */
   root: string;
-  /** Options to put in envelopes and lifecycle requests. */
-  options: { stateDirectory: string };
+  /** Options to put in envelopes and lifecycle requests (a private cgroupRoot where cgroups work). */
+  options: { stateDirectory: string; cgroupRoot?: string; containment?: string };
+  /** The private cgroup root, or null without cgroup v2. */
+  cgroupRoot: string | null;
   cleanup: () => void;
 }
 
@@ -20,21 +23,26 @@ let counter = 0;
  * way the daemon does. Envelopes and lifecycle requests must carry `options` so exec finds the
  * same home.
  */
-export async function readyWorkspace(prefix = "ws"): Promise<ReadyWorkspace> {
+export async function readyWorkspace(prefix = "ws", extra: { containment?: string } = {}): Promise<ReadyWorkspace> {
   const dir = tempDir("phr-ws-");
+  const cgroups = testCgroupRoot();
+  const cleanup = () => {
+    cgroups?.cleanup();
+    dir.cleanup();
+  };
   const home = join(dir.path, "home");
   const root = join(dir.path, "project");
   mkdirSync(root);
   const id = `${prefix}-${process.pid}-${++counter}`;
-  const options = { stateDirectory: home };
+  const options = { stateDirectory: home, ...(cgroups ? { cgroupRoot: cgroups.path } : {}), ...extra };
   const input = { workspaceId: id, project: { projectId: "p", source: { kind: "host-directory", path: root } }, placement: { kind: "existing" } };
   const result = await runBinary(["create", "--workspace-id", id], {
     stdin: request(options, { input }),
     env: { PASEO_HOST_RUNTIME_HOME: home },
   });
   if (result.code !== 0) {
-    dir.cleanup();
+    cleanup();
     throw new Error(`create failed (${result.code}): ${result.stderr}`);
   }
-  return { id, home, root: realpathSync(root), options, cleanup: dir.cleanup };
+  return { id, home, root: realpathSync(root), options, cgroupRoot: cgroups?.path ?? null, cleanup };
 }

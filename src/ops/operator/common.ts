@@ -13,13 +13,23 @@ import { resolveHome } from "../../store/home.ts";
 /** Options flags every store-touching operator command takes. */
 export const STORE_FLAGS = ["home", "owner"] as const;
 
-/** The daemon `options` these flags stand for: `--home` → stateDirectory, `--owner` → owner. */
+/** Flags of the commands that start or end executions: the daemon's containment options. */
+export const CONTAINMENT_FLAGS = ["containment", "cgroup-root"] as const;
+
+/**
+ * The daemon `options` these flags stand for: `--home` → stateDirectory, `--owner` → owner,
+ * `--containment` → containment, `--cgroup-root` → cgroupRoot.
+ */
 export function operatorOptions(invocation: Invocation): Record<string, unknown> {
   const options: Record<string, unknown> = {};
   const home = invocation.flags.get("home");
   if (home !== undefined) options.stateDirectory = resolve(home);
   const owner = invocation.flags.get("owner");
   if (owner !== undefined) options.owner = owner;
+  const containment = invocation.flags.get("containment");
+  if (containment !== undefined) options.containment = containment;
+  const cgroupRoot = invocation.flags.get("cgroup-root");
+  if (cgroupRoot !== undefined) options.cgroupRoot = resolve(cgroupRoot);
   return options;
 }
 

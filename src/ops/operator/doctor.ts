@@ -1,5 +1,5 @@
 import { lazyChildProcess } from "../../platform/lazy.ts";
-import { accessSync, constants, existsSync, lstatSync, readFileSync } from "node:fs";
+import { accessSync, constants, existsSync, lstatSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Invocation } from "../../cli.ts";
 import { describeHelperResolution } from "../../exec/helper.ts";
@@ -9,6 +9,8 @@ import { checkHome, resolveHome } from "../../store/home.ts";
 import { listWorkspaces } from "../../store/workspaces.ts";
 import { TARGET, VERSION } from "../../version.ts";
 import { readOptions, type RuntimeOptions } from "../../options.ts";
+import { availableControllers } from "../../platform/cgroup.ts";
+import { checkLimits, ContainmentError, resolveContainment, type Containment } from "../../workspace/containment.ts";
 import { operatorOptions, printJson } from "./common.ts";
 
 /**
@@ -159,15 +161,34 @@ function checkHelper(options: RuntimeOptions): Check {
   }
 }
 
-function checkCgroup(): Check {
-  const name = "cgroup v2";
-  if (process.platform !== "linux") return { name, status: "info", detail: "not applicable on this platform (informational)" };
+/** Which containment executions get, and why; the limits, when asked for, must be applicable. */
+function checkContainment(options: RuntimeOptions, home: string | null): Check {
+  const name = "containment";
+  let containment: Containment;
   try {
-    const controllers = readFileSync("/sys/fs/cgroup/cgroup.controllers", "utf8").trim();
-    return { name, status: "ok", detail: `present (controllers: ${controllers || "none delegated"}; informational)` };
-  } catch {
-    return { name, status: "info", detail: "not found at /sys/fs/cgroup (informational; nothing uses it yet)" };
+    containment = resolveContainment(options, home ?? resolveHome(options));
+  } catch (error) {
+    if (error instanceof ContainmentError) return { name, status: "fail", detail: error.problem, hint: error.fix };
+    return { name, status: "fail", detail: message(error) };
   }
+  try {
+    checkLimits(containment, options);
+  } catch (error) {
+    if (error instanceof ContainmentError) return { name, status: "fail", detail: error.problem, hint: error.fix };
+    throw error;
+  }
+  if (containment.kind === "process-group") {
+    const chosen = options.containment === "process-group";
+    const detail = `process groups: ${containment.reason}; a workload that leaves its session (setsid, a daemon) escapes cleanup`;
+    if (chosen || process.platform !== "linux") return { name, status: "ok", detail };
+    return { name, status: "warn", detail, hint: "give the runtime a delegated cgroup v2 hierarchy (README: Containment) for a cgroup per execution" };
+  }
+  const controllers = availableControllers(containment.root);
+  return {
+    name,
+    status: "ok",
+    detail: `cgroup v2: ${containment.homeCgroup} (root ${containment.source}; controllers there: ${controllers.join(" ") || "none"})`,
+  };
 }
 
 function checkSandboxTools(): Check {
@@ -191,7 +212,7 @@ export async function runChecks(options: RuntimeOptions): Promise<Check[]> {
     await checkPty(),
     checkProcessIdentity(),
     checkHelper(options),
-    checkCgroup(),
+    checkContainment(options, home.home),
     checkSandboxTools(),
   ];
 }

@@ -10,15 +10,15 @@ import { newWorkspace } from "./new.ts";
 import { ps } from "./ps.ts";
 import { rm } from "./rm.ts";
 import { run } from "./run.ts";
-import { STORE_FLAGS as STORE } from "./common.ts";
+import { CONTAINMENT_FLAGS as CONTAIN, STORE_FLAGS as STORE } from "./common.ts";
 
 /** Command name → spec, in the order `--help` lists them. */
 export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
   doctor: {
     required: [],
-    optional: [...STORE, "helper-path"],
+    optional: [...STORE, ...CONTAIN, "helper-path"],
     switches: ["json"],
-    usage: "[--home DIR] [--owner NAME] [--helper-path PATH] [--json]",
+    usage: "[--home DIR] [--owner NAME] [--containment auto|cgroup|process-group] [--cgroup-root DIR] [--helper-path PATH] [--json]",
     summary: "check this host can run workspaces; exit 1 if a required check fails",
   },
   ls: {
@@ -37,26 +37,26 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
   },
   new: {
     required: ["workspace-id", "source"],
-    optional: ["revision", "branch", "base", "checkout", "cwd", "project-id", "host-directory", ...STORE],
+    optional: ["revision", "branch", "base", "checkout", "cwd", "project-id", "host-directory", ...STORE, ...CONTAIN],
     switches: ["json"],
     usage:
-      "--workspace-id W --source PATH|URL [--revision R] [--branch NAME --base REF | --checkout REF] [--cwd REL] [--project-id P] [--host-directory adopt|clone] [--home DIR] [--owner NAME] [--json]",
+      "--workspace-id W --source PATH|URL [--revision R] [--branch NAME --base REF | --checkout REF] [--cwd REL] [--project-id P] [--host-directory adopt|clone] [--home DIR] [--owner NAME] [--containment MODE] [--cgroup-root DIR] [--json]",
     summary: "create a workspace (runs this binary's `create`)",
   },
   rm: {
     required: ["workspace-id"],
-    optional: [...STORE],
+    optional: [...STORE, ...CONTAIN],
     switches: ["json"],
-    usage: "--workspace-id W [--home DIR] [--owner NAME] [--json]",
+    usage: "--workspace-id W [--home DIR] [--owner NAME] [--containment MODE] [--cgroup-root DIR] [--json]",
     summary: "destroy a workspace (runs this binary's `destroy`)",
   },
   run: {
     required: ["workspace-id"],
-    optional: ["cwd", "purpose", "helper-path", ...STORE],
+    optional: ["cwd", "purpose", "helper-path", ...STORE, ...CONTAIN],
     repeatable: ["env"],
     switches: ["pty", "inherit-env"],
     rest: true,
-    usage: "--workspace-id W [--pty] [--cwd REL] [--env K=V]... [--inherit-env] [--purpose KIND] [--helper-path PATH] [--home DIR] [--owner NAME] -- ARGV...",
+    usage: "--workspace-id W [--pty] [--cwd REL] [--env K=V]... [--inherit-env] [--purpose KIND] [--helper-path PATH] [--home DIR] [--owner NAME] [--containment MODE] [--cgroup-root DIR] -- ARGV...",
     summary: "run a command in a workspace through `exec`, as the daemon does; env is empty unless --env/--inherit-env",
   },
 };
