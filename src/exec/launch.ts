@@ -16,10 +16,11 @@ import { closeSync } from "node:fs";
 import { endCgroup, killCgroup, moveInto, ownCgroupDir, removeCgroup } from "../platform/cgroup.ts";
 import { makePipe } from "../platform/libc.ts";
 import { GroupHandle, stopWorkload } from "../platform/process-group.ts";
-import { bootId, readProcess, type ProcessIdentity } from "../platform/process.ts";
+import { bootId, readProcess, type ProcessIdentity, type ProcessInfo } from "../platform/process.ts";
 import { markFinished, mayLaunch, recordLaunch } from "../store/executions.ts";
 import { write } from "../workspace/lock.ts";
 import { GATE_ENV, gateArgv, gateOutcome, openGate } from "./gate.ts";
+import { checkLeader } from "./identity.ts";
 import type { LaunchPlan } from "./prepare.ts";
 import { ProgramError } from "./program.ts";
 
@@ -74,14 +75,16 @@ function launchInCgroup(plan: LaunchPlan, cgroup: string, shape: StdioShape): La
       } finally {
         comeBack(origin, cgroup);
       }
-      const info = readProcess(proc.pid);
-      if (!info) throw new Error(`workload ${proc.pid} vanished before its identity could be read`);
+      const info = checkLeader(readProcess(proc.pid), proc.pid, plan.wrapperStartTicks);
       recordLaunch(plan.store.db, plan.workspaceId, plan.execId, proc.pid, proc.pid, info.startTicks);
       return { pid: proc.pid, startTicks: info.startTicks, bootId: bootId() };
     });
   } catch (error) {
     // The transaction rolled back; whatever was spawned is in the cgroup: end it there.
-    if (proc) killCgroup(cgroup);
+    if (proc) {
+      killCgroup(cgroup);
+      proc.terminal?.close();
+    }
     throw launchFailed(plan, error);
   }
   if (!leader || !proc) throw cancelled(plan);
@@ -130,12 +133,23 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
   }
   // Opened while the gate is our unreaped child: this handle names its group for good.
   const group = GroupHandle.open(proc.pid);
-  const info = readProcess(proc.pid);
-  const recorded = info !== null && write(plan.store.db, () => recordLaunch(plan.store.db, plan.workspaceId, plan.execId, proc.pid, proc.pid, info.startTicks));
+  let info: ProcessInfo;
+  try {
+    info = checkLeader(readProcess(proc.pid), proc.pid, plan.wrapperStartTicks);
+  } catch (error) {
+    closeSync(specWrite);
+    proc.kill("SIGKILL");
+    await Promise.all([gateOutcome(statusRead), proc.exited]);
+    group?.close();
+    proc.terminal?.close();
+    throw launchFailed(plan, error);
+  }
+  const recorded = write(plan.store.db, () => recordLaunch(plan.store.db, plan.workspaceId, plan.execId, proc.pid, proc.pid, info.startTicks));
   if (!recorded) {
     closeSync(specWrite);
     await Promise.all([gateOutcome(statusRead), proc.exited]);
     group?.close();
+    proc.terminal?.close();
     markFinished(plan.store.db, plan.workspaceId, plan.execId);
     throw cancelled(plan);
   }
@@ -151,6 +165,7 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
     proc.kill("SIGKILL");
     await proc.exited;
     group?.close();
+    proc.terminal?.close();
     markFinished(plan.store.db, plan.workspaceId, plan.execId);
     throw new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])}: ${failure.message}`, failure.code);
   }
@@ -158,45 +173,20 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
 }
 
 /**
- * Process-group containment, seen from the wrapper: while the leader runs it proves its group
- * and session; once it was reaped, only the pidfd handle still names the group exactly.
- * Session members outside the group cannot be proven then, and are left alone.
+ * Process-group containment, seen from the wrapper: the leader proves its group and session
+ * while it runs; once it was reaped, the pidfd handle taken at spawn still proves the group
+ * for as long as any member of it exists. Without that handle (macOS, Linux < 6.9) nothing is
+ * left to prove leftovers with, and they are left alone.
  */
 function groupScope(leader: ProcessIdentity, group: GroupHandle | null): ExecutionScope {
   return {
-    killAll: async () => void (await stopWorkload(leader, 0)),
+    killAll: async () => void (await stopWorkload(leader, 0, group)),
     finish: async (graceMs) => {
-      if (!group) return;
       try {
-        await endGroup(group, graceMs);
+        await stopWorkload(leader, graceMs, group);
       } finally {
-        group.close();
+        group?.close();
       }
     },
   };
-}
-
-/** SIGTERM to the group, `graceMs`, then SIGKILL until no live member is left (5 s at most). */
-async function endGroup(group: GroupHandle, graceMs: number): Promise<void> {
-  if (group.members().length === 0) return;
-  group.signal("SIGTERM");
-  group.signal("SIGCONT");
-  if (await until(() => group.members().length === 0, graceMs)) return;
-  const deadline = performance.now() + 5000;
-  while (group.members().length > 0) {
-    if (performance.now() > deadline) throw new Error(`process group ${group.pgid} survived SIGKILL for 5000 ms`);
-    group.signal("SIGKILL");
-    await Bun.sleep(10);
-  }
-}
-
-async function until(test: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = performance.now() + timeoutMs;
-  let pause = 1;
-  while (!test()) {
-    if (performance.now() >= deadline) return false;
-    await Bun.sleep(pause);
-    pause = Math.min(pause * 2, 20);
-  }
-  return true;
 }

@@ -13,7 +13,7 @@ export async function runPipes(plan: LaunchPlan, controls: ControlReader, signal
   const launched = await launchWorkload(plan, { detached: true, stdio: ["inherit", "inherit", "inherit"] });
   const { proc } = launched;
   releaseStdio();
-  const identity = await startWorkload(plan, launched, events);
+  const identity = startWorkload(launched, events);
   // Straight to the group, no /proc scan: until Bun reaps the leader (our child) its group id
   // cannot be reused, so the check is just "not reaped yet". Latency matters here.
   signals.attach((signal) => {

@@ -48,10 +48,7 @@ export async function runPty(plan: LaunchPlan, controls: ControlReader, signals:
   });
   const { proc } = launched;
   const terminal = proc.terminal!;
-  const identity = await startWorkload(plan, launched, events).catch((error) => {
-    terminal.close();
-    throw error;
-  });
+  const identity = startWorkload(launched, events);
   output.attach(identity.pid);
   for (const resize of early.resizes) events.resized(resize.id);
   for (const signal of early.signals) signals.receive(signal);

@@ -5,7 +5,6 @@
 import type { ProcessIdentity } from "../platform/process.ts";
 import { markFinished } from "../store/executions.ts";
 import type { EventWriter } from "./events.ts";
-import { confirmLeader } from "./identity.ts";
 import type { Launched } from "./launch.ts";
 import type { LaunchPlan } from "./prepare.ts";
 
@@ -18,24 +17,8 @@ export interface Outcome {
   signal: string | null;
 }
 
-/**
- * Confirms the launched workload leads its own session, then emits `started`. On failure the
- * execution is killed, an error event is sent and the wrapper must exit without a lifecycle.
- */
-export async function startWorkload(plan: LaunchPlan, launched: Launched, events: EventWriter): Promise<ProcessIdentity> {
-  try {
-    await confirmLeader(launched.proc.pid, plan.wrapperStartTicks);
-  } catch (error) {
-    await launched.scope.killAll().catch(() => {
-      // Already reported below; the wrapper exits and the record leads cleanup to what is left.
-    });
-    await launched.proc.exited;
-    await launched.scope.finish(0).catch(() => {});
-    markFinished(plan.store.db, plan.workspaceId, plan.execId);
-    events.error((error as Error).message);
-    events.close();
-    throw error;
-  }
+/** The workload is launched, contained and on record (launch.ts checked it leads its session): `started`. */
+export function startWorkload(launched: Launched, events: EventWriter): ProcessIdentity {
   events.started();
   return launched.leader;
 }

@@ -118,6 +118,12 @@ function errorCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException).code;
 }
 
+/** The cgroup was removed: ENOENT, or ENODEV when it went while its file was open. */
+function isGone(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === "ENOENT" || code === "ENODEV";
+}
+
 /** Whether the current user may write `path`. */
 export function writable(path: string): boolean {
   try {
@@ -158,7 +164,7 @@ export function removeCgroup(dir: string): boolean {
     return true;
   } catch (error) {
     const code = errorCode(error);
-    if (code === "ENOENT") return true;
+    if (isGone(error)) return true;
     if (code === "EBUSY" || code === "ENOTEMPTY") return false;
     throw new Error(`cannot remove cgroup ${dir}: ${(error as Error).message}`);
   }
@@ -171,7 +177,7 @@ export function childCgroups(dir: string): string[] {
       .filter((entry) => entry.isDirectory())
       .map((entry) => entry.name);
   } catch (error) {
-    if (errorCode(error) === "ENOENT") return [];
+    if (isGone(error)) return [];
     throw error;
   }
 }
@@ -182,7 +188,7 @@ export function killCgroup(dir: string): boolean {
     writeFileSync(join(dir, "cgroup.kill"), "1");
     return true;
   } catch (error) {
-    if (errorCode(error) === "ENOENT") return false;
+    if (isGone(error)) return false;
     throw new Error(`cannot kill cgroup ${dir} (cgroup.kill): ${(error as Error).message}`);
   }
 }
@@ -193,7 +199,7 @@ export function isPopulated(dir: string): boolean {
   try {
     text = readFileSync(join(dir, "cgroup.events"), "utf8");
   } catch (error) {
-    if (errorCode(error) === "ENOENT") return false;
+    if (isGone(error)) return false;
     throw new Error(`cannot read ${join(dir, "cgroup.events")}: ${(error as Error).message}`);
   }
   return /^populated 1$/m.test(text);
@@ -228,7 +234,7 @@ export function processesIn(dir: string): number[] {
     try {
       text = readFileSync(join(at, "cgroup.procs"), "utf8");
     } catch (error) {
-      if (errorCode(error) === "ENOENT") return;
+      if (isGone(error)) return;
       throw error;
     }
     for (const line of text.split("\n")) if (line !== "") pids.push(Number(line));
@@ -272,7 +278,7 @@ function words(path: string): string[] {
   try {
     return readFileSync(path, "utf8").trim().split(/\s+/).filter(Boolean);
   } catch (error) {
-    if (errorCode(error) === "ENOENT") return [];
+    if (isGone(error)) return [];
     throw error;
   }
 }

@@ -3,11 +3,12 @@
  * holds it (macOS; Linux without a delegated cgroup v2 hierarchy).
  *
  * Nothing here signals a process that is not provably the workload or its descendant. A
- * group or session id X is trusted only while the leader that created it (pid X with its
- * recorded start time) still holds pid X, running or as a zombie: the kernel never hands out
- * a pid still used as a process, group or session id, so while the leader holds X every
- * process of group or session X descends from it. Once the leader is gone, X may already
- * name a stranger's session (pid reuse), and what is left is left alone.
+ * group or session id X is trusted only while something pins the number X to the leader's
+ * group: the leader itself holding pid X (running or as a zombie), or — through a pidfd taken
+ * while it did — any member of its group. The kernel never hands out a number still used as a
+ * pid, group or session id, so while X is pinned every process of group or session X descends
+ * from the leader. Without a pin, X may already name a stranger's session (pid reuse), and
+ * what is left is left alone.
  */
 import { closeSync } from "node:fs";
 import { EINVAL, ESRCH, hasPidfd, pidfdOpen, pidfdSignal } from "./libc.ts";
@@ -15,15 +16,69 @@ import { holdsPid, listProcesses, readProcess, sendSignal, type ProcessIdentity,
 import { signalNumber } from "./signals.ts";
 
 /**
+ * What proves group and session X are still the leader's. The leader holding pid X does; so
+ * does, on Linux 6.9+, a pidfd of the leader taken while it held X, for as long as any process
+ * of that very group exists (a zombie included): the group's members pin the number X, so no
+ * stranger can have a group or session X meanwhile. Checked before and after each sweep.
+ */
+export class Proof {
+  private constructor(
+    readonly leader: ProcessIdentity,
+    private readonly group: GroupHandle | null,
+    private readonly owned: boolean,
+  ) {}
+
+  /** A proof for a recorded leader; the pidfd is taken only if the leader still holds its pid. */
+  static of(leader: ProcessIdentity, group?: GroupHandle | null): Proof {
+    if (group !== undefined) return new Proof(leader, group, false);
+    if (!holdsPid(leader)) return new Proof(leader, null, false);
+    const opened = GroupHandle.open(leader.pid);
+    // Opened by number: it names the leader only if the leader still holds the number now.
+    if (opened && !holdsPid(leader)) {
+      opened.close();
+      return new Proof(leader, null, false);
+    }
+    return new Proof(leader, opened, true);
+  }
+
+  holds(): boolean {
+    return holdsPid(this.leader) || (this.group?.exists() ?? false);
+  }
+
+  /** Live members of group and session X, or null when nothing proves them the leader's. */
+  members(processes?: ProcessInfo[]): ProcessInfo[] | null {
+    if (!this.holds()) return null;
+    const all = processes ?? listProcesses();
+    if (!this.holds()) return null;
+    const id = this.leader.pid;
+    return all.filter((info) => info.state !== "Z" && info.pid !== process.pid && (info.pgid === id || info.sid === id));
+  }
+
+  /** Signals group X: through the pidfd when there is one, else kill(-X) right after a check. */
+  signalGroup(signal: NodeJS.Signals): void {
+    if (this.group) {
+      this.group.signal(signal);
+      return;
+    }
+    if (holdsPid(this.leader)) sendSignal(-this.leader.pid, signal);
+  }
+
+  close(): void {
+    if (this.owned) this.group?.close();
+  }
+}
+
+/**
  * Live members of the leader's group and session (the leader included while it runs), or
  * null when nothing proves that group and session are still its own.
  */
 export function provenMembers(leader: ProcessIdentity, processes?: ProcessInfo[]): ProcessInfo[] | null {
-  if (!holdsPid(leader)) return null;
-  processes ??= listProcesses();
-  // Still holding pid X after the sweep (or the caller's), the leader held it during the whole sweep.
-  if (!holdsPid(leader)) return null;
-  return processes.filter((info) => info.state !== "Z" && info.pid !== process.pid && (info.pgid === leader.pid || info.sid === leader.pid));
+  const proof = Proof.of(leader);
+  try {
+    return proof.members(processes);
+  } finally {
+    proof.close();
+  }
 }
 
 /**
@@ -51,27 +106,6 @@ export function signalKnown(member: { pid: number; startTicks: number }, signal:
   }
 }
 
-/**
- * Signals the process group the leader leads. On Linux 6.9+ through the leader's pidfd
- * (exactly that group, even once the number is reused); otherwise kill(-X) right after the
- * leader was seen holding X.
- */
-function signalGroup(leader: ProcessIdentity, signal: NodeJS.Signals): void {
-  if (hasPidfd) {
-    const fd = pidfdOpen(leader.pid);
-    if (fd < 0) return;
-    try {
-      if (!holdsPid(leader)) return;
-      const result = pidfdSignal(fd, signalNumber(signal)!, true);
-      if (result === 0 || result === -ESRCH) return;
-      if (result !== -EINVAL) throw new Error(`pidfd_send_signal(${leader.pid}, ${signal}, group) failed: errno ${-result}`);
-    } finally {
-      closeSync(fd);
-    }
-  }
-  if (holdsPid(leader)) sendSignal(-leader.pid, signal);
-}
-
 /** How an attempt to end a workload came out. */
 export interface Ending {
   /** Every process proven to be the workload's is gone. */
@@ -82,30 +116,35 @@ export interface Ending {
 
 /**
  * Signals the workload and waits until no proven member is left, up to `timeoutMs`. Members
- * are remembered by identity, so one proven while the leader held X stays proven after the
- * leader is gone; processes seen only after that are left alone and counted. SIGKILL is
- * re-sent on every poll so a fork racing the first kill is caught too.
+ * are remembered by identity, so one proven while the proof held stays proven after; what
+ * shows up only after the proof is gone is left alone and counted. SIGKILL is re-sent on every
+ * poll so a fork racing the first kill is caught too. `group`: the wrapper's own handle.
  */
-export async function signalAndWait(leader: ProcessIdentity, signal: NodeJS.Signals, timeoutMs: number): Promise<Ending> {
-  const deadline = performance.now() + timeoutMs;
-  const known = new Map<number, number>();
-  const signalled = new Set<number>();
-  let pause = 1;
-  for (let first = true; ; first = false) {
-    const members = provenMembers(leader);
-    for (const member of members ?? []) known.set(member.pid, member.startTicks);
-    const alive = [...known].filter(([pid, startTicks]) => isRunning(pid, startTicks));
-    if (alive.length === 0) return { gone: true, leftAlone: members === null ? strays(leader.pid, known).length : 0 };
-    if (!first && performance.now() >= deadline) return { gone: false, leftAlone: 0 };
-    if (members !== null) signalGroup(leader, signal);
-    for (const [pid, startTicks] of alive) {
-      if (signal !== "SIGKILL" && signalled.has(pid)) continue;
-      signalKnown({ pid, startTicks }, signal);
-      if (signal !== "SIGKILL" && signal !== "SIGCONT") signalKnown({ pid, startTicks }, "SIGCONT");
-      signalled.add(pid);
+export async function signalAndWait(leader: ProcessIdentity, signal: NodeJS.Signals, timeoutMs: number, group?: GroupHandle | null): Promise<Ending> {
+  const proof = Proof.of(leader, group);
+  try {
+    const deadline = performance.now() + timeoutMs;
+    const known = new Map<number, number>();
+    const signalled = new Set<number>();
+    let pause = 1;
+    for (let first = true; ; first = false) {
+      const members = proof.members();
+      for (const member of members ?? []) known.set(member.pid, member.startTicks);
+      const alive = [...known].filter(([pid, startTicks]) => isRunning(pid, startTicks));
+      if (alive.length === 0) return { gone: true, leftAlone: members === null ? strays(leader.pid, known).length : 0 };
+      if (!first && performance.now() >= deadline) return { gone: false, leftAlone: 0 };
+      if (members !== null) proof.signalGroup(signal);
+      for (const [pid, startTicks] of alive) {
+        if (signal !== "SIGKILL" && signalled.has(pid)) continue;
+        signalKnown({ pid, startTicks }, signal);
+        if (signal !== "SIGKILL" && signal !== "SIGCONT") signalKnown({ pid, startTicks }, "SIGCONT");
+        signalled.add(pid);
+      }
+      await Bun.sleep(pause);
+      pause = Math.min(pause * 2, 20);
     }
-    await Bun.sleep(pause);
-    pause = Math.min(pause * 2, 20);
+  } finally {
+    proof.close();
   }
 }
 
@@ -123,20 +162,20 @@ function strays(id: number, known: Map<number, number>): ProcessInfo[] {
  * SIGTERM, a grace period, then SIGKILL until every proven member is gone. Throws if even
  * SIGKILL did not end them; says how many unprovable processes it left alone.
  */
-export async function stopWorkload(leader: ProcessIdentity, graceMs: number, killTimeoutMs = 5000): Promise<Ending> {
+export async function stopWorkload(leader: ProcessIdentity, graceMs: number, group?: GroupHandle | null, killTimeoutMs = 5000): Promise<Ending> {
   if (graceMs > 0) {
-    const ending = await signalAndWait(leader, "SIGTERM", graceMs);
+    const ending = await signalAndWait(leader, "SIGTERM", graceMs, group);
     if (ending.gone) return ending;
   }
-  const ending = await signalAndWait(leader, "SIGKILL", killTimeoutMs);
+  const ending = await signalAndWait(leader, "SIGKILL", killTimeoutMs, group);
   if (ending.gone) return ending;
   throw new Error(`workload ${leader.pid} survived SIGKILL for ${killTimeoutMs} ms`);
 }
 
 /**
- * The wrapper's own handle on its workload's process group: a pidfd taken while the leader
- * was its unreaped child, so it names that group exactly, even after the leader was reaped.
- * Null where pidfds or group signalling through them are missing (macOS, Linux < 6.9).
+ * A pidfd of a group's leader: it names that group exactly, even after the leader was reaped
+ * and its number handed out again. Null where pidfds or group signalling through them are
+ * missing (macOS, Linux < 6.9). Only meaningful if opened while the leader held its pid.
  */
 export class GroupHandle {
   private constructor(
@@ -144,7 +183,7 @@ export class GroupHandle {
     readonly pgid: number,
   ) {}
 
-  /** Opens the handle for a child that has not been reaped yet. */
+  /** Opens the handle by pid: the caller proves that pid is the leader (an unreaped child, or checked after). */
   static open(pid: number): GroupHandle | null {
     if (!hasPidfd) return null;
     const fd = pidfdOpen(pid);
@@ -165,13 +204,9 @@ export class GroupHandle {
     return true;
   }
 
-  /**
-   * Live members of the group. Counting by number is safe here: while this group still has
-   * any member, zombies included, no other group can have its number.
-   */
-  members(): ProcessInfo[] {
-    if (!this.signal(0)) return [];
-    return listProcesses().filter((info) => info.pgid === this.pgid && info.state !== "Z" && info.pid !== process.pid);
+  /** Whether any process of the group still exists (a zombie counts: it still pins the number). */
+  exists(): boolean {
+    return this.signal(0);
   }
 
   close(): void {

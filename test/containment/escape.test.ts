@@ -33,7 +33,7 @@ function escapingWorkload(marker: string, leaderExits: boolean): string[] {
 }
 
 /** The escapees really left the leader's session (and its group). */
-function expectEscaped(ws: ReadyWorkspace, marker: string, leaderPid: number): void {
+function expectEscaped(marker: string, leaderPid: number): void {
   const pids = tagged(`sleep\0${marker}`).filter((pid) => pid !== leaderPid);
   expect(pids.length).toBe(2);
   for (const pid of pids) expect(readProcess(pid)!.sid).not.toBe(leaderPid);
@@ -64,7 +64,7 @@ describe.skipIf(CGROUP_UNAVAILABLE !== null)("in its cgroup, a workload that lea
       await handle.waitEvent("started");
       const leader = recordOf(ws, execId)!.pid;
       await until("both escapes", () => existsSync(`${ws.root}/escaped`) && tagged(`sleep\0${marker}`).length === 3);
-      expectEscaped(ws, marker, leader);
+      expectEscaped(marker, leader);
       process.kill(handle.pid, "SIGKILL");
       await handle.exited;
       const result = op === "signal" ? await signalOp(ws, execId) : op === "reconcile" ? await reconcileKeeping(ws) : await lifecycle(ws, op);
