@@ -187,7 +187,7 @@ function checkContainment(options: RuntimeOptions, home: string | null): Check {
   return {
     name,
     status: "ok",
-    detail: `cgroup v2: ${containment.homeCgroup} (root ${containment.source}; controllers there: ${controllers.join(" ") || "none"})`,
+    detail: `cgroup v2, a cgroup per execution under ${containment.homeCgroup} (root ${containment.root}, ${containment.source}; controllers available there: ${controllers.join(" ") || "none"})`,
   };
 }
 
