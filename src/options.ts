@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { isAbsolute } from "node:path";
+import { isSshUrl } from "./remote/url.ts";
 
 /** The owner stamped on workspaces when `options.owner` is absent. */
 export const DEFAULT_OWNER = "default";
@@ -61,18 +62,53 @@ function environment(name: string) {
   );
 }
 
-const ownerMessage = mustBe("owner", "a non-empty string without NUL");
+function ownerName(name: string) {
+  const message = mustBe(name, "a non-empty string without NUL");
+  return v.pipe(
+    v.string(message),
+    v.check((owner) => owner !== "" && !owner.includes("\0"), message),
+  );
+}
+
+function seconds(name: string, min: number, max: number) {
+  const message = mustBe(name, `an integer number of seconds between ${min} and ${max}`);
+  return v.pipe(v.number(message), v.integer(message), v.minValue(min, message), v.maxValue(max, message));
+}
+
+const hostsMessage = mustBe("remote.hosts", "a non-empty list of ssh://[user@]host[:port][/path/to/paseo-host-runtime] URLs");
+
+/** `remote.*`: used only when the runtime runs with `--remote`; never sent to a remote host. */
+export const RemoteOptions = v.strictObject(
+  {
+    /** More hosts besides the `--remote` one; each workspace lives on exactly one of them. */
+    hosts: v.optional(v.pipe(v.array(v.string(hostsMessage), hostsMessage), v.minLength(1, hostsMessage), v.check((hosts) => hosts.every(isSshUrl), hostsMessage))),
+    /** How a new workspace picks its host. */
+    placement: v.optional(v.picklist(["hash", "least-loaded"], mustBe("remote.placement", `"hash" or "least-loaded"`)), "hash"),
+    /** The runtime home on the remote hosts (their default when absent). */
+    stateDirectory: v.optional(absolutePath("remote.stateDirectory")),
+    /** The owner stamped on the remote side; default `<owner>@<this host's name>`. */
+    owner: v.optional(ownerName("remote.owner")),
+    /** options.helperPath for the remote side. */
+    helperPath: v.optional(absolutePath("remote.helperPath")),
+    /** How long an idle shared ssh connection stays open; 0 opens one connection per call. */
+    controlPersistSeconds: v.optional(seconds("remote.controlPersistSeconds", 0, 86_400), 60),
+    /** ssh ConnectTimeout. */
+    connectTimeoutSeconds: v.optional(seconds("remote.connectTimeoutSeconds", 1, 3600), 10),
+    /** ssh ServerAliveInterval (a dead connection is noticed after three missed answers); 0 turns it off. */
+    serverAliveIntervalSeconds: v.optional(seconds("remote.serverAliveIntervalSeconds", 0, 3600), 15),
+  },
+  (issue) =>
+    issue.expected === "never"
+      ? `options.remote has an unknown key ${JSON.stringify(issue.path?.at(-1)?.key)} (known: hosts, placement, stateDirectory, owner, helperPath, controlPersistSeconds, connectTimeoutSeconds, serverAliveIntervalSeconds)`
+      : `options.remote must be an object, got ${shown(issue.input)}`,
+);
+
+export type RemoteOptions = v.InferOutput<typeof RemoteOptions>;
 
 /** Every option this runtime reads, with its default. Key order is the documented order. */
 export const RuntimeOptions = v.object({
   /** Stamped on every workspace; operations on another owner's workspace are refused. */
-  owner: v.optional(
-    v.pipe(
-      v.string(ownerMessage),
-      v.check((owner) => owner !== "" && !owner.includes("\0"), ownerMessage),
-    ),
-    DEFAULT_OWNER,
-  ),
+  owner: v.optional(ownerName("owner"), DEFAULT_OWNER),
   /** The runtime home; resolved with the environment's fallbacks by store/home.ts. */
   stateDirectory: v.optional(absolutePath("stateDirectory")),
   /** A host directory placed `existing`: used in place, or cloned into owned storage. */
@@ -85,6 +121,8 @@ export const RuntimeOptions = v.object({
   exposeHostVisiblePath: v.optional(flag("exposeHostVisiblePath"), true),
   /** Grace between SIGTERM and SIGKILL when executions are stopped. */
   stopTimeoutMs: v.optional(milliseconds("stopTimeoutMs", 3_600_000), DEFAULT_STOP_TIMEOUT_MS),
+  /** Settings of `--remote` (see RemoteOptions); absent when the runtime runs locally. */
+  remote: v.optional(RemoteOptions),
 });
 
 export type RuntimeOptions = v.InferOutput<typeof RuntimeOptions>;

@@ -8,6 +8,8 @@ import { reconcile } from "./reconcile.ts";
 import { resume } from "./resume.ts";
 import { exec } from "./exec.ts";
 import { signal } from "./signal.ts";
+import { execRemote } from "./exec-remote.ts";
+import { receiveSource } from "./receive-source.ts";
 import { OPERATOR_HANDLERS } from "./operator/index.ts";
 
 /** An operation: returns the process exit code, or throws with a message for stderr. */
@@ -24,5 +26,7 @@ export const HANDLERS: Record<string, Handler> = {
   reconcile,
   exec,
   signal,
+  "exec-remote": execRemote,
+  "receive-source": receiveSource,
   ...OPERATOR_HANDLERS,
 };

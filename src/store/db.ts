@@ -3,8 +3,22 @@ import { existsSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { checkHome, ensureHome, resolveHome, type HomeOptions } from "./home.ts";
 
-/** Bumped on every incompatible change; a database from another version is refused. */
-export const SCHEMA_VERSION = 1;
+/** Bumped on every schema change; older versions are migrated (MIGRATIONS), newer ones refused. */
+export const SCHEMA_VERSION = 2;
+
+/** Version 2: where each workspace of a `--remote` runtime lives (src/store/placements.ts). */
+const REMOTE_PLACEMENTS = `
+CREATE TABLE remote_placements (
+  owner TEXT NOT NULL,
+  workspace_id TEXT NOT NULL,
+  host TEXT NOT NULL,
+  placed_at INTEGER NOT NULL,
+  PRIMARY KEY (owner, workspace_id)
+) STRICT;
+`;
+
+/** The statements that take a database from version N-1 to version N. */
+const MIGRATIONS: Record<number, string> = { 2: REMOTE_PLACEMENTS };
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -59,7 +73,7 @@ CREATE TABLE executions (
   PRIMARY KEY (workspace_id, exec_id)
 ) STRICT;
 CREATE INDEX executions_live ON executions (workspace_id) WHERE finished_at IS NULL;
-`;
+${REMOTE_PLACEMENTS}`;
 
 /** An open store plus the home it lives in. */
 export interface Store {
@@ -132,6 +146,13 @@ function migrate(db: Database, path: string): void {
     return;
   }
   const row = db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | null;
+  const found = Number(row?.value);
+  if (Number.isInteger(found) && found >= 1 && found < SCHEMA_VERSION) {
+    // Inside the caller's BEGIN IMMEDIATE: one process migrates, the others then see the new version.
+    for (let version = found + 1; version <= SCHEMA_VERSION; version++) db.run(MIGRATIONS[version]!);
+    db.run("UPDATE meta SET value = ? WHERE key = 'schema_version'", [String(SCHEMA_VERSION)]);
+    return;
+  }
   if (row?.value !== String(SCHEMA_VERSION)) {
     throw new Error(
       `${path} has schema version ${row?.value ?? "(none)"}, this binary understands only version ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,

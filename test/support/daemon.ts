@@ -29,6 +29,8 @@ export interface ExecOptions {
   stdoutFd?: number;
   /** Another copy of the binary to run (default: dist/paseo-host-runtime). */
   bin?: string;
+  /** Words before `exec` (e.g. `--remote ssh://…`), as a configured runtime command has them. */
+  prefix?: string[];
 }
 
 export class ExecHandle {
@@ -47,7 +49,7 @@ export class ExecHandle {
   constructor(workspaceId: string, envelope: Record<string, unknown>, options: ExecOptions = {}) {
     const mode = ((envelope.stdio as { kind: Mode }) ?? { kind: "pipes" }).kind;
     this.sequence = new EventSequence(mode);
-    this.child = spawn(options.bin ?? BIN, ["exec", "--workspace-id", workspaceId], {
+    this.child = spawn(options.bin ?? BIN, [...(options.prefix ?? []), "exec", "--workspace-id", workspaceId], {
       stdio: ["pipe", options.stdoutFd ?? "pipe", "pipe", "pipe", "pipe"],
       env: options.env ?? (process.env as Record<string, string>),
     });
