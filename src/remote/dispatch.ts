@@ -46,14 +46,14 @@ function operationWords(host: RemoteHost, invocation: Invocation): string[] {
   return words;
 }
 
-/** What the remote side gets on stdin. */
-function remoteRequest(ctx: RemoteContext, request: LifecycleRequest, input?: CreateInput): Uint8Array {
+/** What the remote side gets on stdin; `overrides` are options this one request needs on top. */
+function remoteRequest(ctx: RemoteContext, request: LifecycleRequest, input?: CreateInput, overrides: Record<string, unknown> = {}): Uint8Array {
   const line = encodeFrame(
     LifecycleRequest,
     {
       protocolVersion: 1,
       ...(input === undefined ? {} : { input }),
-      options: ctx.remoteSideOptions,
+      options: { ...ctx.remoteSideOptions, ...overrides },
       ...(request.workspaceIds === undefined ? {} : { workspaceIds: request.workspaceIds }),
     },
     "remote lifecycle request",
@@ -100,8 +100,8 @@ async function createRemote(call: RemoteCall, invocation: Invocation): Promise<n
   const { request, ctx } = readCall(call);
   const input = createInputOf(request, invocation.flags.get("workspace-id")!);
   const host = await placeWorkspace(ctx, input.workspaceId);
-  const remoteInput = await shipSources(ctx, host, input);
-  return await relay(ctx, host, invocation, remoteRequest(ctx, request, remoteInput));
+  const shipped = await shipSources(ctx, host, input);
+  return await relay(ctx, host, invocation, remoteRequest(ctx, request, shipped.input, shipped.options));
 }
 
 /** destroy: on the recorded host; the record goes once the host says ok. */

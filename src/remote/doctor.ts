@@ -3,15 +3,15 @@
  * the runtime itself reaches it: ssh in batch mode, a quiet remote shell, the remote binary at
  * this version, its own `doctor`, and the round-trip time of a shared connection.
  */
-import { isAbsolute, resolve } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { isAbsolute } from "node:path";
 import { UsageError, addCommand, commandUsage, parseArgs } from "../cli.ts";
 import { diagnose, writeAll } from "../output.ts";
 import { readOptions } from "../options.ts";
 import type { Check } from "../ops/operator/doctor.ts";
-import { resolveHome } from "../store/home.ts";
 import { VERSION } from "../version.ts";
 import { remoteOwner } from "./context.ts";
-import { closeShared, controlDirectory, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
+import { closeShared, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
 import { parseSshUrl, type RemoteHost } from "./url.ts";
 
 const MARK: Record<Check["status"], string> = { ok: "✓", fail: "✗", warn: "!", info: "·", skip: "-" };
@@ -20,9 +20,9 @@ const ROUND_TRIPS = 5;
 
 addCommand("remote", {
   required: [],
-  optional: ["ssh-config", "home", "remote-home", "owner", "remote-owner"],
+  optional: ["ssh-config", "remote-home", "owner", "remote-owner"],
   switches: ["json"],
-  usage: "doctor ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] [--home DIR] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]",
+  usage: "doctor ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]",
   summary: "check a remote host for `--remote` (ssh, remote binary and version, its doctor, round-trip time)",
 });
 
@@ -49,7 +49,7 @@ export async function remoteDoctor(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const get = (name: string) => flags.flags.get(name);
-  const local = readOptions({ ...(get("owner") ? { owner: get("owner") } : {}), ...(get("home") ? { stateDirectory: resolve(get("home")!) } : {}), remote: {} });
+  const local = readOptions({ ...(get("owner") ? { owner: get("owner") } : {}), remote: {} });
   const owner = get("remote-owner") ?? remoteOwner(local, local.remote!);
   const settings: SshSettings = {
     configFile: get("ssh-config") ?? null,
@@ -58,11 +58,11 @@ export async function remoteDoctor(argv: readonly string[]): Promise<number> {
     connectTimeoutSeconds: local.remote!.connectTimeoutSeconds,
     serverAliveIntervalSeconds: local.remote!.serverAliveIntervalSeconds,
   };
-  const checks = await runRemoteChecks(host, settings, resolveHome(local), get("remote-home") ?? null, owner);
+  const checks = await runRemoteChecks(host, settings, get("remote-home") ?? null, owner);
   return report(checks, flags.switches.has("json"));
 }
 
-async function runRemoteChecks(host: RemoteHost, settings: SshSettings, localHome: string, remoteHome: string | null, owner: string): Promise<Check[]> {
+async function runRemoteChecks(host: RemoteHost, settings: SshSettings, remoteHome: string | null, owner: string): Promise<Check[]> {
   const checks: Check[] = [];
   const ssh = sshClient();
   checks.push(ssh);
@@ -73,7 +73,7 @@ async function runRemoteChecks(host: RemoteHost, settings: SshSettings, localHom
   const binary = await checkBinary(host, settings);
   checks.push(binary);
   if (binary.status !== "fail") checks.push(...(await remoteChecks(host, settings, remoteHome, owner)));
-  checks.push(await checkRoundTrip(host, settings, localHome));
+  checks.push(await checkRoundTrip(host, settings));
   return checks;
 }
 
@@ -109,7 +109,7 @@ async function checkReach(host: RemoteHost, settings: SshSettings): Promise<Chec
 }
 
 async function checkBinary(host: RemoteHost, settings: SshSettings): Promise<Check> {
-  const name = "remote binary";
+  const name = "remote version";
   const result = await runRemote(host, settings, [host.binary, "--version"], null);
   const text = new TextDecoder().decode(result.stdout).trim();
   const install = "ssh HOST 'curl -fsSL https://github.com/getpaseo/paseo-host-runtime/releases/latest/download/install.sh | sh' (or name the path in the URL)";
@@ -133,15 +133,14 @@ async function remoteChecks(host: RemoteHost, settings: SshSettings, remoteHome:
   }
 }
 
-/** Median of a few `true` runs over one shared connection (what every operation after the first costs). */
-async function checkRoundTrip(host: RemoteHost, base: SshSettings, localHome: string): Promise<Check> {
+/**
+ * Median of a few `true` runs over one shared connection (what every operation after the first
+ * costs). Its own control socket in a private directory: closing it afterwards must never cut
+ * the shared connection a running daemon uses.
+ */
+async function checkRoundTrip(host: RemoteHost, base: SshSettings): Promise<Check> {
   const name = "round trip";
-  let dir: string;
-  try {
-    dir = controlDirectory(localHome);
-  } catch (error) {
-    return { name, status: "warn", detail: `no connection reuse: ${(error as Error).message}`, hint: "give a shorter --home" };
-  }
+  const dir = mkdtempSync("/tmp/phr-doctor-");
   const settings: SshSettings = { ...base, controlDir: dir, controlPersistSeconds: 10 };
   const times: number[] = [];
   try {
@@ -153,10 +152,11 @@ async function checkRoundTrip(host: RemoteHost, base: SshSettings, localHome: st
     }
   } finally {
     closeShared(host, settings);
+    rmSync(dir, { recursive: true, force: true });
   }
   times.sort((a, b) => a - b);
   const median = times[Math.floor(times.length / 2)]!;
-  return { name, status: "info", detail: `${median.toFixed(1)} ms median of ${ROUND_TRIPS} commands over one shared connection (ControlMaster in ${dir})` };
+  return { name, status: "info", detail: `${median.toFixed(1)} ms median of ${ROUND_TRIPS} commands over one shared connection (ControlMaster)` };
 }
 
 function report(checks: Check[], json: boolean): number {

@@ -27,12 +27,22 @@ function sourceKey(ctx: RemoteContext, localPath: string): string {
   return new Bun.CryptoHasher("sha256").update(`${remoteOwner(ctx.options, ctx.remote)}\n${localPath}`).digest("hex").slice(0, 32);
 }
 
-/** The create input as the remote host must see it, after shipping what it names locally. */
-export async function shipSources(ctx: RemoteContext, host: RemoteHost, input: CreateInput): Promise<CreateInput> {
+/** A create as the remote host must see it: the input, and options this create needs. */
+export interface Shipped {
+  input: CreateInput;
+  options: Record<string, unknown>;
+}
+
+/**
+ * Ships what the create input names on this machine, and rewrites the input to name the copies.
+ * An `existing` placement of a shipped repository is a private clone (hostDirectory "clone"):
+ * the mirror's own working tree is empty, nothing uncommitted travels to be adopted.
+ */
+export async function shipSources(ctx: RemoteContext, host: RemoteHost, input: CreateInput): Promise<Shipped> {
   const source = input.project.source;
   const repo = source.kind === "host-directory" ? localRepository(source.path) : null;
   const seedFrom = input.seedPaseoConfigFrom;
-  if (!repo && seedFrom === undefined) return input;
+  if (!repo && seedFrom === undefined) return { input, options: {} };
   const flags: string[] = [];
   if (repo) flags.push("--mirror", sourceKey(ctx, repo.commonDir));
   if (seedFrom !== undefined) flags.push("--seed", sourceKey(ctx, seedFrom));
@@ -48,7 +58,7 @@ export async function shipSources(ctx: RemoteContext, host: RemoteHost, input: C
     shipped.project = { ...input.project, source: { kind: "host-directory", path: repo.prefix === "" ? received.mirror! : join(received.mirror!, repo.prefix) } };
   }
   if (seedFrom !== undefined) shipped.seedPaseoConfigFrom = received.seed!;
-  return shipped;
+  return { input: shipped, options: repo && input.placement.kind === "existing" ? { hostDirectory: "clone" } : {} };
 }
 
 interface LocalRepository {
