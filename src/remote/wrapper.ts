@@ -326,7 +326,7 @@ class Session {
     const { hello, wrapper, failure } = this.#seen;
     const sequence = this.#events.sequence;
     if (!sequence.complete) {
-      const lost = failure ?? (hello ? `lost the connection to ${this.host.key} before the remote exec ended (ssh exit ${sshStatus}); the remote side ends the workload` : null);
+      const lost = failure ?? (hello && wrapper === null ? `lost the connection to ${this.host.key} before the remote exec ended (ssh exit ${sshStatus}); the remote side ends the workload` : null);
       if (lost !== null && (hello || sequence.started)) this.#events.error(lost);
       this.#events.close();
       if (lost !== null) diagnose(`exec ${this.envelope.execId} on ${this.host.key}: ${lost}`);
