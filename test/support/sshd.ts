@@ -62,18 +62,23 @@ async function listening(port: number, sshd: Subprocess, log: string): Promise<v
   }
 }
 
-/** Starts sshd and returns the lab. `binary`: the remote program (default: the compiled binary). */
-export async function startSshd(binary = BIN): Promise<SshLab> {
+/**
+ * Starts sshd and returns the lab. `binary`: the remote program (default: the compiled binary).
+ * With `peer`, this is a second "host" for the same daemon: it trusts the peer's client key, its
+ * host key joins the peer's known_hosts, and it shares the peer's ssh configuration and local home.
+ */
+export async function startSshd(binary = BIN, peer?: SshLab): Promise<SshLab> {
   if (!existsSync(SSHD)) throw new Error(`${SSHD} is missing: install openssh-server (.ci/run does)`);
   // sshd refuses to start without its privilege separation directory (systemd makes it at boot).
   mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
   const { path: dir, cleanup } = tempDir("phr-ssh-");
   chmodSync(dir, 0o700);
   keygen(join(dir, "host_key"));
-  keygen(join(dir, "client_key"));
-  writeFileSync(join(dir, "authorized_keys"), readFileSync(join(dir, "client_key.pub")), { mode: 0o600 });
+  const clientDir = peer?.dir ?? dir;
+  if (!peer) keygen(join(dir, "client_key"));
+  writeFileSync(join(dir, "authorized_keys"), readFileSync(join(clientDir, "client_key.pub")), { mode: 0o600 });
   const remoteHome = join(dir, "remote-home");
-  const localHome = join(dir, "local-home");
+  const localHome = peer?.localHome ?? join(dir, "local-home");
   const log = join(dir, "sshd.log");
   let sshd: Subprocess | null = null;
   let port = 0;
@@ -120,15 +125,15 @@ export async function startSshd(binary = BIN): Promise<SshLab> {
     }
   }
   const hostKey = readFileSync(join(dir, "host_key.pub"), "utf8").split(" ").slice(0, 2).join(" ");
-  writeFileSync(join(dir, "known_hosts"), `[127.0.0.1]:${port} ${hostKey}\n`);
-  const configFile = join(dir, "ssh_config");
-  writeFileSync(
+  writeFileSync(join(clientDir, "known_hosts"), `[127.0.0.1]:${port} ${hostKey}\n`, { flag: "a" });
+  const configFile = join(clientDir, "ssh_config");
+  if (!peer) writeFileSync(
     configFile,
     [
       "Host *",
-      `  IdentityFile ${join(dir, "client_key")}`,
+      `  IdentityFile ${join(clientDir, "client_key")}`,
       "  IdentitiesOnly yes",
-      `  UserKnownHostsFile ${join(dir, "known_hosts")}`,
+      `  UserKnownHostsFile ${join(clientDir, "known_hosts")}`,
       "  GlobalKnownHostsFile /dev/null",
       "  StrictHostKeyChecking yes",
       "  PasswordAuthentication no",
