@@ -1,7 +1,7 @@
 /** The store refuses what it does not understand, and never rewrites it. */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { chmodSync, mkdirSync, statSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { create, createInput, lab, ok, op, type Lab } from "./support.ts";
 
@@ -82,4 +82,26 @@ test("a relative stateDirectory is refused", async () => {
   const result = await op("inspect", "w1", { options: { stateDirectory: "relative/home" } });
   expect(result.code).toBe(1);
   expect(result.stderr).toContain("options.stateDirectory must be an absolute path");
+});
+
+test("a version 1 database is migrated to version 2 in place: its workspaces stay usable, the new table exists", async () => {
+  const project = join(t.dir, "project");
+  mkdirSync(project);
+  mkdirSync(t.home, { mode: 0o700 });
+  const v1 = new Database(join(t.home, "state.sqlite"));
+  v1.run(readFileSync(join(import.meta.dir, "../support/fixtures/schema-v1.sql"), "utf8"));
+  v1.run("INSERT INTO meta (key, value) VALUES ('schema_version', '1')");
+  const input = createInput("w1", { kind: "host-directory", path: project });
+  v1.run(
+    "INSERT INTO workspaces (workspace_id, owner, status, input_json, host_directory, kind, root, details_json, created_at, updated_at) VALUES ('w1', 'default', 'ready', ?, 'adopt', 'adopted', ?, '{\"branch\":\"\"}', 1, 1)",
+    [JSON.stringify(input), project],
+  );
+  v1.close();
+  const inspected = ok(await op("inspect", "w1", { options: t.options }));
+  expect(inspected.inspection.status).toBe("ready");
+  expect(inspected.inspection.placement.cwd).toBe(project);
+  expect(rawQuery<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").value).toBe("2");
+  expect(rawQuery<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'remote_placements'").n).toBe(1);
+  // A second open finds version 2 and changes nothing.
+  expect(ok(await op("inspect", "w1", { options: t.options })).inspection.status).toBe("ready");
 });
