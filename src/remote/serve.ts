@@ -40,6 +40,9 @@ class Output {
   readonly done: Promise<void>;
   #onProgress: () => void;
 
+  #streamEnded = false;
+  #resolveDone: () => void = () => {};
+
   constructor(
     readonly channel: number,
     readonly stream: Readable,
@@ -47,17 +50,22 @@ class Output {
     onProgress: () => void,
   ) {
     this.#onProgress = onProgress;
-    this.done = new Promise((resolve) => {
-      stream.on("data", (chunk: Buffer) => this.#onData(chunk));
-      stream.on("end", () => {
-        this.ended = true;
-        resolve();
-      });
-      stream.on("error", () => {
-        this.ended = true;
-        resolve();
-      });
-    });
+    this.done = new Promise((resolve) => (this.#resolveDone = resolve));
+    stream.on("data", (chunk: Buffer) => this.#onData(chunk));
+    stream.on("end", () => this.#endOfStream());
+    stream.on("error", () => this.#endOfStream());
+  }
+
+  /** `ended` only once every byte went out: bytes still held for credit come before EOF. */
+  #endOfStream(): void {
+    this.#streamEnded = true;
+    this.#checkEnded();
+  }
+
+  #checkEnded(): void {
+    if (this.ended || !this.#streamEnded || this.#held) return;
+    this.ended = true;
+    this.#resolveDone();
   }
 
   #onData(chunk: Uint8Array): void {
@@ -88,7 +96,10 @@ class Output {
     if (!held) return;
     this.#held = null;
     this.#forward(held);
-    if (!this.#held) this.stream.resume();
+    if (!this.#held) {
+      this.stream.resume();
+      this.#checkEnded();
+    }
   }
 }
 

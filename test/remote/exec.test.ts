@@ -91,6 +91,16 @@ describe("pipes, byte for byte the same as a local exec", () => {
     expectComplete(there, 7);
   });
 
+  test("8 MiB printed right before exit arrive completely before eof", async () => {
+    const size = 8 * MiB;
+    const handle = remoteExec(["/bin/sh", "-c", `head -c ${size} /dev/zero; exit 3`], { env: { PATH } });
+    let atEof = -1;
+    void handle.waitEvent("eof").then(() => (atEof = handle.stdoutText().length));
+    const result = await handle.done;
+    expect(atEof).toBe(size);
+    expectComplete(result, 3);
+  });
+
   test("the workload sees exactly the envelope env: /usr/bin/env with {X: y} prints X=y", async () => {
     const result = await remoteExec(["/usr/bin/env"], { env: { X: "y" } }).done;
     expect(result.stdout.toString()).toBe("X=y\n");
@@ -199,6 +209,17 @@ describe("PTY through --remote", () => {
     const handle = ptyExec(["sleep", sleep], { withEnvelope: frame({ type: "signal", signal: "SIGTERM" }) });
     expectComplete(await handle.done, null, "SIGTERM");
     expect(processesWith(`sleep\u0000${sleep}`)).toEqual([]);
+  });
+
+  test("2 MiB printed right before exit arrive completely before eof", async () => {
+    const size = 2 * MiB;
+    const handle = ptyExec(["/bin/sh", "-c", `head -c ${size} /dev/zero; exit 3`]);
+    let atEof = -1;
+    void handle.waitEvent("eof").then(() => (atEof = handle.stdoutText().length));
+    const result = await handle.done;
+    expect(atEof).toBe(size);
+    expect(result.stdout.length).toBe(size);
+    expectComplete(result, 3);
   });
 
   test("NUL and 0xff pass unchanged both ways in raw mode", async () => {
