@@ -12,7 +12,7 @@ import { BIN, runBinary, tempDir } from "../support/binary.ts";
 import { envelope, startExec } from "../support/daemon.ts";
 import { startSshd, type SshLab } from "../support/sshd.ts";
 import { createInput, makeRepo, ok } from "../lifecycle/support.ts";
-import { processesWith, remoteOp, until } from "./support.ts";
+import { MARK, killMarked, processesWith, remoteOp, until } from "./support.ts";
 
 setDefaultTimeout(60_000);
 
@@ -48,6 +48,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  killMarked();
   await b.stop();
   await a.stop();
   scratch.cleanup();
@@ -126,7 +127,7 @@ describe("placement by live executions", () => {
     const [busy] = idsOn(a, 1, "busy") as [string];
     ok(await remoteOp(a, "create", busy, createBody(busy)));
     const sleep = `${400 + (process.pid % 1000) / 1000}`;
-    const handle = startExec(busy, envelope(["sleep", sleep], { options: options(), env: { PATH: "/usr/bin:/bin" } }), { prefix: a.prefix });
+    const handle = startExec(busy, envelope(["sleep", sleep], { options: options(), env: { PATH: "/usr/bin:/bin", ...MARK } }), { prefix: a.prefix });
     await handle.waitEvent("started");
     const [wanted] = idsOn(a, 1, "ll") as [string];
     ok(await remoteOp(a, "create", wanted, createBody(wanted, { placement: "least-loaded" })));

@@ -45,3 +45,34 @@ export function rssKiB(pid: number): number | null {
     return null;
   }
 }
+
+/** Every workload a test file starts carries this in its env, so leftovers can be found and killed. */
+export const MARK = { PHR_REMOTE_TEST: String(process.pid) };
+
+/** Pids of live processes carrying MARK in their environment. */
+export function markedPids(): number[] {
+  const wanted = `PHR_REMOTE_TEST=${process.pid}`;
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`, "latin1").split("\0").includes(wanted)) pids.push(Number(name));
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return pids;
+}
+
+/** SIGKILLs whatever a test left running (by the mark); returns how many there were. */
+export function killMarked(): number {
+  const pids = markedPids();
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+  return pids.length;
+}
