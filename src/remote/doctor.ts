@@ -5,7 +5,7 @@
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import { UsageError, addCommand, commandUsage, parseArgs } from "../cli.ts";
+import { UsageError, commandUsage, parseArgs, type CommandSpec } from "../cli.ts";
 import { diagnose, writeAll } from "../output.ts";
 import { readOptions } from "../options.ts";
 import type { Check } from "../ops/operator/doctor.ts";
@@ -18,13 +18,14 @@ const MARK: Record<Check["status"], string> = { ok: "✓", fail: "✗", warn: "!
 /** Round trips measured over the shared connection. */
 const ROUND_TRIPS = 5;
 
-addCommand("remote", {
+/** The `remote` operator command (listed with the others; src/remote/main.ts runs it, since it takes a URL argument). */
+export const REMOTE_COMMAND: CommandSpec = {
   required: [],
   optional: ["ssh-config", "remote-home", "owner", "remote-owner"],
   switches: ["json"],
   usage: "doctor ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]",
   summary: "check a remote host for `--remote` (ssh, remote binary and version, its doctor, round-trip time)",
-});
+};
 
 /** `remote doctor URL [flags]`. */
 export async function remoteDoctor(argv: readonly string[]): Promise<number> {

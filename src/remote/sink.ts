@@ -5,6 +5,9 @@
  */
 import { write as fsWrite } from "node:fs";
 
+/** The most bytes of queued writes joined into one. */
+const COALESCE = 256 * 1024;
+
 export class FdSink {
   #queue: { bytes: Uint8Array; done: (error: Error | null) => void }[] = [];
   #writing = false;
@@ -46,12 +49,18 @@ export class FdSink {
       this.#pump();
       return;
     }
+    // Everything queued goes out in one write (up to COALESCE bytes): one syscall, not one per frame.
+    let count = 1;
+    let size = next.bytes.length;
+    while (count < this.#queue.length && size + this.#queue[count]!.bytes.length <= COALESCE) size += this.#queue[count++]!.bytes.length;
+    const batch = this.#queue.slice(0, count);
+    const bytes = count === 1 ? next.bytes : Buffer.concat(batch.map((entry) => entry.bytes), size);
     this.#writing = true;
-    this.#writeFrom(next.bytes, 0, (error) => {
+    this.#writeFrom(bytes, 0, (error) => {
       this.#writing = false;
       if (error) this.lost = error;
-      this.#queue.shift();
-      next.done(error);
+      this.#queue.splice(0, count);
+      for (const entry of batch) entry.done(error);
       this.#pump();
     });
   }

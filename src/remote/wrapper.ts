@@ -17,7 +17,7 @@ import { CONTROL_FD, requireProtocolFds } from "../exec/controls.ts";
 import { EventWriter } from "../exec/events.ts";
 import { mirrorExit } from "../exec/mirror.ts";
 import { SignalForwarder } from "../exec/signals.ts";
-import { diagnose } from "../output.ts";
+import { diagnose, writeAll } from "../output.ts";
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { dup2 } from "../platform/libc.ts";
 import { Control, FrameDecoder, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
@@ -34,6 +34,8 @@ import { Hello, WrapperExit, parseWire } from "./wire.ts";
 const OUTPUT_IDLE_MS = 250;
 /** How long, after `exit`, we keep draining fd 0 and fd 3 so the daemon's ends are not reset. */
 const HANGUP_WAIT_MS = 250;
+/** How much of ssh's own stderr is kept for a failure report. */
+const MAX_SSH_MESSAGES = 16 * 1024;
 
 /** `exec --workspace-id W` through `--remote`. */
 export async function execThroughRemote(call: RemoteCall, invocation: Invocation): Promise<number> {
@@ -118,6 +120,7 @@ class Session {
   #delivering: Promise<void> = Promise.resolve();
   #lastProgress = performance.now();
   #ended = false;
+  #sshMessages: Buffer = Buffer.alloc(0);
   /** The `exit` event as delivered: what this wrapper mirrors. */
   #exit: { code: number | null; signal: string | null } = { code: 1, signal: null };
   #ssh!: ChildProcess;
@@ -147,7 +150,11 @@ class Session {
     });
     const stdinDone = this.#pumpStdin();
     const controlsDone = this.#pumpControls(controls);
-    this.#ssh.stderr!.on("data", (chunk: Buffer) => void this.#stderr.write(chunk));
+    // ssh's own messages (and a remote side that crashed) are not the workload's stderr: they
+    // are kept, bounded, and shown only when the exec did not complete.
+    this.#ssh.stderr!.on("data", (chunk: Buffer) => {
+      if (this.#sshMessages.length < MAX_SSH_MESSAGES) this.#sshMessages = Buffer.concat([this.#sshMessages, chunk]).subarray(0, MAX_SSH_MESSAGES);
+    });
     const status = await this.#readRemote();
     this.#ended = true;
     signals.close();
@@ -325,6 +332,8 @@ class Session {
   async #conclude(sshStatus: number, stdinDone: Promise<void>, controlsDone: Promise<void>): Promise<number> {
     const { hello, wrapper, failure } = this.#seen;
     const sequence = this.#events.sequence;
+    const clean = failure === null && (sequence.complete || wrapper !== null);
+    if (!clean && this.#sshMessages.length > 0) writeAll(2, this.#sshMessages);
     if (!sequence.complete) {
       const lost = failure ?? (hello && wrapper === null ? `lost the connection to ${this.host.key} before the remote exec ended (ssh exit ${sshStatus}); the remote side ends the workload` : null);
       if (lost !== null && (hello || sequence.started)) this.#events.error(lost);

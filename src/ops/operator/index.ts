@@ -11,6 +11,7 @@ import { ps } from "./ps.ts";
 import { rm } from "./rm.ts";
 import { run } from "./run.ts";
 import { STORE_FLAGS as STORE } from "./common.ts";
+import { REMOTE_COMMAND } from "../../remote/doctor.ts";
 
 /** Command name → spec, in the order `--help` lists them. */
 export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
@@ -59,6 +60,7 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     usage: "--workspace-id W [--pty] [--cwd REL] [--env K=V]... [--inherit-env] [--purpose KIND] [--helper-path PATH] [--home DIR] [--owner NAME] -- ARGV...",
     summary: "run a command in a workspace through `exec`, as the daemon does; env is empty unless --env/--inherit-env",
   },
+  remote: REMOTE_COMMAND,
 };
 
 /** Command name → handler. */
