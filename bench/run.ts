@@ -31,7 +31,7 @@ function settings(quick: boolean) {
     exec: { trials: quick ? 20 : 100, warmup: quick ? 3 : 5 },
     lifecycle: { trials: quick ? 20 : 100, warmup: quick ? 3 : 5, manyWorkspaces: 1000 },
     throughput: { pipesBytes: 256 * MiB, ptyBytes: (quick ? 32 : 256) * MiB, runs: quick ? 5 : 9 },
-    remote: { trials: quick ? 8 : 30, warmup: 2, throughputBytes: (quick ? 16 : 64) * MiB },
+    remote: { trials: quick ? 6 : 16, warmup: 2, throughputBytes: (quick ? 16 : 64) * MiB },
   };
 }
 

@@ -62,6 +62,8 @@ describe("a host-directory source travels as committed content", () => {
   test("branch placement: create, inspect, pause, resume, destroy answer like a local runtime, in the remote home", async () => {
     writeFileSync(join(repo, "README.md"), "uncommitted edit\n");
     writeFileSync(join(repo, "untracked.txt"), "not committed\n");
+    git(repo, "remote", "add", "origin", "https://example.invalid/team/project.git");
+    git(repo, "remote", "add", "secret", "https://user:token@example.invalid/x.git");
     const input = createInput(id, { kind: "host-directory", path: repo }, { kind: "branch", branchName: `agent-${n}`, baseRef: "main" });
     const created = await remoteOp(lab, "create", id, { input, options: lab.options });
     expect(created.code).toBe(0);
@@ -73,6 +75,9 @@ describe("a host-directory source travels as committed content", () => {
     expect(readFileSync(join(root, "README.md"), "utf8")).toBe("hello\n");
     expect(existsSync(join(root, "untracked.txt"))).toBe(false);
     expect(git(root, "rev-parse", "HEAD")).toBe(git(repo, "rev-parse", "main"));
+    // Work can go back to the project's forge; a remote with credentials never travels.
+    expect(git(root, "remote", "get-url", "origin")).toBe("https://example.invalid/team/project.git");
+    expect(git(root, "remote").split("\n")).not.toContain("secret");
     expect(placements().get(id)).toBe(`root@127.0.0.1:${lab.port}`);
 
     const inspected = ok(await remoteOp(lab, "inspect", id, { options: lab.options }));
