@@ -9,6 +9,11 @@ import { isAbsolute } from "node:path";
 /** The owner stamped on workspaces when `options.owner` is absent. */
 export const DEFAULT_OWNER = "default";
 export const DEFAULT_STOP_TIMEOUT_MS = 2000;
+/** What the runtime log keeps: `error` only failures, `info` (default) every outcome, `debug` also spawn envelopes. */
+export const LOG_LEVELS = ["error", "info", "debug"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+/** runtime.log is rotated before it would pass this many bytes (see src/log/files.ts). */
+export const DEFAULT_LOG_MAX_BYTES = 4 * 1024 * 1024;
 
 /** `got "x"` for a diagnostic; `undefined` and functions are not JSON. */
 function shown(value: unknown): string {
@@ -33,8 +38,12 @@ function flag(name: string) {
 }
 
 function milliseconds(name: string, max: number) {
-  const message = mustBe(name, `an integer number of milliseconds between 0 and ${max}`);
-  return v.pipe(v.number(message), v.integer(message), v.minValue(0, message), v.maxValue(max, message));
+  return integer(name, "milliseconds", 0, max);
+}
+
+function integer(name: string, unit: string, min: number, max: number) {
+  const message = mustBe(name, `an integer number of ${unit} between ${min} and ${max}`);
+  return v.pipe(v.number(message), v.integer(message), v.minValue(min, message), v.maxValue(max, message));
 }
 
 /** Why `value` is not a map of environment entries, or null. */
@@ -85,6 +94,10 @@ export const RuntimeOptions = v.object({
   exposeHostVisiblePath: v.optional(flag("exposeHostVisiblePath"), true),
   /** Grace between SIGTERM and SIGKILL when executions are stopped. */
   stopTimeoutMs: v.optional(milliseconds("stopTimeoutMs", 3_600_000), DEFAULT_STOP_TIMEOUT_MS),
+  /** Which lines the runtime log keeps. */
+  logLevel: v.optional(v.picklist(LOG_LEVELS, mustBe("logLevel", `"error", "info" or "debug"`)), "info"),
+  /** Size bound of one log file before it is rotated. */
+  logMaxBytes: v.optional(integer("logMaxBytes", "bytes", 65_536, 1_073_741_824), DEFAULT_LOG_MAX_BYTES),
 });
 
 export type RuntimeOptions = v.InferOutput<typeof RuntimeOptions>;

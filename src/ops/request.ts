@@ -2,6 +2,7 @@ import { readSync } from "node:fs";
 import { LifecycleRequest, LifecycleResponse, ProtocolError, encodeFrame, parseMessage } from "../protocol/index.ts";
 import { writeStdout } from "../output.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
+import { attachLifecycleLog, warnUnknownOptions } from "./call-log.ts";
 
 /** Upper bound on a lifecycle request; real ones are a few hundred bytes. */
 export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
@@ -56,8 +57,14 @@ export interface LifecycleCall {
   options: RuntimeOptions;
 }
 
-/** Reads stdin and validates the options every lifecycle operation relies on. */
+/**
+ * Reads stdin and validates the options every lifecycle operation relies on; unknown option
+ * keys are warned about first, and the runtime log is pointed at the home.
+ */
 export function readLifecycleCall(): LifecycleCall {
   const request = readLifecycleRequest();
-  return { request, options: readOptions(request.options) };
+  const unknown = warnUnknownOptions(request.options);
+  const options = readOptions(request.options);
+  attachLifecycleLog(options, unknown);
+  return { request, options };
 }

@@ -12,6 +12,7 @@ function load() {
     dup2: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
     setrlimit: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
     tcflow: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+    flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
   }).symbols;
 }
 
@@ -38,4 +39,19 @@ const TCOON = process.platform === "darwin" ? 2 : 1;
 /** Suspends (false) or restarts (true) output of the terminal `fd` refers to. */
 export function setTerminalOutput(fd: number, running: boolean): void {
   if (libc().tcflow(fd, running ? TCOON : TCOOFF) < 0) throw new Error(`tcflow(${fd}, ${running ? "TCOON" : "TCOOFF"}) failed`);
+}
+
+/** flock(2) operations: the same numbers on Linux and macOS. */
+const LOCK_EX = 2;
+const LOCK_NB = 4;
+const LOCK_UN = 8;
+
+/** Takes an exclusive flock(2) on `fd` without waiting; false when another holder has it. */
+export function tryLockExclusive(fd: number): boolean {
+  return libc().flock(fd, LOCK_EX | LOCK_NB) === 0;
+}
+
+/** Releases a flock(2) taken on `fd` (closing the descriptor releases it too). */
+export function unlock(fd: number): void {
+  libc().flock(fd, LOCK_UN);
 }

@@ -9,6 +9,8 @@ describe("the options reader", () => {
       lifecycleEnvironment: {},
       exposeHostVisiblePath: true,
       stopTimeoutMs: 2000,
+      logLevel: "info",
+      logMaxBytes: 4 * 1024 * 1024,
     });
   });
 
@@ -34,6 +36,8 @@ describe("the options reader", () => {
     [{ exposeHostVisiblePath: "yes" }, 'options.exposeHostVisiblePath must be true or false, got "yes"'],
     [{ stopTimeoutMs: 1.5 }, "options.stopTimeoutMs must be an integer number of milliseconds between 0 and 3600000, got 1.5"],
     [{ stopTimeoutMs: -1 }, "options.stopTimeoutMs must be an integer number of milliseconds between 0 and 3600000, got -1"],
+    [{ logLevel: "warn" }, 'options.logLevel must be "error", "info" or "debug", got "warn"'],
+    [{ logMaxBytes: 1024 }, "options.logMaxBytes must be an integer number of bytes between 65536 and 1073741824, got 1024"],
     [{ lifecycleEnvironment: [] }, "options.lifecycleEnvironment must be an object of strings, got []"],
     [{ lifecycleEnvironment: { A: 1 } }, 'options.lifecycleEnvironment value of "A" must be a string, got 1'],
     [{ lifecycleEnvironment: { "A=B": "1" } }, 'options.lifecycleEnvironment entry "A=B" is not a valid environment variable (empty name, "=" or NUL)'],

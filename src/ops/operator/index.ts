@@ -5,6 +5,7 @@
 import type { CommandSpec } from "../../cli.ts";
 import type { Handler } from "../index.ts";
 import { doctor } from "./doctor.ts";
+import { logs } from "./logs.ts";
 import { ls } from "./ls.ts";
 import { newWorkspace } from "./new.ts";
 import { ps } from "./ps.ts";
@@ -34,6 +35,13 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     switches: ["json"],
     usage: "[--workspace-id W] [--home DIR] [--owner NAME] [--json]",
     summary: "list live executions (never their environment)",
+  },
+  logs: {
+    required: [],
+    optional: ["workspace-id", "exec-id", ...STORE],
+    switches: ["follow", "json"],
+    usage: "[--workspace-id W] [--exec-id E] [--follow] [--json] [--home DIR] [--owner NAME]",
+    summary: "show the runtime log (<home>/log/runtime.log): outcomes and failures, also after launch",
   },
   new: {
     required: ["workspace-id", "source"],
@@ -66,6 +74,7 @@ export const OPERATOR_HANDLERS: Record<string, Handler> = {
   doctor,
   ls,
   ps,
+  logs,
   new: newWorkspace,
   rm,
   run,
