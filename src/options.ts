@@ -130,6 +130,9 @@ function nearestOption(key: string): string | null {
   let best: string | null = null;
   let bestDistance = Math.max(2, Math.floor(key.length / 3)) + 1;
   for (const known of KNOWN_OPTIONS) {
+    // The distance is at least the difference in length: skip the quadratic work (every
+    // lifecycle call, inspect included, looks up each unknown key).
+    if (Math.abs(key.length - known.length) >= bestDistance) continue;
     const distance = editDistance(key.toLowerCase(), known.toLowerCase());
     if (distance < bestDistance) {
       best = known;
