@@ -7,7 +7,7 @@
  * closing it, and rotation happens under the same lock, so no descriptor ever spans a
  * rotation: no line lands in a file that is being dropped, and none is split by another.
  */
-import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, fchmodSync, fstatSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { tryLockExclusive, unlock } from "../platform/libc.ts";
 import { checkHome, checkPrivateDirectory } from "../store/home.ts";
@@ -46,10 +46,13 @@ export function ensureLogDirectory(home: string): string | null {
     throw error;
   }
   const directory = logDirectory(home);
-  try {
-    mkdirSync(directory, { mode: 0o700 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  // Made once per home; every later process only looks (a thrown EEXIST costs more than a stat).
+  if (!existsSync(directory)) {
+    try {
+      mkdirSync(directory, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
   }
   checkPrivateDirectory(directory, "runtime log directory");
   return directory;

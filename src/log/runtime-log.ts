@@ -48,7 +48,7 @@ interface Scope {
   /** Set when the outcome was written or the log failed: nothing more is written. */
   closed: boolean;
   /** Lines rendered while the home did not exist yet (a first create makes it midway). */
-  pending: string[];
+  pending: Uint8Array[];
 }
 
 /** Lines kept while waiting for the home to exist; more is not worth holding. */
@@ -116,8 +116,8 @@ export function logLine(level: LineLevel, event: string, fields: Record<string, 
       if (scope.pending.length < MAX_PENDING) scope.pending.push(line);
       return;
     }
-    for (const held of scope.pending.splice(0)) appendLine(destination.directory, Buffer.from(held), destination.maxBytes);
-    appendLine(destination.directory, Buffer.from(line), destination.maxBytes);
+    for (const held of scope.pending.splice(0)) appendLine(destination.directory, held, destination.maxBytes);
+    appendLine(destination.directory, line, destination.maxBytes);
   } catch (error) {
     scope.closed = true;
     setDiagnosticLog(undefined);
@@ -132,7 +132,7 @@ export function logOutcome(level: LineLevel, event: string, fields: Record<strin
   setDiagnosticLog(undefined);
 }
 
-function render(level: LineLevel, event: string, fields: Record<string, unknown>): string {
+function render(level: LineLevel, event: string, fields: Record<string, unknown>): Uint8Array {
   const base = {
     time: new Date().toISOString(),
     level,
@@ -144,9 +144,10 @@ function render(level: LineLevel, event: string, fields: Record<string, unknown>
     execId: scope.execId,
     workloadPid: scope.workloadPid,
   };
-  let line = JSON.stringify({ ...base, ...(clean(fields) as object) });
-  if (Buffer.byteLength(line) > MAX_LINE_BYTES) line = JSON.stringify({ ...base, truncated: true });
-  return `${line}\n`;
+  // TextEncoder, not Buffer: Buffer's first use costs ~0.25 ms in a process that had none (exec).
+  const encoder = new TextEncoder();
+  const line = encoder.encode(`${JSON.stringify({ ...base, ...(clean(fields) as object) })}\n`);
+  return line.length <= MAX_LINE_BYTES ? line : encoder.encode(`${JSON.stringify({ ...base, truncated: true })}\n`);
 }
 
 /** Strings scrubbed and clipped, long lists shortened, recursively. */
