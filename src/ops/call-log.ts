@@ -17,15 +17,16 @@ const QUIET_SUCCESS = new Set(["inspect"]);
 export function loggedOperation(op: string, handler: Handler): Handler {
   return async (invocation: Invocation) => {
     beginLog(op, { workspaceId: invocation.flags.get("workspace-id"), execId: invocation.flags.get("exec-id") });
+    const signal = invocation.flags.get("signal");
     let status: number;
     try {
       status = await handler(invocation);
     } catch (error) {
-      logOutcome("error", "op", { status: 1, durationMs: elapsed(), message: (error as Error).message });
+      logOutcome("error", "op", { signal, status: 1, durationMs: elapsed(), message: (error as Error).message });
       throw error;
     }
     const level = status !== 0 ? "error" : QUIET_SUCCESS.has(op) ? "debug" : "info";
-    logOutcome(level, "op", { status, durationMs: elapsed() });
+    logOutcome(level, "op", { signal, status, durationMs: elapsed() });
     return status;
   };
 }

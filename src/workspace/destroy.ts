@@ -6,6 +6,7 @@ import { deleteWorkspace, updateWorkspace, type WorkspaceRecord } from "../store
 import { childTracker, repoGuard, liveHolder, reapOrphanChild, takeLock, untilFree, write } from "./lock.ts";
 import { assertOwner } from "./owner.ts";
 import { removeOwned } from "./remove.ts";
+import { logLine } from "../log/runtime-log.ts";
 
 /**
  * Destroys `workspaceId` if it exists (idempotent): waits for a live operation on it to end,
@@ -33,5 +34,7 @@ export async function destroyWorkspace(db: Database, home: string, workspaceId: 
     deleteExecutions(db, workspaceId);
     deleteWorkspace(db, workspaceId);
   });
+  // For reconcile above all: which workspaces it removed is what an operator asks afterwards.
+  logLine("info", "removed", { workspaceId, status: previous.status, kind: previous.kind, root: previous.root });
   return true;
 }

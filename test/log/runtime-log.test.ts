@@ -154,6 +154,23 @@ describe("lifecycle operations", () => {
     }
   });
 
+  test("reconcile names every workspace it removed, and signal its signal", async () => {
+    ws = await readyWorkspace("log");
+    const signal = await runBinary(["signal", "--workspace-id", ws.id, "--exec-id", "e-never", "--signal", "SIGTERM"], { stdin: request(ws.options) });
+    expect(signal.code).toBe(1);
+    expect((await runBinary(["reconcile"], { stdin: request(ws.options, { workspaceIds: [] }) })).code).toBe(0);
+    const entries = logEntries(ws.home).filter((e) => e.op !== "create");
+    expect(entries.map((e) => [e.op, e.event, e.workspaceId ?? null, e.execId ?? null, e.signal ?? null])).toEqual([
+      ["signal", "op", ws.id, "e-never", "SIGTERM"],
+      ["reconcile", "removed", ws.id, null, null],
+      ["reconcile", "op", null, null, null],
+    ]);
+    expect(entries[1]).toMatchObject({ level: "info", status: "ready", kind: "adopted", root: ws.root });
+    const human = (await logsCommand(ws.home, "--workspace-id", ws.id)).stdout;
+    expect(human).toContain(`INFO  reconcile ${ws.id} pid ${entries[1]!.pid}: removed workspace (was ready, adopted at ${ws.root})`);
+    expect(human).toContain(`ERROR signal ${ws.id} exec e-never pid ${entries[0]!.pid}: SIGTERM failed (exit 1)`);
+  });
+
   test("inspect successes are kept at debug only (it runs before every exec)", async () => {
     ws = await readyWorkspace("log");
     expect((await lifecycle("inspect", ws.id, ws.options)).code).toBe(0);

@@ -115,8 +115,12 @@ function summary(entry: Entry): string {
   const took = typeof entry.durationMs === "number" ? ` in ${Math.round(entry.durationMs)} ms` : "";
   const why = entry.message === undefined ? "" : `: ${text(entry.message)}`;
   switch (entry.event) {
-    case "op":
-      return entry.status === 0 ? `ok${took}` : `failed (exit ${text(entry.status)})${took}${why}`;
+    case "op": {
+      const what = typeof entry.signal === "string" ? `${entry.signal} ` : "";
+      return entry.status === 0 ? `${what}ok${took}` : `${what}failed (exit ${text(entry.status)})${took}${why}`;
+    }
+    case "removed":
+      return `removed workspace (was ${text(entry.status)}${entry.kind ? `, ${text(entry.kind)}` : ""}${entry.root ? ` at ${text(entry.root)}` : ""})`;
     case "exec":
       if (entry.outcome === "refused") return `refused (exit ${text(entry.status)}), nothing launched${why}`;
       if (entry.outcome === "failed") return `failed after launch${took}${why}`;
