@@ -96,19 +96,25 @@ export function openInside(baseFd: number, base: string, path: string, what: str
 
 /**
  * Why `path` under `base` could not be opened, found by looking at each component (for the
- * message only: the decision was the kernel's).
+ * message only: the decision was the kernel's, and what we see now may already differ).
  */
 function whyUnreachable(base: string, path: string, error: NodeJS.ErrnoException): string {
   const parts = path.split("/").filter((part) => part !== "" && part !== ".");
-  for (let i = 1; i <= parts.length; i++) {
-    const prefix = parts.slice(0, i).join("/");
-    const stat = lstatSync(join(base, prefix), { throwIfNoEntry: false });
-    if (!stat) return `does not exist in ${base}`;
-    if (stat.isSymbolicLink()) {
-      const link = i === parts.length ? "is a symlink" : `goes through the symlink ${JSON.stringify(prefix)}`;
-      return `${link} (to ${readlinkSync(join(base, prefix))}) in ${base}: symlinks are refused, even ones that stay inside the workspace`;
+  try {
+    for (let i = 1; i <= parts.length; i++) {
+      const prefix = parts.slice(0, i).join("/");
+      const stat = lstatSync(join(base, prefix), { throwIfNoEntry: false });
+      if (!stat) return `does not exist in ${base}`;
+      if (stat.isSymbolicLink()) {
+        const link = i === parts.length ? "is a symlink" : `goes through the symlink ${JSON.stringify(prefix)}`;
+        return `${link} (to ${readlinkSync(join(base, prefix))}) in ${base}: symlinks are refused, even ones that stay inside the workspace`;
+      }
+      if (!stat.isDirectory()) return i === parts.length ? `is not a directory in ${base}` : `goes through ${JSON.stringify(prefix)}, which is not a directory, in ${base}`;
     }
-    if (!stat.isDirectory()) return i === parts.length ? `is not a directory in ${base}` : `goes through ${JSON.stringify(prefix)}, which is not a directory, in ${base}`;
+  } catch {
+    // Changed while we looked: the kernel's answer below is all there is.
   }
-  return `cannot be opened in ${base}: ${error.code ?? error.message}`;
+  const code = error.code ?? error.message;
+  if (code === "ELOOP" || code === "ENOTDIR") return `cannot be opened in ${base} without following a symlink (${code}); it is being changed right now`;
+  return `cannot be opened in ${base}: ${code}`;
 }
