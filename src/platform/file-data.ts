@@ -16,12 +16,15 @@ const BUFFER_SIZE = 1 << 20;
 /** How `from` reached `to`, for tests and diagnostics. */
 export type CopyMethod = "reflink" | "extents";
 
-/** Copies all data of the regular file open at `from` into the empty file open for writing at `to`. */
-export function copyFileData(from: number, to: number): CopyMethod {
+/**
+ * Copies all data of the regular file open at `from` into the empty file open for writing at
+ * `to`. `inKernel: false` uses only lseek and pread/pwrite (what macOS does; tests use it too).
+ */
+export function copyFileData(from: number, to: number, { inKernel = LINUX } = {}): CopyMethod {
   const size = fstatSync(from).size;
   if (size === 0) return "extents";
-  if (LINUX && tryReflink(from, to)) return "reflink";
-  const state = { copyRange: LINUX };
+  if (inKernel && tryReflink(from, to)) return "reflink";
+  const state = { copyRange: inKernel };
   for (const [start, end] of dataExtents(from, size)) copyExtent(from, to, start, end, state);
   ftruncateSync(to, size);
   return "extents";
