@@ -131,9 +131,12 @@ export function openSubdirectory(dirFd: number, name: string): number {
   return openat(dirFd, name, DIRECTORY);
 }
 
-/** Opens the file `name` of `dirFd` for reading: never through a symlink, never blocking on a FIFO. */
+/**
+ * Opens the file `name` of `dirFd` for reading: never through a symlink, never blocking on a
+ * FIFO. On Linux through the descriptor's /proc path, which spares inspect loading bun:ffi.
+ */
 export function openFileBeneath(dirFd: number, name: string): number {
-  return openat(dirFd, name, READ_FILE);
+  return FD_PATHS ? openSync(entryPath(dirFd, "", name), READ_FILE) : openat(dirFd, name, READ_FILE);
 }
 
 /**
@@ -145,7 +148,7 @@ export function readSmallFileBeneath(dirFd: number, name: string, max: number): 
   try {
     fd = openFileBeneath(dirFd, name);
   } catch (error) {
-    if (error instanceof SystemCallError) return null;
+    if (error instanceof SystemCallError || typeof (error as NodeJS.ErrnoException).code === "string") return null;
     throw error;
   }
   try {

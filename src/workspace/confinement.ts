@@ -76,9 +76,9 @@ export function rootProblem(record: RootRecord): string | null {
 }
 
 /**
- * For destroy, before git is asked to remove a worktree (git resolves symlinks, so a checkout
- * replaced by a symlink to another worktree would make it remove that one): null when the
- * checkout is missing or provably ours, else why it is not.
+ * For destroy, before git is asked to remove a worktree: git resolves the path it is given, and
+ * we do not rely on its own checks to stay away from whatever a planted symlink points at.
+ * Null when the checkout is missing or provably ours, else why it is not.
  */
 export function worktreeProblem(record: RootRecord): string | null {
   const { checkout, commonDir } = record.details;

@@ -5,10 +5,10 @@
  * git delete nothing but what the workspace owns.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import { create, createInput, git, lab, makeRepo, ok, op, record, worktrees, type Lab } from "./support.ts";
+import { create, createInput, lab, makeRepo, ok, op, record, worktrees, type Lab } from "./support.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";
 

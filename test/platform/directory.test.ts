@@ -57,7 +57,7 @@ for (const [name, open] of [
     });
 
     test("refuses every symlink, even one that stays inside, at the end or on the way", () => {
-      for (const path of ["inside-link", "inside-link/b", "outside-link"]) expect(SYMLINK_CODES).toContain(codeOf(() => open(base, path)));
+      for (const path of ["inside-link", "inside-link/b", "outside-link"]) expect(SYMLINK_CODES).toContain(codeOf(() => open(base, path)) ?? "opened");
     });
 
     test("refuses .., files and missing paths", () => {
