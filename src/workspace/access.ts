@@ -2,7 +2,7 @@
 import type { Database } from "bun:sqlite";
 import { closeDescriptor } from "../platform/directory.ts";
 import { getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
-import { openRoot, RootProblem, type OpenRoot } from "./confinement.ts";
+import { openRoot, RootProblem, sameConfinement, type OpenRoot } from "./confinement.ts";
 import { assertOwner } from "./owner.ts";
 
 /** Throws unless the workspace exists, belongs to `owner` and is ready. One primary-key lookup. */
@@ -18,8 +18,9 @@ export function requireReadyWorkspace(db: Database, workspaceId: string, owner: 
 
 /**
  * Opens the root of a ready workspace, proven to be its own (confinement.ts), or throws saying
- * why it is not usable. A workspace made before schema 2 gets its identity recorded here, on
- * its first use: call inside a write transaction.
+ * why it is not usable. What was found is recorded when it differs from the record: a workspace
+ * made before schema 2 (no identity yet), or one whose filesystem was renumbered. Call inside a
+ * write transaction.
  */
 export function openUsableRoot(db: Database, record: WorkspaceRecord): OpenRoot {
   let root: OpenRoot;
@@ -29,7 +30,7 @@ export function openUsableRoot(db: Database, record: WorkspaceRecord): OpenRoot 
     if (error instanceof RootProblem) throw new Error(`workspace ${JSON.stringify(record.workspaceId)} is not usable: ${error.message}`);
     throw error;
   }
-  if (!record.confinement) updateWorkspace(db, record.workspaceId, { confinement: root.seen });
+  if (!sameConfinement(record.confinement, root.seen)) updateWorkspace(db, record.workspaceId, { confinement: root.seen });
   return root;
 }
 

@@ -99,6 +99,11 @@ export function worktreeProblem(record: RootRecord): string | null {
   }
 }
 
+/** True when `seen` is what `recorded` says (nothing to record again). */
+export function sameConfinement(recorded: Confinement | null, seen: Confinement): boolean {
+  return recorded !== null && recorded.root === seen.root && recorded.checkout === seen.checkout && recorded.gitdir === seen.gitdir;
+}
+
 /** What to record at the end of a create: the identities of what it made, proven as above. */
 export function captureConfinement(record: Omit<RootRecord, "confinement">): Confinement {
   const opened = openRoot({ ...record, confinement: null });
@@ -138,16 +143,36 @@ function whyNotDirectory(path: string, label: string, error: NodeJS.ErrnoExcepti
 
 /** The anchor opened is the recorded directory; without a record, reached through no symlink. */
 function requireAnchor(fd: number, path: string, label: string, identity: string | undefined | null): void {
-  if (identity) return requireIdentity(fd, identity, label);
+  if (!identity) return requireNoSymlink(fd, path, label);
+  const found = identityOf(fd);
+  if (found === identity) return;
+  // Device numbers may change across reboots (NVMe and device-mapper minors are assigned at
+  // boot); the inode cannot. Same inode, path reached through no symlink: renumbered, not replaced.
+  if (inodeOf(found) === inodeOf(identity) && reachedWithoutSymlinks(fd, path)) return;
+  throw replaced(label, identity, found);
+}
+
+/** Below a proven anchor, without symlinks: only the inode must match (the device is the anchor's). */
+function requireIdentity(fd: number, expected: string, label: string): void {
+  const found = identityOf(fd);
+  if (found !== expected && inodeOf(found) !== inodeOf(expected)) throw replaced(label, expected, found);
+}
+
+function requireNoSymlink(fd: number, path: string, label: string): void {
   const real = pathOfDescriptor(fd) ?? realpathSync(path);
   if (real !== path) throw new RootProblem(`${label} is reached through a symlink (it is now ${real}); it is not the directory this workspace was created with`);
 }
 
-function requireIdentity(fd: number, expected: string, label: string): void {
-  const found = identityOf(fd);
-  if (found !== expected) {
-    throw new RootProblem(`${label} was replaced: it is another directory than the one this workspace was created with (device:inode ${expected}, now ${found})`);
-  }
+function reachedWithoutSymlinks(fd: number, path: string): boolean {
+  return (pathOfDescriptor(fd) ?? realpathSync(path)) === path;
+}
+
+function inodeOf(identity: string): string {
+  return identity.slice(identity.indexOf(":") + 1);
+}
+
+function replaced(label: string, expected: string, found: string): RootProblem {
+  return new RootProblem(`${label} was replaced: it is another directory than the one this workspace was created with (device:inode ${expected}, now ${found})`);
 }
 
 function openRootBeneath(checkoutFd: number, checkout: string, root: string): number {

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import { create, createInput, lab, makeRepo, ok, op, record, worktrees, type Lab } from "./support.ts";
+import { create, createInput, lab, makeRepo, ok, op, record, withStore, worktrees, type Lab } from "./support.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";
 
@@ -157,6 +157,22 @@ describe("identity is recorded at create and renewed only by a resume that re-ad
     const gitdir = readFileSync(join(checkout, ".git"), "utf8").trim().replace(/^gitdir: /, "");
     expect(record(t.home, "w1")!.confinement).toEqual({ root: id(root), checkout: id(checkout), gitdir });
     expect(gitdir.startsWith(join(repo, ".git", "worktrees") + "/")).toBe(true);
+  });
+
+  test("a device number changed across a reboot (same inode, path free of symlinks) is the same root; exec records the new number", async () => {
+    const root = plainProject("project");
+    ok(await create(t.options, createInput("w1", { kind: "host-directory", path: root })));
+    const actual = record(t.home, "w1")!.confinement!.root;
+    const [dev, ino] = actual.split(":");
+    const renumbered = `${BigInt(dev!) + 7n}:${ino}`;
+    withStore(t.home, (db) => db.run("UPDATE workspaces SET root_identity = ?1 WHERE workspace_id = 'w1'", [renumbered]));
+    expect(ok(await op("inspect", "w1", { options: t.options })).inspection.status).toBe("ready");
+    expect(record(t.home, "w1")!.confinement!.root).toBe(renumbered);
+    expect((await workload("w1", "/bin/pwd -P")).stdout.toString()).toBe(`${root}\n`);
+    expect(record(t.home, "w1")!.confinement!.root).toBe(actual);
+    // Another inode is never "renumbered".
+    withStore(t.home, (db) => db.run("UPDATE workspaces SET root_identity = ?1 WHERE workspace_id = 'w1'", [`${dev}:${BigInt(ino!) + 1n}`]));
+    expect(ok(await op("inspect", "w1", { options: t.options })).inspection.status).toBe("error");
   });
 
   test("a vanished worktree re-added by resume gets its new identity recorded and runs workloads again", async () => {
