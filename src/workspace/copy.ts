@@ -16,8 +16,9 @@ import { diagnose } from "../output.ts";
 import { closeDescriptor, entryPath, identityOf, identityOfStat, listDirectory, lstatEntry, openDirectory, openFileBeneath, openSubdirectory } from "../platform/directory.ts";
 import { copyFileData } from "../platform/file-data.ts";
 
-/** Permission bits a copy keeps: setuid and setgid are dropped, the sticky bit kept. */
-const KEPT_MODE = 0o1777;
+/** Permission bits a copy keeps: setuid and setgid are dropped; a directory keeps its sticky bit (BSDs refuse it on files). */
+const FILE_MODE = 0o777;
+const DIRECTORY_MODE = 0o1777;
 /** How many skipped entries the diagnostic names before summarizing. */
 const NAMED_SKIPS = 10;
 
@@ -47,11 +48,11 @@ function copyDirectory(dirFd: number, source: string, target: string, relative: 
     const shown = relative === "" ? name : `${relative}/${name}`;
     const into = join(target, name);
     if (stat.isDirectory()) copySubdirectory(dirFd, join(source, name), into, shown, name, stat, state);
-    else if (stat.isFile()) copyFile(dirFd, name, into, stat, state);
+    else if (stat.isFile()) copyFile(dirFd, name, into, shown, stat, state);
     else if (stat.isSymbolicLink()) symlinkSync(readlinkSync(entryPath(dirFd, source, name)), into);
     else state.skipped.push(`${shown} (${kindOf(stat)})`);
   }
-  chmodSync(target, Number(fstatSync(dirFd).mode) & KEPT_MODE);
+  chmodSync(target, Number(fstatSync(dirFd).mode) & DIRECTORY_MODE);
 }
 
 function copySubdirectory(parentFd: number, source: string, target: string, shown: string, name: string, stat: BigIntStats, state: CopyState): void {
@@ -64,17 +65,17 @@ function copySubdirectory(parentFd: number, source: string, target: string, show
   }
 }
 
-function copyFile(parentFd: number, name: string, target: string, stat: BigIntStats, state: CopyState): void {
+function copyFile(parentFd: number, name: string, target: string, shown: string, stat: BigIntStats, state: CopyState): void {
   const key = identityOfStat(stat);
   const first = stat.nlink > 1n ? state.linked.get(key) : undefined;
   if (first !== undefined) return linkSync(first, target);
   const from = openFileBeneath(parentFd, name);
   try {
-    requireSame(from, stat, target);
+    requireSame(from, stat, shown);
     const to = openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     try {
       copyFileData(from, to);
-      fchmodSync(to, Number(stat.mode) & KEPT_MODE);
+      fchmodSync(to, Number(stat.mode) & FILE_MODE);
     } finally {
       closeSync(to);
     }
