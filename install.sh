@@ -364,9 +364,9 @@ install_files() {
 helper_note() {
   if [ -f "$dir/$HELPER" ]; then return; fi
   say ""
-  say "Note: $dir has no $HELPER (this release ships without it). The Paseo daemon runs"
-  say "the helper's describe after every create, then its file, watch and resolve-command calls."
-  say "Install the helper published with your Paseo release with this installer:"
+  say "Note: there is no $HELPER in $dir (this release ships without it)."
+  say "The Paseo daemon runs the helper's describe after every create, then its file, watch and"
+  say "resolve-command calls. Install the helper published with your Paseo release with this installer:"
   say "  ... | sh -s -- --dir $dir --helper-from PATH|URL --helper-sha256 HEX"
   say "or set \"helperPath\" (an absolute path) in the runtime's options in Paseo's config.json."
 }
@@ -420,7 +420,7 @@ version_lt() {
 
 summary() {
   if [ "$current" = yes ]; then
-    say "$RUNTIME $version is already installed in $dir: nothing downloaded"
+    return
   elif [ -z "$previous" ]; then
     say "Installed $RUNTIME $version in $dir"
   elif [ "$previous" = "$version" ]; then
@@ -560,6 +560,7 @@ main() {
   mkdir "$tmp/stage"
   fetch_sums
   read_installed
+  if [ "$current" = yes ]; then say "$RUNTIME $version is already installed in $dir: nothing to download"; fi
   fetch_helper
   if [ "$current" != yes ]; then fetch_archive; fi
   prepare_dir

@@ -270,7 +270,7 @@ describe.skipIf(noDownloader)("install", () => {
     requests.length = 0;
     const run = ok(await installSh(["--dir", dir]));
     expect(requests).toEqual(["/releases/latest/download/SHA256SUMS", `/releases/download/v${LATEST}/SHA256SUMS`]);
-    expect(run.stdout).toContain(`${RUNTIME_NAME} ${LATEST} is already installed in ${dir}: nothing downloaded\n`);
+    expect(run.stdout).toContain(`${RUNTIME_NAME} ${LATEST} is already installed in ${dir}: nothing to download\n`);
     expect(run.stdout).not.toContain("Downloading");
     // It still checks what is there.
     expect(run.stdout).toContain(`  ${RUNTIME_NAME} ${LATEST} (${hostPlatform()} stand-in)\n`);
@@ -363,7 +363,7 @@ describe.skipIf(noDownloader)("install", () => {
   test("a release built with --no-helper installs the runtime alone and says how to add the helper", async () => {
     const run = ok(await installSh(["--dir", dir, "--version", "2.0.0"]));
     expect(readdirSync(dir).sort()).toEqual([MANIFEST, RUNTIME_NAME].sort());
-    expect(run.stdout).toContain(`Note: ${dir} has no ${HELPER_NAME} (this release ships without it)`);
+    expect(run.stdout).toContain(`Note: there is no ${HELPER_NAME} in ${dir} (this release ships without it).\n`);
     expect(run.stdout).toContain(`--dir ${dir} --helper-from PATH|URL --helper-sha256 HEX`);
     expect(run.stdout).toContain("helperPath");
     expect(readFileSync(join(dir, MANIFEST), "utf8")).not.toContain(HELPER_NAME);

@@ -384,7 +384,7 @@ describe("release", () => {
       const again = await installSh("--version", "1.2.3");
       expect(again.code).toBe(0);
       expect(requests).toEqual(["/download/v1.2.3/SHA256SUMS"]);
-      expect(again.stdout).toContain(`${RUNTIME_NAME} 1.2.3 is already installed in ${join(box, "bin")}: nothing downloaded`);
+      expect(again.stdout).toContain(`${RUNTIME_NAME} 1.2.3 is already installed in ${join(box, "bin")}: nothing to download`);
     } finally {
       server.stop(true);
       rmSync(box, { recursive: true, force: true });
