@@ -5,15 +5,7 @@
 #   curl -fsSL .../install.sh | sh -s -- --version 1.2.3 --dir /opt/paseo/bin
 #   ssh HOST 'curl -fsSL .../install.sh | sh'
 #
-# Options (environment variable in brackets):
-#   --version X.Y.Z       [PASEO_HOST_RUNTIME_VERSION]  default: the latest release
-#   --dir DIR             [PASEO_HOST_RUNTIME_INSTALL]  default: ~/.local/bin, or /usr/local/bin as root
-#   --platform NAME       [PASEO_HOST_RUNTIME_PLATFORM] skip detection, e.g. linux-x64-baseline
-#   --helper-from SRC     install paseo-workspace-helper from a file or URL (Paseo's release)
-#   --helper-sha256 HEX   its SHA-256; without it, a SHA256SUMS beside SRC must list it
-#   --modify-path         also add DIR to PATH in your shell's startup file (never done otherwise)
-#   --uninstall           remove exactly what this script installed in DIR
-#   [PASEO_HOST_RUNTIME_BASE_URL] default: https://github.com/getpaseo/paseo-host-runtime/releases
+# Options: see usage() below, or --help.
 #
 # What it does: detect the platform; download the release's SHA256SUMS; stop there when DIR
 # already holds that version intact; otherwise download the archive and check its SHA-256
@@ -41,11 +33,12 @@ usage: install.sh [--version X.Y.Z] [--dir DIR] [--platform NAME] [--modify-path
                   [--helper-from PATH|URL [--helper-sha256 HEX]]
        install.sh --uninstall [--dir DIR]
 
-  --version X.Y.Z      release to install (default: the latest)    [PASEO_HOST_RUNTIME_VERSION]
-  --dir DIR            where to install (default: ~/.local/bin,     [PASEO_HOST_RUNTIME_INSTALL]
+  --version X.Y.Z      release to install (default: the latest)      [PASEO_HOST_RUNTIME_VERSION]
+  --dir DIR            where to install (default: ~/.local/bin,       [PASEO_HOST_RUNTIME_INSTALL]
                        or /usr/local/bin as root)
-  --platform NAME      skip detection: linux-x64, linux-x64-baseline, [PASEO_HOST_RUNTIME_PLATFORM]
-                       linux-x64-musl, linux-arm64, linux-arm64-musl, darwin-x64, darwin-arm64
+  --platform NAME      skip detection, one of: linux-x64,             [PASEO_HOST_RUNTIME_PLATFORM]
+                       linux-x64-baseline, linux-x64-musl, linux-arm64, linux-arm64-musl,
+                       darwin-x64, darwin-arm64
   --helper-from SRC    install $HELPER from a file or an http(s) URL
                        (the one published with your Paseo release), beside $RUNTIME
   --helper-sha256 HEX  the helper's SHA-256; without it a SHA256SUMS file beside SRC must list
@@ -71,7 +64,7 @@ parse_args() {
     case "$1" in
       --*=*) opt="${1%%=*}"; val="${1#*=}"; shift; set -- "$opt" "$val" "$@" ;;
       --version|--dir|--platform|--helper-from|--helper-sha256)
-        [ $# -ge 2 ] || usage_error "$1 needs a value"
+        { [ $# -ge 2 ] && [ -n "$2" ]; } || usage_error "$1 needs a value"
         case "$1" in
           --version) version="$2" ;;
           --dir) dir="$2" ;;
