@@ -3,8 +3,11 @@ import { existsSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { checkHome, ensureHome, resolveHome, type HomeOptions } from "./home.ts";
 
-/** Bumped on every incompatible change; a database from another version is refused. */
-export const SCHEMA_VERSION = 1;
+/**
+ * Bumped on every change. An older database is migrated (MIGRATIONS); a newer one is refused.
+ * 2: workspaces record their root's identity (root_identity, checkout_identity, worktree_gitdir).
+ */
+export const SCHEMA_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -28,7 +31,13 @@ CREATE TABLE workspaces (
   child_pid INTEGER,
   child_start INTEGER,
   created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
+  updated_at INTEGER NOT NULL,
+  -- What the root was when created (see src/workspace/confinement.ts): device:inode of the
+  -- root and of the owned checkout it lies in, and the worktree registration its .git names.
+  -- NULL for a workspace made before schema 2 until an exec or resume records it.
+  root_identity TEXT,
+  checkout_identity TEXT,
+  worktree_gitdir TEXT
 ) STRICT;
 CREATE INDEX workspaces_owner ON workspaces (owner);
 -- Serializes git worktree changes per repository (its common git dir) within this home:
@@ -60,6 +69,18 @@ CREATE TABLE executions (
 ) STRICT;
 CREATE INDEX executions_live ON executions (workspace_id) WHERE finished_at IS NULL;
 `;
+
+/**
+ * From version N to N + 1, run in order inside migrate()'s write transaction. Columns are
+ * only ever added, so a migrated database is exactly a new one.
+ */
+const MIGRATIONS: Record<number, string> = {
+  1: `
+ALTER TABLE workspaces ADD COLUMN root_identity TEXT;
+ALTER TABLE workspaces ADD COLUMN checkout_identity TEXT;
+ALTER TABLE workspaces ADD COLUMN worktree_gitdir TEXT;
+`,
+};
 
 /** An open store plus the home it lives in. */
 export interface Store {
@@ -132,11 +153,15 @@ function migrate(db: Database, path: string): void {
     return;
   }
   const row = db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | null;
-  if (row?.value !== String(SCHEMA_VERSION)) {
+  let version = Number(row?.value);
+  if (!Number.isInteger(version) || version < 1 || version > SCHEMA_VERSION) {
     throw new Error(
-      `${path} has schema version ${row?.value ?? "(none)"}, this binary understands only version ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,
+      `${path} has schema version ${row?.value ?? "(none)"}, this binary understands versions 1 to ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,
     );
   }
+  if (version === SCHEMA_VERSION) return;
+  for (; version < SCHEMA_VERSION; version++) db.run(MIGRATIONS[version]!);
+  db.run("UPDATE meta SET value = ? WHERE key = 'schema_version'", [String(SCHEMA_VERSION)]);
 }
 
 /** Milliseconds since the epoch, the unit of every *_at column. */
