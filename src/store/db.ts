@@ -1,10 +1,15 @@
 import { Database, constants } from "bun:sqlite";
 import { existsSync, realpathSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { scrubUrlCredentials } from "../redact.ts";
 import { checkHome, ensureHome, resolveHome, type HomeOptions } from "./home.ts";
+import { digestInputText } from "./input-digest.ts";
 
-/** Bumped on every incompatible change; a database from another version is refused. */
-export const SCHEMA_VERSION = 1;
+/**
+ * Bumped on every incompatible change. An older database is migrated (MIGRATIONS); a newer or
+ * unknown one is refused.
+ */
+export const SCHEMA_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -12,11 +17,14 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 -- lock_*: identity of the process running a long operation on the row (create, pause, resume,
 -- destroy); a holder that is no longer alive is detected by identity and its work taken over.
 -- child_*: the git process that holder waits for, killed by whoever takes over.
+-- input_json: the create input without URL credentials; input_digest: HMAC-SHA-256 of the
+-- full input under the home's input.key (store/input-digest.ts), for the idempotence check.
 CREATE TABLE workspaces (
   workspace_id TEXT PRIMARY KEY,
   owner TEXT NOT NULL,
   status TEXT NOT NULL CHECK (status IN ('creating', 'ready', 'paused', 'destroying')),
   input_json TEXT NOT NULL,
+  input_digest TEXT NOT NULL,
   host_directory TEXT NOT NULL,
   kind TEXT,
   root TEXT,
@@ -114,7 +122,8 @@ export function openDatabase(path: string): Database {
     db.run("PRAGMA synchronous = NORMAL");
     db.run("PRAGMA foreign_keys = ON");
     // Checked under the write lock: several processes may be creating the same new database.
-    db.transaction(() => migrate(db, path)).immediate();
+    const migrated = db.transaction(() => migrate(db, path)).immediate();
+    if (migrated) db.run("PRAGMA wal_checkpoint(TRUNCATE)");
     return db;
   } catch (error) {
     db.close();
@@ -122,22 +131,47 @@ export function openDatabase(path: string): Database {
   }
 }
 
-function migrate(db: Database, path: string): void {
+/** Creates or migrates the schema; true when an existing database was migrated. */
+function migrate(db: Database, path: string): boolean {
   const hasMeta = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
   if (!hasMeta) {
     const tables = db.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number };
     if (tables.n > 0) throw new Error(`${path} is not a paseo-host-runtime database (tables without a schema version); refusing to touch it`);
     db.run(SCHEMA);
     db.run("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", [String(SCHEMA_VERSION)]);
-    return;
+    return false;
   }
   const row = db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | null;
-  if (row?.value !== String(SCHEMA_VERSION)) {
+  let version = row?.value ?? "(none)";
+  const found = version;
+  while (version !== String(SCHEMA_VERSION) && Object.hasOwn(MIGRATIONS, version)) {
+    MIGRATIONS[version]!(db, dirname(path));
+    version = String(Number(version) + 1);
+    db.run("UPDATE meta SET value = ? WHERE key = 'schema_version'", [version]);
+  }
+  if (version !== String(SCHEMA_VERSION)) {
     throw new Error(
-      `${path} has schema version ${row?.value ?? "(none)"}, this binary understands only version ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,
+      `${path} has schema version ${version}, this binary understands versions up to ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,
     );
   }
+  return version !== found;
 }
+
+/** Each step takes a database of version N to N + 1, inside the migrating write transaction. */
+const MIGRATIONS: Record<string, (db: Database, home: string) => void> = {
+  "1": (db, home) => {
+    // Version 1 stored the create input verbatim, URL credentials included: keep a digest of
+    // it and the input without them. secure_delete zeroes the old text in freed pages;
+    // openDatabase then truncates the WAL, which may hold old copies of it.
+    db.run("PRAGMA secure_delete = ON");
+    db.run("ALTER TABLE workspaces ADD COLUMN input_digest TEXT NOT NULL DEFAULT ''");
+    const rows = db.query("SELECT workspace_id AS id, input_json AS json FROM workspaces").all() as { id: string; json: string }[];
+    for (const { id, json } of rows) {
+      const scrubbed = JSON.stringify(scrubUrlCredentials(JSON.parse(json)));
+      db.run("UPDATE workspaces SET input_json = ?, input_digest = ? WHERE workspace_id = ?", [scrubbed, digestInputText(home, json), id]);
+    }
+  },
+};
 
 /** Milliseconds since the epoch, the unit of every *_at column. */
 export function now(): number {

@@ -173,7 +173,7 @@ describe("destroy", () => {
     expect(ok(await op("destroy", "w1", { options: t.options }))).toEqual({ type: "ok", protocolVersion: 1 });
     ok(await op("destroy", "w2", { options: t.options }));
     expect(ownedEntries(t.home)).toEqual([]);
-    expect(readdirSync(t.home).filter((name) => !name.startsWith("state.sqlite"))).toEqual(["workspaces"]);
+    expect(readdirSync(t.home).filter((name) => !name.startsWith("state.sqlite")).sort()).toEqual(["input.key", "workspaces"]);
   });
 
   test("destroy never deletes an adopted directory", async () => {
