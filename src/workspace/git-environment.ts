@@ -151,7 +151,7 @@ let cachedGit: string | undefined;
 export function gitPath(): string {
   if (cachedGit) return cachedGit;
   const found = Bun.which("git", { PATH: process.env.PATH ?? "" });
-  if (!found) throw new Error(`git was not found on PATH (${process.env.PATH ?? "unset"}); install git 2.17 or newer (paseo-host-runtime doctor checks it)`);
+  if (!found) throw new Error(`git was not found on PATH (${process.env.PATH ?? "unset"}); install git 2.31 or newer (paseo-host-runtime doctor checks it)`);
   cachedGit = found;
   return found;
 }
