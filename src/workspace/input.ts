@@ -83,7 +83,7 @@ function checkRemote(remote: string, what: string, allowedGitProtocols: readonly
   checkRefName(remote, what);
   if (!remote.includes(":")) return;
   checkGitUrl(remote, what, allowedGitProtocols);
-  if (splitCredential(remote, what).credential) throw new Error(`${what} carries credentials; a remote URL here cannot, give it in input.project.source.url or configure the remote`);
+  if (splitCredential(remote, what).credential) throw new Error(`${what} is a URL with credentials, which a remote given here may not carry; use a configured remote instead`);
 }
 
 /** A ref-ish argument handed to git: non-empty, and never something git would read as an option. */
