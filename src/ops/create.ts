@@ -3,7 +3,7 @@ import { withStore } from "../store/db.ts";
 import { claimCreate, finishCreate, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
 import { createInputOf, effectiveHostDirectory, keptInput } from "../workspace/input.ts";
 import { childTracker, repoGuard } from "../workspace/lock.ts";
-import { materialize, type Built } from "../workspace/materialize.ts";
+import { materialize } from "../workspace/materialize.ts";
 import { stateResponse } from "../workspace/state.ts";
 import { readLifecycleCall, respond } from "./request.ts";
 
@@ -28,9 +28,9 @@ export async function create(invocation: Invocation): Promise<number> {
       return 0;
     }
     if (claim.abandoned) await recoverAbandoned(db, home, claim.abandoned, kept, hostDirectory);
-    let built: Built;
+    let record;
     try {
-      built = await materialize({
+      const built = await materialize({
         home,
         input,
         git: { policy, credential: kept.credential ?? undefined },
@@ -39,11 +39,12 @@ export async function create(invocation: Invocation): Promise<number> {
         tracker: childTracker(db, input.workspaceId),
         guard: repoGuard(db),
       });
+      record = finishCreate(db, input.workspaceId, built);
     } catch (error) {
       await undoCreate(db, home, input.workspaceId);
       throw error;
     }
-    respond(stateResponse(finishCreate(db, input.workspaceId, built), options));
+    respond(stateResponse(record, options));
     return 0;
   });
 }

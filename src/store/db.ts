@@ -6,8 +6,9 @@ import { checkHome, ensureHome, resolveHome, type HomeOptions } from "./home.ts"
 import { digestInputText } from "./input-digest.ts";
 
 /**
- * Bumped on every incompatible change. An older database is migrated (MIGRATIONS); a newer or
- * unknown one is refused.
+ * Bumped on every change. An older database is migrated (MIGRATIONS); a newer one is refused.
+ * 2: workspaces record their root's identity (root_identity, checkout_identity, worktree_gitdir),
+ *    and keep their input without URL credentials plus a keyed digest of it (input_digest).
  */
 export const SCHEMA_VERSION = 2;
 
@@ -17,14 +18,12 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 -- lock_*: identity of the process running a long operation on the row (create, pause, resume,
 -- destroy); a holder that is no longer alive is detected by identity and its work taken over.
 -- child_*: the git process that holder waits for, killed by whoever takes over.
--- input_json: the create input without URL credentials; input_digest: HMAC-SHA-256 of the
--- full input under the home's input.key (store/input-digest.ts), for the idempotence check.
+-- input_json: the create input without URL credentials (never stored in clear).
 CREATE TABLE workspaces (
   workspace_id TEXT PRIMARY KEY,
   owner TEXT NOT NULL,
   status TEXT NOT NULL CHECK (status IN ('creating', 'ready', 'paused', 'destroying')),
   input_json TEXT NOT NULL,
-  input_digest TEXT NOT NULL,
   host_directory TEXT NOT NULL,
   kind TEXT,
   root TEXT,
@@ -36,7 +35,16 @@ CREATE TABLE workspaces (
   child_pid INTEGER,
   child_start INTEGER,
   created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
+  updated_at INTEGER NOT NULL,
+  -- What the root was when created (see src/workspace/confinement.ts): device:inode of the
+  -- root and of the owned checkout it lies in, and the worktree registration its .git names.
+  -- NULL for a workspace made before schema 2 until an exec or resume records it.
+  root_identity TEXT,
+  checkout_identity TEXT,
+  worktree_gitdir TEXT,
+  -- HMAC-SHA-256 of the full create input, credentials included, under the home's input.key
+  -- (src/store/input-digest.ts): what a re-create is compared with.
+  input_digest TEXT NOT NULL DEFAULT ''
 ) STRICT;
 CREATE INDEX workspaces_owner ON workspaces (owner);
 -- Serializes git worktree changes per repository (its common git dir) within this home:
@@ -68,6 +76,36 @@ CREATE TABLE executions (
 ) STRICT;
 CREATE INDEX executions_live ON executions (workspace_id) WHERE finished_at IS NULL;
 `;
+
+/**
+ * From version N to N + 1, run in order inside migrate()'s write transaction (`home` holds the
+ * database). Columns are only ever added, so a migrated database is exactly a new one.
+ */
+const MIGRATIONS: Record<number, (db: Database, home: string) => void> = {
+  1: (db, home) => {
+    db.run(`
+ALTER TABLE workspaces ADD COLUMN root_identity TEXT;
+ALTER TABLE workspaces ADD COLUMN checkout_identity TEXT;
+ALTER TABLE workspaces ADD COLUMN worktree_gitdir TEXT;
+ALTER TABLE workspaces ADD COLUMN input_digest TEXT NOT NULL DEFAULT '';
+`);
+    removeStoredCredentials(db, home);
+  },
+};
+
+/**
+ * Version 1 stored each create input verbatim, URL credentials included: keep a digest of it
+ * and the input without them. secure_delete zeroes the old text in the pages it leaves;
+ * openDatabase then truncates the WAL, which may hold older copies of it.
+ */
+function removeStoredCredentials(db: Database, home: string): void {
+  db.run("PRAGMA secure_delete = ON");
+  const rows = db.query("SELECT workspace_id AS id, input_json AS json FROM workspaces").all() as { id: string; json: string }[];
+  for (const { id, json } of rows) {
+    const scrubbed = JSON.stringify(scrubUrlCredentials(JSON.parse(json)));
+    db.run("UPDATE workspaces SET input_json = ?, input_digest = ? WHERE workspace_id = ?", [scrubbed, digestInputText(home, json), id]);
+  }
+}
 
 /** An open store plus the home it lives in. */
 export interface Store {
@@ -131,7 +169,7 @@ export function openDatabase(path: string): Database {
   }
 }
 
-/** Creates or migrates the schema; true when an existing database was migrated. */
+/** Creates the schema or migrates an older one; true when an existing database was migrated. */
 function migrate(db: Database, path: string): boolean {
   const hasMeta = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
   if (!hasMeta) {
@@ -142,36 +180,17 @@ function migrate(db: Database, path: string): boolean {
     return false;
   }
   const row = db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | null;
-  let version = row?.value ?? "(none)";
-  const found = version;
-  while (version !== String(SCHEMA_VERSION) && Object.hasOwn(MIGRATIONS, version)) {
-    MIGRATIONS[version]!(db, dirname(path));
-    version = String(Number(version) + 1);
-    db.run("UPDATE meta SET value = ? WHERE key = 'schema_version'", [version]);
-  }
-  if (version !== String(SCHEMA_VERSION)) {
+  let version = Number(row?.value);
+  if (!Number.isInteger(version) || version < 1 || version > SCHEMA_VERSION) {
     throw new Error(
-      `${path} has schema version ${version}, this binary understands versions up to ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,
+      `${path} has schema version ${row?.value ?? "(none)"}, this binary understands versions 1 to ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,
     );
   }
-  return version !== found;
+  if (version === SCHEMA_VERSION) return false;
+  for (; version < SCHEMA_VERSION; version++) MIGRATIONS[version]!(db, dirname(path));
+  db.run("UPDATE meta SET value = ? WHERE key = 'schema_version'", [String(SCHEMA_VERSION)]);
+  return true;
 }
-
-/** Each step takes a database of version N to N + 1, inside the migrating write transaction. */
-const MIGRATIONS: Record<string, (db: Database, home: string) => void> = {
-  "1": (db, home) => {
-    // Version 1 stored the create input verbatim, URL credentials included: keep a digest of
-    // it and the input without them. secure_delete zeroes the old text in freed pages;
-    // openDatabase then truncates the WAL, which may hold old copies of it.
-    db.run("PRAGMA secure_delete = ON");
-    db.run("ALTER TABLE workspaces ADD COLUMN input_digest TEXT NOT NULL DEFAULT ''");
-    const rows = db.query("SELECT workspace_id AS id, input_json AS json FROM workspaces").all() as { id: string; json: string }[];
-    for (const { id, json } of rows) {
-      const scrubbed = JSON.stringify(scrubUrlCredentials(JSON.parse(json)));
-      db.run("UPDATE workspaces SET input_json = ?, input_digest = ? WHERE workspace_id = ?", [scrubbed, digestInputText(home, json), id]);
-    }
-  },
-};
 
 /** Milliseconds since the epoch, the unit of every *_at column. */
 export function now(): number {

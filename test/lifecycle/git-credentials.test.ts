@@ -178,27 +178,8 @@ test("credentials git cannot use safely are refused before anything is written, 
   expect(existsSync(t.home)).toBe(false);
 });
 
-/** The version 1 schema, exactly as 0.1.0 created it (src/store/db.ts at schema version 1). */
-const SCHEMA_V1 = `
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
-CREATE TABLE workspaces (
-  workspace_id TEXT PRIMARY KEY, owner TEXT NOT NULL,
-  status TEXT NOT NULL CHECK (status IN ('creating', 'ready', 'paused', 'destroying')),
-  input_json TEXT NOT NULL, host_directory TEXT NOT NULL, kind TEXT, root TEXT,
-  details_json TEXT NOT NULL DEFAULT '{}', lock_pid INTEGER, lock_start INTEGER, lock_boot TEXT,
-  lock_op TEXT, child_pid INTEGER, child_start INTEGER, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
-) STRICT;
-CREATE INDEX workspaces_owner ON workspaces (owner);
-CREATE TABLE repo_locks (common_dir TEXT PRIMARY KEY, holder_pid INTEGER NOT NULL, holder_start INTEGER NOT NULL, holder_boot TEXT NOT NULL) STRICT;
-CREATE TABLE executions (
-  workspace_id TEXT NOT NULL, exec_id TEXT NOT NULL, mode TEXT NOT NULL, purpose TEXT NOT NULL, argv0 TEXT NOT NULL,
-  pid INTEGER NOT NULL, pgid INTEGER NOT NULL, start_ticks INTEGER NOT NULL, boot_id TEXT NOT NULL,
-  wrapper_pid INTEGER NOT NULL, wrapper_start_ticks INTEGER NOT NULL, started_at INTEGER NOT NULL,
-  finished_at INTEGER, exit_code INTEGER, exit_signal TEXT, PRIMARY KEY (workspace_id, exec_id)
-) STRICT;
-CREATE INDEX executions_live ON executions (workspace_id) WHERE finished_at IS NULL;
-INSERT INTO meta (key, value) VALUES ('schema_version', '1');
-`;
+/** The version 1 schema, exactly as 0.1.0 created it. */
+const SCHEMA_V1 = readFileSync(join(import.meta.dir, "fixtures", "schema-v1.sql"), "utf8");
 
 test("a version 1 home that stored a credential URL is migrated: the token leaves the store, the workspace stays the same workspace", async () => {
   // What 0.1.0 left behind: a ready clone whose row holds the URL verbatim.
@@ -211,6 +192,7 @@ test("a version 1 home that stored a credential URL is migrated: the token leave
   db.run("PRAGMA journal_mode = WAL");
   db.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
   db.run(SCHEMA_V1);
+  db.run("INSERT INTO meta (key, value) VALUES ('schema_version', '1')");
   db.run(
     `INSERT INTO workspaces (workspace_id, owner, status, input_json, host_directory, kind, root, details_json, created_at, updated_at)
      VALUES ('old', 'default', 'ready', ?, 'adopt', 'adopted', ?, '{"branch":"main"}', 1, 1)`,
