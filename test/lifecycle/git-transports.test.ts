@@ -6,7 +6,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isSameLiveProcess } from "../../src/platform/process.ts";
+import { isSameLiveProcess, readProcess } from "../../src/platform/process.ts";
+import { gitPath } from "../../src/workspace/git-environment.ts";
 import { gitTransport } from "../../src/workspace/git-url.ts";
 import { stalledServer } from "../support/git-servers.ts";
 import { BIN, cmdlineOf, createInput, environOf, git, ok, op, ownedEntries, processesMentioning, recordedChild, records, repoLab, untilNone, type Lab, type OpResult } from "./support.ts";
@@ -136,22 +137,27 @@ describe("transports", () => {
 describe("a stalled server", () => {
   for (const scheme of ["git", "http"] as const) {
     test(`${scheme}:// that accepts and never answers hits gitTimeoutMs: the create fails, nothing is left running or recorded`, async () => {
-      const server = stalledServer();
+      // Who was connected while the server stalled: git (and, for http, git-remote-http), its gate's watchdog.
+      const connected: { pid: number; startTicks: number; cmdline: string }[] = [];
+      const server = stalledServer(() => {
+        for (const pid of [...processesMentioning(t.home), ...processesMentioning(`127.0.0.1:${server.port}`)]) {
+          const info = readProcess(pid);
+          if (info) connected.push({ pid, startTicks: info.startTicks, cmdline: cmdlineOf(pid).replaceAll("\0", " ") });
+        }
+      });
       try {
         const url = `${scheme}://127.0.0.1:${server.port}/stuck.git`;
-        const options = { ...t.options, gitTimeoutMs: 1500, allowedGitProtocols: ["https", "http", "ssh", "git", "file"] };
-        const running = createGuarded(options, createInput("w1", gitSource(url)));
-        const child = await recordedChild(t.home, "w1");
-        // Everything git started is in its process group (for http: git-remote-http).
-        const group = scheme === "http" ? await helperOf(child.pid, "remote-http") : child.pid;
-        const result = await running;
+        const options = { ...t.options, gitTimeoutMs: 3000, allowedGitProtocols: ["https", "http", "ssh", "git", "file"] };
+        const result = await createGuarded(options, createInput("w1", gitSource(url)));
         expect(result.hung).toBe(false);
         expect(result.code).toBe(1);
         expect(result.stderr).toContain(`git clone -- ${url}`);
-        expect(result.stderr).toContain("did not finish within 1500 ms (options.gitTimeoutMs); it and every process it started were killed");
-        // Gone before create answered: no git, no gate, no remote helper, no watchdog.
-        expect(isSameLiveProcess(child.pid, child.startTicks)).toBe(false);
-        expect(cmdlineOf(group)).toBe("");
+        expect(result.stderr).toContain("did not finish within 3000 ms (options.gitTimeoutMs); it and every process it started were killed");
+        const commands = connected.map((process) => process.cmdline);
+        expect(commands.some((command) => command.startsWith(`${gitPath()} clone -- ${url}`))).toBe(true);
+        if (scheme === "http") expect(commands.some((command) => command.includes("remote-http"))).toBe(true);
+        // Gone before create answered: git, its remote helper, the gate's watchdog.
+        expect(connected.filter((process) => isSameLiveProcess(process.pid, process.startTicks))).toEqual([]);
         expect(processesMentioning(t.home)).toEqual([]);
         expect(processesMentioning(`127.0.0.1:${server.port}`)).toEqual([]);
         expect(records(t.home)).toEqual([]);
@@ -239,14 +245,4 @@ async function killCreate(running: Promise<OpResult>, child: { pid: number }): P
 function readStat(pid: number): { ppid: string } {
   const text = readFileSync(`/proc/${pid}/stat`, "utf8");
   return { ppid: text.slice(text.lastIndexOf(")") + 2).split(" ")[1]! };
-}
-
-/** Waits for a child of `pid` whose command line mentions `name`; returns its pid. */
-async function helperOf(pid: number, name: string): Promise<number> {
-  for (let i = 0; i < 1000; i++) {
-    const found = processesMentioning(name).find((candidate) => readStat(candidate).ppid === String(pid));
-    if (found) return found;
-    await Bun.sleep(10);
-  }
-  throw new Error(`no ${name} child of ${pid} appeared`);
 }

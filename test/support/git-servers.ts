@@ -11,11 +11,16 @@ export interface TestServer {
 
 /**
  * A TCP listener that accepts every connection and never sends a byte: git waits on it
- * forever (git:// and http:// alike).
+ * forever (git:// and http:// alike). `onConnect` runs as each connection is accepted, while
+ * the client that made it is certainly alive.
  */
-export function stalledServer(): TestServer & { connections(): number } {
+export function stalledServer(onConnect: () => void = () => {}): TestServer & { connections(): number } {
   const sockets: { end(): void }[] = [];
-  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open: (socket) => void sockets.push(socket), data() {} } });
+  const open = (socket: { end(): void }) => {
+    sockets.push(socket);
+    onConnect();
+  };
+  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open, data() {} } });
   return {
     port: server.port,
     connections: () => sockets.length,
