@@ -1,7 +1,7 @@
 import type { Invocation } from "../cli.ts";
 import { withStore } from "../store/db.ts";
 import { claimCreate, finishCreate, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
-import { createInputOf, effectiveHostDirectory } from "../workspace/input.ts";
+import { createInputOf, effectiveHostDirectory, keptInput } from "../workspace/input.ts";
 import { childTracker, repoGuard } from "../workspace/lock.ts";
 import { materialize } from "../workspace/materialize.ts";
 import { stateResponse } from "../workspace/state.ts";
@@ -15,20 +15,25 @@ import { readLifecycleCall, respond } from "./request.ts";
 export async function create(invocation: Invocation): Promise<number> {
   const { request, options } = readLifecycleCall();
   const { owner } = options;
-  const input = createInputOf(request, invocation.flags.get("workspace-id")!);
-  const hostDirectory = effectiveHostDirectory(input, options.hostDirectory);
+  const checked = createInputOf(request, invocation.flags.get("workspace-id")!, options.allowedGitProtocols);
+  const hostDirectory = effectiveHostDirectory(checked, options.hostDirectory);
+  const policy = { protocols: options.allowedGitProtocols, timeoutMs: options.gitTimeoutMs };
   return withStore(options, async ({ db, home }) => {
-    const claim = await claimCreate(db, input, owner, hostDirectory);
+    // From here on only the kept input exists: its URLs carry no credential.
+    const kept = keptInput(home, checked);
+    const { input } = kept;
+    const claim = await claimCreate(db, kept, owner, hostDirectory);
     if (claim.existing) {
       respond(stateResponse(claim.existing, options));
       return 0;
     }
-    if (claim.abandoned) await recoverAbandoned(db, home, claim.abandoned, input, hostDirectory);
+    if (claim.abandoned) await recoverAbandoned(db, home, claim.abandoned, kept, hostDirectory);
     let record;
     try {
       const built = await materialize({
         home,
         input,
+        git: { policy, credential: kept.credential ?? undefined },
         hostDirectory,
         note: noteIntent(db, input.workspaceId),
         tracker: childTracker(db, input.workspaceId),

@@ -57,8 +57,10 @@ export interface WorkspaceRecord {
   workspaceId: string;
   owner: string;
   status: WorkspaceStatus;
-  /** The create input, as validated (canonical key order). */
+  /** The create input, as validated (canonical key order), without URL credentials. */
   input: unknown;
+  /** Keyed digest of the full create input, credentials included (store/input-digest.ts). */
+  inputDigest: string;
   /** The `hostDirectory` option in effect when created. */
   hostDirectory: "adopt" | "clone";
   kind: MaterializationKind | null;
@@ -81,6 +83,7 @@ interface Row {
   owner: string;
   status: WorkspaceStatus;
   input_json: string;
+  input_digest: string;
   host_directory: "adopt" | "clone";
   kind: MaterializationKind | null;
   root: string | null;
@@ -104,6 +107,7 @@ function fromRow(row: Row): WorkspaceRecord {
     owner: row.owner,
     status: row.status,
     input: JSON.parse(row.input_json),
+    inputDigest: row.input_digest,
     hostDirectory: row.host_directory,
     kind: row.kind,
     root: row.root,
@@ -132,23 +136,27 @@ export function listWorkspaces(db: Database, owner?: string): WorkspaceRecord[] 
   return (rows as Row[]).map(fromRow);
 }
 
-/** Records the intent to create a workspace, locked by `holder`. Fails if the id exists. */
+/**
+ * Records the intent to create a workspace, locked by `holder`. Fails if the id exists.
+ * `input` must already be without credentials; `inputDigest` covers the full input.
+ */
 export function insertCreating(
   db: Database,
-  row: { workspaceId: string; owner: string; input: unknown; hostDirectory: "adopt" | "clone"; holder: ProcessIdentity; op: string },
+  row: { workspaceId: string; owner: string; input: unknown; inputDigest: string; hostDirectory: "adopt" | "clone"; holder: ProcessIdentity; op: string },
 ): void {
   const at = now();
   db.query(
-    `INSERT INTO workspaces (workspace_id, owner, status, input_json, host_directory, details_json,
+    `INSERT INTO workspaces (workspace_id, owner, status, input_json, input_digest, host_directory, details_json,
        lock_pid, lock_start, lock_boot, lock_op, created_at, updated_at)
-     VALUES (?1, ?2, 'creating', ?3, ?4, '{}', ?5, ?6, ?7, ?8, ?9, ?9)`,
-  ).run(row.workspaceId, row.owner, JSON.stringify(row.input), row.hostDirectory, row.holder.pid, row.holder.startTicks, row.holder.bootId, row.op, at);
+     VALUES (?1, ?2, 'creating', ?3, ?4, ?5, '{}', ?6, ?7, ?8, ?9, ?10, ?10)`,
+  ).run(row.workspaceId, row.owner, JSON.stringify(row.input), row.inputDigest, row.hostDirectory, row.holder.pid, row.holder.startTicks, row.holder.bootId, row.op, at);
 }
 
 /** Fields a caller may change on a row. */
 export interface WorkspacePatch {
   status?: WorkspaceStatus;
   input?: unknown;
+  inputDigest?: string;
   hostDirectory?: "adopt" | "clone";
   kind?: MaterializationKind | null;
   root?: string | null;
@@ -168,6 +176,7 @@ export function updateWorkspace(db: Database, workspaceId: string, patch: Worksp
   };
   if (patch.status !== undefined) set("status", patch.status);
   if (patch.input !== undefined) set("input_json", JSON.stringify(patch.input));
+  if (patch.inputDigest !== undefined) set("input_digest", patch.inputDigest);
   if (patch.hostDirectory !== undefined) set("host_directory", patch.hostDirectory);
   if (patch.kind !== undefined) set("kind", patch.kind);
   if (patch.root !== undefined) set("root", patch.root);

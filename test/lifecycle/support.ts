@@ -183,3 +183,50 @@ export function processesMentioning(needle: string): number[] {
   }
   return found;
 }
+
+/** The NUL-separated command line of a live process ("" once it is gone). */
+export function cmdlineOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** The environment of a live process as a map (empty once it is gone). */
+export function environOf(pid: number): Record<string, string> {
+  let text = "";
+  try {
+    text = readFileSync(`/proc/${pid}/environ`, "utf8");
+  } catch {
+    return {};
+  }
+  const entries = text.split("\0").filter(Boolean).map((entry) => [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)] as const);
+  return Object.fromEntries(entries);
+}
+
+/**
+ * Waits until the workspace row records a git child and that child really is git clone (it is
+ * recorded while still the `sh` gate, which exits instead of running git if its creator dies).
+ */
+export async function recordedChild(home: string, id: string): Promise<{ pid: number; startTicks: number }> {
+  for (let i = 0; i < 1000; i++) {
+    const child = existsSync(join(home, "state.sqlite")) ? record(home, id)?.child : null;
+    // Until the gate opens the child is `/bin/sh -c … git clone …`; after it, argv[0] is git.
+    const argv = child ? cmdlineOf(child.pid).split("\0") : [];
+    if (child && argv[0]?.endsWith("git") && argv.includes("clone")) return child;
+    await Bun.sleep(10);
+  }
+  throw new Error("the create never recorded a running git clone");
+}
+
+/** Polls `probe` until it returns [] or about `limitMs` passed; returns its last answer. */
+export async function untilNone<T>(probe: () => T[], limitMs = 10_000): Promise<T[]> {
+  const deadline = performance.now() + limitMs;
+  let found = probe();
+  while (found.length > 0 && performance.now() < deadline) {
+    await Bun.sleep(25);
+    found = probe();
+  }
+  return found;
+}
