@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { PROTOCOL_VERSION, jsonTypeName } from "./common.ts";
+import { findDuplicateKey, hasDuplicateKey } from "./json.ts";
 
 /** A message or frame that breaks protocol v1. The message is meant for stderr as is. */
 export class ProtocolError extends Error {
@@ -64,7 +65,10 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** JSON text → validated message: version first, then the strict schema. */
+/**
+ * JSON text → validated message: JSON syntax, then duplicate keys (JSON.parse would silently
+ * keep the last), then the version, then the strict schema.
+ */
 export function parseMessage<S extends v.GenericSchema>(schema: S, text: string, what: string): v.InferOutput<S> {
   let value: unknown;
   try {
@@ -75,6 +79,17 @@ export function parseMessage<S extends v.GenericSchema>(schema: S, text: string,
   if (!isJsonObject(value)) {
     throw new ProtocolError(`invalid ${what}: expected a JSON object, got ${jsonTypeName(value)}`);
   }
+  if (hasDuplicateKey(text, value)) {
+    const duplicate = findDuplicateKey(text);
+    const where = duplicate?.path.length ? `${duplicate.path.join(".")}: ` : "";
+    const key = duplicate ? ` ${shortJson(duplicate.key)}` : "";
+    throw new ProtocolError(`invalid ${what}: ${where}duplicate key${key} (a JSON object must not repeat a key)`);
+  }
   checkVersion(value, what);
   return parseStrict(schema, value, what);
+}
+
+/** JSON text of a key for a diagnostic, cut short when it is long. */
+function shortJson(key: string): string {
+  return JSON.stringify(key.length > 100 ? `${key.slice(0, 100)}…` : key);
 }
