@@ -4,6 +4,7 @@ import { openStore, type Store } from "../store/db.ts";
 import { reserveExecution } from "../store/executions.ts";
 import { whileReady } from "../workspace/access.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
+import { ownershipOf, type Ownership } from "../workspace/owner.ts";
 import { confine } from "../workspace/paths.ts";
 import { helperLaunch, resolveHelper } from "./helper.ts";
 import { resolveProgram } from "./program.ts";
@@ -37,11 +38,16 @@ export function workloadEnv(envelope: SpawnEnvelope): Record<string, string> {
   return env;
 }
 
-/** The file to execute: argv[0] through PATH, or the workspace helper's own resolution. */
-function resolveLaunch(envelope: SpawnEnvelope, options: RuntimeOptions, env: Record<string, string>, cwd: string) {
+/**
+ * The file to execute: argv[0] through PATH, or the workspace helper's own resolution. The later
+ * dialect has no helperCommand: its helper must be on the workload's PATH, which for a host
+ * runtime is the host's (the runtime's own, inherited from the daemon) since the call's env is {}.
+ */
+function resolveLaunch(envelope: SpawnEnvelope, owner: Ownership, options: RuntimeOptions, env: Record<string, string>, cwd: string) {
   const name = envelope.argv[0]!;
   if (envelope.purpose.kind === "workspace-helper" && !name.includes("/")) {
-    return helperLaunch(resolveHelper(name, env, cwd, options.helperPath), envelope.argv, env);
+    const hostPath = owner.dialect === "later" ? process.env.PATH : undefined;
+    return helperLaunch(resolveHelper(name, env, cwd, options.helperPath, hostPath), envelope.argv, env);
   }
   return { program: resolveProgram(name, env, cwd), argv: [...envelope.argv], env };
 }
@@ -52,11 +58,12 @@ function resolveLaunch(envelope: SpawnEnvelope, options: RuntimeOptions, env: Re
  */
 export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
   const options = readOptions(envelope.options);
+  const owner = ownershipOf(envelope, options.owner);
   const store = openStore(options);
   const self = selfIdentity();
-  return whileReady(store.db, workspaceId, options.owner, (root) => {
+  return whileReady(store.db, workspaceId, owner, (root) => {
     const cwd = confine(root, envelope.cwd ?? "", "cwd");
-    const { program, argv, env } = resolveLaunch(envelope, options, workloadEnv(envelope), cwd);
+    const { program, argv, env } = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
     reserveExecution(store.db, {
       workspaceId,
       execId: envelope.execId,

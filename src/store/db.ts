@@ -3,10 +3,14 @@ import { existsSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { checkHome, ensureHome, resolveHome, type HomeOptions } from "./home.ts";
 
-/** Bumped on every incompatible change; a database from another version is refused. */
-export const SCHEMA_VERSION = 1;
+/**
+ * Bumped on every change; an older database is migrated (MIGRATIONS), a newer or unknown one is
+ * refused. Version 2: the dialect, runtime instance and configuration a workspace belongs to.
+ */
+export const SCHEMA_VERSION = 2;
 
-const SCHEMA = `
+/** Version 1 exactly as it shipped: a new database is made from it, then migrated like an old one. */
+export const SCHEMA_V1 = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 -- One row per workspace (see src/store/workspaces.ts). status: creating | ready | paused | destroying.
 -- lock_*: identity of the process running a long operation on the row (create, pause, resume,
@@ -60,6 +64,20 @@ CREATE TABLE executions (
 ) STRICT;
 CREATE INDEX executions_live ON executions (workspace_id) WHERE finished_at IS NULL;
 `;
+
+/**
+ * Statements that take a database from version N-1 to N, run in order under the write lock.
+ * 2: dialect is the protocol dialect the workspace was created in ('seed' for every v1 row);
+ * instance_id its daemon's runtimeInstanceId (later dialect only); configuration the fingerprint
+ * of the daemon configuration that created or last reconciled it (NULL for v1 rows: unknown).
+ */
+const MIGRATIONS: Record<number, string> = {
+  2: `
+ALTER TABLE workspaces ADD COLUMN dialect TEXT NOT NULL DEFAULT 'seed' CHECK (dialect IN ('seed', 'later'));
+ALTER TABLE workspaces ADD COLUMN instance_id TEXT;
+ALTER TABLE workspaces ADD COLUMN configuration TEXT;
+`,
+};
 
 /** An open store plus the home it lives in. */
 export interface Store {
@@ -127,16 +145,18 @@ function migrate(db: Database, path: string): void {
   if (!hasMeta) {
     const tables = db.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number };
     if (tables.n > 0) throw new Error(`${path} is not a paseo-host-runtime database (tables without a schema version); refusing to touch it`);
-    db.run(SCHEMA);
-    db.run("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", [String(SCHEMA_VERSION)]);
-    return;
+    db.run(SCHEMA_V1);
+    db.run("INSERT INTO meta (key, value) VALUES ('schema_version', '1')");
   }
   const row = db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | null;
-  if (row?.value !== String(SCHEMA_VERSION)) {
+  const version = Number(row?.value);
+  if (!Number.isInteger(version) || version < 1 || version > SCHEMA_VERSION) {
     throw new Error(
-      `${path} has schema version ${row?.value ?? "(none)"}, this binary understands only version ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,
+      `${path} has schema version ${row?.value ?? "(none)"}, this binary understands versions 1 to ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,
     );
   }
+  for (let next = version + 1; next <= SCHEMA_VERSION; next++) db.run(MIGRATIONS[next]!);
+  if (version !== SCHEMA_VERSION) db.run("UPDATE meta SET value = ? WHERE key = 'schema_version'", [String(SCHEMA_VERSION)]);
 }
 
 /** Milliseconds since the epoch, the unit of every *_at column. */

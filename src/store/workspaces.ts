@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import type { Dialect } from "../protocol/index.ts";
 import { now } from "./db.ts";
 
 /**
@@ -43,6 +44,12 @@ export interface WorkspaceDetails {
 export interface WorkspaceRecord {
   workspaceId: string;
   owner: string;
+  /** The protocol dialect it was created in; requests in the other dialect are refused. */
+  dialect: Dialect;
+  /** The later dialect's runtimeInstanceId of the daemon that created it (null in the seed dialect). */
+  instanceId: string | null;
+  /** Fingerprint of the daemon configuration it belongs to (null: created before schema v2). */
+  configuration: string | null;
   status: WorkspaceStatus;
   /** The create input, as validated (canonical key order). */
   input: unknown;
@@ -64,6 +71,9 @@ export interface WorkspaceRecord {
 interface Row {
   workspace_id: string;
   owner: string;
+  dialect: Dialect;
+  instance_id: string | null;
+  configuration: string | null;
   status: WorkspaceStatus;
   input_json: string;
   host_directory: "adopt" | "clone";
@@ -84,6 +94,9 @@ function fromRow(row: Row): WorkspaceRecord {
   return {
     workspaceId: row.workspace_id,
     owner: row.owner,
+    dialect: row.dialect,
+    instanceId: row.instance_id,
+    configuration: row.configuration,
     status: row.status,
     input: JSON.parse(row.input_json),
     hostDirectory: row.host_directory,
@@ -113,17 +126,38 @@ export function listWorkspaces(db: Database, owner?: string): WorkspaceRecord[] 
   return (rows as Row[]).map(fromRow);
 }
 
+/** What a new row records about who made it; a row without these is a seed-dialect one of unknown configuration. */
+export interface Provenance {
+  owner: string;
+  dialect?: Dialect;
+  instanceId?: string | null;
+  configuration?: string | null;
+}
+
 /** Records the intent to create a workspace, locked by `holder`. Fails if the id exists. */
 export function insertCreating(
   db: Database,
-  row: { workspaceId: string; owner: string; input: unknown; hostDirectory: "adopt" | "clone"; holder: ProcessIdentity; op: string },
+  row: Provenance & { workspaceId: string; input: unknown; hostDirectory: "adopt" | "clone"; holder: ProcessIdentity; op: string },
 ): void {
   const at = now();
   db.query(
-    `INSERT INTO workspaces (workspace_id, owner, status, input_json, host_directory, details_json,
+    `INSERT INTO workspaces (workspace_id, owner, dialect, instance_id, configuration, status, input_json, host_directory, details_json,
        lock_pid, lock_start, lock_boot, lock_op, created_at, updated_at)
-     VALUES (?1, ?2, 'creating', ?3, ?4, '{}', ?5, ?6, ?7, ?8, ?9, ?9)`,
-  ).run(row.workspaceId, row.owner, JSON.stringify(row.input), row.hostDirectory, row.holder.pid, row.holder.startTicks, row.holder.bootId, row.op, at);
+     VALUES (?1, ?2, ?3, ?4, ?5, 'creating', ?6, ?7, '{}', ?8, ?9, ?10, ?11, ?12, ?12)`,
+  ).run(
+    row.workspaceId,
+    row.owner,
+    row.dialect ?? "seed",
+    row.instanceId ?? null,
+    row.configuration ?? null,
+    JSON.stringify(row.input),
+    row.hostDirectory,
+    row.holder.pid,
+    row.holder.startTicks,
+    row.holder.bootId,
+    row.op,
+    at,
+  );
 }
 
 /** Fields a caller may change on a row. */
@@ -136,6 +170,8 @@ export interface WorkspacePatch {
   details?: WorkspaceDetails;
   lock?: { holder: ProcessIdentity; op: string } | null;
   child?: { pid: number; startTicks: number } | null;
+  /** Reconcile adopts a listed workspace into the configuration that listed it. */
+  configuration?: string;
 }
 
 /** Applies `patch` to a row; returns false when no such row exists. */
@@ -162,6 +198,7 @@ export function updateWorkspace(db: Database, workspaceId: string, patch: Worksp
     set("child_pid", patch.child?.pid ?? null);
     set("child_start", patch.child?.startTicks ?? null);
   }
+  if (patch.configuration !== undefined) set("configuration", patch.configuration);
   set("updated_at", now());
   values.push(workspaceId);
   const result = db.query(`UPDATE workspaces SET ${sets.join(", ")} WHERE workspace_id = ?${values.length}`).run(...values);

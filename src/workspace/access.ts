@@ -2,7 +2,7 @@
 import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { getWorkspace } from "../store/workspaces.ts";
-import { assertOwner } from "./owner.ts";
+import { assertOwner, type Ownership } from "./owner.ts";
 
 /** Why a root cannot be used, or null when it is a directory. One stat, no git. */
 export function rootProblem(root: string | null): string | null {
@@ -18,14 +18,15 @@ export function rootProblem(root: string | null): string | null {
 }
 
 /**
- * Throws unless the workspace exists, belongs to `owner`, is ready and its root is a directory.
+ * Throws unless the workspace exists, belongs to `owner` (owner, dialect, instance), is ready
+ * and its root is a directory.
  * Cheap: one primary-key lookup and one stat.
  */
-export function requireReadyWorkspace(db: Database, workspaceId: string, owner: string): { root: string } {
+export function requireReadyWorkspace(db: Database, workspaceId: string, owner: Ownership): { root: string } {
   const name = JSON.stringify(workspaceId);
   const record = getWorkspace(db, workspaceId);
   if (!record) throw new Error(`workspace ${name} does not exist`);
-  assertOwner(workspaceId, record.owner, owner);
+  assertOwner(record, owner);
   if (record.status === "creating" || record.status === "destroying") throw new Error(`workspace ${name} does not exist`);
   if (record.status === "paused") throw new Error(`workspace ${name} is paused`);
   const problem = rootProblem(record.root);
@@ -39,6 +40,6 @@ export function requireReadyWorkspace(db: Database, workspaceId: string, owner: 
  * transaction before listing executions to stop, so a launch either is seen and stopped by
  * pause, or sees "paused" here and must not go on.
  */
-export function whileReady<T>(db: Database, workspaceId: string, owner: string, fn: (root: string) => T): T {
+export function whileReady<T>(db: Database, workspaceId: string, owner: Ownership, fn: (root: string) => T): T {
   return db.transaction(() => fn(requireReadyWorkspace(db, workspaceId, owner).root)).immediate();
 }

@@ -8,11 +8,11 @@ import { diagnose } from "../output.ts";
 import type { CreateInput } from "../protocol/index.ts";
 import { selfIdentity } from "../platform/process.ts";
 import { deleteExecutions } from "../store/executions.ts";
-import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
+import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type MaterializationKind, type WorkspaceRecord } from "../store/workspaces.ts";
 import type { Built } from "./materialize.ts";
 import { createConflict } from "./input.ts";
 import { childTracker, repoGuard, liveHolder, reapOrphanChild, releaseLock, takeLock, untilFree, write } from "./lock.ts";
-import { assertOwner } from "./owner.ts";
+import { assertOwner, type Ownership } from "./owner.ts";
 import { removeOwned } from "./remove.ts";
 
 /** A create either answers an existing workspace or holds the lock on a fresh `creating` record. */
@@ -23,14 +23,14 @@ export type CreateClaim = { existing: WorkspaceRecord } | { existing: null; aban
  * answer (idempotence); with another input it is a conflict. A create or destroy still running
  * is waited for; one whose process died is taken over (`abandoned`, to be recovered).
  */
-export async function claimCreate(db: Database, input: CreateInput, owner: string, hostDirectory: "adopt" | "clone"): Promise<CreateClaim> {
+export async function claimCreate(db: Database, input: CreateInput, owner: Ownership, hostDirectory: "adopt" | "clone"): Promise<CreateClaim> {
   const workspaceId = input.workspaceId;
   return await untilFree<CreateClaim>(db, workspaceId, (record) => {
     if (!record) {
-      insertCreating(db, { workspaceId, owner, input, hostDirectory, holder: selfIdentity(), op: "create" });
+      insertCreating(db, { workspaceId, ...owner, input, hostDirectory, holder: selfIdentity(), op: "create" });
       return { done: { existing: null, abandoned: null } };
     }
-    assertOwner(workspaceId, record.owner, owner);
+    assertOwner(record, owner);
     if (record.status === "ready" || record.status === "paused") {
       const conflict = createConflict(record, { input, hostDirectory });
       if (conflict) {
@@ -64,6 +64,11 @@ export async function recoverAbandoned(db: Database, home: string, previous: Wor
     deleteExecutions(db, workspaceId);
     updateWorkspace(db, workspaceId, { status: "creating", input, hostDirectory, kind: null, root: null, details: {} });
   });
+}
+
+/** Whether a create that built `kind` made fresh content (a clone, copy or worktree), as opposed to adopting a directory in place. */
+export function madeFreshContent(kind: MaterializationKind): boolean {
+  return kind !== "adopted";
 }
 
 /** Durably records what materialization is about to make. */

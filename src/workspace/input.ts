@@ -1,6 +1,6 @@
 /** Checks on a create input that need no disk, and comparing a re-create with what exists. */
 import { isAbsolute } from "node:path";
-import type { CreateInput, LifecycleRequest, PlacementIntent } from "../protocol/index.ts";
+import type { CreateInput, LifecycleRequest, PlacementIntent, ProjectSource } from "../protocol/index.ts";
 import { checkRelativePath } from "./paths.ts";
 
 /** The create input of a request, after every check that needs no disk. */
@@ -13,6 +13,9 @@ export function createInputOf(request: LifecycleRequest, workspaceId: string): C
   checkWorkspaceId(workspaceId);
   checkSource(input);
   checkPlacement(input.placement);
+  if (isDiscovery(input) && input.placement.kind !== "existing") {
+    throw new Error(`a discovery create runs no repository set-up, so it takes only an "existing" placement, got ${JSON.stringify(input.placement.kind)}`);
+  }
   if (input.seedPaseoConfigFrom !== undefined) checkAbsolute(input.seedPaseoConfigFrom, "input.seedPaseoConfigFrom");
   return input;
 }
@@ -23,9 +26,24 @@ export function checkWorkspaceId(workspaceId: string): void {
   if (workspaceId.includes("\0")) throw new Error("workspace id must not contain a NUL byte");
 }
 
+/** A directory the runtime can see: `host-directory` (seed dialect) or `directory` (later dialect). */
+export function isDirectorySource(source: ProjectSource): source is Exclude<ProjectSource, { kind: "git" }> {
+  return source.kind !== "git";
+}
+
+/**
+ * A later-dialect `discovery` create: a short-lived probe that gets the same environment as a
+ * user workspace (same materialization, lifecycle environment, helper and exec) but no
+ * repository set-up: only an `existing` placement (no branch, worktree or fetch in any
+ * repository), and no paseo.json seeded.
+ */
+export function isDiscovery(input: CreateInput): boolean {
+  return "purpose" in input && input.purpose === "discovery";
+}
+
 function checkSource(input: CreateInput): void {
   const source = input.project.source;
-  if (source.kind === "host-directory") {
+  if (isDirectorySource(source)) {
     checkAbsolute(source.path, "input.project.source.path");
     return;
   }
@@ -107,5 +125,5 @@ function flatten(value: unknown, path: string, out = new Map<string, string>()):
 
 /** The hostDirectory mode that matters for this input: only a host directory placed "existing" is adopted or cloned. */
 export function effectiveHostDirectory(input: CreateInput, hostDirectory: "adopt" | "clone"): "adopt" | "clone" {
-  return input.project.source.kind === "host-directory" && input.placement.kind === "existing" ? hostDirectory : "adopt";
+  return isDirectorySource(input.project.source) && input.placement.kind === "existing" ? hostDirectory : "adopt";
 }

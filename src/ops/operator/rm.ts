@@ -28,7 +28,7 @@ export function rm(invocation: Invocation): number {
     diagnose(`rm: destroy of workspace ${JSON.stringify(workspaceId)} failed (exit ${result.status}); see the reason above`);
     return 1;
   }
-  const response = parseMessage(LifecycleResponse, result.stdout, "destroy response");
+  const response = parseMessage(LifecycleResponse.seed, result.stdout, "destroy response");
   if (response.type !== "ok") throw new Error(`destroy answered ${response.type}, expected ok`);
   if (invocation.switches.has("json")) printJson({ workspaceId, existed, destroyed: true });
   else console.log(existed ? `workspace ${workspaceId} destroyed` : `workspace ${workspaceId} did not exist; nothing to do`);
