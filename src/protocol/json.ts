@@ -47,17 +47,17 @@ function keyTokens(text: string): number {
 /** Number of own keys of every object inside a parsed JSON value (no recursion: depth is the sender's choice). */
 function ownKeys(value: object): number {
   let count = 0;
-  const pending: object[] = [value];
-  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+  let pending: object[] | null = null;
+  for (let item: object | undefined = value; item !== undefined; item = pending?.pop()) {
     if (Array.isArray(item)) {
-      for (const element of item) if (typeof element === "object" && element !== null) pending.push(element);
+      for (const element of item) if (typeof element === "object" && element !== null) (pending ??= []).push(element);
       continue;
     }
     for (const key in item) {
       if (!Object.hasOwn(item, key)) continue;
       count++;
       const member = (item as Record<string, unknown>)[key];
-      if (typeof member === "object" && member !== null) pending.push(member);
+      if (typeof member === "object" && member !== null) (pending ??= []).push(member);
     }
   }
   return count;
