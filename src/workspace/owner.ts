@@ -75,7 +75,7 @@ export function ownershipProblem(record: Stamp, who: Ownership): string | null {
     return `workspace ${name} was created in the ${record.dialect} protocol dialect (${DIALECT_HINT[record.dialect]}) and this request is in the ${who.dialect} dialect; a workspace keeps the dialect it was created in`;
   }
   if (record.instanceId !== who.instanceId) {
-    return `ownership mismatch: workspace ${name} belongs to runtime instance ${record.instanceId}, not ${who.instanceId}`;
+    return `ownership mismatch: workspace ${name} belongs to runtime instance ${JSON.stringify(record.instanceId)}, not ${JSON.stringify(who.instanceId)}`;
   }
   return null;
 }

@@ -94,7 +94,7 @@ describe("the later daemon's exec", () => {
     expect(killed.stderr).toBe("");
     expect(killed.code).toBe(0);
     const result = await handle.done;
-    expect(result.events.at(-1)).toEqual(exit(null, "SIGKILL"));
+    expect(result.events.at(-1)).toEqual(exit(null, "SIGKILL") as never);
   });
 
   test("the helper (argv paseo-workspace-helper, env {}) is found on the host's PATH", async () => {
@@ -161,7 +161,7 @@ describe("an envelope that breaks its dialect launches nothing", () => {
 
   test("an envelope from another runtime instance is an ownership mismatch", async () => {
     const text = JSON.stringify(laterEnvelope(["/bin/true"], { runtimeInstanceId: instanceIdOf("/elsewhere"), options: ws.options }));
-    expect((await refused(ws.id, `${text}\n`)).stderr).toContain(`ownership mismatch: workspace "${ws.id}" belongs to runtime instance ${INSTANCE_ID}`);
+    expect((await refused(ws.id, `${text}\n`)).stderr).toContain(`ownership mismatch: workspace "${ws.id}" belongs to runtime instance "${INSTANCE_ID}"`);
   });
 
   test.each(["later", "seed"])("a duplicate key on fd 3 is refused with its path (%s dialect)", async (dialect) => {

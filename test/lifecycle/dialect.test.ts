@@ -159,7 +159,7 @@ describe("a workspace keeps the dialect it was created in", () => {
     ];
     for (const result of attempts) {
       expect(result.code).toBe(1);
-      expect(result.stderr).toContain(`ownership mismatch: workspace "w1" belongs to runtime instance ${INSTANCE_ID}, not ${other}`);
+      expect(result.stderr).toContain(`ownership mismatch: workspace "w1" belongs to runtime instance "${INSTANCE_ID}", not "${other}"`);
     }
     expect(record(t.home, "w1")).toEqual(before);
   });
