@@ -3,9 +3,11 @@ import { selfIdentity } from "../platform/process.ts";
 import { openStore, type Store } from "../store/db.ts";
 import { reserveExecution } from "../store/executions.ts";
 import { whileReady } from "../workspace/access.ts";
+import type { OpenRoot } from "../workspace/confinement.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
+import { closeDescriptor, leaveSpawnDirectory } from "../platform/directory.ts";
 import { ownershipOf, type Ownership } from "../workspace/owner.ts";
-import { confine } from "../workspace/paths.ts";
+import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
 import { helperLaunch, resolveHelper } from "./helper.ts";
 import { resolveProgram } from "./program.ts";
 
@@ -15,8 +17,16 @@ export interface LaunchPlan {
   execId: string;
   envelope: SpawnEnvelope;
   store: Store;
-  /** Real directory inside the workspace. */
+  /** The workspace root as recorded, and a descriptor of it proven to be the workspace's own. */
+  root: { path: string; fd: number };
+  /**
+   * The workload's working directory: its path (messages, program lookup) and a descriptor of
+   * exactly the directory that was checked, reached from `root.fd` without any symlink. The
+   * spawn starts the workload in `cwdFd` (spawnDirectory), never by walking `cwd` again.
+   * May be `root.fd` itself. Both are closed by releaseDirectories once the spawn returned.
+   */
   cwd: string;
+  cwdFd: number;
   /** File to execute; argv[0] is passed to the workload unchanged. */
   program: string;
   /** The argv the workload gets (the envelope's, unless a JavaScript helper needs the embedded engine). */
@@ -58,22 +68,42 @@ function resolveLaunch(envelope: SpawnEnvelope, owner: Ownership, options: Runti
  */
 export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
   const options = readOptions(envelope.options);
-  const owner = ownershipOf(envelope, options.owner);
   const store = openStore(options);
   const self = selfIdentity();
+  const owner = ownershipOf(envelope, options.owner);
   return whileReady(store.db, workspaceId, owner, (root) => {
-    const cwd = confine(root, envelope.cwd ?? "", "cwd");
-    const { program, argv, env } = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
-    reserveExecution(store.db, {
-      workspaceId,
-      execId: envelope.execId,
-      mode: envelope.stdio.kind,
-      purpose: envelope.purpose.kind,
-      argv0: envelope.argv[0]!,
-      bootId: self.bootId,
-      wrapperPid: self.pid,
-      wrapperStartTicks: self.startTicks,
-    });
-    return { workspaceId, execId: envelope.execId, envelope, store, cwd, program, argv, env, wrapperStartTicks: self.startTicks };
+    const { cwd, cwdFd } = openCwd(root, envelope.cwd ?? "");
+    try {
+      const { program, argv, env } = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
+      reserveExecution(store.db, {
+        workspaceId,
+        execId: envelope.execId,
+        mode: envelope.stdio.kind,
+        purpose: envelope.purpose.kind,
+        argv0: envelope.argv[0]!,
+        bootId: self.bootId,
+        wrapperPid: self.pid,
+        wrapperStartTicks: self.startTicks,
+      });
+      const rootDir = { path: root.path, fd: root.fd };
+      return { workspaceId, execId: envelope.execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, wrapperStartTicks: self.startTicks };
+    } catch (error) {
+      if (cwdFd !== root.fd) closeDescriptor(cwdFd);
+      throw error;
+    }
   });
+}
+
+/** The envelope's cwd beneath the root: its path, and a descriptor of exactly that directory. */
+function openCwd(root: OpenRoot, relative: string): { cwd: string; cwdFd: number } {
+  checkRelativePath(relative, "cwd");
+  const cwd = joinInside(root.path, relative);
+  return { cwd, cwdFd: cwd === root.path ? root.fd : openInside(root.fd, root.path, relative, "cwd") };
+}
+
+/** Closes the plan's directory descriptors: call once the spawn returned (or failed). */
+export function releaseDirectories(plan: LaunchPlan): void {
+  leaveSpawnDirectory();
+  if (plan.cwdFd !== plan.root.fd) closeDescriptor(plan.cwdFd);
+  closeDescriptor(plan.root.fd);
 }

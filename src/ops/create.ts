@@ -3,7 +3,7 @@ import { withStore } from "../store/db.ts";
 import { claimCreate, finishCreate, madeFreshContent, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
 import { createInputOf, effectiveHostDirectory } from "../workspace/input.ts";
 import { childTracker, repoGuard } from "../workspace/lock.ts";
-import { materialize, type Built } from "../workspace/materialize.ts";
+import { materialize } from "../workspace/materialize.ts";
 import { stateResponse } from "../workspace/state.ts";
 import { readLifecycleCall, respond } from "./request.ts";
 
@@ -24,9 +24,9 @@ export async function create(invocation: Invocation): Promise<number> {
       return 0;
     }
     if (claim.abandoned) await recoverAbandoned(db, home, claim.abandoned, input, hostDirectory);
-    let built: Built;
+    let record;
     try {
-      built = await materialize({
+      const built = await materialize({
         home,
         input,
         hostDirectory,
@@ -34,12 +34,12 @@ export async function create(invocation: Invocation): Promise<number> {
         tracker: childTracker(db, input.workspaceId),
         guard: repoGuard(db),
       });
+      record = finishCreate(db, input.workspaceId, built);
     } catch (error) {
       await undoCreate(db, home, input.workspaceId);
       throw error;
     }
-    const record = finishCreate(db, input.workspaceId, built);
-    respond(stateResponse(record, options, owner.dialect, madeFreshContent(built.kind)), owner.dialect);
+    respond(stateResponse(record, options, owner.dialect, madeFreshContent(record.kind!)), owner.dialect);
     return 0;
   });
 }

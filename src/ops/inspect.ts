@@ -1,7 +1,7 @@
 import type { Invocation } from "../cli.ts";
 import { withExistingStore } from "../store/db.ts";
 import { getWorkspace } from "../store/workspaces.ts";
-import { rootProblem } from "../workspace/access.ts";
+import { rootProblem } from "../workspace/confinement.ts";
 import { assertOwner } from "../workspace/owner.ts";
 import { inspectionOf } from "../workspace/state.ts";
 import { readLifecycleCall, respond } from "./request.ts";
@@ -22,7 +22,7 @@ export function inspect(invocation: Invocation): Promise<number> {
     const record = getWorkspace(db, workspaceId);
     if (record) assertOwner(record, owner);
     if (!record || record.status === "creating" || record.status === "destroying") return missing();
-    respond({ type: "inspection", protocolVersion: 1, inspection: inspectionOf(record, options, rootProblem(record.root), owner.dialect) }, owner.dialect);
+    respond({ type: "inspection", protocolVersion: 1, inspection: inspectionOf(record, options, rootProblem(record), owner.dialect) }, owner.dialect);
     return 0;
   }, missing);
 }

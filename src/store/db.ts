@@ -4,13 +4,14 @@ import { join } from "node:path";
 import { checkHome, ensureHome, resolveHome, type HomeOptions } from "./home.ts";
 
 /**
- * Bumped on every change; an older database is migrated (MIGRATIONS), a newer or unknown one is
- * refused. Version 2: the dialect, runtime instance and configuration a workspace belongs to.
+ * Bumped on every change. An older database is migrated (MIGRATIONS); a newer one is refused.
+ * 2: workspaces record their root's identity (root_identity, checkout_identity, worktree_gitdir),
+ * and the protocol dialect, runtime instance and configuration they belong to (dialect,
+ * instance_id, configuration).
  */
 export const SCHEMA_VERSION = 2;
 
-/** Version 1 exactly as it shipped: a new database is made from it, then migrated like an old one. */
-export const SCHEMA_V1 = `
+const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 -- One row per workspace (see src/store/workspaces.ts). status: creating | ready | paused | destroying.
 -- lock_*: identity of the process running a long operation on the row (create, pause, resume,
@@ -32,7 +33,20 @@ CREATE TABLE workspaces (
   child_pid INTEGER,
   child_start INTEGER,
   created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
+  updated_at INTEGER NOT NULL,
+  -- What the root was when created (see src/workspace/confinement.ts): device:inode of the
+  -- root and of the owned checkout it lies in, and the worktree registration its .git names.
+  -- NULL for a workspace made before schema 2 until an exec or resume records it.
+  root_identity TEXT,
+  checkout_identity TEXT,
+  worktree_gitdir TEXT,
+  -- Who it belongs to beyond owner (see src/workspace/owner.ts): the protocol dialect it was
+  -- created in ('seed' for every schema 1 row), its daemon's runtimeInstanceId (later dialect
+  -- only), and the fingerprint of the daemon configuration that created or last reconciled it
+  -- (NULL for a schema 1 row until a reconcile lists it).
+  dialect TEXT NOT NULL DEFAULT 'seed' CHECK (dialect IN ('seed', 'later')),
+  instance_id TEXT,
+  configuration TEXT
 ) STRICT;
 CREATE INDEX workspaces_owner ON workspaces (owner);
 -- Serializes git worktree changes per repository (its common git dir) within this home:
@@ -66,13 +80,14 @@ CREATE INDEX executions_live ON executions (workspace_id) WHERE finished_at IS N
 `;
 
 /**
- * Statements that take a database from version N-1 to N, run in order under the write lock.
- * 2: dialect is the protocol dialect the workspace was created in ('seed' for every v1 row);
- * instance_id its daemon's runtimeInstanceId (later dialect only); configuration the fingerprint
- * of the daemon configuration that created or last reconciled it (NULL for v1 rows: unknown).
+ * From version N to N + 1, run in order inside migrate()'s write transaction. Columns are
+ * only ever added, so a migrated database is exactly a new one.
  */
 const MIGRATIONS: Record<number, string> = {
-  2: `
+  1: `
+ALTER TABLE workspaces ADD COLUMN root_identity TEXT;
+ALTER TABLE workspaces ADD COLUMN checkout_identity TEXT;
+ALTER TABLE workspaces ADD COLUMN worktree_gitdir TEXT;
 ALTER TABLE workspaces ADD COLUMN dialect TEXT NOT NULL DEFAULT 'seed' CHECK (dialect IN ('seed', 'later'));
 ALTER TABLE workspaces ADD COLUMN instance_id TEXT;
 ALTER TABLE workspaces ADD COLUMN configuration TEXT;
@@ -145,18 +160,20 @@ function migrate(db: Database, path: string): void {
   if (!hasMeta) {
     const tables = db.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number };
     if (tables.n > 0) throw new Error(`${path} is not a paseo-host-runtime database (tables without a schema version); refusing to touch it`);
-    db.run(SCHEMA_V1);
-    db.run("INSERT INTO meta (key, value) VALUES ('schema_version', '1')");
+    db.run(SCHEMA);
+    db.run("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", [String(SCHEMA_VERSION)]);
+    return;
   }
   const row = db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | null;
-  const version = Number(row?.value);
+  let version = Number(row?.value);
   if (!Number.isInteger(version) || version < 1 || version > SCHEMA_VERSION) {
     throw new Error(
       `${path} has schema version ${row?.value ?? "(none)"}, this binary understands versions 1 to ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,
     );
   }
-  for (let next = version + 1; next <= SCHEMA_VERSION; next++) db.run(MIGRATIONS[next]!);
-  if (version !== SCHEMA_VERSION) db.run("UPDATE meta SET value = ? WHERE key = 'schema_version'", [String(SCHEMA_VERSION)]);
+  if (version === SCHEMA_VERSION) return;
+  for (; version < SCHEMA_VERSION; version++) db.run(MIGRATIONS[version]!);
+  db.run("UPDATE meta SET value = ? WHERE key = 'schema_version'", [String(SCHEMA_VERSION)]);
 }
 
 /** Milliseconds since the epoch, the unit of every *_at column. */

@@ -40,6 +40,19 @@ export interface WorkspaceDetails {
   markFirstAgentBranchAutoName?: boolean;
 }
 
+/**
+ * What a workspace's root was when its create finished, so that every later use can prove it
+ * is still that directory (src/workspace/confinement.ts). Identities are `device:inode`.
+ */
+export interface Confinement {
+  /** The root directory itself. */
+  root: string;
+  /** The owned checkout, copy or worktree the root lies in; null for an adopted directory. */
+  checkout: string | null;
+  /** A worktree's registration `<commonDir>/worktrees/<name>`, which its `.git` file names; else null. */
+  gitdir: string | null;
+}
+
 /** One workspace row. */
 export interface WorkspaceRecord {
   workspaceId: string;
@@ -64,6 +77,8 @@ export interface WorkspaceRecord {
   lockOp: string | null;
   /** The git process the lock holder is waiting for (same boot as the holder). */
   child: { pid: number; startTicks: number } | null;
+  /** Recorded when the create finished; null while creating, and for a workspace made before schema 2 until first used. */
+  confinement: Confinement | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -88,6 +103,9 @@ interface Row {
   child_start: number | null;
   created_at: number;
   updated_at: number;
+  root_identity: string | null;
+  checkout_identity: string | null;
+  worktree_gitdir: string | null;
 }
 
 function fromRow(row: Row): WorkspaceRecord {
@@ -106,6 +124,7 @@ function fromRow(row: Row): WorkspaceRecord {
     lock: row.lock_pid === null ? null : { pid: row.lock_pid, startTicks: row.lock_start ?? -1, bootId: row.lock_boot ?? "" },
     lockOp: row.lock_op,
     child: row.child_pid === null ? null : { pid: row.child_pid, startTicks: row.child_start ?? -1 },
+    confinement: row.root_identity === null ? null : { root: row.root_identity, checkout: row.checkout_identity, gitdir: row.worktree_gitdir },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -170,6 +189,7 @@ export interface WorkspacePatch {
   details?: WorkspaceDetails;
   lock?: { holder: ProcessIdentity; op: string } | null;
   child?: { pid: number; startTicks: number } | null;
+  confinement?: Confinement | null;
   /** Reconcile adopts a listed workspace into the configuration that listed it. */
   configuration?: string;
 }
@@ -197,6 +217,11 @@ export function updateWorkspace(db: Database, workspaceId: string, patch: Worksp
   if (patch.child !== undefined) {
     set("child_pid", patch.child?.pid ?? null);
     set("child_start", patch.child?.startTicks ?? null);
+  }
+  if (patch.confinement !== undefined) {
+    set("root_identity", patch.confinement?.root ?? null);
+    set("checkout_identity", patch.confinement?.checkout ?? null);
+    set("worktree_gitdir", patch.confinement?.gitdir ?? null);
   }
   if (patch.configuration !== undefined) set("configuration", patch.configuration);
   set("updated_at", now());

@@ -10,6 +10,7 @@ import { selfIdentity } from "../platform/process.ts";
 import { deleteExecutions } from "../store/executions.ts";
 import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type MaterializationKind, type WorkspaceRecord } from "../store/workspaces.ts";
 import type { Built } from "./materialize.ts";
+import { captureConfinement, RootProblem } from "./confinement.ts";
 import { createConflict } from "./input.ts";
 import { childTracker, repoGuard, liveHolder, reapOrphanChild, releaseLock, takeLock, untilFree, write } from "./lock.ts";
 import { assertOwner, type Ownership } from "./owner.ts";
@@ -76,10 +77,20 @@ export function noteIntent(db: Database, workspaceId: string): (kind: WorkspaceR
   return (kind, details) => write(db, () => void updateWorkspace(db, workspaceId, { kind, details }));
 }
 
-/** Marks the workspace ready and releases the lock; returns the final record. */
+/**
+ * Records the identity of what was made (confinement.ts), marks the workspace ready and
+ * releases the lock; returns the final record.
+ */
 export function finishCreate(db: Database, workspaceId: string, built: Built): WorkspaceRecord {
+  let confinement;
+  try {
+    confinement = captureConfinement(built);
+  } catch (error) {
+    if (error instanceof RootProblem) throw new Error(`the workspace just made cannot be confined: ${error.message}`);
+    throw error;
+  }
   return write(db, () => {
-    updateWorkspace(db, workspaceId, { status: "ready", kind: built.kind, root: built.root, details: built.details, lock: null, child: null });
+    updateWorkspace(db, workspaceId, { status: "ready", kind: built.kind, root: built.root, details: built.details, confinement, lock: null, child: null });
     return getWorkspace(db, workspaceId)!;
   });
 }

@@ -44,12 +44,15 @@ export async function readdWorktree(details: WorkspaceDetails, tracker: ChildTra
  * Removes our worktree: `git worktree remove --force --force` while git knows it, then drops
  * our registration if git left it (repository moved, worktree half-made). Unlike
  * `git worktree prune`, this never touches the registration of anyone else's worktree.
+ * `notOurs` (confinement.ts worktreeProblem) keeps git away from a checkout that is no longer
+ * provably ours: only our registration goes, and the caller removes the directory entry.
  */
-export async function removeWorktree(details: WorkspaceDetails, tracker: ChildTracker, guard: RepoGuard): Promise<void> {
+export async function removeWorktree(details: WorkspaceDetails, tracker: ChildTracker, guard: RepoGuard, notOurs: string | null): Promise<void> {
   const { repo, checkout, commonDir } = details;
   if (!checkout || !commonDir || !registrationOf(commonDir, checkout)) return;
+  if (notOurs) diagnose(`not letting git remove ${checkout}: ${notOurs}; removing only our registration and the directory entry, following no symlink`);
   await guard(commonDir, async () => {
-    if (repo && existsSync(repo)) {
+    if (repo && existsSync(repo) && !notOurs) {
       try {
         await gitRun(repo, ["worktree", "remove", "--force", "--force", checkout], tracker);
       } catch (error) {

@@ -1,10 +1,12 @@
 /** The store refuses what it does not understand, and never rewrites it. */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { chmodSync, mkdirSync, statSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { SCHEMA_V1 } from "../../src/store/db.ts";
 import { create, createInput, lab, ok, op, record, type Lab } from "./support.ts";
+
+/** The schema 1 text, as the last schema 1 release shipped it. */
+const SCHEMA_V1 = readFileSync(join(import.meta.dir, "fixtures", "schema-v1.sql"), "utf8");
 
 let t: Lab;
 beforeEach(() => {

@@ -196,7 +196,11 @@ export async function runChecks(options: RuntimeOptions): Promise<Check[]> {
   ];
 }
 
-/** `doctor [--home DIR] [--owner O] [--helper-path PATH] [--json]`: exit 1 when a required check fails. */
+/**
+ * `doctor [--home DIR] [--owner O] [--helper-path PATH] [--json] [--quiet]`: exit 1 when a required
+ * check fails. `--quiet` prints only the failures and warnings (nothing when all is well), for
+ * install.sh and scripts; the exit status is the same.
+ */
 export async function doctor(invocation: Invocation): Promise<number> {
   const raw = operatorOptions(invocation);
   const helperPath = invocation.flags.get("helper-path");
@@ -207,13 +211,19 @@ export async function doctor(invocation: Invocation): Promise<number> {
     printJson({ ok: failed.length === 0, checks });
     return failed.length === 0 ? 0 : 1;
   }
+  const quiet = invocation.switches.has("quiet");
   const width = Math.max(...checks.map((check) => check.name.length));
   const lines: string[] = [];
   for (const check of checks) {
+    if (quiet && check.status !== "fail" && check.status !== "warn") continue;
     lines.push(`${MARK[check.status]} ${check.name.padEnd(width)}  ${check.detail}`);
     if (check.hint && (check.status === "fail" || check.status === "warn")) lines.push(`  ${" ".repeat(width)}  fix: ${check.hint}`);
   }
   const warned = checks.filter((check) => check.status === "warn").length;
+  if (quiet) {
+    if (lines.length) console.log(lines.join("\n"));
+    return failed.length === 0 ? 0 : 1;
+  }
   lines.push("");
   if (failed.length) lines.push(`${failed.length} required check(s) failed: ${failed.map((check) => check.name).join(", ")}`);
   else lines.push(`all required checks passed${warned ? ` (${warned} warning(s))` : ""}`);

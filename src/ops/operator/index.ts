@@ -17,8 +17,8 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
   doctor: {
     required: [],
     optional: [...STORE, "helper-path"],
-    switches: ["json"],
-    usage: "[--home DIR] [--owner NAME] [--helper-path PATH] [--json]",
+    switches: ["json", "quiet"],
+    usage: "[--home DIR] [--owner NAME] [--helper-path PATH] [--json] [--quiet]",
     summary: "check this host can run workspaces; exit 1 if a required check fails",
   },
   ls: {

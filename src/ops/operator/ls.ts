@@ -1,7 +1,7 @@
 import type { Invocation } from "../../cli.ts";
 import { bootId, isSameLiveProcess, listProcesses } from "../../platform/process.ts";
 import { listWorkspaces, type WorkspaceRecord } from "../../store/workspaces.ts";
-import { rootProblem } from "../../workspace/access.ts";
+import { rootProblem } from "../../workspace/confinement.ts";
 import { formatTable, openExistingStore, operatorOptions, printJson } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 
@@ -48,7 +48,7 @@ function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
     placement: input.placement?.kind ?? "?",
     kind: record.kind,
     root: record.root,
-    problem: busy ? null : rootProblem(record.root),
+    problem: busy ? null : rootProblem(record),
     liveExecutions: live,
     createdAt: new Date(record.createdAt).toISOString(),
   };
