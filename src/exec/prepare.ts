@@ -6,6 +6,7 @@ import { whileReady } from "../workspace/access.ts";
 import type { OpenRoot } from "../workspace/confinement.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { closeDescriptor, leaveSpawnDirectory } from "../platform/directory.ts";
+import { ownershipOf, type Ownership } from "../workspace/owner.ts";
 import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
 import { helperLaunch, resolveHelper } from "./helper.ts";
 import { resolveProgram } from "./program.ts";
@@ -47,11 +48,16 @@ export function workloadEnv(envelope: SpawnEnvelope): Record<string, string> {
   return env;
 }
 
-/** The file to execute: argv[0] through PATH, or the workspace helper's own resolution. */
-function resolveLaunch(envelope: SpawnEnvelope, options: RuntimeOptions, env: Record<string, string>, cwd: string) {
+/**
+ * The file to execute: argv[0] through PATH, or the workspace helper's own resolution. The later
+ * dialect has no helperCommand: its helper must be on the workload's PATH, which for a host
+ * runtime is the host's (the runtime's own, inherited from the daemon) since the call's env is {}.
+ */
+function resolveLaunch(envelope: SpawnEnvelope, owner: Ownership, options: RuntimeOptions, env: Record<string, string>, cwd: string) {
   const name = envelope.argv[0]!;
   if (envelope.purpose.kind === "workspace-helper" && !name.includes("/")) {
-    return helperLaunch(resolveHelper(name, env, cwd, options.helperPath), envelope.argv, env);
+    const hostPath = owner.dialect === "later" ? process.env.PATH : undefined;
+    return helperLaunch(resolveHelper(name, env, cwd, options.helperPath, hostPath), envelope.argv, env);
   }
   return { program: resolveProgram(name, env, cwd), argv: [...envelope.argv], env };
 }
@@ -64,10 +70,11 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
   const options = readOptions(envelope.options);
   const store = openStore(options);
   const self = selfIdentity();
-  return whileReady(store.db, workspaceId, options.owner, (root) => {
+  const owner = ownershipOf(envelope, options.owner);
+  return whileReady(store.db, workspaceId, owner, (root) => {
     const { cwd, cwdFd } = openCwd(root, envelope.cwd ?? "");
     try {
-      const { program, argv, env } = resolveLaunch(envelope, options, workloadEnv(envelope), cwd);
+      const { program, argv, env } = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
       reserveExecution(store.db, {
         workspaceId,
         execId: envelope.execId,

@@ -8,7 +8,9 @@ import { digestInputText } from "./input-digest.ts";
 /**
  * Bumped on every change. An older database is migrated (MIGRATIONS); a newer one is refused.
  * 2: workspaces record their root's identity (root_identity, checkout_identity, worktree_gitdir),
- *    and keep their input without URL credentials plus a keyed digest of it (input_digest).
+ *    keep their input without URL credentials plus a keyed digest of it (input_digest),
+ *    and the protocol dialect, runtime instance and configuration they belong to (dialect,
+ *    instance_id, configuration).
  */
 export const SCHEMA_VERSION = 2;
 
@@ -44,7 +46,14 @@ CREATE TABLE workspaces (
   worktree_gitdir TEXT,
   -- HMAC-SHA-256 of the full create input, credentials included, under the home's input.key
   -- (src/store/input-digest.ts): what a re-create is compared with.
-  input_digest TEXT NOT NULL DEFAULT ''
+  input_digest TEXT NOT NULL DEFAULT '',
+  -- Who it belongs to beyond owner (see src/workspace/owner.ts): the protocol dialect it was
+  -- created in ('seed' for every schema 1 row), its daemon's runtimeInstanceId (later dialect
+  -- only), and the fingerprint of the daemon configuration that created or last reconciled it
+  -- (NULL for a schema 1 row until a reconcile lists it).
+  dialect TEXT NOT NULL DEFAULT 'seed' CHECK (dialect IN ('seed', 'later')),
+  instance_id TEXT,
+  configuration TEXT
 ) STRICT;
 CREATE INDEX workspaces_owner ON workspaces (owner);
 -- Serializes git worktree changes per repository (its common git dir) within this home:
@@ -88,6 +97,9 @@ ALTER TABLE workspaces ADD COLUMN root_identity TEXT;
 ALTER TABLE workspaces ADD COLUMN checkout_identity TEXT;
 ALTER TABLE workspaces ADD COLUMN worktree_gitdir TEXT;
 ALTER TABLE workspaces ADD COLUMN input_digest TEXT NOT NULL DEFAULT '';
+ALTER TABLE workspaces ADD COLUMN dialect TEXT NOT NULL DEFAULT 'seed' CHECK (dialect IN ('seed', 'later'));
+ALTER TABLE workspaces ADD COLUMN instance_id TEXT;
+ALTER TABLE workspaces ADD COLUMN configuration TEXT;
 `);
     removeStoredCredentials(db, home);
   },

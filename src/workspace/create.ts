@@ -7,12 +7,12 @@ import { stopWorkspaceExecutions } from "./executions.ts";
 import { diagnose } from "../output.ts";
 import { selfIdentity } from "../platform/process.ts";
 import { deleteExecutions } from "../store/executions.ts";
-import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
+import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type MaterializationKind, type WorkspaceRecord } from "../store/workspaces.ts";
 import type { Built } from "./materialize.ts";
 import { captureConfinement, RootProblem } from "./confinement.ts";
 import { createConflict, type KeptInput } from "./input.ts";
 import { childTracker, repoGuard, liveHolder, reapOrphanChild, releaseLock, takeLock, untilFree, write } from "./lock.ts";
-import { assertOwner } from "./owner.ts";
+import { assertOwner, type Ownership } from "./owner.ts";
 import { removeOwned } from "./remove.ts";
 
 /** A create either answers an existing workspace or holds the lock on a fresh `creating` record. */
@@ -23,15 +23,15 @@ export type CreateClaim = { existing: WorkspaceRecord } | { existing: null; aban
  * answer (idempotence); with another input it is a conflict. A create or destroy still running
  * is waited for; one whose process died is taken over (`abandoned`, to be recovered).
  */
-export async function claimCreate(db: Database, kept: KeptInput, owner: string, hostDirectory: "adopt" | "clone"): Promise<CreateClaim> {
+export async function claimCreate(db: Database, kept: KeptInput, owner: Ownership, hostDirectory: "adopt" | "clone"): Promise<CreateClaim> {
   const { input, inputDigest } = kept;
   const workspaceId = input.workspaceId;
   return await untilFree<CreateClaim>(db, workspaceId, (record) => {
     if (!record) {
-      insertCreating(db, { workspaceId, owner, input, inputDigest, hostDirectory, holder: selfIdentity(), op: "create" });
+      insertCreating(db, { workspaceId, ...owner, input, inputDigest, hostDirectory, holder: selfIdentity(), op: "create" });
       return { done: { existing: null, abandoned: null } };
     }
-    assertOwner(workspaceId, record.owner, owner);
+    assertOwner(record, owner);
     if (record.status === "ready" || record.status === "paused") {
       const conflict = createConflict(record, { input, inputDigest, hostDirectory });
       if (conflict) {
@@ -65,6 +65,11 @@ export async function recoverAbandoned(db: Database, home: string, previous: Wor
     deleteExecutions(db, workspaceId);
     updateWorkspace(db, workspaceId, { status: "creating", input: kept.input, inputDigest: kept.inputDigest, hostDirectory, kind: null, root: null, details: {} });
   });
+}
+
+/** Whether a create that built `kind` made fresh content (a clone, copy or worktree), as opposed to adopting a directory in place. */
+export function madeFreshContent(kind: MaterializationKind): boolean {
+  return kind !== "adopted";
 }
 
 /** Durably records what materialization is about to make. */

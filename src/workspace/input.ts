@@ -3,7 +3,7 @@
  * plus a keyed digest of the whole), and comparing a re-create with what exists.
  */
 import { isAbsolute } from "node:path";
-import type { CreateInput, LifecycleRequest, PlacementIntent } from "../protocol/index.ts";
+import type { CreateInput, LifecycleRequest, PlacementIntent, ProjectSource } from "../protocol/index.ts";
 import { scrubUrlCredentials } from "../redact.ts";
 import { digestInput, sameDigest } from "../store/input-digest.ts";
 import type { GitCredential } from "./git-environment.ts";
@@ -23,6 +23,9 @@ export function createInputOf(request: LifecycleRequest, workspaceId: string, al
   checkWorkspaceId(workspaceId);
   checkSource(input, allowedGitProtocols);
   checkPlacement(input.placement, allowedGitProtocols);
+  if (isDiscovery(input) && input.placement.kind !== "existing") {
+    throw new Error(`a discovery create runs no repository set-up, so it takes only an "existing" placement, got ${JSON.stringify(input.placement.kind)}`);
+  }
   if (input.seedPaseoConfigFrom !== undefined) checkAbsolute(input.seedPaseoConfigFrom, "input.seedPaseoConfigFrom");
   return input;
 }
@@ -33,9 +36,24 @@ export function checkWorkspaceId(workspaceId: string): void {
   if (workspaceId.includes("\0")) throw new Error("workspace id must not contain a NUL byte");
 }
 
+/** A directory the runtime can see: `host-directory` (seed dialect) or `directory` (later dialect). */
+export function isDirectorySource(source: ProjectSource): source is Exclude<ProjectSource, { kind: "git" }> {
+  return source.kind !== "git";
+}
+
+/**
+ * A later-dialect `discovery` create: a short-lived probe that gets the same environment as a
+ * user workspace (same materialization, lifecycle environment, helper and exec) but no
+ * repository set-up: only an `existing` placement (no branch, worktree or fetch in any
+ * repository), and no paseo.json seeded.
+ */
+export function isDiscovery(input: CreateInput): boolean {
+  return "purpose" in input && input.purpose === "discovery";
+}
+
 function checkSource(input: CreateInput, allowedGitProtocols: readonly string[]): void {
   const source = input.project.source;
-  if (source.kind === "host-directory") {
+  if (isDirectorySource(source)) {
     checkAbsolute(source.path, "input.project.source.path");
     return;
   }
@@ -151,5 +169,5 @@ function flatten(value: unknown, path: string, out = new Map<string, string>()):
 
 /** The hostDirectory mode that matters for this input: only a host directory placed "existing" is adopted or cloned. */
 export function effectiveHostDirectory(input: CreateInput, hostDirectory: "adopt" | "clone"): "adopt" | "clone" {
-  return input.project.source.kind === "host-directory" && input.placement.kind === "existing" ? hostDirectory : "adopt";
+  return isDirectorySource(input.project.source) && input.placement.kind === "existing" ? hostDirectory : "adopt";
 }

@@ -9,6 +9,7 @@ import type { CreateInput } from "../protocol/index.ts";
 import type { MaterializationKind, WorkspaceDetails } from "../store/workspaces.ts";
 import { copyTree } from "./copy.ts";
 import type { GitSettings } from "./git-environment.ts";
+import { isDiscovery } from "./input.ts";
 import { gitRun, type ChildTracker } from "./git.ts";
 import type { RepoGuard } from "./lock.ts";
 import { checkoutDir, confine, isInside, storageDir, workspaceKey, workspacesDir } from "./paths.ts";
@@ -60,7 +61,7 @@ export async function materialize(ctx: MaterializeContext): Promise<Built> {
       : await fromHostDirectory(ctx, hostSource(source.path));
   const details = { ...built.details, markFirstAgentBranchAutoName: ctx.input.markFirstAgentBranchAutoName };
   const result = { ...built, details };
-  if (ctx.input.seedPaseoConfigFrom !== undefined) seedConfig(ctx, result, ctx.input.seedPaseoConfigFrom);
+  if (ctx.input.seedPaseoConfigFrom !== undefined && !isDiscovery(ctx.input)) seedConfig(ctx, result, ctx.input.seedPaseoConfigFrom);
   return result;
 }
 

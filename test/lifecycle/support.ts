@@ -8,7 +8,9 @@ import { dirname, join } from "node:path";
 import { openDatabase } from "../../src/store/db.ts";
 import { getWorkspace, listWorkspaces, type WorkspaceRecord } from "../../src/store/workspaces.ts";
 import { unfinishedExecutions } from "../../src/store/executions.ts";
+import { LifecycleResponse, encodeFrame, parseMessage, type Dialect } from "../../src/protocol/index.ts";
 import { BIN, runBinary, tempDir, type RunResult } from "../support/binary.ts";
+import { INSTANCE_ID } from "../support/daemon.ts";
 
 export { BIN };
 
@@ -99,6 +101,24 @@ export async function op(
   const args = workspaceId === null ? [name] : [name, "--workspace-id", workspaceId];
   const result = await runBinary(args, { stdin: `${JSON.stringify({ protocolVersion: 1, ...body })}\n`, env });
   return { ...result, json: result.stdout === "" ? null : JSON.parse(result.stdout) };
+}
+
+/**
+ * A lifecycle body as the later daemon sends it (runtimeInstanceId second once `op` adds the
+ * version). Pass the result to `op`.
+ */
+export function later(body: Record<string, unknown>, instanceId = INSTANCE_ID): Record<string, unknown> {
+  return { runtimeInstanceId: instanceId, ...body };
+}
+
+/**
+ * Judges a successful operation's stdout as the daemon of `dialect` does (the version, then the
+ * strict schema) and checks it is canonical bytes; returns the response.
+ */
+export function response(result: OpResult, dialect: Dialect): any {
+  const parsed = parseMessage(LifecycleResponse[dialect], ok(result) === null ? "" : result.stdout.trimEnd(), "lifecycle response");
+  if (encodeFrame(LifecycleResponse[dialect], parsed, "lifecycle response") !== result.stdout) throw new Error(`not canonical: ${result.stdout}`);
+  return parsed;
 }
 
 /** A create input for `source` and `placement`. */
