@@ -32,7 +32,7 @@ export async function receiveSource(invocation: Invocation): Promise<number> {
       const bundle = join(home, "mirrors", `.incoming-${process.pid}.bundle`);
       try {
         await saveRest(rest, reader, bundle);
-        received.mirror = await updateMirror(db, home, mirrorKey, header.repository, bundle);
+        received.mirror = await updateMirror(db, home, mirrorKey, header.repository, bundle, options.gitTimeoutMs);
       } finally {
         rmSync(bundle, { force: true });
       }

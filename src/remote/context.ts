@@ -74,7 +74,8 @@ export function remoteOwner(options: RuntimeOptions, remote: RemoteOptions): str
 /**
  * The daemon's options minus everything local: `remote` (hosts never learn about each
  * other) and the local paths; the remote home, owner and helper come from options.remote.
- * hostVisiblePath is never exposed: the files are not on the daemon's host.
+ * hostVisiblePath is never exposed: the files are not on the daemon's host. The same map for
+ * every operation, so the remote side fingerprints one configuration (workspace/owner.ts).
  */
 function remoteSideOptions(raw: Record<string, unknown>, options: RuntimeOptions, remote: RemoteOptions): Record<string, unknown> {
   const local = new Set(["remote", "stateDirectory", "helperPath", "owner"]);
@@ -83,6 +84,8 @@ function remoteSideOptions(raw: Record<string, unknown>, options: RuntimeOptions
   out.owner = remoteOwner(options, remote);
   if (remote.stateDirectory !== undefined) out.stateDirectory = remote.stateDirectory;
   if (remote.helperPath !== undefined) out.helperPath = remote.helperPath;
+  // A shipped repository's mirror has an empty working tree: "existing" is always a private clone.
+  out.hostDirectory = "clone";
   out.exposeHostVisiblePath = false;
   return out;
 }

@@ -5,7 +5,7 @@
  * failures (exit 255) become exit 1 with a line saying so.
  */
 import type { Invocation } from "../cli.ts";
-import { DescribeResponse, LifecycleRequest, LifecycleResponse, encodeFrame, parseMessage, type CreateInput } from "../protocol/index.ts";
+import { DescribeResponse, LifecycleRequest, LifecycleResponse, dialectOf, encodeFrame, parseMessage, type CreateInput } from "../protocol/index.ts";
 import { diagnose, writeAll, writeStdout } from "../output.ts";
 import { readLifecycleRequest } from "../ops/request.ts";
 import { withExistingStore } from "../store/db.ts";
@@ -46,19 +46,13 @@ function operationWords(host: RemoteHost, invocation: Invocation): string[] {
   return words;
 }
 
-/** What the remote side gets on stdin; `overrides` are options this one request needs on top. */
-function remoteRequest(ctx: RemoteContext, request: LifecycleRequest, input?: CreateInput, overrides: Record<string, unknown> = {}): Uint8Array {
-  const line = encodeFrame(
-    LifecycleRequest,
-    {
-      protocolVersion: 1,
-      ...(input === undefined ? {} : { input }),
-      options: { ...ctx.remoteSideOptions, ...overrides },
-      ...(request.workspaceIds === undefined ? {} : { workspaceIds: request.workspaceIds }),
-    },
-    "remote lifecycle request",
-  );
-  return Buffer.from(line);
+/**
+ * What the remote side gets on stdin: the daemon's request in its own dialect (instance id and
+ * all), with the remote side's options, and for create the shipped input.
+ */
+function remoteRequest(ctx: RemoteContext, request: LifecycleRequest, changes: { input?: CreateInput; workspaceIds?: string[] } = {}): Uint8Array {
+  const value = { ...request, ...changes, options: ctx.remoteSideOptions } as LifecycleRequest;
+  return Buffer.from(encodeFrame(LifecycleRequest, value, "remote lifecycle request"));
 }
 
 /**
@@ -98,10 +92,10 @@ async function workspaceOperation(call: RemoteCall, invocation: Invocation): Pro
 /** create: place (recorded first), ship host-directory sources, then the remote create. */
 async function createRemote(call: RemoteCall, invocation: Invocation): Promise<number> {
   const { request, ctx } = readCall(call);
-  const input = createInputOf(request, invocation.flags.get("workspace-id")!);
+  const input = createInputOf(request, invocation.flags.get("workspace-id")!, ctx.options.allowedGitProtocols);
   const host = await placeWorkspace(ctx, input.workspaceId);
   const shipped = await shipSources(ctx, host, input);
-  return await relay(ctx, host, invocation, remoteRequest(ctx, request, shipped.input, shipped.options));
+  return await relay(ctx, host, invocation, remoteRequest(ctx, request, { input: shipped }));
 }
 
 /** destroy: on the recorded host; the record goes once the host says ok. */
@@ -120,6 +114,7 @@ async function destroyRemote(call: RemoteCall, invocation: Invocation): Promise<
  */
 async function reconcileRemote(call: RemoteCall): Promise<number> {
   const { request, ctx } = readCall(call);
+  const dialect = dialectOf(request);
   const listed = request.workspaceIds;
   if (!listed) throw new Error("reconcile needs `workspaceIds` in the lifecycle request (the ids the daemon still knows; [] for none)");
   const recorded = await withExistingStore(ctx.options, ({ db }) => placementsOf(db, ctx.options.owner), () => new Map<string, string>());
@@ -130,9 +125,9 @@ async function reconcileRemote(call: RemoteCall): Promise<number> {
   const words = (host: RemoteHost) => [host.binary, "reconcile"];
   const results = await Promise.all(
     [...hosts.values()].map(async (host) => {
-      const stdin = remoteRequest(ctx, { ...request, workspaceIds: idsOf.get(host.key)! });
+      const stdin = remoteRequest(ctx, request, { workspaceIds: idsOf.get(host.key)! });
       const result = await runRemote(host, ctx.settings, words(host), stdin);
-      if (result.status === 0) parseMessage(LifecycleResponse, new TextDecoder().decode(result.stdout), `reconcile response of ${host.key}`);
+      if (result.status === 0) parseMessage(LifecycleResponse[dialect], new TextDecoder().decode(result.stdout), `reconcile response of ${host.key}`);
       return { host, status: localStatus(host, result.status) };
     }),
   );
@@ -150,7 +145,7 @@ async function reconcileRemote(call: RemoteCall): Promise<number> {
     diagnose(`reconcile failed on ${failed.map((result) => result.host.key).join(", ")}; the other hosts were reconciled`);
     return failed[0]!.status;
   }
-  writeStdout(encodeFrame(LifecycleResponse, { type: "ok", protocolVersion: 1 }, "lifecycle response"));
+  writeStdout(encodeFrame(LifecycleResponse[dialect], { type: "ok", protocolVersion: 1 }, "lifecycle response"));
   return 0;
 }
 

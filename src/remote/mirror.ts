@@ -12,12 +12,16 @@
 import { closeSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "bun:sqlite";
-import { gitEnvironment, gitPath, gitRead, gitRun } from "../workspace/git.ts";
+import { gitRead, gitRun, type ChildTracker } from "../workspace/git.ts";
+import { gitEnvironment, gitPath, type GitSettings } from "../workspace/git-environment.ts";
 import { repoGuard } from "../workspace/lock.ts";
 import type { ReceiveHeader } from "./wire.ts";
 
 /** Where shipped refs land first: our own namespace, then copied to their real names. */
 const INCOMING = "refs/paseo-host-runtime/incoming";
+
+/** A mirror update belongs to no workspace: nobody takes it over, git's gate watchdog ends git if we die. */
+const UNTRACKED: ChildTracker = { started: () => {}, finished: () => {} };
 
 /** A remote-side name: 32 hex digits (source.ts sourceKey). */
 export function checkKey(key: string, what: string): void {
@@ -28,12 +32,14 @@ export function checkKey(key: string, what: string): void {
  * Makes the mirror `key` hold the bundle at `bundlePath` (already written) and the header's
  * HEAD; serialized per mirror among the processes of this home. Returns the mirror path.
  */
-export async function updateMirror(db: Database, home: string, key: string, header: NonNullable<ReceiveHeader["repository"]>, bundlePath: string): Promise<string> {
+export async function updateMirror(db: Database, home: string, key: string, header: NonNullable<ReceiveHeader["repository"]>, bundlePath: string, timeoutMs: number): Promise<string> {
+  // Only the bundle file is read: the "file" transport, nothing else; git's own watchdog ends it if we die.
+  const git: GitSettings = { policy: { protocols: ["file"], timeoutMs } };
   const mirror = join(home, "mirrors", key);
   mkdirSync(join(home, "mirrors"), { recursive: true, mode: 0o700 });
   return await repoGuard(db)(mirror, async () => {
-    if (!existsSync(join(mirror, ".git"))) await gitRun(home, ["init", "--quiet", mirror]);
-    await gitRun(mirror, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", bundlePath, `+refs/*:${INCOMING}/*`, `+HEAD:${INCOMING}-HEAD`]);
+    if (!existsSync(join(mirror, ".git"))) await gitRun(home, ["init", "--quiet", mirror], UNTRACKED, git);
+    await gitRun(mirror, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", bundlePath, `+refs/*:${INCOMING}/*`, `+HEAD:${INCOMING}-HEAD`], UNTRACKED, git);
     setShippedRefs(mirror);
     if (header.branch !== "") gitRead(mirror, ["symbolic-ref", "HEAD", `refs/heads/${header.branch}`]);
     else gitRead(mirror, ["update-ref", "--no-deref", "HEAD", header.commit]);

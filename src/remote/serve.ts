@@ -324,7 +324,8 @@ class Server {
     const envelope = this.#envelope!;
     const [program, ...prefix] = selfCommand();
     const proc = Bun.spawn([program!, ...prefix, "signal", "--workspace-id", this.workspaceId, "--exec-id", envelope.execId, "--signal", "SIGKILL"], {
-      stdin: Buffer.from(`${JSON.stringify({ protocolVersion: 1, options: envelope.options })}\n`),
+      // In the envelope's own dialect: a workspace answers only requests of the dialect it was made in.
+      stdin: Buffer.from(`${JSON.stringify({ protocolVersion: 1, ...("runtimeInstanceId" in envelope ? { runtimeInstanceId: envelope.runtimeInstanceId } : {}), options: envelope.options })}\n`),
       stdout: "ignore",
       stderr: "ignore",
       env: selfEnv(),

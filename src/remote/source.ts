@@ -10,7 +10,9 @@
 import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { CreateInput } from "../protocol/index.ts";
-import { gitEnvironment, gitPath, gitRead } from "../workspace/git.ts";
+import { gitRead } from "../workspace/git.ts";
+import { gitEnvironment, gitPath } from "../workspace/git-environment.ts";
+import { isDirectorySource } from "../workspace/input.ts";
 import { currentBranch, headCommit, repoInfo } from "../workspace/repo.ts";
 import type { RemoteContext } from "./context.ts";
 import { remoteOwner } from "./context.ts";
@@ -27,22 +29,17 @@ function sourceKey(ctx: RemoteContext, localPath: string): string {
   return new Bun.CryptoHasher("sha256").update(`${remoteOwner(ctx.options, ctx.remote)}\n${localPath}`).digest("hex").slice(0, 32);
 }
 
-/** A create as the remote host must see it: the input, and options this create needs. */
-export interface Shipped {
-  input: CreateInput;
-  options: Record<string, unknown>;
-}
-
 /**
- * Ships what the create input names on this machine, and rewrites the input to name the copies.
- * An `existing` placement of a shipped repository is a private clone (hostDirectory "clone"):
- * the mirror's own working tree is empty, nothing uncommitted travels to be adopted.
+ * Ships what the create input names on this machine, and returns the input naming the copies
+ * (in the request's dialect: only paths change). An `existing` placement of a shipped
+ * repository becomes a private clone there (context.ts sets hostDirectory "clone"): the
+ * mirror's working tree is empty, nothing uncommitted travels to be adopted.
  */
-export async function shipSources(ctx: RemoteContext, host: RemoteHost, input: CreateInput): Promise<Shipped> {
+export async function shipSources(ctx: RemoteContext, host: RemoteHost, input: CreateInput): Promise<CreateInput> {
   const source = input.project.source;
-  const repo = source.kind === "host-directory" ? localRepository(source.path) : null;
+  const repo = isDirectorySource(source) ? localRepository(source.path) : null;
   const seedFrom = input.seedPaseoConfigFrom;
-  if (!repo && seedFrom === undefined) return { input, options: {} };
+  if (!repo && seedFrom === undefined) return input;
   const flags: string[] = [];
   if (repo) flags.push("--mirror", sourceKey(ctx, repo.commonDir));
   if (seedFrom !== undefined) flags.push("--seed", sourceKey(ctx, seedFrom));
@@ -53,12 +50,13 @@ export async function shipSources(ctx: RemoteContext, host: RemoteHost, input: C
     seed: seedFrom === undefined ? null : { content: readSeed(seedFrom) },
   };
   const received = await receive(ctx, host, flags, header, repo?.toplevel ?? null);
-  const shipped: CreateInput = { ...input };
+  const shipped = { ...input } as CreateInput;
   if (repo) {
-    shipped.project = { ...input.project, source: { kind: "host-directory", path: repo.prefix === "" ? received.mirror! : join(received.mirror!, repo.prefix) } };
+    const path = repo.prefix === "" ? received.mirror! : join(received.mirror!, repo.prefix);
+    shipped.project = { ...input.project, source: { ...source, path } } as CreateInput["project"];
   }
   if (seedFrom !== undefined) shipped.seedPaseoConfigFrom = received.seed!;
-  return { input: shipped, options: repo && input.placement.kind === "existing" ? { hostDirectory: "clone" } : {} };
+  return shipped;
 }
 
 interface LocalRepository {

@@ -273,7 +273,8 @@ class Session {
   #emit(event: ProcessEvent): void {
     switch (event.type) {
       case "started":
-        return this.#events.started();
+        // The workload's pid is the remote host's; none of ours stands for it.
+        return this.#events.started(0);
       case "resized":
         return this.#events.resized(event.id);
       case "eof":

@@ -309,6 +309,27 @@ describe("the connection or the local wrapper dies mid-exec", () => {
   });
 });
 
+describe("the later dialect", () => {
+  test("an exec with runtimeInstanceId runs like a local one; a cut connection still ends its workload", async () => {
+    const instance = "cd".repeat(32);
+    const id = `${WS}-later`;
+    const input = createInput(id, { kind: "directory", path: join(scratch.path, "repo") });
+    ok(await remoteOp(lab, "create", id, { runtimeInstanceId: instance, input, options: lab.options }));
+    const later = (argv: string[]) =>
+      envelope(argv, { runtimeInstanceId: instance, purpose: { kind: "workspace-script" }, options: lab.options, env: ENV });
+    const done = await startExec(id, later(["/bin/sh", "-c", "printf later; exit 3"]), { prefix: lab.prefix }).done;
+    expect(done.stdout.toString()).toBe("later");
+    expectComplete(done, 3);
+    const sleep = tag();
+    const handle = startExec(id, later(["sleep", sleep]), { prefix: lab.prefix });
+    await handle.waitEvent("started");
+    process.kill(masterPid(lab.localHome, lab.configFile)!, "SIGKILL");
+    expect((await handle.done).code).toBe(1);
+    await until(() => processesWith(`sleep\u0000${sleep}`).length === 0, "the remote workload is gone");
+    ok(await remoteOp(lab, "destroy", id, { runtimeInstanceId: instance, options: lab.options }));
+  });
+});
+
 describe("paused workspaces", () => {
   test("an exec in a paused workspace is refused the way a local one is", async () => {
     ok(await remoteOp(lab, "pause", WS, { options: lab.options }));

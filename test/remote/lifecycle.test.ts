@@ -153,6 +153,27 @@ describe("a host-directory source travels as committed content", () => {
   });
 });
 
+describe("the later dialect travels as it came", () => {
+  test("create, inspect, destroy with runtimeInstanceId and a `directory` source: the remote answers in that dialect, like a local runtime", async () => {
+    const instance = "ab".repeat(32);
+    const input = createInput(id, { kind: "directory", path: repo }, { kind: "branch", branchName: `later-${n}`, baseRef: "main" });
+    const created = await remoteOp(lab, "create", id, { runtimeInstanceId: instance, input, options: lab.options });
+    expect(created.code).toBe(0);
+    expect(created.json.materializedFreshContent).toBe(true);
+    expect(Object.keys(created.json.placement)).toEqual(["cwd"]);
+    const again = ok(await remoteOp(lab, "create", id, { runtimeInstanceId: instance, input, options: lab.options }));
+    expect(again.materializedFreshContent).toBe(false);
+    expect(ok(await remoteOp(lab, "inspect", id, { runtimeInstanceId: instance, options: lab.options })).inspection.status).toBe("ready");
+    // A request of the other dialect is refused by the remote side, as a local runtime refuses it.
+    const seed = await remoteOp(lab, "inspect", id, { options: lab.options });
+    expect(seed.code).toBe(1);
+    expect(seed.stderr).toContain("dialect");
+    expect(ok(await remoteOp(lab, "destroy", id, { runtimeInstanceId: instance, options: lab.options }))).toEqual({ type: "ok", protocolVersion: 1 });
+    const local = ok(await op("create", id, { runtimeInstanceId: instance, input, options: t.options }));
+    expect(withoutPaths(created.json)).toEqual(withoutPaths(local));
+  });
+});
+
 describe("a git URL source is cloned on the remote host", () => {
   test("create clones there; reconcile destroys only the unlisted workspace and forgets its placement", async () => {
     const url = makeRemote(repo, join(t.dir, "origin.git"));

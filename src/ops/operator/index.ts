@@ -5,6 +5,7 @@
 import type { CommandSpec } from "../../cli.ts";
 import type { Handler } from "../index.ts";
 import { doctor } from "./doctor.ts";
+import { logs } from "./logs.ts";
 import { ls } from "./ls.ts";
 import { newWorkspace } from "./new.ts";
 import { ps } from "./ps.ts";
@@ -18,8 +19,8 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
   doctor: {
     required: [],
     optional: [...STORE, "helper-path"],
-    switches: ["json"],
-    usage: "[--home DIR] [--owner NAME] [--helper-path PATH] [--json]",
+    switches: ["json", "quiet"],
+    usage: "[--home DIR] [--owner NAME] [--helper-path PATH] [--json] [--quiet]",
     summary: "check this host can run workspaces; exit 1 if a required check fails",
   },
   ls: {
@@ -35,6 +36,13 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     switches: ["json"],
     usage: "[--workspace-id W] [--home DIR] [--owner NAME] [--json]",
     summary: "list live executions (never their environment)",
+  },
+  logs: {
+    required: [],
+    optional: ["workspace-id", "exec-id", ...STORE],
+    switches: ["follow", "json"],
+    usage: "[--workspace-id W] [--exec-id E] [--follow] [--json] [--home DIR] [--owner NAME]",
+    summary: "show the runtime log (<home>/log/runtime.log): outcomes and failures, also after launch",
   },
   new: {
     required: ["workspace-id", "source"],
@@ -68,6 +76,7 @@ export const OPERATOR_HANDLERS: Record<string, Handler> = {
   doctor,
   ls,
   ps,
+  logs,
   new: newWorkspace,
   rm,
   run,
