@@ -157,8 +157,9 @@ describe("signals the local wrapper receives reach the remote workload", () => {
     expect(processesWith(`sleep\u0000${sleep}`)).toEqual([]);
   });
 
-  test("a SIGTERM sent right after spawn, before started, still ends the workload by SIGTERM", async () => {
-    for (const delay of [0, 5, 30, 100]) {
+  const EARLY_DELAYS = process.env.PASEO_STRESS === "1" ? Array.from({ length: 60 }, (_, i) => (i * 7) % 150) : [0, 5, 30, 100];
+  test(`a SIGTERM sent right after spawn, before started, still ends the workload by SIGTERM (${EARLY_DELAYS.length} trials)`, async () => {
+    for (const delay of EARLY_DELAYS) {
       const sleep = tag();
       const handle = remoteExec(["sleep", sleep], { env: ENV });
       await Bun.sleep(delay);

@@ -225,6 +225,14 @@ describe("bad configuration fails before anything is contacted", () => {
     expect(result.stderr).toContain("Usage: paseo-host-runtime --remote");
   });
 
+  test("the internal remote halves are left out of --help", async () => {
+    const help = await runBinary(["--help"]);
+    expect(help.stdout).toContain("--remote ssh://");
+    expect(help.stdout).toContain("remote doctor");
+    expect(help.stdout).not.toContain("exec-remote");
+    expect(help.stdout).not.toContain("receive-source");
+  });
+
   test("an operator command or an unknown option after --remote is a usage error", async () => {
     expect((await runBinary([...lab.prefix, "ls"])).code).toBe(2);
     expect((await runBinary([...lab.prefix, "inspect", "--workspace-id", "w", "--bogus", "1"])).code).toBe(2);
