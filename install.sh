@@ -3,19 +3,16 @@
 #
 #   curl -fsSL https://github.com/getpaseo/paseo-host-runtime/releases/latest/download/install.sh | sh
 #   curl -fsSL .../install.sh | sh -s -- --version 1.2.3 --dir /opt/paseo/bin
+#   ssh HOST 'curl -fsSL .../install.sh | sh'
 #
-# Options (environment variable in brackets):
-#   --version X.Y.Z   [PASEO_HOST_RUNTIME_VERSION]  default: the latest release
-#   --dir DIR         [PASEO_HOST_RUNTIME_INSTALL]  default: ~/.local/bin, or /usr/local/bin as root
-#   --platform NAME   [PASEO_HOST_RUNTIME_PLATFORM] skip detection, e.g. linux-x64-baseline
-#   --modify-path     also add DIR to PATH in your shell's startup file (never done otherwise)
-#   --uninstall       remove exactly what this script installed in DIR
-#   [PASEO_HOST_RUNTIME_BASE_URL] default: https://github.com/getpaseo/paseo-host-runtime/releases
+# Options: see usage() below, or --help.
 #
-# What it does: detect the platform; download SHA256SUMS and the archive for it; check the
-# archive's SHA-256 against SHA256SUMS (a mismatch or a missing entry stops it before anything is
-# installed); put both executables in DIR through a temporary file and a rename; record what it
-# installed in DIR/.paseo-host-runtime.installed so --uninstall removes exactly that.
+# What it does: detect the platform; download the release's SHA256SUMS; stop there when DIR
+# already holds that version intact; otherwise download the archive and check its SHA-256
+# against SHA256SUMS; check the --helper-from file's SHA-256 (a mismatch, a missing entry or no
+# digest at all stops it before anything is installed); put the executables in DIR through a
+# temporary file and a rename; record what it installed in DIR/.paseo-host-runtime.installed so
+# --uninstall removes exactly that; run the installed `--version` and `doctor --quiet`.
 set -eu
 
 BASE_URL_DEFAULT="https://github.com/getpaseo/paseo-host-runtime/releases"
@@ -28,19 +25,29 @@ NL='
 
 say() { printf '%s\n' "$*"; }
 fail() { printf 'install.sh: error: %s\n' "$*" >&2; exit 1; }
+usage_error() { printf 'install.sh: error: %s\n\n' "$*" >&2; usage >&2; exit 2; }
 
 usage() {
   cat <<EOF
-usage: install.sh [--version X.Y.Z] [--dir DIR] [--platform NAME] [--modify-path] [--uninstall]
+usage: install.sh [--version X.Y.Z] [--dir DIR] [--platform NAME] [--modify-path]
+                  [--helper-from PATH|URL [--helper-sha256 HEX]]
+       install.sh --uninstall [--dir DIR]
 
-  --version X.Y.Z  release to install (default: the latest)      [PASEO_HOST_RUNTIME_VERSION]
-  --dir DIR        where to install (default: ~/.local/bin, or    [PASEO_HOST_RUNTIME_INSTALL]
-                   /usr/local/bin as root)
-  --platform NAME  skip detection: linux-x64, linux-x64-baseline, [PASEO_HOST_RUNTIME_PLATFORM]
-                   linux-x64-musl, linux-arm64, linux-arm64-musl, darwin-x64, darwin-arm64
-  --modify-path    also add DIR to PATH in your shell's startup file
-  --uninstall      remove what this script installed in DIR
-Releases come from \$PASEO_HOST_RUNTIME_BASE_URL (default: $BASE_URL_DEFAULT).
+  --version X.Y.Z      release to install (default: the latest)      [PASEO_HOST_RUNTIME_VERSION]
+  --dir DIR            where to install (default: ~/.local/bin,       [PASEO_HOST_RUNTIME_INSTALL]
+                       or /usr/local/bin as root)
+  --platform NAME      skip detection, one of: linux-x64,             [PASEO_HOST_RUNTIME_PLATFORM]
+                       linux-x64-baseline, linux-x64-musl, linux-arm64, linux-arm64-musl,
+                       darwin-x64, darwin-arm64
+  --helper-from SRC    install $HELPER from a file or an http(s) URL
+                       (the one published with your Paseo release), beside $RUNTIME
+  --helper-sha256 HEX  the helper's SHA-256; without it a SHA256SUMS file beside SRC must list
+                       it. An unverified helper is never installed.
+  --modify-path        also add DIR to PATH in your shell's startup file
+  --uninstall          remove what this script installed in DIR
+  -h, --help           this text
+Releases come from \$PASEO_HOST_RUNTIME_BASE_URL (default: $BASE_URL_DEFAULT),
+laid out as <base>/download/vX.Y.Z/<file> and <base>/latest/download/<file>.
 EOF
 }
 
@@ -49,26 +56,43 @@ parse_args() {
   dir="${PASEO_HOST_RUNTIME_INSTALL:-}"
   platform="${PASEO_HOST_RUNTIME_PLATFORM:-}"
   base_url="${PASEO_HOST_RUNTIME_BASE_URL:-$BASE_URL_DEFAULT}"
+  helper_from=""
+  helper_sha256=""
   modify_path=no
   uninstall=no
   while [ $# -gt 0 ]; do
     case "$1" in
-      --version) [ $# -ge 2 ] || fail "--version needs a value"; version="$2"; shift 2 ;;
-      --version=*) version="${1#*=}"; shift ;;
-      --dir) [ $# -ge 2 ] || fail "--dir needs a value"; dir="$2"; shift 2 ;;
-      --dir=*) dir="${1#*=}"; shift ;;
-      --platform) [ $# -ge 2 ] || fail "--platform needs a value"; platform="$2"; shift 2 ;;
-      --platform=*) platform="${1#*=}"; shift ;;
+      --*=*) opt="${1%%=*}"; val="${1#*=}"; shift; set -- "$opt" "$val" "$@" ;;
+      --version|--dir|--platform|--helper-from|--helper-sha256)
+        { [ $# -ge 2 ] && [ -n "$2" ]; } || usage_error "$1 needs a value"
+        case "$1" in
+          --version) version="$2" ;;
+          --dir) dir="$2" ;;
+          --platform) platform="$2" ;;
+          --helper-from) helper_from="$2" ;;
+          --helper-sha256) helper_sha256="$2" ;;
+        esac
+        shift 2 ;;
       --modify-path) modify_path=yes; shift ;;
       --uninstall) uninstall=yes; shift ;;
       -h|--help) usage; exit 0 ;;
-      *) fail "unknown option: $1 (see --help)" ;;
+      *) usage_error "unknown option: $1" ;;
     esac
   done
   version="${version#v}"
   case "$version" in
-    *[!0-9A-Za-z.-]*) fail "not a version: $version" ;;
+    *[!0-9A-Za-z.-]*) usage_error "not a version: $version" ;;
   esac
+  helper_sha256=$(say "$helper_sha256" | tr 'A-F' 'a-f')
+  case "$helper_sha256" in
+    "") ;;
+    *[!0-9a-f]*) usage_error "--helper-sha256 must be 64 hexadecimal digits" ;;
+    *) [ ${#helper_sha256} -eq 64 ] || usage_error "--helper-sha256 must be 64 hexadecimal digits" ;;
+  esac
+  if [ -n "$helper_sha256" ] && [ -z "$helper_from" ]; then usage_error "--helper-sha256 goes with --helper-from"; fi
+  if [ "$uninstall" = yes ] && { [ -n "$helper_from" ] || [ "$modify_path" = yes ]; }; then
+    usage_error "--uninstall takes only --dir"
+  fi
   base_url="${base_url%/}"
 }
 
@@ -129,30 +153,44 @@ check_platform() {
   esac
 }
 
-# download URL FILE (from an https URL, curl refuses redirects to anything but https)
-download() {
-  if command -v curl >/dev/null 2>&1; then
-    case "$1" in
-      https://*) curl -fsSL --retry 2 --proto =https -o "$2" "$1" ;;
-      *) curl -fsSL --retry 2 -o "$2" "$1" ;;
-    esac || fail "download failed: $1"
-  elif command -v wget >/dev/null 2>&1; then
-    wget -q -O "$2" "$1" || fail "download failed: $1"
-  else
-    fail "neither curl nor wget is installed"
+# Found once, before anything is downloaded: a way to hash, and a way to download.
+find_hasher() {
+  if command -v sha256sum >/dev/null 2>&1; then hasher="sha256sum"
+  elif command -v shasum >/dev/null 2>&1; then hasher="shasum -a 256"
+  else fail "neither sha256sum nor shasum is installed: cannot verify the download"
   fi
 }
 
-# sha256 FILE: prints the file's SHA-256 in hex.
-sha256() {
-  if command -v sha256sum >/dev/null 2>&1; then
-    sha256sum "$1" | cut -d ' ' -f 1
-  elif command -v shasum >/dev/null 2>&1; then
-    shasum -a 256 "$1" | cut -d ' ' -f 1
-  else
-    fail "neither sha256sum nor shasum is installed: cannot verify the download"
+find_downloader() {
+  if command -v curl >/dev/null 2>&1; then downloader=curl
+  elif command -v wget >/dev/null 2>&1; then downloader=wget
+  else fail "neither curl nor wget is installed"
   fi
 }
+
+# fetch URL FILE [bar]: downloads, with a progress bar when asked and stderr is a terminal.
+# From an https URL, curl refuses redirects to anything but https.
+fetch() {
+  bar=no
+  if [ "${3:-}" = bar ] && [ -t 2 ]; then bar=yes; fi
+  if [ "$downloader" = curl ]; then
+    show=-sS
+    if [ "$bar" = yes ]; then show=--progress-bar; fi
+    case "$1" in
+      https://*) curl -fL "$show" --retry 2 --proto =https -o "$2" "$1" ;;
+      *) curl -fL "$show" --retry 2 -o "$2" "$1" ;;
+    esac
+  elif [ "$bar" = yes ]; then
+    wget -O "$2" "$1"
+  else
+    wget -q -O "$2" "$1"
+  fi
+}
+
+download() { fetch "$@" || fail "download failed: $1"; }
+
+# sha256 FILE: prints the file's SHA-256 in hex.
+sha256() { $hasher "$1" | cut -d ' ' -f 1; }
 
 release_url() {
   if [ -n "$version" ]; then
@@ -162,9 +200,9 @@ release_url() {
   fi
 }
 
-# sums_for NAME: the hashes SHA256SUMS lists for NAME (sha256sum's text or binary mode).
+# sums_for SUMS NAME: the hashes a SHA256SUMS file lists for NAME (sha256sum's text or binary mode).
 sums_for() {
-  awk -v n="$1" '$2 == n || $2 == "*" n { print $1 }' "$tmp/SHA256SUMS"
+  awk -v n="$2" '$2 == n || $2 == "*" n { print $1 }' "$1"
 }
 
 # Reads SHA256SUMS: sets archive (its file name), expected (its hash) and, for latest, version.
@@ -183,49 +221,121 @@ pick_archive() {
     version="${archive#"$RUNTIME-"}"
     version="${version%"$suffix"}"
   fi
-  expected=$(sums_for "$archive")
+  expected=$(sums_for "$tmp/SHA256SUMS" "$archive")
   case "$expected" in
     "") fail "SHA256SUMS has no entry for $archive: refusing to install an unverified archive" ;;
     *"$NL"*) fail "SHA256SUMS lists $archive more than once" ;;
   esac
 }
 
-fetch_and_verify() {
+fetch_sums() {
   url=$(release_url)
   download "$url/SHA256SUMS" "$tmp/SHA256SUMS"
   pick_archive
+}
+
+# What DIR holds now, from its manifest: previous (the version installed, or empty) and
+# current=yes when that is this version and platform with every recorded file unchanged.
+read_installed() {
+  previous=""
+  current=no
+  if [ -d "$dir" ]; then dir=$(cd "$dir" && pwd -P); fi
+  [ -f "$dir/$MANIFEST" ] || return 0
+  previous=$(sed -n 's/^version //p' "$dir/$MANIFEST")
+  [ "$previous" = "$version" ] || return 0
+  [ "$(sed -n 's/^platform //p' "$dir/$MANIFEST")" = "$platform" ] || return 0
+  grep -q " $RUNTIME\$" "$dir/$MANIFEST" || return 0
+  while read -r kind hash name; do
+    if [ "$kind" = file ] && { [ ! -f "$dir/$name" ] || [ "$(sha256 "$dir/$name")" != "$hash" ]; }; then return 0; fi
+  done < "$dir/$MANIFEST"
+  current=yes
+}
+
+# Downloads and verifies the archive, then stages its executables in $tmp/stage.
+fetch_archive() {
   say "Downloading $archive"
-  download "$url/$archive" "$tmp/$archive"
+  download "$url/$archive" "$tmp/$archive" bar
   actual=$(sha256 "$tmp/$archive")
   [ "$actual" = "$expected" ] || fail "checksum mismatch for $archive (expected $expected, got $actual): nothing installed"
   mkdir "$tmp/x"
   tar -xzf "$tmp/$archive" -C "$tmp/x" || fail "cannot unpack $archive"
   unpacked="$tmp/x/$RUNTIME-$version-$platform"
   [ -f "$unpacked/$RUNTIME" ] || fail "$archive does not contain $RUNTIME"
+  mv "$unpacked/$RUNTIME" "$tmp/stage/$RUNTIME"
+  if [ -f "$unpacked/$HELPER" ] && [ -z "$helper_from" ]; then mv "$unpacked/$HELPER" "$tmp/stage/$HELPER"; fi
 }
 
-# install_file NAME: DIR/NAME becomes the unpacked NAME, atomically; unchanged files are left alone.
+# Sets want, the helper's expected SHA-256: --helper-sha256, else its line in a SHA256SUMS beside it.
+helper_digest() {
+  want="$helper_sha256"
+  if [ -n "$want" ]; then return; fi
+  name="${helper_from%%[?#]*}"
+  name="${name##*/}"
+  case "$helper_from" in
+    http://*|https://*) sums="${helper_from%%[?#]*}"; sums="${sums%/*}/SHA256SUMS"
+      fetch "$sums" "$tmp/helper.sums" 2>/dev/null || : > "$tmp/helper.sums" ;;
+    *) sums="$(dirname "$helper_from")/SHA256SUMS"
+      cp "$sums" "$tmp/helper.sums" 2>/dev/null || : > "$tmp/helper.sums" ;;
+  esac
+  want=$(sums_for "$tmp/helper.sums" "$name")
+  case "$want" in
+    "") fail "cannot verify $helper_from: no --helper-sha256 given and no $sums listing $name (pass --helper-sha256 HEX, the digest published with the helper): nothing installed" ;;
+    *"$NL"*) fail "$sums lists $name more than once: nothing installed" ;;
+  esac
+}
+
+# --helper-from: fetch, verify and stage the helper before anything is installed.
+fetch_helper() {
+  [ -n "$helper_from" ] || return 0
+  case "$helper_from" in
+    http://*|https://*) say "Downloading $HELPER from $helper_from"; download "$helper_from" "$tmp/helper" bar ;;
+    *) [ -f "$helper_from" ] || fail "--helper-from: no such file: $helper_from"; cp "$helper_from" "$tmp/helper" ;;
+  esac
+  helper_digest
+  got=$(sha256 "$tmp/helper")
+  [ "$got" = "$want" ] || fail "checksum mismatch for $helper_from (expected $want, got $got): nothing installed"
+  # Installed under its bare name, it must be something execve runs: a #! script or a binary.
+  case "$(od -An -tx1 -N4 "$tmp/helper" | tr -d ' \n')" in
+    2321*|7f454c46|cffaedfe|cefaedfe|cafebabe) ;;
+    *) fail "$helper_from is neither a #! script nor an executable (a JavaScript helper needs a '#!/usr/bin/env node' first line): nothing installed" ;;
+  esac
+  mv "$tmp/helper" "$tmp/stage/$HELPER"
+  say "  verified $HELPER (SHA-256 $got)"
+}
+
+# install_file NAME: DIR/NAME becomes the staged NAME, atomically; unchanged files are left alone.
 install_file() {
   [ ! -d "$dir/$1" ] || fail "$dir/$1 is a directory"
-  if cmp -s "$unpacked/$1" "$dir/$1"; then
+  if cmp -s "$tmp/stage/$1" "$dir/$1"; then
     say "  $dir/$1 is already this version"
     return
   fi
   partial="$dir/.$1.partial.$$"
-  cp "$unpacked/$1" "$partial"
+  cp "$tmp/stage/$1" "$partial"
   chmod 755 "$partial"
   mv -f "$partial" "$dir/$1"
   partial=""
   say "  installed $dir/$1"
 }
 
-# The manifest --uninstall reads: "version V", "file SHA256 NAME" lines, and "rc PATH" when a
-# startup file got the PATH line. Written before the files move in, so an install cut short
+# The manifest --uninstall reads: "version V", "platform P", "file SHA256 NAME" lines, and
+# "rc PATH" when a startup file got the PATH line. It lists the staged files and the earlier
+# files this run leaves in place. Written before the files move in, so an install cut short
 # still lets --uninstall find them (it removes only files whose hash matches).
 write_manifest() {
   {
     say "version $version"
-    for name in $installed; do say "file $(sha256 "$unpacked/$name") $name"; done
+    say "platform $platform"
+    if [ -f "$dir/$MANIFEST" ]; then
+      while read -r kind hash name; do
+        if [ "$kind" = file ] && [ ! -e "$tmp/stage/$name" ] && [ -f "$dir/$name" ] && [ "$(sha256 "$dir/$name")" = "$hash" ]; then
+          say "file $hash $name"
+        fi
+      done < "$dir/$MANIFEST"
+    fi
+    for name in $RUNTIME $HELPER; do
+      if [ -f "$tmp/stage/$name" ]; then say "file $(sha256 "$tmp/stage/$name") $name"; fi
+    done
     if [ -n "$rc_file" ]; then say "rc $rc_file"; fi
   } > "$dir/$MANIFEST.partial.$$"
   mv -f "$dir/$MANIFEST.partial.$$" "$dir/$MANIFEST"
@@ -234,17 +344,24 @@ write_manifest() {
 prepare_dir() {
   mkdir -p "$dir" || fail "cannot create $dir"
   dir=$(cd "$dir" && pwd -P)
-  say "Installing $RUNTIME $version ($platform) into $dir"
-  installed="$RUNTIME"
-  if [ -f "$unpacked/$HELPER" ]; then installed="$installed $HELPER"; fi
+  if [ "$current" != yes ]; then say "Installing $RUNTIME $version ($platform) into $dir"; fi
 }
 
 install_files() {
-  for name in $installed; do install_file "$name"; done
-  if [ ! -f "$unpacked/$HELPER" ]; then
-    say "Note: this release ships without $HELPER:"
-    cat "$unpacked/NOTICE" 2>/dev/null || true
-  fi
+  for name in $RUNTIME $HELPER; do
+    if [ -f "$tmp/stage/$name" ]; then install_file "$name"; fi
+  done
+}
+
+# The way out when DIR has no helper (a release built with --no-helper).
+helper_note() {
+  if [ -f "$dir/$HELPER" ]; then return; fi
+  say ""
+  say "Note: there is no $HELPER in $dir (this release ships without it)."
+  say "The Paseo daemon runs the helper's describe after every create, then its file, watch and"
+  say "resolve-command calls. Install the helper published with your Paseo release with this installer:"
+  say "  ... | sh -s -- --dir $dir --helper-from PATH|URL --helper-sha256 HEX"
+  say "or set \"helperPath\" (an absolute path) in the runtime's options in Paseo's config.json."
 }
 
 rc_file_for_shell() {
@@ -270,16 +387,63 @@ choose_rc_file() {
   rc_file=$(rc_file_for_shell)
 }
 
+path_line() { say "export PATH=\"$dir:\$PATH\" $PATH_MARKER"; }
+
 # Only with --modify-path: one marked line in one startup file, added once.
 add_path_line() {
   if [ "$modify_path" != yes ]; then return; fi
-  path_line="export PATH=\"$dir:\$PATH\" $PATH_MARKER"
-  if [ -f "$rc_file" ] && grep -qxF "$path_line" "$rc_file"; then
+  line=$(path_line)
+  if [ -f "$rc_file" ] && grep -qxF "$line" "$rc_file"; then
     say "  $rc_file already adds $dir to PATH"
   else
-    say "$path_line" >> "$rc_file"
+    say "$line" >> "$rc_file"
     say "  added $dir to PATH in $rc_file (open a new shell to use it)"
   fi
+}
+
+# version_lt A B: true when A comes before B (X.Y.Z by number; a pre-release before its release).
+version_lt() {
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    split(a, x, "-"); split(b, y, "-"); split(x[1], p, "."); split(y[1], q, ".")
+    for (i = 1; i <= 3; i++) if (p[i] + 0 != q[i] + 0) exit !(p[i] + 0 < q[i] + 0)
+    s = substr(a, length(x[1]) + 2); t = substr(b, length(y[1]) + 2)
+    exit !(s != t && s != "" && (t == "" || s < t))
+  }'
+}
+
+summary() {
+  if [ "$current" = yes ]; then
+    return
+  elif [ -z "$previous" ]; then
+    say "Installed $RUNTIME $version in $dir"
+  elif [ "$previous" = "$version" ]; then
+    say "Reinstalled $RUNTIME $version in $dir"
+  elif version_lt "$previous" "$version"; then
+    say "Upgraded $RUNTIME $previous → $version in $dir"
+  else
+    say "Downgraded $RUNTIME $previous → $version in $dir"
+  fi
+}
+
+# The installed binary must run here and say the version; doctor's problems are shown, not fatal.
+check_installed() {
+  line=$("$dir/$RUNTIME" --version 2>&1) || fail "$dir/$RUNTIME is installed but does not run on this machine: $line (remove it with: sh install.sh --uninstall --dir $dir)"
+  case "$line" in
+    "$RUNTIME $version "*) say "  $line" ;;
+    *) fail "$dir/$RUNTIME --version printed \"$line\", expected $RUNTIME $version" ;;
+  esac
+  say ""
+  say "Checking this host ($dir/$RUNTIME doctor --quiet, as $(id -un 2>/dev/null || id -u)):"
+  if report=$("$dir/$RUNTIME" doctor --quiet 2>&1); then status=0; else status=$?; fi
+  if [ -n "$report" ]; then say "$report"; fi
+  if [ "$status" -ne 0 ]; then
+    say "  a required check failed (above): fix it before pointing Paseo at this runtime"
+  elif [ -n "$report" ]; then
+    say "  no required check failed (warnings above)"
+  else
+    say "  no problems found"
+  fi
+  say "  (run it as the daemon's user with its options: $dir/$RUNTIME doctor --home DIR --owner NAME)"
 }
 
 json_string() {
@@ -308,24 +472,39 @@ print_next_steps() {
   say "      }"
   say "    }"
   say "  }"
-  say ""
-  say "Check the host with: $dir/$RUNTIME doctor"
 }
+
+# The runtime home a default configuration uses (src/store/home.ts decides the same way).
+default_home() {
+  if [ -n "${PASEO_HOST_RUNTIME_HOME:-}" ]; then say "$PASEO_HOST_RUNTIME_HOME"
+  elif [ -n "${XDG_STATE_HOME:-}" ]; then say "$XDG_STATE_HOME/$RUNTIME"
+  elif [ "$(uname -s)" = Darwin ]; then say "${HOME:-}/Library/Application Support/$RUNTIME"
+  else say "${HOME:-}/.local/state/$RUNTIME"
+  fi
+}
+
+quote() { printf "'%s'" "$(say "$1" | sed "s/'/'\\\\''/g")"; }
 
 # Removes the files listed in DIR's manifest whose content is still what was installed.
 uninstall() {
+  if [ -d "$dir" ]; then dir=$(cd "$dir" && pwd -P); fi
   if [ ! -f "$dir/$MANIFEST" ]; then
     say "Nothing to uninstall: $dir has no $MANIFEST"
     return
   fi
-  while IFS= read -r entry; do
-    case "$entry" in
-      "file "*) entry="${entry#file }"; remove_file "${entry%% *}" "${entry#* }" ;;
-      "rc "*) remove_path_line "${entry#rc }" ;;
-    esac
+  while read -r kind hash name; do
+    if [ "$kind" = file ]; then remove_file "$hash" "$name"; fi
   done < "$dir/$MANIFEST"
+  rc_file=$(sed -n 's/^rc //p' "$dir/$MANIFEST")
+  if [ -n "$rc_file" ]; then remove_path_line "$rc_file"; fi
   rm -f "$dir/$MANIFEST"
   say "Uninstalled $RUNTIME from $dir"
+  home=$(default_home)
+  say ""
+  say "The runtime home (workspaces, state.sqlite) is left alone. With the default options it is"
+  say "  $home$( [ -d "$home" ] || printf ' (does not exist)')"
+  say "(a daemon's config.json may set another with options.stateDirectory). To delete one and every"
+  say "workspace in it: rm -rf $(quote "$home"), then git worktree prune in repositories it held worktrees of."
 }
 
 # remove_file SHA256 NAME
@@ -340,12 +519,14 @@ remove_file() {
   fi
 }
 
+# remove_path_line FILE: removes this directory's PATH line, and no other line.
 remove_path_line() {
-  if [ ! -f "$1" ] || ! grep -qF "$PATH_MARKER" "$1"; then return; fi
-  grep -vF "$PATH_MARKER" "$1" > "$1.paseo-tmp.$$" || true
+  line=$(path_line)
+  if [ ! -f "$1" ] || ! grep -qxF "$line" "$1"; then return; fi
+  grep -vxF "$line" "$1" > "$1.paseo-tmp.$$" || true
   cat "$1.paseo-tmp.$$" > "$1"
   rm -f "$1.paseo-tmp.$$"
-  say "  removed the PATH line from $1"
+  say "  removed the PATH line for $dir from $1"
 }
 
 cleanup() {
@@ -356,23 +537,33 @@ cleanup() {
 main() {
   parse_args "$@"
   default_dir
+  find_hasher
   if [ "$uninstall" = yes ]; then
     uninstall
     return
   fi
   detect_platform
   check_platform
+  find_downloader
   say "paseo-host-runtime installer: platform $platform, directory $dir"
   partial=""
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/paseo-host-runtime.XXXXXX")
   trap cleanup EXIT
   trap 'exit 1' HUP INT PIPE TERM
-  fetch_and_verify
+  mkdir "$tmp/stage"
+  fetch_sums
+  read_installed
+  if [ "$current" = yes ]; then say "$RUNTIME $version is already installed in $dir: nothing to download"; fi
+  fetch_helper
+  if [ "$current" != yes ]; then fetch_archive; fi
   prepare_dir
   choose_rc_file
   write_manifest
   install_files
   add_path_line
+  summary
+  check_installed
+  helper_note
   print_next_steps
 }
 

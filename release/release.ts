@@ -5,21 +5,36 @@
 // `npm run release -- --sums DIR`
 //   (re)writes DIR/SHA256SUMS over the archives and install.sh found there (the publish step).
 import { $ } from "zx";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { type Entry, writeArchive, writeSums } from "./archive.ts";
 import { adHocSign, canCodesign } from "./codesign.ts";
 import { ROOT, compile } from "./compile.ts";
 import { smokeTest, type SmokeResult } from "./smoke.ts";
-import { HELPER_NAME, RUNTIME_NAME, SUMS_NAME, TARGETS, VERSION_PATTERN, archiveName, archiveStem, findTarget, type Target } from "./targets.ts";
+import {
+  HELPER_NAME,
+  MACOS_ONLY,
+  RUNTIME_NAME,
+  SUMS_NAME,
+  TARGETS,
+  VERSION_PATTERN,
+  archiveName,
+  archiveStem,
+  compareVersions,
+  findTarget,
+  type Target,
+} from "./targets.ts";
 
 export interface ReleaseOptions {
   version: string;
   /** The helper executable to ship, or null for `--no-helper` (the archive then holds a NOTICE). */
   helper: string | null;
+  /** The mirror root: the release goes to `download/vX.Y.Z/`, the newest to `latest/download/`. */
   out: string;
   targets: readonly Target[];
+  /** Targets a default release left out on this host, and why (shown in the report). */
+  leftOut?: readonly LeftOut[];
   /** Files copied into every archive and beside it; default: the repository's own. */
   license?: string;
   readme?: string;
@@ -29,9 +44,17 @@ export interface ReleaseOptions {
   log?: (line: string) => void;
 }
 
+export interface LeftOut {
+  target: Target;
+  reason: string;
+}
+
 export interface ReleaseResult {
+  /** `OUT/download/vX.Y.Z` when the release passed, else `OUT/failed/vX.Y.Z` (never with SHA256SUMS). */
+  dir: string;
   archives: string[];
-  sums: string;
+  /** The SHA256SUMS text, or null when the release failed and none was written. */
+  sums: string | null;
   smoke: SmokeResult[];
   report: string;
   ok: boolean;
@@ -39,14 +62,24 @@ export interface ReleaseResult {
 
 export const NOTICE = `This archive does not contain ${HELPER_NAME}: it was built with --no-helper.
 
-Paseo runs ${HELPER_NAME} inside every workspace (file and watch operations).
-Install the official helper that matches your Paseo release, then either put an
-executable named ${HELPER_NAME} next to ${RUNTIME_NAME}, or set
-"helperPath" (an absolute path) in the runtime's options in Paseo's config.json.
+Paseo runs ${HELPER_NAME} inside every workspace: the daemon runs its describe
+after every create, then its file, watch and resolve-command calls. Install the
+helper published with your Paseo release beside ${RUNTIME_NAME}, verified:
+
+  curl -fsSL .../install.sh | sh -s -- --helper-from URL --helper-sha256 HEX
+
+or put an executable named ${HELPER_NAME} next to ${RUNTIME_NAME} yourself, or
+set "helperPath" (an absolute path) in the runtime's options in Paseo's config.json.
 `;
 
-/** Files in an output directory that a release writes, and so may replace. */
-const OWN_OUTPUT = /^(paseo-host-runtime-.+\.tar\.gz|SHA256SUMS|install\.sh|smoke-report\.md)$/;
+/** Where a release's files go under the mirror root `out` (GitHub's download URLs). */
+export function releaseDir(out: string, version: string): string {
+  return join(out, "download", `v${version}`);
+}
+
+export function latestDir(out: string): string {
+  return join(out, "latest", "download");
+}
 
 /** The fixed mtime for archive members: SOURCE_DATE_EPOCH, else the HEAD commit time, else 0. */
 export async function sourceDateEpoch(): Promise<number> {
@@ -63,7 +96,19 @@ function requireFile(path: string, what: string): void {
   if (!existsSync(path) || !statSync(path).isFile()) throw new Error(`${what} not found or not a regular file: ${path}`);
 }
 
-/** Compiles, packs, checksums and smoke-tests one release into `options.out`. */
+/** The targets a release builds by default here, and the ones it leaves for macOS. */
+export function defaultTargets(canSign: boolean = canCodesign()): { targets: Target[]; leftOut: LeftOut[] } {
+  if (canSign) return { targets: [...TARGETS], leftOut: [] };
+  return {
+    targets: TARGETS.filter((t) => !MACOS_ONLY.has(t.bun)),
+    leftOut: TARGETS.filter((t) => MACOS_ONLY.has(t.bun)).map((target) => ({ target, reason: MACOS_ONLY.get(target.bun)! })),
+  };
+}
+
+/**
+ * Compiles and packs one release into a staging directory under `options.out`, then lets
+ * finishRelease() test it and put it in place.
+ */
 export async function buildRelease(options: ReleaseOptions): Promise<ReleaseResult> {
   const log = options.log ?? ((line: string) => console.log(line));
   const { version, helper, targets } = options;
@@ -80,8 +125,6 @@ export async function buildRelease(options: ReleaseOptions): Promise<ReleaseResu
 
   const out = resolve(options.out);
   mkdirSync(out, { recursive: true });
-  for (const name of readdirSync(out)) if (OWN_OUTPUT.test(name)) rmSync(join(out, name));
-
   const docs: Entry[] = [
     { path: "LICENSE", mode: 0o644, data: readFileSync(license) },
     { path: "README.md", mode: 0o644, data: readFileSync(readme) },
@@ -90,18 +133,19 @@ export async function buildRelease(options: ReleaseOptions): Promise<ReleaseResu
     ? { path: HELPER_NAME, mode: 0o755, data: readFileSync(helper) }
     : { path: "NOTICE", mode: 0o644, data: Buffer.from(NOTICE) };
 
-  const staging = mkdtempSync(join(tmpdir(), "paseo-release-"));
-  const archives: string[] = [];
+  // Staged beside its final place (same file system, so it moves in with a rename).
+  const staged = mkdtempSync(join(out, `.staging-v${version}-`));
+  const compiling = mkdtempSync(join(tmpdir(), "paseo-release-"));
   try {
     for (const t of targets) {
       const started = performance.now();
       const stem = archiveStem(version, t);
       // Always the same file name: Bun embeds it (`/$bunfs/root/<name>`) in the binary.
-      const binary = join(staging, stem, RUNTIME_NAME);
-      mkdirSync(join(staging, stem));
+      const binary = join(compiling, stem, RUNTIME_NAME);
+      mkdirSync(join(compiling, stem));
       await compile(binary, version, t.bun);
       if (t.os === "darwin" && canCodesign()) await adHocSign(binary);
-      const archive = join(out, archiveName(version, t));
+      const archive = join(staged, archiveName(version, t));
       const entries: Entry[] = [
         { path: stem, mode: 0o755 },
         { path: RUNTIME_NAME, mode: 0o755, data: readFileSync(binary) },
@@ -109,33 +153,105 @@ export async function buildRelease(options: ReleaseOptions): Promise<ReleaseResu
         ...docs,
       ].map((e) => (e.data ? { ...e, path: `${stem}/${e.path}` } : e));
       writeArchive(archive, entries, mtime);
-      rmSync(join(staging, stem), { recursive: true, force: true });
-      archives.push(archive);
+      rmSync(join(compiling, stem), { recursive: true, force: true });
       const mb = (statSync(archive).size / 1e6).toFixed(1);
       log(`built ${archiveName(version, t)} (${mb} MB) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     }
+    copyFileSync(installScript, join(staged, "install.sh"));
+    return finishRelease({ version, out, staged, targets, withHelper: helper !== null, leftOut: options.leftOut ?? [], log });
   } finally {
-    rmSync(staging, { recursive: true, force: true });
+    rmSync(compiling, { recursive: true, force: true });
+    rmSync(staged, { recursive: true, force: true });
   }
-
-  copyFileSync(installScript, join(out, "install.sh"));
-  const sums = writeSums(out, ["install.sh"]);
-  log(`wrote ${SUMS_NAME} (${archives.length} archives + install.sh)`);
-
-  const smoke = archives.map((archive, i) => smokeTest(archive, targets[i]!, version, helper !== null));
-  const report = smokeReport(version, smoke, helper !== null);
-  writeFileSync(join(out, "smoke-report.md"), report);
-  log(report);
-  return { archives, sums, smoke, report, ok: smoke.every((s) => s.problems.length === 0) };
 }
 
-/** The smoke results as a Markdown table, plus every problem. */
-export function smokeReport(version: string, smoke: readonly SmokeResult[], withHelper: boolean): string {
+export interface StagedRelease {
+  version: string;
+  out: string;
+  /** A directory under `out` holding one archive per target and install.sh. */
+  staged: string;
+  targets: readonly Target[];
+  withHelper: boolean;
+  leftOut: readonly LeftOut[];
+  log: (line: string) => void;
+}
+
+/**
+ * Smoke-tests every staged archive, then: all passed → SHA256SUMS is written over them and
+ * install.sh, the directory becomes `download/vX.Y.Z` (replacing an earlier build of that
+ * version) and `latest/download` is refreshed; anything failed → it becomes `failed/vX.Y.Z`
+ * without a SHA256SUMS, and `download/` and `latest/` are left as they were.
+ */
+export function finishRelease(release: StagedRelease): ReleaseResult {
+  const { version, out, staged, targets, withHelper, leftOut, log } = release;
+  const smoke = targets.map((t) => smokeTest(join(staged, archiveName(version, t)), t, version, withHelper));
+  const ok = smoke.every((s) => s.problems.length === 0);
+  const report = smokeReport(version, smoke, withHelper, leftOut);
+  writeFileSync(join(out, "smoke-report.md"), report);
+  log(report);
+  const sums = ok ? writeSums(staged, ["install.sh"]) : null;
+  const dir = ok ? releaseDir(out, version) : join(out, "failed", `v${version}`);
+  replaceDir(staged, dir);
+  if (ok) refreshLatest(out, log);
+  return { dir, archives: targets.map((t) => join(dir, archiveName(version, t))), sums, smoke, report, ok };
+}
+
+/** Moves `from` to `to`, replacing whatever `to` held. */
+function replaceDir(from: string, to: string): void {
+  mkdirSync(dirname(to), { recursive: true });
+  const old = `${to}.old-${process.pid}`;
+  if (existsSync(to)) renameSync(to, old);
+  renameSync(from, to);
+  rmSync(old, { recursive: true, force: true });
+}
+
+/**
+ * `latest/download` holds the files of the newest release in `download/` that is not a
+ * pre-release (as GitHub's latest does), as hard links (copies where links fail); none → removed.
+ */
+export function refreshLatest(out: string, log: (line: string) => void = () => {}): string | null {
+  const versions = existsSync(join(out, "download"))
+    ? readdirSync(join(out, "download"))
+        .filter((name) => name.startsWith("v") && VERSION_PATTERN.test(name.slice(1)) && !name.includes("-"))
+        .filter((name) => existsSync(join(out, "download", name, SUMS_NAME)))
+        .map((name) => name.slice(1))
+        .sort(compareVersions)
+    : [];
+  const newest = versions.at(-1) ?? null;
+  const latest = latestDir(out);
+  if (newest === null) {
+    rmSync(latest, { recursive: true, force: true });
+    log("latest/download: none (no release that is not a pre-release)");
+    return null;
+  }
+  const next = mkdtempSync(join(out, ".latest-"));
+  const source = releaseDir(out, newest);
+  for (const name of readdirSync(source)) {
+    try {
+      linkSync(join(source, name), join(next, name));
+    } catch {
+      copyFileSync(join(source, name), join(next, name));
+    }
+  }
+  replaceDir(next, latest);
+  log(`latest/download: v${newest}`);
+  return newest;
+}
+
+/** What the smoke test made of one archive: FAIL, ok (it ran), or format checked (it could not run here). */
+export function verdict(s: SmokeResult): "FAIL" | "ok" | "format checked" {
+  if (s.problems.length > 0) return "FAIL";
+  return s.ranWith ? "ok" : "format checked";
+}
+
+/** The smoke results as a Markdown table, plus every problem and every target left out. */
+export function smokeReport(version: string, smoke: readonly SmokeResult[], withHelper: boolean, leftOut: readonly LeftOut[] = []): string {
   const rows = smoke.map((s) => {
     const ran = s.ranWith ? `${s.ranWith}: \`${s.versionLine}\`` : `not executed: ${s.notRun}`;
-    return `| ${s.target.bun} | ${s.format} | ${ran} | ${s.problems.length ? "FAIL" : "ok"} |`;
+    return `| ${s.target.bun} | ${s.format} | ${ran} | ${verdict(s)} |`;
   });
   const problems = smoke.flatMap((s) => s.problems.map((p) => `- ${s.target.bun}: ${p}`));
+  const left = leftOut.map((l) => `- ${l.target.bun}: ${l.reason}. Build it on macOS: \`npm run release -- --version ${version} ... --targets ${l.target.platform}\`.`);
   return [
     `## paseo-host-runtime ${version}: smoke test (host ${process.platform}-${process.arch}, bun ${Bun.version})`,
     "",
@@ -145,7 +261,10 @@ export function smokeReport(version: string, smoke: readonly SmokeResult[], with
     "|---|---|---|---|",
     ...rows,
     "",
+    `"ok": unpacked, format checked and run; "format checked": unpacked and its headers checked, but this host cannot run it.`,
+    "",
     ...(problems.length ? ["Problems:", ...problems, ""] : []),
+    ...(left.length ? ["Not built on this host (left for macOS):", ...left, ""] : []),
   ].join("\n");
 }
 
@@ -157,14 +276,16 @@ export const USAGE = `usage: npm run release -- --version X.Y.Z (--helper PATH |
   --version X.Y.Z   version to embed and to name the archives with (required)
   --helper PATH     the paseo-workspace-helper executable to ship in every archive
   --no-helper       ship without it (each archive then holds a NOTICE saying so)
-  --out DIR         output directory (default: dist/release)
-  --targets LIST    comma-separated Bun targets or platforms, or "linux"/"darwin" (default: all seven)
+  --out DIR         the mirror root (default: dist/release): the release goes to
+                    DIR/download/vX.Y.Z/, the newest non-pre-release to DIR/latest/download/
+  --targets LIST    comma-separated Bun targets or platforms, or "linux"/"darwin" (default: all
+                    seven on macOS; elsewhere all but bun-darwin-x64, which only macOS builds right)
   --sums DIR        only (re)write DIR/SHA256SUMS over the archives and install.sh in DIR
 `;
 
 export type Command = { kind: "build"; options: ReleaseOptions } | { kind: "sums"; dir: string };
 
-function parseTargets(list: string): Target[] {
+function parseTargets(list: string, canSign: boolean): Target[] {
   const picked: Target[] = [];
   for (const name of list.split(",").map((s) => s.trim()).filter(Boolean)) {
     const group = name === "linux" || name === "darwin" ? TARGETS.filter((t) => t.os === name) : undefined;
@@ -173,11 +294,14 @@ function parseTargets(list: string): Target[] {
     for (const t of found) if (!picked.includes(t)) picked.push(t);
   }
   if (picked.length === 0) throw new UsageError("--targets is empty");
+  for (const t of picked) {
+    if (!canSign && MACOS_ONLY.has(t.bun)) throw new UsageError(`${t.bun} can only be built correctly on macOS: ${MACOS_ONLY.get(t.bun)}`);
+  }
   return TARGETS.filter((t) => picked.includes(t));
 }
 
-/** Parses release.ts arguments; throws UsageError with a sentence for the user. */
-export function parseReleaseArgs(argv: readonly string[]): Command {
+/** Parses release.ts arguments (`canSign`: this host has codesign); throws UsageError with a sentence for the user. */
+export function parseReleaseArgs(argv: readonly string[], canSign: boolean = canCodesign()): Command {
   const values = new Map<string, string>();
   const flags = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
@@ -213,7 +337,7 @@ export function parseReleaseArgs(argv: readonly string[]): Command {
       version,
       helper: helper === undefined ? null : resolve(helper),
       out: resolve(values.get("--out") ?? join(ROOT, "dist/release")),
-      targets: values.has("--targets") ? parseTargets(values.get("--targets")!) : TARGETS,
+      ...(values.has("--targets") ? { targets: parseTargets(values.get("--targets")!, canSign), leftOut: [] } : defaultTargets(canSign)),
     },
   };
 }
@@ -235,12 +359,17 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(writeSums(resolve(command.dir), ["install.sh"]));
     return 0;
   }
-  const result = await buildRelease(command.options);
+  const { options } = command;
+  for (const { target, reason } of options.leftOut ?? []) console.log(`left for macOS: ${target.bun}: ${reason}`);
+  const result = await buildRelease(options);
   if (!result.ok) {
-    console.error("release: FAILED, see the problems above");
+    console.error(`release: FAILED, see the problems above. The archives are in ${result.dir}, without ${SUMS_NAME}; nothing in ${options.out}/download or latest changed.`);
     return 1;
   }
-  console.log(`release: ${result.archives.length} archives and ${SUMS_NAME} in ${command.options.out}`);
+  const counts = { ok: 0, "format checked": 0 };
+  for (const s of result.smoke) counts[verdict(s) as keyof typeof counts]++;
+  console.log(`release: ${result.archives.length} archives (${counts.ok} run, ${counts["format checked"]} format checked), install.sh and ${SUMS_NAME} in ${result.dir}`);
+  console.log(`Serve ${options.out} as is (e.g. python3 -m http.server -d ${options.out}) and install from it with PASEO_HOST_RUNTIME_BASE_URL=<its URL>.`);
   return 0;
 }
 

@@ -34,6 +34,17 @@ export const TARGETS: readonly Target[] = [
   target("bun-darwin-arm64", "darwin", "arm64", ""),
 ];
 
+/**
+ * Targets whose `bun build --compile` output is only correct once re-signed on macOS, and why
+ * (measured with Bun 1.4.4; release/README.md). Elsewhere they are left out of a default release.
+ */
+export const MACOS_ONLY: ReadonlyMap<string, string> = new Map([
+  [
+    "bun-darwin-x64",
+    "Bun keeps the original bun binary's Developer ID signature on it although the bytes it covers changed, so its page hashes do not match and macOS kills it at launch; only macOS can re-sign it (codesign)",
+  ],
+]);
+
 /** The target named by its Bun name (`bun-linux-arm64`) or its platform (`linux-arm64`). */
 export function findTarget(name: string): Target | undefined {
   return TARGETS.find((t) => t.bun === name || t.platform === name);
@@ -54,4 +65,28 @@ export function archiveStem(version: string, t: Target): string {
 
 export function archiveName(version: string, t: Target): string {
   return `${archiveStem(version, t)}.tar.gz`;
+}
+
+/**
+ * Semantic-version order: X.Y.Z by number, then a pre-release before its release, pre-release
+ * fields compared one by one (numbers by value, below words). Negative when a precedes b.
+ */
+export function compareVersions(a: string, b: string): number {
+  const split = (v: string) => {
+    const dash = v.indexOf("-");
+    return { core: (dash < 0 ? v : v.slice(0, dash)).split(".").map(Number), pre: dash < 0 ? [] : v.slice(dash + 1).split(".") };
+  };
+  const [x, y] = [split(a), split(b)];
+  for (let i = 0; i < 3; i++) if (x.core[i] !== y.core[i]) return (x.core[i] ?? 0) - (y.core[i] ?? 0);
+  if (x.pre.length === 0 || y.pre.length === 0) return y.pre.length - x.pre.length;
+  for (let i = 0; i < Math.max(x.pre.length, y.pre.length); i++) {
+    const [p, q] = [x.pre[i], y.pre[i]];
+    if (p === q) continue;
+    if (p === undefined || q === undefined) return p === undefined ? -1 : 1;
+    const [pn, qn] = [/^\d+$/.test(p), /^\d+$/.test(q)];
+    if (pn && qn) return Number(p) - Number(q);
+    if (pn !== qn) return pn ? -1 : 1;
+    return p < q ? -1 : 1;
+  }
+  return 0;
 }

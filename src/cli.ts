@@ -17,6 +17,8 @@ export interface CommandSpec {
   usage: string;
   /** Whether this command is part of the daemon's protocol (shown first in help). */
   protocol?: boolean;
+  /** Internal (run by this runtime on a remote host, never by people): left out of help. */
+  hidden?: boolean;
 }
 
 export interface Invocation {
@@ -56,6 +58,19 @@ export const COMMANDS: Record<string, CommandSpec> = {
   resume: { required: WORKSPACE, protocol: true, usage: "--workspace-id W < request.json", summary: "mark a paused workspace ready again" },
   destroy: { required: WORKSPACE, protocol: true, usage: "--workspace-id W < request.json", summary: "remove everything the workspace owns" },
   reconcile: { required: [], protocol: true, usage: "< request.json (with workspaceIds)", summary: "destroy this owner's workspaces not listed" },
+  "exec-remote": {
+    required: WORKSPACE,
+    hidden: true,
+    usage: "--workspace-id W  (stdin/stdout: the remote exec multiplex)",
+    summary: "internal: the remote half of `--remote … exec`, run over ssh",
+  },
+  "receive-source": {
+    required: [],
+    optional: ["mirror", "seed"],
+    hidden: true,
+    usage: "[--mirror KEY] [--seed KEY] < header line + git bundle",
+    summary: "internal: receive a `--remote` create's host-directory source over ssh",
+  },
 };
 
 /** Registers an operator command (kept out of the protocol table above). */
@@ -114,7 +129,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
 /** Full help text. */
 export function helpText(version: string): string {
   const line = ([name, spec]: [string, CommandSpec]) => `  ${name.padEnd(10)} ${spec.summary}\n               paseo-host-runtime ${name} ${spec.usage}`.trimEnd();
-  const entries = Object.entries(COMMANDS);
+  const entries = Object.entries(COMMANDS).filter(([, spec]) => !spec.hidden);
   const operator = entries.filter(([, spec]) => !spec.protocol);
   return [
     `paseo-host-runtime ${version}: workspace runtime for the Paseo daemon (command runtime protocol v1)`,
@@ -124,6 +139,9 @@ export function helpText(version: string): string {
     "Protocol commands (run by the Paseo daemon; JSON on stdin/stdout, diagnostics on stderr):",
     ...entries.filter(([, spec]) => spec.protocol).map(line),
     ...(operator.length ? ["", "Operator commands:", ...operator.map(line)] : []),
+    "",
+    "Remote hosts (every protocol command, carried over OpenSSH; README \"Remote workspaces\"):",
+    "  paseo-host-runtime --remote ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] <command> …",
     "",
     "  --help, -h   show this help (or `<command> --help`)",
     "  --version    print version, target and Bun version",
@@ -138,4 +156,38 @@ export function commandUsage(command: string): string {
   const spec = COMMANDS[command];
   if (!spec) return "";
   return `Usage: paseo-host-runtime ${command} ${spec.usage}\n  ${spec.summary}\n`;
+}
+
+/** Flags that come before the operation: `--remote URL` and `--ssh-config FILE`. */
+export interface GlobalFlags {
+  remote: string | null;
+  sshConfig: string | null;
+  /** The operation and its own arguments, exactly as the contract appends them. */
+  rest: string[];
+}
+
+const GLOBAL_FLAGS = ["remote", "ssh-config"] as const;
+
+/** True when argv starts with a global flag (the runtime then works on remote hosts). */
+export function hasGlobalFlags(argv: readonly string[]): boolean {
+  const first = argv[0] ?? "";
+  return GLOBAL_FLAGS.some((name) => first === `--${name}` || first.startsWith(`--${name}=`));
+}
+
+/** Splits the global flags off argv. Throws UsageError for a repeated, empty or valueless one. */
+export function parseGlobalFlags(argv: readonly string[]): GlobalFlags {
+  const flags = new Map<string, string>();
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const word = argv[i]!;
+    const eq = word.indexOf("=");
+    const name = word.startsWith("--") ? word.slice(2, eq === -1 ? undefined : eq) : "";
+    if (!(GLOBAL_FLAGS as readonly string[]).includes(name)) break;
+    const value = eq === -1 ? argv[++i] : word.slice(eq + 1);
+    if (value === undefined || value === "") throw new UsageError(`--${name} needs a value`);
+    if (value.includes("\0")) throw new UsageError(`--${name} must not contain a NUL byte`);
+    if (flags.has(name)) throw new UsageError(`--${name} given more than once`);
+    flags.set(name, value);
+  }
+  return { remote: flags.get("remote") ?? null, sshConfig: flags.get("ssh-config") ?? null, rest: argv.slice(i) };
 }

@@ -3,6 +3,7 @@ import { diagnose, writeAll, writeStdout } from "./output.ts";
 import { TARGET, VERSION } from "./version.ts";
 import { HANDLERS } from "./ops/index.ts";
 import { OPERATOR_COMMANDS } from "./ops/operator/index.ts";
+import { isRemoteCall, remoteMain } from "./remote/main.ts";
 
 // Operator commands join the table here, so cli.ts never imports from ops/ (flow goes one way).
 for (const [name, spec] of Object.entries(OPERATOR_COMMANDS)) addCommand(name, spec);
@@ -26,6 +27,7 @@ async function main(argv: string[]): Promise<number> {
     writeStdout(commandUsage(argv[0]!));
     return 0;
   }
+  if (isRemoteCall(argv)) return await remoteMain(argv);
   let invocation: Invocation;
   try {
     invocation = parseArgs(argv);

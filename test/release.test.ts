@@ -5,15 +5,27 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Entry, gzip, sha256, tar, writeArchive } from "../release/archive.ts";
 import { codePageHashProblem, formatMismatch, readBinaryFormat } from "../release/binary-format.ts";
 import { ROOT } from "../release/compile.ts";
-import { NOTICE, UsageError, buildRelease, parseReleaseArgs, type ReleaseResult } from "../release/release.ts";
+import {
+  NOTICE,
+  UsageError,
+  buildRelease,
+  defaultTargets,
+  finishRelease,
+  parseReleaseArgs,
+  refreshLatest,
+  smokeReport,
+  verdict,
+  type ReleaseResult,
+} from "../release/release.ts";
 import { expectedMembers, runnerFor, smokeTest } from "../release/smoke.ts";
-import { HELPER_NAME, RUNTIME_NAME, TARGETS, archiveName, archiveStem, findTarget, type Target } from "../release/targets.ts";
+import { HELPER_NAME, MACOS_ONLY, RUNTIME_NAME, TARGETS, archiveName, archiveStem, compareVersions, findTarget, type Target } from "../release/targets.ts";
+import { crossRuntimeUnavailable } from "./support/tools.ts";
 
 let scratch: string;
 beforeAll(() => {
@@ -27,6 +39,15 @@ function target(name: string): Target {
   const t = findTarget(name);
   if (!t) throw new Error(`no target ${name}`);
   return t;
+}
+
+/** Every file under `dir`, by path relative to it. */
+function snapshot(dir: string): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) files.set(join(entry.parentPath, entry.name).slice(dir.length + 1), readFileSync(join(entry.parentPath, entry.name)));
+  }
+  return files;
 }
 
 function run(argv: string[], cwd = scratch): { code: number | null; stdout: string; stderr: string } {
@@ -225,7 +246,13 @@ describe("smoke test", () => {
       "code signature broken (page 0 of 2 does not match its sha256 hash): re-sign on macOS with codesign --force --sign -",
     ]);
     const arm = target("darwin-arm64");
-    expect(smokeTest(pack(arm, true, machO(0x0100000c, 2)), arm, "0.0.1", false).problems).toEqual([]);
+    const signed = smokeTest(pack(arm, true, machO(0x0100000c, 2)), arm, "0.0.1", false);
+    expect(signed.problems).toEqual([]);
+    // Passed, but it could not run here: "format checked", never "ok".
+    expect(signed.ranWith).toBeUndefined();
+    expect(verdict(signed)).toBe("format checked");
+    expect(smokeReport("0.0.1", [signed], false)).toMatch(/^\| bun-darwin-arm64 \| Mach-O arm64 .*\| not executed: a darwin binary does not run on linux \| format checked \|$/m);
+    expect(verdict(brokenResult)).toBe("FAIL");
     expect(smokeTest(pack(arm, true, machO(0x0100000c, 2, false)), arm, "0.0.1", false).problems).toEqual([
       "unsigned: macOS on arm64 runs only signed code",
     ]);
@@ -244,6 +271,13 @@ describe("release", () => {
     return file;
   };
   const host = TARGETS.find((t) => t.os === process.platform && t.arch === process.arch && !t.baseline && t.libc === readBinaryFormat(process.execPath).libc);
+  /** This machine's release in scratch/one: the reproducibility test's first build, reused after it. */
+  let built: ReleaseResult | undefined;
+  const hostRelease = async (): Promise<ReleaseResult & { target: Target }> => {
+    if (!host) throw new Error(`no release target for ${process.platform}-${process.arch}`);
+    built ??= await buildRelease({ version: "1.2.3", helper: helperScript(), out: join(scratch, "one"), targets: [host], readme: readme(), mtime: 1_700_000_000, log: () => {} });
+    return { ...built, target: host };
+  };
 
   /** A hash of everything `bun build` reads from this repository. */
   const sourceFingerprint = () => {
@@ -279,44 +313,187 @@ describe("release", () => {
       if (attempt === 3) throw new Error("src/ kept changing during three attempts: cannot compare builds");
     }
     const [one, two] = results as [ReleaseResult, ReleaseResult];
+    built = one;
     expect(one.sums).toBe(two.sums);
-    expect(one.sums.split("\n").filter(Boolean).map((l) => l.split("  ")[1])).toEqual(["install.sh", archiveName("1.2.3", host)]);
-    expect(readdirSync(join(scratch, "one")).sort()).toEqual([archiveName("1.2.3", host), "SHA256SUMS", "install.sh", "smoke-report.md"].sort());
-    expect(run(["sha256sum", "-c", "SHA256SUMS"], join(scratch, "one")).code).toBe(0);
+    expect(one.sums?.split("\n").filter(Boolean).map((l) => l.split("  ")[1])).toEqual(["install.sh", archiveName("1.2.3", host)]);
     const [smoke] = one.smoke;
     expect(smoke?.problems).toEqual([]);
     expect(smoke?.ranWith).toBe("native");
     expect(smoke?.versionLine).toStartWith(`${RUNTIME_NAME} 1.2.3 (${host.os}-${host.arch}, bun `);
     expect(one.ok).toBe(true);
     expect(one.report).toContain(`| ${host.bun} |`);
+    expect(one.report).toMatch(new RegExp(`^\\| ${host.bun} \\|.*\\| ok \\|$`, "m"));
   }, 360_000);
 
+  test("the output is laid out like the download site: download/vX.Y.Z/ and latest/download/", async () => {
+    const { target: host, ...built } = await hostRelease();
+    const out = join(scratch, "one");
+    const files = [archiveName("1.2.3", host), "SHA256SUMS", "install.sh"].sort();
+    expect(readdirSync(out).sort()).toEqual(["download", "latest", "smoke-report.md"]);
+    expect(readdirSync(join(out, "download"))).toEqual(["v1.2.3"]);
+    expect(built.dir).toBe(join(out, "download", "v1.2.3"));
+    expect(readdirSync(built.dir).sort()).toEqual(files);
+    expect(readdirSync(join(out, "latest"))).toEqual(["download"]);
+    expect(readdirSync(join(out, "latest", "download")).sort()).toEqual(files);
+    for (const name of files) expect(readFileSync(join(out, "latest", "download", name))).toEqual(readFileSync(join(built.dir, name)));
+    expect(run(["sha256sum", "-c", "SHA256SUMS"], built.dir).code).toBe(0);
+  }, 360_000);
+
+  const noDownloader = !Bun.which("curl") && !Bun.which("wget");
+  if (noDownloader) console.warn("skipped: release.test.ts, installing from the release: install.sh needs curl or wget (apt-get install curl)");
+
+  test.skipIf(noDownloader)("served as is by a plain static server, it installs with curl | sh, runs, and a rerun downloads nothing", async () => {
+    const { target: host } = await hostRelease();
+    const out = join(scratch, "one");
+    const requests: string[] = [];
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(req) {
+        const path = decodeURIComponent(new URL(req.url).pathname);
+        requests.push(path);
+        const file = join(out, path);
+        return file.startsWith(`${out}/`) && existsSync(file) && statSync(file).isFile() ? new Response(Bun.file(file)) : new Response("not found", { status: 404 });
+      },
+    });
+    const box = mkdtempSync(join(tmpdir(), "phr-release-install-"));
+    try {
+      const base = `http://127.0.0.1:${server.port}`;
+      const script = await (await fetch(`${base}/latest/download/install.sh`)).text();
+      const installSh = async (...args: string[]) => {
+        const proc = Bun.spawn(["/bin/sh", "-s", "--", "--dir", join(box, "bin"), ...args], {
+          env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: box, PASEO_HOST_RUNTIME_BASE_URL: base },
+          stdin: new Blob([script]),
+          stdout: "pipe",
+          stderr: "pipe",
+        });
+        const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+        return { code: await proc.exited, stdout, stderr };
+      };
+      const first = await installSh();
+      expect(first.stderr).toBe("");
+      expect(first.code).toBe(0);
+      expect(requests).toEqual(["/latest/download/install.sh", "/latest/download/SHA256SUMS", `/latest/download/${archiveName("1.2.3", host)}`]);
+      expect(first.stdout).toContain(`Installed ${RUNTIME_NAME} 1.2.3 in ${join(box, "bin")}\n  ${RUNTIME_NAME} 1.2.3 (${host.os}-${host.arch}, bun `);
+      expect(first.stdout).toContain(`${RUNTIME_NAME} doctor --quiet, as `);
+      expect(first.stdout).toMatch(/\n {2}(no problems found|no required check failed \(warnings above\))\n/);
+      expect(readdirSync(join(box, "bin")).sort()).toEqual([".paseo-host-runtime.installed", HELPER_NAME, RUNTIME_NAME].sort());
+      const version = Bun.spawnSync([join(box, "bin", RUNTIME_NAME), "--version"]).stdout.toString();
+      expect(version).toStartWith(`${RUNTIME_NAME} 1.2.3 (${host.os}-${host.arch}, bun `);
+      requests.length = 0;
+      const again = await installSh("--version", "1.2.3");
+      expect(again.code).toBe(0);
+      expect(requests).toEqual(["/download/v1.2.3/SHA256SUMS"]);
+      expect(again.stdout).toContain(`${RUNTIME_NAME} 1.2.3 is already installed in ${join(box, "bin")}: nothing to download`);
+    } finally {
+      server.stop(true);
+      rmSync(box, { recursive: true, force: true });
+    }
+  }, 360_000);
+
+  test("a release with a failed archive writes no SHA256SUMS and leaves download/ and latest/ as they were", async () => {
+    const { target: host, ...built } = await hostRelease();
+    const out = join(scratch, "mixed");
+    // An earlier good build of the same version is already in place.
+    mkdirSync(join(out, "download"), { recursive: true });
+    cpSync(built.dir, join(out, "download", "v1.2.3"), { recursive: true });
+    refreshLatest(out);
+    const before = snapshot(out);
+    // This build: the good archive again, and one for the other CPU that holds this machine's /bin/true.
+    const other = target(process.arch === "arm64" ? "linux-x64" : "linux-arm64");
+    const staged = mkdtempSync(join(out, ".staging-"));
+    copyFileSync(join(built.dir, archiveName("1.2.3", host)), join(staged, archiveName("1.2.3", host)));
+    copyFileSync(join(built.dir, "install.sh"), join(staged, "install.sh"));
+    const stem = archiveStem("1.2.3", other);
+    writeArchive(join(staged, archiveName("1.2.3", other)), [
+      { path: stem, mode: 0o755 },
+      { path: `${stem}/${RUNTIME_NAME}`, mode: 0o755, data: readFileSync("/bin/true") },
+      { path: `${stem}/${HELPER_NAME}`, mode: 0o755, data: Buffer.from("#!/bin/sh\n") },
+      { path: `${stem}/LICENSE`, mode: 0o644, data: Buffer.from("MIT\n") },
+      { path: `${stem}/README.md`, mode: 0o644, data: Buffer.from("#\n") },
+    ], 0);
+    const result = finishRelease({ version: "1.2.3", out, staged, targets: [host, other].sort((a, b) => TARGETS.indexOf(a) - TARGETS.indexOf(b)), withHelper: true, leftOut: [], log: () => {} });
+    expect(result.ok).toBe(false);
+    expect(result.sums).toBeNull();
+    expect(result.dir).toBe(join(out, "failed", "v1.2.3"));
+    expect(readdirSync(result.dir).sort()).toEqual([archiveName("1.2.3", host), archiveName("1.2.3", other), "install.sh"].sort());
+    expect(result.report).toMatch(new RegExp(`^\\| ${other.bun} \\|.*\\| FAIL \\|$`, "m"));
+    // download/ and latest/ are byte for byte what they were; no SHA256SUMS anywhere names the bad archive.
+    const after = snapshot(out);
+    for (const [path, bytes] of before) if (!path.startsWith("failed/")) expect(after.get(path)).toEqual(bytes);
+    expect([...after.keys()].filter((path) => !path.startsWith("failed/") && path !== "smoke-report.md").sort()).toEqual([...before.keys()].sort());
+    for (const [path, bytes] of after) if (path.endsWith("SHA256SUMS")) expect(bytes.toString()).not.toContain(archiveName("1.2.3", other));
+    expect(readdirSync(out).filter((name) => name.startsWith("."))).toEqual([]);
+  }, 360_000);
+
+  const arm = target("linux-arm64");
+  let armUnavailable: string | null = null;
+  beforeAll(async () => {
+    armUnavailable = await crossRuntimeUnavailable(arm.bun);
+    if (armUnavailable) console.warn(`skipped: release.test.ts, the linux-arm64 cross build: ${armUnavailable}`);
+  });
+
   test("a --no-helper release for linux-arm64 holds a NOTICE and an arm64 ELF, run under qemu when it can", async () => {
-    const t = target("linux-arm64");
+    if (armUnavailable) return;
     const result = await buildRelease({
       version: "1.2.3-rc.1",
       helper: null,
       out: join(scratch, "arm"),
-      targets: [t],
+      targets: [arm],
       readme: readme(),
       mtime: 1_700_000_000,
       log: () => {},
     });
     const list = run(["tar", "-tzf", result.archives[0]!]).stdout.trim().split("\n");
-    const stem = archiveStem("1.2.3-rc.1", t);
+    const stem = archiveStem("1.2.3-rc.1", arm);
     expect(list).toEqual([`${stem}/`, `${stem}/${RUNTIME_NAME}`, `${stem}/NOTICE`, `${stem}/LICENSE`, `${stem}/README.md`]);
     expect(list).not.toContain(`${stem}/${HELPER_NAME}`);
     const [smoke] = result.smoke;
     expect(smoke?.format).toBe("ELF arm64 (glibc, /lib/ld-linux-aarch64.so.1)");
     expect(smoke?.problems).toEqual([]);
-    if (smoke?.ranWith) expect(smoke.versionLine).toStartWith(`${RUNTIME_NAME} 1.2.3-rc.1 (linux-arm64, bun `);
-    else console.warn(`linux-arm64 not executed: ${smoke?.notRun}`);
+    if (smoke?.ranWith) {
+      expect(smoke.versionLine).toStartWith(`${RUNTIME_NAME} 1.2.3-rc.1 (linux-arm64, bun `);
+      expect(result.report).toMatch(/^\| bun-linux-arm64 \|.*\| ok \|$/m);
+    } else {
+      console.warn(`linux-arm64 not executed: ${smoke?.notRun}`);
+      expect(result.report).toMatch(/^\| bun-linux-arm64 \|.*\| format checked \|$/m);
+    }
     expect(result.report).toContain("Built with --no-helper");
+    // A pre-release is published under download/ but never becomes latest.
+    expect(result.dir).toBe(join(scratch, "arm", "download", "v1.2.3-rc.1"));
+    expect(existsSync(join(scratch, "arm", "latest"))).toBe(false);
   }, 180_000);
 });
 
+describe("latest and versions", () => {
+  test("versions sort like semver: numbers by value, a pre-release before its release", () => {
+    const sorted = ["1.10.0", "1.2.3", "1.2.3-rc.1", "1.2.3-rc.10", "1.2.3-rc.2", "1.2.3-alpha", "0.9.9", "2.0.0-beta.1"].sort(compareVersions);
+    expect(sorted).toEqual(["0.9.9", "1.2.3-alpha", "1.2.3-rc.1", "1.2.3-rc.2", "1.2.3-rc.10", "1.2.3", "1.10.0", "2.0.0-beta.1"]);
+  });
+
+  test("latest/download is the newest complete release that is not a pre-release", () => {
+    const out = join(scratch, "mirror");
+    const release = (version: string, complete = true) => {
+      mkdirSync(join(out, "download", `v${version}`), { recursive: true });
+      writeFileSync(join(out, "download", `v${version}`, "install.sh"), version);
+      if (complete) writeFileSync(join(out, "download", `v${version}`, "SHA256SUMS"), version);
+    };
+    release("1.2.3");
+    release("1.10.0");
+    release("2.0.0-rc.1");
+    release("3.0.0", false);
+    expect(refreshLatest(out)).toBe("1.10.0");
+    expect(readFileSync(join(out, "latest", "download", "install.sh"), "utf8")).toBe("1.10.0");
+    expect(statSync(join(out, "latest", "download", "install.sh")).ino).toBe(statSync(join(out, "download", "v1.10.0", "install.sh")).ino);
+    rmSync(join(out, "download"), { recursive: true });
+    release("0.1.0-rc.1");
+    expect(refreshLatest(out)).toBeNull();
+    expect(existsSync(join(out, "latest", "download"))).toBe(false);
+  });
+});
+
 describe("command line", () => {
-  const parse = (...argv: string[]) => parseReleaseArgs(argv);
+  const parse = (...argv: string[]) => parseReleaseArgs(argv, false);
   const refusal = (...argv: string[]) => {
     try {
       parseReleaseArgs(argv);
@@ -344,11 +521,36 @@ describe("command line", () => {
       return c.options;
     };
     expect(build().version).toBe("1.2.3");
-    expect(build().targets).toEqual(TARGETS);
     expect(build().helper).toBeNull();
     expect(build("--targets", "darwin-arm64,bun-linux-x64").targets.map((t) => t.bun)).toEqual(["bun-linux-x64", "bun-darwin-arm64"]);
     expect(build("--targets=linux").targets.map((t) => t.platform)).toEqual(["linux-x64", "linux-x64-baseline", "linux-arm64", "linux-x64-musl", "linux-arm64-musl"]);
     expect(build("--out", "x").out).toBe(join(process.cwd(), "x"));
+  });
+
+  test("by default, a host without codesign builds every target but the ones only macOS builds right, and says why", () => {
+    const build = (canSign: boolean, ...argv: string[]) => {
+      const c = parseReleaseArgs(["--version", "1.2.3", "--no-helper", ...argv], canSign);
+      if (c.kind !== "build") throw new Error("not a build");
+      return c.options;
+    };
+    const linux = build(false);
+    expect(linux.targets.map((t) => t.bun)).toEqual(TARGETS.map((t) => t.bun).filter((name) => name !== "bun-darwin-x64"));
+    expect(linux.leftOut?.map((l) => [l.target.bun, l.reason])).toEqual([["bun-darwin-x64", MACOS_ONLY.get("bun-darwin-x64")!]]);
+    expect(MACOS_ONLY.get("bun-darwin-x64")).toContain("page hashes do not match");
+    expect(defaultTargets(false)).toEqual({ targets: [...linux.targets], leftOut: [...linux.leftOut!] });
+    // On macOS (codesign present): all seven, nothing left out.
+    expect(build(true).targets).toEqual([...TARGETS]);
+    expect(build(true).leftOut).toEqual([]);
+    expect(build(true, "--targets", "darwin").targets.map((t) => t.bun)).toEqual(["bun-darwin-x64", "bun-darwin-arm64"]);
+    // Asked for explicitly where it cannot be built right: refused before building anything.
+    expect(() => build(false, "--targets", "darwin")).toThrow(`bun-darwin-x64 can only be built correctly on macOS: ${MACOS_ONLY.get("bun-darwin-x64")}`);
+    expect(build(false, "--targets", "darwin-arm64").leftOut).toEqual([]);
+  });
+
+  test("the smoke report says which targets were left out, and why", () => {
+    const report = smokeReport("1.2.3", [], false, defaultTargets(false).leftOut);
+    expect(report).toContain("Not built on this host (left for macOS):\n- bun-darwin-x64: Bun keeps the original bun binary's Developer ID signature");
+    expect(report).toContain("`npm run release -- --version 1.2.3 ... --targets darwin-x64`");
   });
 
   test("npm run release without a helper decision exits 2 before building anything", () => {

@@ -14,6 +14,7 @@
 import type { Subprocess } from "bun";
 import { closeSync } from "node:fs";
 import { endCgroup, killCgroup, moveInto, ownCgroupDir, removeCgroup } from "../platform/cgroup.ts";
+import { spawnDirectory } from "../platform/directory.ts";
 import { makePipe } from "../platform/libc.ts";
 import { GroupHandle, stopWorkload } from "../platform/process-group.ts";
 import { bootId, readProcess, type ProcessIdentity, type ProcessInfo } from "../platform/process.ts";
@@ -21,7 +22,7 @@ import { markFinished, mayLaunch, recordLaunch } from "../store/executions.ts";
 import { write } from "../workspace/lock.ts";
 import { GATE_ENV, gateArgv, gateOutcome, openGate } from "./gate.ts";
 import { checkLeader } from "./identity.ts";
-import type { LaunchPlan } from "./prepare.ts";
+import { releaseDirectories, type LaunchPlan } from "./prepare.ts";
 import { ProgramError } from "./program.ts";
 
 /** How pipes.ts and pty.ts want the child's stdio: inherited descriptors, or a fresh terminal. */
@@ -56,14 +57,21 @@ function cancelled(plan: LaunchPlan): ProgramError {
   return new ProgramError(`workspace ${JSON.stringify(plan.workspaceId)} was paused or destroyed while the workload launched; nothing was launched`, 1);
 }
 
-/** Spawns the workload under the plan's containment; throws ProgramError when nothing runs. */
+/**
+ * Spawns the workload under the plan's containment, in the directory the plan holds open
+ * (spawnDirectory), and releases that directory once the spawn returned. Throws ProgramError
+ * when nothing runs.
+ */
 export async function launchWorkload(plan: LaunchPlan, shape: StdioShape): Promise<Launched> {
   return plan.cgroup ? launchInCgroup(plan, plan.cgroup, shape) : await launchThroughGate(plan, shape);
 }
 
 function launchInCgroup(plan: LaunchPlan, cgroup: string, shape: StdioShape): Launched {
   const origin = ownCgroupDir();
-  if (origin === null) throw launchFailed(plan, new Error("this process's own cgroup is not visible"));
+  if (origin === null) {
+    releaseDirectories(plan);
+    throw launchFailed(plan, new Error("this process's own cgroup is not visible"));
+  }
   let proc: Subprocess | undefined;
   let leader: ProcessIdentity | null;
   try {
@@ -71,7 +79,7 @@ function launchInCgroup(plan: LaunchPlan, cgroup: string, shape: StdioShape): La
       if (!mayLaunch(plan.store.db, plan.workspaceId, plan.execId)) return null;
       moveInto(cgroup, process.pid);
       try {
-        proc = Bun.spawn([plan.program, ...plan.argv.slice(1)], { argv0: plan.argv[0], cwd: plan.cwd, env: plan.env, ...shape });
+        proc = Bun.spawn([plan.program, ...plan.argv.slice(1)], { argv0: plan.argv[0], cwd: spawnDirectory(plan.cwdFd), env: plan.env, ...shape });
       } finally {
         comeBack(origin, cgroup);
       }
@@ -86,6 +94,8 @@ function launchInCgroup(plan: LaunchPlan, cgroup: string, shape: StdioShape): La
       proc.terminal?.close();
     }
     throw launchFailed(plan, error);
+  } finally {
+    releaseDirectories(plan);
   }
   if (!leader || !proc) throw cancelled(plan);
   return { proc, leader, scope: cgroupScope(cgroup) };
@@ -122,7 +132,7 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
   try {
     const stdio: ["inherit", "inherit", "inherit", number, number] = ["inherit", "inherit", "inherit", specRead, statusWrite];
     const spawned = "terminal" in shape ? { terminal: shape.terminal } : { detached: true };
-    proc = Bun.spawn(gateArgv(), { cwd: plan.cwd, env: GATE_ENV, stdio, ...spawned });
+    proc = Bun.spawn(gateArgv(), { cwd: spawnDirectory(plan.cwdFd), env: GATE_ENV, stdio, ...spawned });
   } catch (error) {
     closeSync(specWrite);
     closeSync(statusRead);
@@ -130,6 +140,7 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
   } finally {
     closeSync(specRead);
     closeSync(statusWrite);
+    releaseDirectories(plan);
   }
   // Opened while the gate is our unreaped child: this handle names its group for good.
   const group = GroupHandle.open(proc.pid);

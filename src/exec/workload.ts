@@ -19,7 +19,7 @@ export interface Outcome {
 
 /** The workload is launched, contained and on record (launch.ts checked it leads its session): `started`. */
 export function startWorkload(launched: Launched, events: EventWriter): ProcessIdentity {
-  events.started();
+  events.started(launched.leader.pid);
   return launched.leader;
 }
 

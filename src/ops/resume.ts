@@ -14,8 +14,7 @@ import { readLifecycleCall, respond } from "./request.ts";
  * again (the options may have changed). Missing → error.
  */
 export async function resume(invocation: Invocation): Promise<number> {
-  const { options } = readLifecycleCall();
-  const { owner } = options;
+  const { options, owner } = readLifecycleCall();
   const workspaceId = invocation.flags.get("workspace-id")!;
   const containment = resolveContainment(options, resolveHome(options));
   checkLimits(containment, options);
@@ -29,7 +28,7 @@ export async function resume(invocation: Invocation): Promise<number> {
     } finally {
       releaseLock(db, workspaceId);
     }
-    respond(stateResponse(getWorkspace(db, workspaceId)!, options));
+    respond(stateResponse(getWorkspace(db, workspaceId)!, options, owner.dialect), owner.dialect);
     return 0;
   });
 }

@@ -18,8 +18,7 @@ const KILL_WAIT_MS = 5000;
  * died, also when it died while launching; idempotent.
  */
 export async function signal(invocation: Invocation): Promise<number> {
-  const { options } = readLifecycleCall();
-  const { owner } = options;
+  const { options, owner } = readLifecycleCall();
   const workspaceId = invocation.flags.get("workspace-id")!;
   const execId = invocation.flags.get("exec-id")!;
   const name = invocation.flags.get("signal")!;
@@ -31,7 +30,7 @@ export async function signal(invocation: Invocation): Promise<number> {
   };
   return withExistingStore(options, async ({ db }) => {
     const workspace = getWorkspace(db, workspaceId);
-    if (workspace) assertOwner(workspaceId, workspace.owner, owner);
+    if (workspace) assertOwner(workspace, owner);
     const record = getExecution(db, workspaceId, execId);
     if (!record) return notReady();
     if (record.finishedAt !== null) return 0;

@@ -34,14 +34,22 @@ export function ensureHome(home: string): string {
 
 /** Throws when `home` is not a directory owned by us and closed to group and others. */
 export function checkHome(home: string): void {
-  const stat = lstatSync(home);
-  if (!stat.isDirectory()) throw new Error(`runtime home ${home} is not a directory`);
+  checkPrivateDirectory(home, "runtime home");
+}
+
+/**
+ * Throws when `path` (named `what` in the message) is not a real directory owned by this user,
+ * closed to group and others: the same rule for the home and for what the runtime makes in it.
+ */
+export function checkPrivateDirectory(path: string, what: string): void {
+  const stat = lstatSync(path);
+  if (!stat.isDirectory()) throw new Error(`${what} ${path} is not a directory`);
   const uid = process.getuid?.();
   if (uid !== undefined && stat.uid !== uid) {
-    throw new Error(`runtime home ${home} is owned by uid ${stat.uid}, not by this user (uid ${uid}); refusing to use it`);
+    throw new Error(`${what} ${path} is owned by uid ${stat.uid}, not by this user (uid ${uid}); refusing to use it`);
   }
   if ((stat.mode & 0o022) !== 0) {
     const mode = (stat.mode & 0o777).toString(8);
-    throw new Error(`runtime home ${home} is group- or world-writable (mode ${mode}); fix it with: chmod 700 ${home}`);
+    throw new Error(`${what} ${path} is group- or world-writable (mode ${mode}); fix it with: chmod 700 ${path}`);
   }
 }

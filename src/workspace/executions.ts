@@ -9,7 +9,7 @@ import { diagnose } from "../output.ts";
 import { childCgroups, endCgroup, removeCgroup, signalCgroup } from "../platform/cgroup.ts";
 import { signalAndWait, stopWorkload, type Ending } from "../platform/process-group.ts";
 import { isSameProcess, type ProcessIdentity } from "../platform/process.ts";
-import { cancelReservations, markFinished, unfinishedExecutions, unfinishedExecutionsOfOwner, type ExecutionRecord } from "../store/executions.ts";
+import { cancelReservations, markFinished, unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
 import { write } from "./lock.ts";
 
 /** The workload's leader as recorded (pid 0 until launched). */
@@ -79,13 +79,13 @@ export async function stopWorkspaceExecutions(db: Database, workspaceId: string,
 }
 
 /**
- * Reconcile's sweep, limited to one owner's workspaces. An execution whose wrapper lives is the
+ * Reconcile's sweep, limited to the workspaces in its scope. An execution whose wrapper lives is the
  * wrapper's to finish (it may be launching right now); otherwise what is left of it is ended
  * (nobody is left to report or clean it up) and the record marked finished.
  */
-export async function reapAbandonedExecutions(db: Database, owner: string): Promise<number> {
+export async function reapAbandonedExecutions(db: Database, workspaceIds: readonly string[]): Promise<number> {
   let reaped = 0;
-  for (const record of unfinishedExecutionsOfOwner(db, owner)) {
+  for (const record of workspaceIds.flatMap((id) => unfinishedExecutions(db, id))) {
     if (isSameProcess(wrapperOf(record))) continue;
     await endExecution(record, 0);
     markFinished(db, record.workspaceId, record.execId);

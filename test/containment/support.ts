@@ -22,7 +22,7 @@ if (CGROUP_UNAVAILABLE) console.log(`cgroup containment tests skipped: ${CGROUP_
 
 /** A ready workspace whose every call runs under `mode`. */
 export function workspaceIn(mode: Mode, prefix = "contain"): Promise<ReadyWorkspace> {
-  return readyWorkspace(prefix, { containment: mode });
+  return readyWorkspace(prefix, "seed", { containment: mode });
 }
 
 /** A unique number-looking word to put in a workload's argv (`sleep <tag>`). */

@@ -58,7 +58,7 @@ describe("doctor", () => {
     const result = await op(box, ["doctor", "--home", box.home], { env: { PATH: join(box.path, "empty-bin") } });
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^✗ git +git not found on PATH/m);
-    expect(result.stdout).toMatch(/fix: install git 2\.17 or newer on the PATH the Paseo daemon runs with/);
+    expect(result.stdout).toMatch(/fix: install git 2\.31 or newer on the PATH the Paseo daemon runs with/);
     expect(result.stdout).toContain("1 required check(s) failed: git");
   });
 
@@ -68,6 +68,33 @@ describe("doctor", () => {
     const result = await op(box, ["doctor", "--home", box.home, "--helper-path", helper]);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(new RegExp(`^✓ workspace helper +${helper} \\(from options\\.helperPath, JavaScript`, "m"));
+  });
+
+  test("--quiet prints only failures and warnings, with the same exit status", async () => {
+    const shownOnly = (stdout: string) => {
+      for (const line of stdout.split("\n").filter(Boolean)) expect(line).toMatch(/^(✗ |! | +fix: )/);
+    };
+    const helper = join(box.path, "quiet-helper.mjs");
+    await Bun.write(helper, "console.log('{}')\n");
+    const fine = await op(box, ["doctor", "--home", box.home, "--helper-path", helper, "--quiet"]);
+    expect(fine.code).toBe(0);
+    expect(fine.stderr).toBe("");
+    shownOnly(fine.stdout);
+    expect(fine.stdout).not.toContain("all required checks passed");
+    // Without a helper: its warning and fix line, exit still 0.
+    const warned = await op(box, ["doctor", "--home", box.home, "--quiet"], { env: { PATH: "/usr/bin:/bin" } });
+    expect(warned.code).toBe(0);
+    shownOnly(warned.stdout);
+    expect(warned.stdout).toMatch(/^! workspace helper +workspace helper "paseo-workspace-helper" not found/m);
+    // A failing check: its line and fix, nothing else that passed or was skipped, exit 1.
+    const home = join(box.path, "quiet-open-home");
+    mkdirSync(home);
+    chmodSync(home, 0o777);
+    const failed = await op(box, ["doctor", "--home", home, "--quiet"]);
+    expect(failed.code).toBe(1);
+    shownOnly(failed.stdout);
+    expect(failed.stdout).toMatch(/^✗ runtime home +.*group- or world-writable \(mode 777\).*\n +fix: chmod 700 /m);
+    expect(failed.stdout).not.toContain("database");
   });
 
   test("--help prints the usage and exits 0", async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { missingTools } from "../support/tools.ts";
 import { BIN, op, sandbox, waitFor, type Sandbox } from "./helpers.ts";
 
 const PATH = "PATH=/usr/local/bin:/usr/bin:/bin";
@@ -149,7 +150,7 @@ describe("run --pty without a terminal of its own", () => {
 });
 
 describe("run --pty under a real terminal (tmux)", () => {
-  test("the workload sees the terminal's size, then the new size after a resize; Ctrl-C reaches it as a key; the terminal is restored", async () => {
+  test.skipIf(missingTools("run.test.ts, run --pty under tmux", ["tmux"]).length > 0)("the workload sees the terminal's size, then the new size after a resize; Ctrl-C reaches it as a key; the terminal is restored", async () => {
     // A private server whose socket lives in the sandbox, so cleanup removes it too.
     const socket = join(box.path, "tmux.sock");
     const tmux = (...args: string[]) => Bun.spawnSync(["tmux", "-S", socket, "-f", "/dev/null", ...args], { env: { ...process.env, ...box.env } });

@@ -1,8 +1,9 @@
 /** A ready workspace for exec tests: a temp runtime home plus an adopted temp directory. */
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { request, runBinary, tempDir } from "./binary.ts";
+import { laterRequest, request, runBinary, tempDir } from "./binary.ts";
 import { testCgroupRoot } from "./cgroup.ts";
+import { INSTANCE_ID } from "./daemon.ts";
 
 export interface ReadyWorkspace {
   id: string;
@@ -19,11 +20,12 @@ export interface ReadyWorkspace {
 let counter = 0;
 
 /**
- * Creates a workspace through the compiled binary's `create` (host-directory, existing), the
- * way the daemon does. Envelopes and lifecycle requests must carry `options` so exec finds the
- * same home.
+ * Creates a workspace through the compiled binary's `create` (a directory source placed
+ * `existing`), the way the daemon of `dialect` does (the later one as INSTANCE_ID). Envelopes
+ * and lifecycle requests must carry `options` so exec finds the same home and cgroup root;
+ * `extra` options (containment) go into them too.
  */
-export async function readyWorkspace(prefix = "ws", extra: { containment?: string } = {}): Promise<ReadyWorkspace> {
+export async function readyWorkspace(prefix = "ws", dialect: "seed" | "later" = "seed", extra: { containment?: string } = {}): Promise<ReadyWorkspace> {
   const dir = tempDir("phr-ws-");
   const cgroups = testCgroupRoot();
   const cleanup = () => {
@@ -35,9 +37,10 @@ export async function readyWorkspace(prefix = "ws", extra: { containment?: strin
   mkdirSync(root);
   const id = `${prefix}-${process.pid}-${++counter}`;
   const options = { stateDirectory: home, ...(cgroups ? { cgroupRoot: cgroups.path } : {}), ...extra };
-  const input = { workspaceId: id, project: { projectId: "p", source: { kind: "host-directory", path: root } }, placement: { kind: "existing" } };
+  const kind = dialect === "seed" ? "host-directory" : "directory";
+  const input = { workspaceId: id, project: { projectId: "p", source: { kind, path: root } }, placement: { kind: "existing" } };
   const result = await runBinary(["create", "--workspace-id", id], {
-    stdin: request(options, { input }),
+    stdin: dialect === "seed" ? request(options, { input }) : laterRequest(INSTANCE_ID, options, { input }),
     env: { PASEO_HOST_RUNTIME_HOME: home },
   });
   if (result.code !== 0) {

@@ -14,10 +14,11 @@ import { checkLimits, ContainmentError, resolveContainment, type Containment } f
 import { operatorOptions, printJson } from "./common.ts";
 
 /**
- * git worktree add arrived in 2.5; destroy removes worktrees with `git worktree remove`
- * (2.17), so that is the oldest git every operation works with.
+ * The oldest git every operation works with: 2.31 brought `rev-parse --path-format` (finding a
+ * host repository) and GIT_CONFIG_COUNT (git's protocol, low-speed and credential settings;
+ * see workspace/git-environment.ts). `git worktree remove` (destroy) needs 2.17.
  */
-export const MIN_GIT: readonly [number, number] = [2, 17];
+export const MIN_GIT: readonly [number, number] = [2, 31];
 
 /** ok / fail: a required check; warn: works, but worth a look; info: informational only; skip: not checked. */
 export type CheckStatus = "ok" | "fail" | "warn" | "info" | "skip";
@@ -106,7 +107,7 @@ function checkGit(): Check {
   if (result.status !== 0 || !match) return { name, status: "fail", detail: `${path} --version failed: ${(result.stderr || result.error?.message || text).trim()}`, hint };
   const [major, minor] = [Number(match[1]), Number(match[2])];
   if (major < MIN_GIT[0] || (major === MIN_GIT[0] && minor < MIN_GIT[1])) {
-    return { name, status: "fail", detail: `${path}: ${text}, older than ${wanted} (needed for git worktree add/remove)`, hint };
+    return { name, status: "fail", detail: `${path}: ${text}, older than ${wanted} (needed for rev-parse --path-format and GIT_CONFIG_COUNT)`, hint };
   }
   return { name, status: "ok", detail: `${path}: ${text}` };
 }
@@ -217,7 +218,11 @@ export async function runChecks(options: RuntimeOptions): Promise<Check[]> {
   ];
 }
 
-/** `doctor [--home DIR] [--owner O] [--helper-path PATH] [--json]`: exit 1 when a required check fails. */
+/**
+ * `doctor [--home DIR] [--owner O] [--helper-path PATH] [--json] [--quiet]`: exit 1 when a required
+ * check fails. `--quiet` prints only the failures and warnings (nothing when all is well), for
+ * install.sh and scripts; the exit status is the same.
+ */
 export async function doctor(invocation: Invocation): Promise<number> {
   const raw = operatorOptions(invocation);
   const helperPath = invocation.flags.get("helper-path");
@@ -228,13 +233,19 @@ export async function doctor(invocation: Invocation): Promise<number> {
     printJson({ ok: failed.length === 0, checks });
     return failed.length === 0 ? 0 : 1;
   }
+  const quiet = invocation.switches.has("quiet");
   const width = Math.max(...checks.map((check) => check.name.length));
   const lines: string[] = [];
   for (const check of checks) {
+    if (quiet && check.status !== "fail" && check.status !== "warn") continue;
     lines.push(`${MARK[check.status]} ${check.name.padEnd(width)}  ${check.detail}`);
     if (check.hint && (check.status === "fail" || check.status === "warn")) lines.push(`  ${" ".repeat(width)}  fix: ${check.hint}`);
   }
   const warned = checks.filter((check) => check.status === "warn").length;
+  if (quiet) {
+    if (lines.length) console.log(lines.join("\n"));
+    return failed.length === 0 ? 0 : 1;
+  }
   lines.push("");
   if (failed.length) lines.push(`${failed.length} required check(s) failed: ${failed.map((check) => check.name).join(", ")}`);
   else lines.push(`all required checks passed${warned ? ` (${warned} warning(s))` : ""}`);

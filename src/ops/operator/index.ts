@@ -5,20 +5,22 @@
 import type { CommandSpec } from "../../cli.ts";
 import type { Handler } from "../index.ts";
 import { doctor } from "./doctor.ts";
+import { logs } from "./logs.ts";
 import { ls } from "./ls.ts";
 import { newWorkspace } from "./new.ts";
 import { ps } from "./ps.ts";
 import { rm } from "./rm.ts";
 import { run } from "./run.ts";
 import { CONTAINMENT_FLAGS as CONTAIN, STORE_FLAGS as STORE } from "./common.ts";
+import { REMOTE_COMMAND } from "../../remote/doctor.ts";
 
 /** Command name → spec, in the order `--help` lists them. */
 export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
   doctor: {
     required: [],
     optional: [...STORE, ...CONTAIN, "helper-path"],
-    switches: ["json"],
-    usage: "[--home DIR] [--owner NAME] [--containment auto|cgroup|process-group] [--cgroup-root DIR] [--helper-path PATH] [--json]",
+    switches: ["json", "quiet"],
+    usage: "[--home DIR] [--owner NAME] [--containment auto|cgroup|process-group] [--cgroup-root DIR] [--helper-path PATH] [--json] [--quiet]",
     summary: "check this host can run workspaces; exit 1 if a required check fails",
   },
   ls: {
@@ -34,6 +36,13 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     switches: ["json"],
     usage: "[--workspace-id W] [--home DIR] [--owner NAME] [--json]",
     summary: "list live executions (never their environment)",
+  },
+  logs: {
+    required: [],
+    optional: ["workspace-id", "exec-id", ...STORE],
+    switches: ["follow", "json"],
+    usage: "[--workspace-id W] [--exec-id E] [--follow] [--json] [--home DIR] [--owner NAME]",
+    summary: "show the runtime log (<home>/log/runtime.log): outcomes and failures, also after launch",
   },
   new: {
     required: ["workspace-id", "source"],
@@ -59,6 +68,7 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     usage: "--workspace-id W [--pty] [--cwd REL] [--env K=V]... [--inherit-env] [--purpose KIND] [--helper-path PATH] [--home DIR] [--owner NAME] [--containment MODE] [--cgroup-root DIR] -- ARGV...",
     summary: "run a command in a workspace through `exec`, as the daemon does; env is empty unless --env/--inherit-env",
   },
+  remote: REMOTE_COMMAND,
 };
 
 /** Command name → handler. */
@@ -66,6 +76,7 @@ export const OPERATOR_HANDLERS: Record<string, Handler> = {
   doctor,
   ls,
   ps,
+  logs,
   new: newWorkspace,
   rm,
   run,

@@ -61,7 +61,7 @@ export function newWorkspace(invocation: Invocation): number {
     diagnose(`new: create of workspace ${JSON.stringify(input.workspaceId)} failed (exit ${result.status}); see the reason above`);
     return 1;
   }
-  const response = parseMessage(LifecycleResponse, result.stdout, "create response");
+  const response = parseMessage(LifecycleResponse.seed, result.stdout, "create response");
   if (response.type !== "state") throw new Error(`create answered ${response.type}, expected state`);
   if (invocation.switches.has("json")) {
     printJson(response);
