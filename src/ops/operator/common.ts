@@ -48,7 +48,7 @@ export const FLAG_DOCS = {
     check: absolutePath("an empty home would be the current directory"),
   },
   owner: { value: "NAME", help: "the owner stamped on workspaces (options.owner)", default: JSON.stringify(DEFAULT_OWNER) },
-  "options-json": { value: "JSON", help: "the daemon's whole options map, as JSON; --home/--owner/… override its keys", check: jsonObject },
+  "options-json": { value: "JSON", help: "the daemon's whole options map, as JSON; --home, --owner and the like override its keys", check: jsonObject },
   config: { value: "FILE", help: "take the options of a runtime in the daemon's config.json (e.g. ~/.paseo/config.json)" },
   runtime: { value: "NAME", help: "which workspaceRuntimes entry of --config", default: "the only one that runs paseo-host-runtime" },
   "helper-path": { value: "PATH", help: "absolute path of paseo-workspace-helper (options.helperPath)", check: absolutePath("give the helper's absolute path") },

@@ -83,7 +83,7 @@ export function readDaemonConfig(path: string, env: NodeJS.ProcessEnv = process.
   if (typeof config !== "object" || config === null || Array.isArray(config)) throw new DaemonConfigError(`${absolute} does not hold a JSON object`);
   const entries = (config as { workspaceRuntimes?: unknown }).workspaceRuntimes;
   if (entries !== undefined && (typeof entries !== "object" || entries === null || Array.isArray(entries))) {
-    throw new DaemonConfigError(`${absolute}: workspaceRuntimes must be an object (runtime id → runtime)`);
+    throw new DaemonConfigError(`${absolute}: workspaceRuntimes must be an object (runtime id to runtime)`);
   }
   // The daemon home is the directory config.json lives in (where `.`-prefixed commands start).
   const home = dirname(absolute);

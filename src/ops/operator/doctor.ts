@@ -65,7 +65,7 @@ function checkDatabase(home: string | null, options: RuntimeOptions): Check {
 function checkGit(): Check {
   const name = "git";
   const wanted = `${MIN_GIT[0]}.${MIN_GIT[1]}`;
-  const install = process.platform === "darwin" ? "xcode-select --install, or brew install git" : "apt-get install git, dnf install git, …";
+  const install = process.platform === "darwin" ? "xcode-select --install, or brew install git" : "apt-get install git, dnf install git";
   const hint = `# install git ${wanted} or newer (${install}) on the PATH the Paseo daemon runs with: the runtime inherits the daemon's environment`;
   const path = Bun.which("git", { PATH: process.env.PATH ?? "" });
   if (!path) return { name, status: "fail", detail: `git not found on PATH (${process.env.PATH ?? "unset"})`, hint };
@@ -108,7 +108,7 @@ function checkProcessIdentity(): Check {
     const boot = bootId();
     const visible = listProcesses().length;
     const where = process.platform === "linux" ? "/proc readable" : "ps readable";
-    return { name, status: "ok", detail: `${where}: boot ${boot.slice(0, 8)}…, ${visible} processes visible` };
+    return { name, status: "ok", detail: `${where}: boot ${boot.slice(0, 8)}, ${visible} processes visible` };
   } catch (error) {
     return { name, status: "fail", detail: message(error), hint };
   }

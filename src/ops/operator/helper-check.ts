@@ -101,7 +101,7 @@ export async function checkHelper(helperPath: string | undefined): Promise<Check
   const described = await describeThroughRuntime(helperPath);
   if (!described.ok) return { name: NAME, status: "fail", detail: `${where(found)}: ${described.reason}`, ...installAdvice() };
   const missing = REQUIRED_CAPABILITIES.filter((capability) => !described.capabilities.includes(capability));
-  const shown = `describe through exec → capabilities ${described.capabilities.join(", ") || "none"}`;
+  const shown = `describe through exec: capabilities ${described.capabilities.join(", ") || "none"}`;
   if (missing.length > 0) {
     return { name: NAME, status: "fail", detail: `${where(found)}: ${shown}; missing ${missing.join(", ")} (the daemon requires ${REQUIRED_CAPABILITIES.join(", ")})`, ...installAdvice() };
   }

@@ -3,8 +3,7 @@
  * Every hint is safe to paste: it only ever changes a directory that is already a runtime home
  * of its own (or nothing at all), never a shared one like /tmp or someone's home directory.
  */
-import { existsSync, lstatSync, readdirSync, realpathSync } from "node:fs";
-import { lazyOs } from "../../platform/lazy.ts";
+import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync } from "node:fs";
 import { HOME_ENTRIES, HomeError, checkHome, creationProblem, defaultHome, resolveHome, type HomeOptions } from "../../store/home.ts";
 import type { Check } from "./report.ts";
 import { shellQuote } from "./common.ts";
@@ -15,13 +14,22 @@ function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** This user's name for command lines (`install -o NAME`), falling back to the uid. */
+/**
+ * This user's name for command lines (`install -o NAME`) from /etc/passwd, else the numeric
+ * uid (install and chown take either). Not os.userInfo(): Bun's answers "unknown" for users
+ * whose HOME/USER do not match.
+ */
 function userName(): string {
+  const uid = process.getuid?.() ?? 0;
   try {
-    return lazyOs().userInfo().username;
+    for (const line of readFileSync("/etc/passwd", "utf8").split("\n")) {
+      const [name, , id] = line.split(":");
+      if (name && Number(id) === uid && /^[a-z_][\w.-]*$/i.test(name)) return name;
+    }
   } catch {
-    return String(process.getuid?.() ?? "");
+    // No /etc/passwd (macOS keeps users in Directory Services): the uid is exact anyway.
   }
+  return String(uid);
 }
 
 function isRoot(): boolean {
