@@ -9,6 +9,24 @@ import { isAbsolute } from "node:path";
 /** The owner stamped on workspaces when `options.owner` is absent. */
 export const DEFAULT_OWNER = "default";
 export const DEFAULT_STOP_TIMEOUT_MS = 2000;
+/** What the runtime log keeps: `error` only failures, `info` (default) every outcome, `debug` also spawn envelopes. */
+export const LOG_LEVELS = ["error", "info", "debug"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+/** runtime.log is rotated before it would pass this many bytes (see src/log/files.ts). */
+export const DEFAULT_LOG_MAX_BYTES = 4 * 1024 * 1024;
+/** The git transports a git URL source may use unless the operator says otherwise. */
+export const DEFAULT_GIT_PROTOCOLS: readonly string[] = ["https", "ssh", "git", "file"];
+/** How long one git command may run (a clone of a large repository over a slow link included). */
+export const DEFAULT_GIT_TIMEOUT_MS = 600_000;
+
+/**
+ * Transports never allowed, whatever the option says: `ext::` runs a shell command taken from
+ * the URL, and `fd::` talks over descriptors the runtime never passes (git waits forever).
+ */
+const NEVER_GIT_PROTOCOLS: Record<string, string> = {
+  ext: "runs a command named in the URL",
+  fd: "needs descriptors the runtime never passes, so git would wait forever",
+};
 
 /** `got "x"` for a diagnostic; `undefined` and functions are not JSON. */
 function shown(value: unknown): string {
@@ -32,9 +50,27 @@ function flag(name: string) {
   return v.boolean(mustBe(name, "true or false"));
 }
 
-function milliseconds(name: string, max: number) {
-  const message = mustBe(name, `an integer number of milliseconds between 0 and ${max}`);
-  return v.pipe(v.number(message), v.integer(message), v.minValue(0, message), v.maxValue(max, message));
+function milliseconds(name: string, max: number, min = 0) {
+  return integer(name, "milliseconds", min, max);
+}
+
+function integer(name: string, unit: string, min: number, max: number) {
+  const message = mustBe(name, `an integer number of ${unit} between ${min} and ${max}`);
+  return v.pipe(v.number(message), v.integer(message), v.minValue(min, message), v.maxValue(max, message));
+}
+
+/** A list of git transport names (as git's `protocol.<name>.allow` spells them), without duplicates. */
+function gitProtocols(name: string) {
+  const message = mustBe(name, 'a list of git transport names such as ["https", "ssh"]');
+  return v.pipe(
+    v.array(v.pipe(v.string(message), v.regex(/^[a-z][a-z0-9+.-]*$/, message)), message),
+    v.rawCheck(({ dataset, addIssue }) => {
+      const list = dataset.value as string[];
+      const refused = list.find((protocol) => Object.hasOwn(NEVER_GIT_PROTOCOLS, protocol));
+      if (refused) addIssue({ message: `options.${name} must not contain "${refused}": that transport ${NEVER_GIT_PROTOCOLS[refused]}` });
+    }),
+    v.transform((list) => [...new Set(list)]),
+  );
 }
 
 /** Why `value` is not a map of environment entries, or null. */
@@ -85,6 +121,14 @@ export const RuntimeOptions = v.object({
   exposeHostVisiblePath: v.optional(flag("exposeHostVisiblePath"), true),
   /** Grace between SIGTERM and SIGKILL when executions are stopped. */
   stopTimeoutMs: v.optional(milliseconds("stopTimeoutMs", 3_600_000), DEFAULT_STOP_TIMEOUT_MS),
+  /** Which lines the runtime log keeps. */
+  logLevel: v.optional(v.picklist(LOG_LEVELS, mustBe("logLevel", `"error", "info" or "debug"`)), "info"),
+  /** Size bound of one log file before it is rotated. */
+  logMaxBytes: v.optional(integer("logMaxBytes", "bytes", 65_536, 1_073_741_824), DEFAULT_LOG_MAX_BYTES),
+  /** The transports git may use for a git URL source and the remotes a create fetches from. */
+  allowedGitProtocols: v.optional(gitProtocols("allowedGitProtocols"), () => [...DEFAULT_GIT_PROTOCOLS]),
+  /** How long one git command may run before its whole process group is killed. */
+  gitTimeoutMs: v.optional(milliseconds("gitTimeoutMs", 86_400_000, 1), DEFAULT_GIT_TIMEOUT_MS),
 });
 
 export type RuntimeOptions = v.InferOutput<typeof RuntimeOptions>;
@@ -126,6 +170,9 @@ function nearestOption(key: string): string | null {
   let best: string | null = null;
   let bestDistance = Math.max(2, Math.floor(key.length / 3)) + 1;
   for (const known of KNOWN_OPTIONS) {
+    // The distance is at least the difference in length: skip the quadratic work (every
+    // lifecycle call, inspect included, looks up each unknown key).
+    if (Math.abs(key.length - known.length) >= bestDistance) continue;
     const distance = editDistance(key.toLowerCase(), known.toLowerCase());
     if (distance < bestDistance) {
       best = known;

@@ -23,7 +23,32 @@ export function writeStdout(text: string): void {
   writeAll(1, text);
 }
 
-/** One diagnostic line on stderr, prefixed with the program name; URL credentials are redacted. */
+/** Set once the exec wrapper handed fd 2 to the workload: our stderr is then /dev/null. */
+let stderrReleased = false;
+/** Where diagnostics also go once the runtime log knows its home (src/log/runtime-log.ts). */
+let diagnosticLog: ((message: string) => void) | undefined;
+
+/**
+ * One diagnostic line on stderr, prefixed with the program name, URL credentials redacted;
+ * also in the runtime log when this process has one. After the wrapper released its stdio the
+ * log is the only place it goes.
+ */
 export function diagnose(message: string): void {
-  writeAll(2, `paseo-host-runtime: ${redactCredentials(message)}\n`);
+  diagnoseOnStderr(message);
+  diagnosticLog?.(message);
+}
+
+/** stderr only: for what the runtime log already records in a structured line. */
+export function diagnoseOnStderr(message: string): void {
+  if (!stderrReleased) writeAll(2, `paseo-host-runtime: ${redactCredentials(message)}\n`);
+}
+
+/** fd 2 now belongs to the workload (it points at /dev/null here): stop writing to it. */
+export function releaseStderr(): void {
+  stderrReleased = true;
+}
+
+/** Installs (or removes) the runtime log's receiver of diagnostics. */
+export function setDiagnosticLog(receiver: ((message: string) => void) | undefined): void {
+  diagnosticLog = receiver;
 }

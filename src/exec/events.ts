@@ -1,4 +1,5 @@
 import { closeSync } from "node:fs";
+import { logLine, setLogWorkloadPid } from "../log/runtime-log.ts";
 import { writeAll } from "../output.ts";
 import { EventSequence, ProcessEvent, encodeFrame, type Mode } from "../protocol/index.ts";
 
@@ -16,8 +17,11 @@ export class EventWriter {
     this.sequence = new EventSequence(mode);
   }
 
-  started(): void {
+  /** `started` for the workload `pid` (the runtime log's lines carry it from now on). */
+  started(pid: number): void {
+    setLogWorkloadPid(pid);
     this.#emit({ type: "started", protocolVersion: 1 });
+    logLine("debug", "started");
   }
 
   resized(id: number): void {
@@ -33,10 +37,14 @@ export class EventWriter {
     this.close();
   }
 
-  /** At most one error event; later failures are already covered by the first. */
+  /**
+   * At most one error event; later failures are already covered by the first. Every one is
+   * in the runtime log: the daemon's copy is the only other trace of a failure after launch.
+   */
   error(message: string): void {
-    if (this.sequence.failed || this.sequence.complete) return;
-    this.#emit({ type: "error", protocolVersion: 1, message });
+    const sent = !(this.sequence.failed || this.sequence.complete);
+    if (sent) this.#emit({ type: "error", protocolVersion: 1, message });
+    logLine("error", "exec-error", { message, sentToDaemon: sent });
   }
 
   /** Closes fd 4 so the daemon sees EOF at once, even while the wrapper keeps running. */

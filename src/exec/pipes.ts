@@ -1,6 +1,7 @@
 import type { ControlReader } from "./controls.ts";
 import { EventWriter } from "./events.ts";
-import type { LaunchPlan } from "./prepare.ts";
+import { releaseDirectories, type LaunchPlan } from "./prepare.ts";
+import { spawnDirectory } from "../platform/directory.ts";
 import type { SignalForwarder } from "./signals.ts";
 import { releaseStdio } from "./stdio.ts";
 import { sendSignal } from "../platform/process.ts";
@@ -16,13 +17,15 @@ export async function runPipes(plan: LaunchPlan, controls: ControlReader, signal
   try {
     proc = Bun.spawn([plan.program, ...argv.slice(1)], {
       argv0: argv[0],
-      cwd: plan.cwd,
+      cwd: spawnDirectory(plan.cwdFd),
       env: plan.env,
       detached: true,
       stdio: ["inherit", "inherit", "inherit"],
     });
   } catch (error) {
     throw launchFailed(plan, error);
+  } finally {
+    releaseDirectories(plan);
   }
   releaseStdio();
   const identity = await startWorkload(plan, proc, events);

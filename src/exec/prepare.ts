@@ -3,8 +3,11 @@ import { selfIdentity } from "../platform/process.ts";
 import { openStore, type Store } from "../store/db.ts";
 import { reserveExecution } from "../store/executions.ts";
 import { whileReady } from "../workspace/access.ts";
+import type { OpenRoot } from "../workspace/confinement.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
-import { confine } from "../workspace/paths.ts";
+import { closeDescriptor, leaveSpawnDirectory } from "../platform/directory.ts";
+import { ownershipOf, type Ownership } from "../workspace/owner.ts";
+import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
 import { helperLaunch, resolveHelper } from "./helper.ts";
 import { resolveProgram } from "./program.ts";
 
@@ -14,8 +17,16 @@ export interface LaunchPlan {
   execId: string;
   envelope: SpawnEnvelope;
   store: Store;
-  /** Real directory inside the workspace. */
+  /** The workspace root as recorded, and a descriptor of it proven to be the workspace's own. */
+  root: { path: string; fd: number };
+  /**
+   * The workload's working directory: its path (messages, program lookup) and a descriptor of
+   * exactly the directory that was checked, reached from `root.fd` without any symlink. The
+   * spawn starts the workload in `cwdFd` (spawnDirectory), never by walking `cwd` again.
+   * May be `root.fd` itself. Both are closed by releaseDirectories once the spawn returned.
+   */
   cwd: string;
+  cwdFd: number;
   /** File to execute; argv[0] is passed to the workload unchanged. */
   program: string;
   /** The argv the workload gets (the envelope's, unless a JavaScript helper needs the embedded engine). */
@@ -37,11 +48,16 @@ export function workloadEnv(envelope: SpawnEnvelope): Record<string, string> {
   return env;
 }
 
-/** The file to execute: argv[0] through PATH, or the workspace helper's own resolution. */
-function resolveLaunch(envelope: SpawnEnvelope, options: RuntimeOptions, env: Record<string, string>, cwd: string) {
+/**
+ * The file to execute: argv[0] through PATH, or the workspace helper's own resolution. The later
+ * dialect has no helperCommand: its helper must be on the workload's PATH, which for a host
+ * runtime is the host's (the runtime's own, inherited from the daemon) since the call's env is {}.
+ */
+function resolveLaunch(envelope: SpawnEnvelope, owner: Ownership, options: RuntimeOptions, env: Record<string, string>, cwd: string) {
   const name = envelope.argv[0]!;
   if (envelope.purpose.kind === "workspace-helper" && !name.includes("/")) {
-    return helperLaunch(resolveHelper(name, env, cwd, options.helperPath), envelope.argv, env);
+    const hostPath = owner.dialect === "later" ? process.env.PATH : undefined;
+    return helperLaunch(resolveHelper(name, env, cwd, options.helperPath, hostPath), envelope.argv, env);
   }
   return { program: resolveProgram(name, env, cwd), argv: [...envelope.argv], env };
 }
@@ -54,19 +70,40 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
   const options = readOptions(envelope.options);
   const store = openStore(options);
   const self = selfIdentity();
-  return whileReady(store.db, workspaceId, options.owner, (root) => {
-    const cwd = confine(root, envelope.cwd ?? "", "cwd");
-    const { program, argv, env } = resolveLaunch(envelope, options, workloadEnv(envelope), cwd);
-    reserveExecution(store.db, {
-      workspaceId,
-      execId: envelope.execId,
-      mode: envelope.stdio.kind,
-      purpose: envelope.purpose.kind,
-      argv0: envelope.argv[0]!,
-      bootId: self.bootId,
-      wrapperPid: self.pid,
-      wrapperStartTicks: self.startTicks,
-    });
-    return { workspaceId, execId: envelope.execId, envelope, store, cwd, program, argv, env, wrapperStartTicks: self.startTicks };
+  const owner = ownershipOf(envelope, options.owner);
+  return whileReady(store.db, workspaceId, owner, (root) => {
+    const { cwd, cwdFd } = openCwd(root, envelope.cwd ?? "");
+    try {
+      const { program, argv, env } = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
+      reserveExecution(store.db, {
+        workspaceId,
+        execId: envelope.execId,
+        mode: envelope.stdio.kind,
+        purpose: envelope.purpose.kind,
+        argv0: envelope.argv[0]!,
+        bootId: self.bootId,
+        wrapperPid: self.pid,
+        wrapperStartTicks: self.startTicks,
+      });
+      const rootDir = { path: root.path, fd: root.fd };
+      return { workspaceId, execId: envelope.execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, wrapperStartTicks: self.startTicks };
+    } catch (error) {
+      if (cwdFd !== root.fd) closeDescriptor(cwdFd);
+      throw error;
+    }
   });
+}
+
+/** The envelope's cwd beneath the root: its path, and a descriptor of exactly that directory. */
+function openCwd(root: OpenRoot, relative: string): { cwd: string; cwdFd: number } {
+  checkRelativePath(relative, "cwd");
+  const cwd = joinInside(root.path, relative);
+  return { cwd, cwdFd: cwd === root.path ? root.fd : openInside(root.fd, root.path, relative, "cwd") };
+}
+
+/** Closes the plan's directory descriptors: call once the spawn returned (or failed). */
+export function releaseDirectories(plan: LaunchPlan): void {
+  leaveSpawnDirectory();
+  if (plan.cwdFd !== plan.root.fd) closeDescriptor(plan.cwdFd);
+  closeDescriptor(plan.root.fd);
 }

@@ -6,7 +6,8 @@ import type { ControlReader } from "./controls.ts";
 import { EventWriter } from "./events.ts";
 import { launchFailed } from "./launch.ts";
 import { isSignalName } from "./mirror.ts";
-import type { LaunchPlan } from "./prepare.ts";
+import { releaseDirectories, type LaunchPlan } from "./prepare.ts";
+import { spawnDirectory } from "../platform/directory.ts";
 import { ProgramError } from "./program.ts";
 import { PtyOutput } from "./pty-output.ts";
 import type { SignalForwarder } from "./signals.ts";
@@ -49,12 +50,14 @@ export async function runPty(plan: LaunchPlan, controls: ControlReader, signals:
   try {
     proc = Bun.spawn([plan.program, ...argv.slice(1)], {
       argv0: argv[0],
-      cwd: plan.cwd,
+      cwd: spawnDirectory(plan.cwdFd),
       env: plan.env,
       terminal: { cols: size.cols, rows: size.rows, data: (_terminal, chunk) => output.write(chunk), exit: () => output.onMasterClosed() },
     });
   } catch (error) {
     throw launchFailed(plan, error);
+  } finally {
+    releaseDirectories(plan);
   }
   const terminal = proc.terminal!;
   const identity = await startWorkload(plan, proc, events).catch((error) => {

@@ -40,7 +40,7 @@ export async function startWorkload(plan: LaunchPlan, proc: Subprocess, events: 
     events.close();
     throw error;
   }
-  events.started();
+  events.started(identity.pid);
   return identity;
 }
 

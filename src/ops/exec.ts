@@ -7,7 +7,9 @@ import { prepareLaunch } from "../exec/prepare.ts";
 import { ProgramError } from "../exec/program.ts";
 import { SignalForwarder } from "../exec/signals.ts";
 import { diagnose } from "../output.ts";
+import { readOptions } from "../options.ts";
 import { ProtocolError, type SpawnEnvelope } from "../protocol/index.ts";
+import { attachExecLog, logExecExited, logExecFailed, logExecRefused } from "./call-log.ts";
 
 /**
  * `exec`: read the spawn envelope from fd 3, launch the workload on fd 0/1/2, report its
@@ -19,28 +21,44 @@ export async function exec(invocation: Invocation): Promise<number> {
   requireProtocolFds();
   const controls = new ControlReader();
   const envelope = await readEnvelope(controls);
+  const facts = { mode: envelope.stdio.kind, purpose: envelope.purpose.kind };
+  logTo(invocation, envelope);
   let plan;
   try {
     plan = prepareLaunch(invocation.flags.get("workspace-id")!, envelope);
   } catch (error) {
-    if (error instanceof ProgramError) {
-      diagnose(error.message);
-      return error.code;
-    }
-    throw error;
+    return refused(facts, error);
   }
   const run = envelope.stdio.kind === "pty" ? runPty : runPipes;
   let outcome;
   try {
     outcome = await run(plan, controls, signals);
   } catch (error) {
-    if (error instanceof ProgramError) {
-      diagnose(error.message);
-      return error.code;
-    }
+    if (error instanceof ProgramError) return refused(facts, error);
+    logExecFailed(facts, error);
     throw error;
   }
+  logExecExited(facts, outcome.code, outcome.signal);
   return mirrorExit(outcome.code, outcome.signal);
+}
+
+/** The runtime log of the home the envelope's options select; bad options are prepareLaunch's to report. */
+function logTo(invocation: Invocation, envelope: SpawnEnvelope): void {
+  let options;
+  try {
+    options = readOptions(envelope.options);
+  } catch {
+    return;
+  }
+  attachExecLog(invocation, envelope, options);
+}
+
+/** Nothing was launched: log why, then answer like before (a ProgramError's code, else thrown). */
+function refused(facts: { mode: string; purpose: string }, error: unknown): number {
+  logExecRefused(facts, error instanceof ProgramError ? error.code : 1, error);
+  if (!(error instanceof ProgramError)) throw error;
+  diagnose(error.message);
+  return error.code;
 }
 
 async function readEnvelope(controls: ControlReader): Promise<SpawnEnvelope> {

@@ -9,20 +9,24 @@ import { resume } from "./resume.ts";
 import { exec } from "./exec.ts";
 import { signal } from "./signal.ts";
 import { OPERATOR_HANDLERS } from "./operator/index.ts";
+import { loggedOperation } from "./call-log.ts";
 
 /** An operation: returns the process exit code, or throws with a message for stderr. */
 export type Handler = (invocation: Invocation) => number | Promise<number>;
 
-/** Command name → operation. */
+/**
+ * Command name → operation. Lifecycle operations log their outcome in the runtime log; exec
+ * logs its own (src/ops/exec.ts); describe has no home to log to.
+ */
 export const HANDLERS: Record<string, Handler> = {
   describe,
-  create,
-  inspect,
-  pause,
-  resume,
-  destroy,
-  reconcile,
+  create: loggedOperation("create", create),
+  inspect: loggedOperation("inspect", inspect),
+  pause: loggedOperation("pause", pause),
+  resume: loggedOperation("resume", resume),
+  destroy: loggedOperation("destroy", destroy),
+  reconcile: loggedOperation("reconcile", reconcile),
   exec,
-  signal,
+  signal: loggedOperation("signal", signal),
   ...OPERATOR_HANDLERS,
 };

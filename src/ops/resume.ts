@@ -11,8 +11,7 @@ import { readLifecycleCall, respond } from "./request.ts";
  * directory vanished is re-added for its branch. Missing → error.
  */
 export async function resume(invocation: Invocation): Promise<number> {
-  const { options } = readLifecycleCall();
-  const { owner } = options;
+  const { options, owner } = readLifecycleCall();
   const workspaceId = invocation.flags.get("workspace-id")!;
   return withStore(options, async ({ db }) => {
     const previous = await claimExisting(db, workspaceId, owner, "resume");
@@ -23,7 +22,7 @@ export async function resume(invocation: Invocation): Promise<number> {
     } finally {
       releaseLock(db, workspaceId);
     }
-    respond(stateResponse(getWorkspace(db, workspaceId)!, options));
+    respond(stateResponse(getWorkspace(db, workspaceId)!, options, owner.dialect), owner.dialect);
     return 0;
   });
 }

@@ -1,5 +1,6 @@
 /** The few libc calls Node's API lacks, through bun:ffi (works inside compiled binaries). */
-import { dlopen, FFIType, ptr } from "bun:ffi";
+import { dlopen, FFIType, ptr, read, type Pointer } from "bun:ffi";
+import { lazyOs } from "./lazy.ts";
 
 const LIBC = process.platform === "darwin" ? "libc.dylib" : "libc.so.6";
 /** RLIMIT_CORE: 4 on Linux, 4 on macOS too. */
@@ -12,6 +13,7 @@ function load() {
     dup2: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
     setrlimit: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
     tcflow: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+    flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
   }).symbols;
 }
 
@@ -38,4 +40,174 @@ const TCOON = process.platform === "darwin" ? 2 : 1;
 /** Suspends (false) or restarts (true) output of the terminal `fd` refers to. */
 export function setTerminalOutput(fd: number, running: boolean): void {
   if (libc().tcflow(fd, running ? TCOON : TCOOFF) < 0) throw new Error(`tcflow(${fd}, ${running ? "TCOON" : "TCOOFF"}) failed`);
+}
+
+/** glibc and musl name the errno accessor `__errno_location`, Darwin `__error`. */
+const ERRNO_SYMBOL = process.platform === "darwin" ? "__error" : "__errno_location";
+
+/**
+ * Calls that open paths relative to a directory descriptor, for confinement (directory.ts).
+ * Loaded apart from the other groups: each bound symbol costs start-up, and `syscall` is
+ * Linux-only. `openat` is variadic; it is declared without the mode, which only O_CREAT reads.
+ */
+let beneathLib: ReturnType<typeof loadBeneath> | undefined;
+
+function loadBeneath() {
+  return dlopen(LIBC, {
+    openat: { args: [FFIType.i32, FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
+    fchdir: { args: [FFIType.i32], returns: FFIType.i32 },
+    [ERRNO_SYMBOL]: { args: [], returns: FFIType.ptr },
+  }).symbols;
+}
+
+/** Linux only: `syscall` (for openat2, which glibc does not wrap). */
+let syscallLib: ReturnType<typeof loadSyscall> | undefined;
+
+function loadSyscall() {
+  return dlopen(LIBC, {
+    syscall: { args: [FFIType.i64, FFIType.i32, FFIType.ptr, FFIType.ptr, FFIType.u64], returns: FFIType.i64 },
+    [ERRNO_SYMBOL]: { args: [], returns: FFIType.ptr },
+  }).symbols;
+}
+
+function beneath() {
+  beneathLib ??= loadBeneath();
+  return beneathLib;
+}
+
+/** errno of the calling thread, read right after a failed call (nothing runs in between). */
+function errnoOf(symbols: Record<string, unknown>): number {
+  const location = (symbols[ERRNO_SYMBOL] as () => Pointer | null)();
+  return location === null ? 0 : read.i32(location, 0);
+}
+
+/** A failed libc call, with the errno name Node uses (`code`), so callers test `error.code`. */
+export class SystemCallError extends Error {
+  constructor(
+    call: string,
+    readonly code: string,
+  ) {
+    super(`${call} failed: ${code}`);
+  }
+}
+
+/** The error of a call that just failed (`errno` read first, before anything else runs), named (ELOOP, ENOENT…) for this platform. */
+function failed(errno: number, call: string): SystemCallError {
+  for (const [name, value] of Object.entries(lazyOs().constants.errno)) if (value === errno) return new SystemCallError(call, name);
+  return new SystemCallError(call, `errno ${errno}`);
+}
+
+function cString(text: string): Buffer {
+  return Buffer.from(`${text}\0`);
+}
+
+/** openat(2): `name` opened relative to the directory `dirFd`; returns the new descriptor. */
+export function openat(dirFd: number, name: string, flags: number): number {
+  const lib = beneath();
+  const fd = lib.openat(dirFd, cString(name), flags);
+  if (fd < 0) throw failed(errnoOf(lib), `openat(${JSON.stringify(name)})`);
+  return fd;
+}
+
+/** struct open_how's `resolve` bits (linux/openat2.h). */
+const RESOLVE_NO_SYMLINKS = 0x04n;
+const RESOLVE_BENEATH = 0x08n;
+/** openat2 has the same number on every Linux architecture (it is newer than the unified table). */
+const SYS_OPENAT2 = 437;
+
+/**
+ * openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: the kernel refuses any `..` that
+ * leaves `dirFd` and any symlink on the way (ELOOP), in one atomic walk. Linux 5.6+.
+ */
+export function openat2Beneath(dirFd: number, path: string, flags: number): number {
+  const lib = (syscallLib ??= loadSyscall());
+  const how = new BigUint64Array([BigInt(flags), 0n, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS]);
+  const fd = Number(lib.syscall(SYS_OPENAT2, dirFd, cString(path), ptr(how), how.byteLength));
+  if (fd < 0) throw failed(errnoOf(lib), `openat2(${JSON.stringify(path)}, RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS)`);
+  return fd;
+}
+
+/** fchdir(2): makes the directory open at `fd` this process's working directory. */
+export function fchdir(fd: number): void {
+  const lib = beneath();
+  if (lib.fchdir(fd) < 0) throw failed(errnoOf(lib), `fchdir(${fd})`);
+}
+
+/** Calls for copying file data extent by extent (file-data.ts). */
+let copyLib: ReturnType<typeof loadCopy> | undefined;
+
+function loadCopy() {
+  return dlopen(LIBC, {
+    lseek: { args: [FFIType.i32, FFIType.i64, FFIType.i32], returns: FFIType.i64 },
+    [ERRNO_SYMBOL]: { args: [], returns: FFIType.ptr },
+  }).symbols;
+}
+
+function copyCalls() {
+  copyLib ??= loadCopy();
+  return copyLib;
+}
+
+/** Linux only: in-kernel copies (glibc 2.27+). `ioctl` is variadic; its one argument is an int here. */
+let linuxCopyLib: ReturnType<typeof loadLinuxCopy> | undefined;
+
+function loadLinuxCopy() {
+  return dlopen(LIBC, {
+    copy_file_range: { args: [FFIType.i32, FFIType.ptr, FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.u32], returns: FFIType.i64 },
+    ioctl: { args: [FFIType.i32, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
+    [ERRNO_SYMBOL]: { args: [], returns: FFIType.ptr },
+  }).symbols;
+}
+
+function linuxCopy() {
+  linuxCopyLib ??= loadLinuxCopy();
+  return linuxCopyLib;
+}
+
+/** lseek(2) whence values for sparse files: Linux and the BSDs swapped them. */
+export const SEEK_DATA = process.platform === "darwin" ? 4 : 3;
+export const SEEK_HOLE = process.platform === "darwin" ? 3 : 4;
+
+/** lseek(2); returns the resulting offset. */
+export function lseek(fd: number, offset: number, whence: number): number {
+  const lib = copyCalls();
+  const result = Number(lib.lseek(fd, offset, whence));
+  if (result < 0) throw failed(errnoOf(lib), `lseek(${fd}, ${offset}, ${whence})`);
+  return result;
+}
+
+/**
+ * copy_file_range(2) of `length` bytes at `offset` in both files (the descriptors' own
+ * offsets are not used). Returns the bytes copied: fewer than asked is normal, 0 is EOF.
+ */
+export function copyFileRange(from: number, to: number, offset: number, length: number): number {
+  const lib = linuxCopy();
+  const offsets = new BigInt64Array([BigInt(offset), BigInt(offset)]);
+  const copied = Number(lib.copy_file_range(from, ptr(offsets, 0), to, ptr(offsets, 8), length, 0));
+  if (copied < 0) throw failed(errnoOf(lib), "copy_file_range");
+  return copied;
+}
+
+/** FICLONE (linux/fs.h: _IOW(0x94, 9, int)): makes `to` share all of `from`'s blocks. */
+const FICLONE = 0x40049409;
+
+/** Reflinks `from` into `to` where the filesystem can (btrfs, XFS…); throws otherwise. */
+export function cloneFile(from: number, to: number): void {
+  const lib = linuxCopy();
+  if (lib.ioctl(to, FICLONE, from) < 0) throw failed(errnoOf(lib), "ioctl(FICLONE)");
+}
+
+/** flock(2) operations: the same numbers on Linux and macOS. */
+const LOCK_EX = 2;
+const LOCK_NB = 4;
+const LOCK_UN = 8;
+
+/** Takes an exclusive flock(2) on `fd` without waiting; false when another holder has it. */
+export function tryLockExclusive(fd: number): boolean {
+  return libc().flock(fd, LOCK_EX | LOCK_NB) === 0;
+}
+
+/** Releases a flock(2) taken on `fd` (closing the descriptor releases it too). */
+export function unlock(fd: number): void {
+  libc().flock(fd, LOCK_UN);
 }

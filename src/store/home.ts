@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, lstatSync, mkdirSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import { lazyOs } from "../platform/lazy.ts";
 
@@ -31,7 +31,20 @@ function requireAbsolute(path: string, name: string): string {
  * What a runtime home holds (besides nothing): a directory holding anything else is not a home
  * of its own. Add an entry here when the runtime starts keeping something new in the home.
  */
-export const HOME_ENTRIES: readonly string[] = ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "state.sqlite-journal", "workspaces", "log"];
+export const HOME_ENTRIES: readonly string[] = ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "state.sqlite-journal", "input.key", "workspaces", "log"];
+
+/**
+ * Whether `dir` holds nothing but what a runtime home holds, and is not a shared directory
+ * (sticky, like /tmp): only then is changing its owner or mode a fix rather than a hazard.
+ */
+export function isOwnHome(dir: string): boolean {
+  try {
+    if ((lstatSync(dir).mode & 0o1000) !== 0) return false;
+    return readdirSync(dir).every((entry) => HOME_ENTRIES.includes(entry));
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Why a home is refused. `path` is what is wrong: the home itself, or (for the `ancestor-*`
@@ -39,7 +52,7 @@ export const HOME_ENTRIES: readonly string[] = ["state.sqlite", "state.sqlite-wa
  */
 export type HomeProblem = "not-directory" | "symlink" | "owner" | "mode" | "ancestor-not-directory" | "ancestor-not-writable";
 
-/** A runtime home that cannot be used or created. */
+/** A runtime home (or a private directory in it) that cannot be used or created. */
 export class HomeError extends Error {
   override name = "HomeError";
   constructor(
@@ -67,16 +80,27 @@ export function ensureHome(home: string): string {
 
 /** Throws when `home` is not a directory owned by us and closed to group and others. */
 export function checkHome(home: string): void {
-  const stat = lstatSync(home);
-  if (stat.isSymbolicLink()) throw new HomeError(`runtime home ${home} is a symbolic link; refusing to follow it (give the directory it points to)`, "symlink", home);
-  if (!stat.isDirectory()) throw new HomeError(`runtime home ${home} is not a directory`, "not-directory", home);
+  checkPrivateDirectory(home, "runtime home", () => isOwnHome(home));
+}
+
+/**
+ * Throws a HomeError when `path` (named `what` in the message) is not a real directory owned by
+ * this user, closed to group and others: the same rule for the home and for what the runtime
+ * makes in it. `ownDirectory` says whether chmod is the runtime's to suggest (never for a
+ * shared directory like /tmp); it is asked only when the mode is wrong.
+ */
+export function checkPrivateDirectory(path: string, what: string, ownDirectory: () => boolean = () => true): void {
+  const stat = lstatSync(path);
+  if (stat.isSymbolicLink()) throw new HomeError(`${what} ${path} is a symbolic link; refusing to follow it (give the directory it points to)`, "symlink", path);
+  if (!stat.isDirectory()) throw new HomeError(`${what} ${path} is not a directory`, "not-directory", path);
   const uid = process.getuid?.();
   if (uid !== undefined && stat.uid !== uid) {
-    throw new HomeError(`runtime home ${home} is owned by uid ${stat.uid}, not by this user (uid ${uid}); refusing to use it`, "owner", home);
+    throw new HomeError(`${what} ${path} is owned by uid ${stat.uid}, not by this user (uid ${uid}); refusing to use it`, "owner", path);
   }
   if ((stat.mode & 0o022) !== 0) {
     const mode = (stat.mode & 0o7777).toString(8);
-    throw new HomeError(`runtime home ${home} is group- or world-writable (mode ${mode}); refusing to use it (\`paseo-host-runtime doctor\` says what to do)`, "mode", home);
+    const fix = ownDirectory() ? `fix it with: chmod 700 ${path}` : "it is not a directory of its own (shared, or it holds other files): use a directory of its own";
+    throw new HomeError(`${what} ${path} is group- or world-writable (mode ${mode}); ${fix}`, "mode", path);
   }
 }
 

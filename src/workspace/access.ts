@@ -1,44 +1,59 @@
-/** The gate in front of every exec: is this workspace usable right now, and where is it? */
+/** The gate in front of every exec: is this workspace usable right now, and is its root still its own? */
 import type { Database } from "bun:sqlite";
-import { statSync } from "node:fs";
-import { getWorkspace } from "../store/workspaces.ts";
-import { assertOwner } from "./owner.ts";
-
-/** Why a root cannot be used, or null when it is a directory. One stat, no git. */
-export function rootProblem(root: string | null): string | null {
-  if (root === null) return "has no root recorded";
-  try {
-    if (!statSync(root).isDirectory()) return `root ${root} is not a directory`;
-    return null;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return `root ${root} no longer exists (removed outside paseo-host-runtime; destroy and create the workspace again)`;
-    return `root ${root} cannot be examined: ${(error as Error).message}`;
-  }
-}
+import { closeDescriptor } from "../platform/directory.ts";
+import { getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
+import { openRoot, RootProblem, sameConfinement, type OpenRoot } from "./confinement.ts";
+import { assertOwner, type Ownership } from "./owner.ts";
 
 /**
- * Throws unless the workspace exists, belongs to `owner`, is ready and its root is a directory.
- * Cheap: one primary-key lookup and one stat.
+ * Throws unless the workspace exists, belongs to `owner` (owner, dialect, instance) and is
+ * ready. One primary-key lookup.
  */
-export function requireReadyWorkspace(db: Database, workspaceId: string, owner: string): { root: string } {
+export function requireReadyWorkspace(db: Database, workspaceId: string, owner: Ownership): WorkspaceRecord {
   const name = JSON.stringify(workspaceId);
   const record = getWorkspace(db, workspaceId);
   if (!record) throw new Error(`workspace ${name} does not exist`);
-  assertOwner(workspaceId, record.owner, owner);
+  assertOwner(record, owner);
   if (record.status === "creating" || record.status === "destroying") throw new Error(`workspace ${name} does not exist`);
   if (record.status === "paused") throw new Error(`workspace ${name} is paused`);
-  const problem = rootProblem(record.root);
-  if (problem) throw new Error(`workspace ${name} is not usable: ${problem}`);
-  return { root: record.root! };
+  return record;
 }
 
 /**
- * Runs `fn` inside a write transaction (BEGIN IMMEDIATE) after re-checking that the workspace
- * is ready. Record an execution inside `fn`: pause flips the status in its own immediate
- * transaction before listing executions to stop, so a launch either is seen and stopped by
- * pause, or sees "paused" here and must not go on.
+ * Opens the root of a ready workspace, proven to be its own (confinement.ts), or throws saying
+ * why it is not usable. What was found is recorded when it differs from the record: a workspace
+ * made before schema 2 (no identity yet), or one whose filesystem was renumbered. Call inside a
+ * write transaction.
  */
-export function whileReady<T>(db: Database, workspaceId: string, owner: string, fn: (root: string) => T): T {
-  return db.transaction(() => fn(requireReadyWorkspace(db, workspaceId, owner).root)).immediate();
+export function openUsableRoot(db: Database, record: WorkspaceRecord): OpenRoot {
+  let root: OpenRoot;
+  try {
+    root = openRoot(record);
+  } catch (error) {
+    if (error instanceof RootProblem) throw new Error(`workspace ${JSON.stringify(record.workspaceId)} is not usable: ${error.message}`);
+    throw error;
+  }
+  if (!sameConfinement(record.confinement, root.seen)) updateWorkspace(db, record.workspaceId, { confinement: root.seen });
+  return root;
+}
+
+/**
+ * Runs `fn` with the workspace's open root inside a write transaction (BEGIN IMMEDIATE) after
+ * re-checking that the workspace is ready. Record an execution inside `fn`: pause flips the
+ * status in its own immediate transaction before listing executions to stop, so a launch
+ * either is seen and stopped by pause, or sees "paused" here and must not go on.
+ * On success `fn` owns `root.fd` (it must close it); if `fn` throws, it is closed here.
+ */
+export function whileReady<T>(db: Database, workspaceId: string, owner: Ownership, fn: (root: OpenRoot) => T): T {
+  return db
+    .transaction(() => {
+      const root = openUsableRoot(db, requireReadyWorkspace(db, workspaceId, owner));
+      try {
+        return fn(root);
+      } catch (error) {
+        closeDescriptor(root.fd);
+        throw error;
+      }
+    })
+    .immediate();
 }

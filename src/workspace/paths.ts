@@ -2,7 +2,8 @@
  * Where a workspace's owned storage lives, and confinement of workspace-relative paths.
  * Workspace ids are opaque: they reach the filesystem only through a hash.
  */
-import { realpathSync, statSync } from "node:fs";
+import { lstatSync, readlinkSync } from "node:fs";
+import { closeDescriptor, openBeneath, openDirectory } from "../platform/directory.ts";
 import { isAbsolute, join, relative, sep } from "node:path";
 
 /** `<home>/workspaces`: the only directory this runtime ever deletes things in. */
@@ -55,21 +56,65 @@ export function checkRelativePath(path: string, what: string): void {
 }
 
 /**
- * Resolves `path` under `base` (real paths, symlinks followed) and requires the result to be a
- * directory that is `base` itself or inside it. Returns the real path.
+ * `path` under `base` as a normalized absolute path: "" and "." are `base` itself.
+ * Only after checkRelativePath.
+ */
+export function joinInside(base: string, path: string): string {
+  const parts = path.split("/").filter((part) => part !== "" && part !== ".");
+  return parts.length === 0 ? base : join(base, ...parts);
+}
+
+/**
+ * Requires `path` to be a directory beneath `base` reached without any symlink, even one that
+ * stays inside (checked by the kernel through a descriptor of `base`, see openInside).
+ * Returns its absolute path.
  */
 export function confine(base: string, path: string, what: string): string {
   checkRelativePath(path, what);
-  const realBase = realpathSync(base);
-  let real: string;
+  const baseFd = openDirectory(base);
   try {
-    real = realpathSync(join(realBase, path));
+    closeDescriptor(openInside(baseFd, base, path, what));
+  } finally {
+    closeDescriptor(baseFd);
+  }
+  return joinInside(base, path);
+}
+
+/**
+ * Opens the directory `path` beneath the open directory `baseFd` (whose path is `base`) without
+ * following any symlink, and returns its descriptor: the directory checked is the directory
+ * used, whatever is renamed afterwards. Throws a message naming the component at fault.
+ */
+export function openInside(baseFd: number, base: string, path: string, what: string): number {
+  checkRelativePath(path, what);
+  try {
+    return openBeneath(baseFd, path);
+  } catch (error) {
+    throw new Error(`${what} ${JSON.stringify(path)} ${whyUnreachable(base, path, error as NodeJS.ErrnoException)}`);
+  }
+}
+
+/**
+ * Why `path` under `base` could not be opened, found by looking at each component (for the
+ * message only: the decision was the kernel's, and what we see now may already differ).
+ */
+function whyUnreachable(base: string, path: string, error: NodeJS.ErrnoException): string {
+  const parts = path.split("/").filter((part) => part !== "" && part !== ".");
+  try {
+    for (let i = 1; i <= parts.length; i++) {
+      const prefix = parts.slice(0, i).join("/");
+      const stat = lstatSync(join(base, prefix), { throwIfNoEntry: false });
+      if (!stat) return `does not exist in ${base}`;
+      if (stat.isSymbolicLink()) {
+        const link = i === parts.length ? "is a symlink" : `goes through the symlink ${JSON.stringify(prefix)}`;
+        return `${link} (to ${readlinkSync(join(base, prefix))}) in ${base}: symlinks are refused, even ones that stay inside the workspace`;
+      }
+      if (!stat.isDirectory()) return i === parts.length ? `is not a directory in ${base}` : `goes through ${JSON.stringify(prefix)}, which is not a directory, in ${base}`;
+    }
   } catch {
-    throw new Error(`${what} ${JSON.stringify(path)} does not exist in ${realBase}`);
+    // Changed while we looked: the kernel's answer below is all there is.
   }
-  if (real !== realBase && !isInside(realBase, real)) {
-    throw new Error(`${what} ${JSON.stringify(path)} resolves to ${real}, outside ${realBase} (a symlink escapes it)`);
-  }
-  if (!statSync(real).isDirectory()) throw new Error(`${what} ${JSON.stringify(path)} is not a directory in ${realBase}`);
-  return real;
+  const code = error.code ?? error.message;
+  if (code === "ELOOP" || code === "ENOTDIR") return `cannot be opened in ${base} without following a symlink (${code}); it is being changed right now`;
+  return `cannot be opened in ${base}: ${code}`;
 }

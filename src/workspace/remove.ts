@@ -11,6 +11,7 @@ import { gitRead, type ChildTracker } from "./git.ts";
 import type { RepoGuard } from "./lock.ts";
 import { isInside, storageDir, workspacesDir } from "./paths.ts";
 import { branchCommit, deleteScratchRef } from "./repo.ts";
+import { worktreeProblem } from "./confinement.ts";
 import { removeWorktree } from "./worktree.ts";
 
 /** Removes everything `record` owns on disk; with `undo`, also reverts a create's changes to the user's files. */
@@ -24,7 +25,7 @@ export async function removeOwned(
   // The record is trusted only for paths inside this workspace's own storage.
   if (checkout !== undefined && !isInside(storage, checkout)) throw new Error(`refusing to remove ${checkout}: outside ${storage}`);
   if (options.staleLocks) removeStaleRefLocks(record);
-  await removeWorktree(record.details, options.tracker, options.guard);
+  await removeWorktree(record.details, options.tracker, options.guard, worktreeProblem(record));
   removeTree(home, storage);
   removeScratchRef(record);
   if (options.undo) {

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { diagnose } from "../output.ts";
 import type { WorkspaceDetails } from "../store/workspaces.ts";
+import { LOCAL_GIT, type GitSettings } from "./git-environment.ts";
 import { GitError, gitRun, type ChildTracker } from "./git.ts";
 import type { RepoGuard } from "./lock.ts";
 import { resolveCommit } from "./repo.ts";
@@ -16,12 +17,13 @@ export async function addWorktree(
   checkout: string,
   what: { newBranch: string; base: string } | { ref: string } | { detach: string },
   tracker: ChildTracker,
+  settings: GitSettings = LOCAL_GIT,
 ): Promise<void> {
   const args = ["worktree", "add"];
   if ("newBranch" in what) args.push("-b", what.newBranch, checkout, what.base);
   else if ("ref" in what) args.push(checkout, what.ref);
   else args.push("--detach", checkout, what.detach);
-  await gitRun(repo, args, tracker);
+  await gitRun(repo, args, tracker, settings);
 }
 
 /**
@@ -44,12 +46,15 @@ export async function readdWorktree(details: WorkspaceDetails, tracker: ChildTra
  * Removes our worktree: `git worktree remove --force --force` while git knows it, then drops
  * our registration if git left it (repository moved, worktree half-made). Unlike
  * `git worktree prune`, this never touches the registration of anyone else's worktree.
+ * `notOurs` (confinement.ts worktreeProblem) keeps git away from a checkout that is no longer
+ * provably ours: only our registration goes, and the caller removes the directory entry.
  */
-export async function removeWorktree(details: WorkspaceDetails, tracker: ChildTracker, guard: RepoGuard): Promise<void> {
+export async function removeWorktree(details: WorkspaceDetails, tracker: ChildTracker, guard: RepoGuard, notOurs: string | null): Promise<void> {
   const { repo, checkout, commonDir } = details;
   if (!checkout || !commonDir || !registrationOf(commonDir, checkout)) return;
+  if (notOurs) diagnose(`not letting git remove ${checkout}: ${notOurs}; removing only our registration and the directory entry, following no symlink`);
   await guard(commonDir, async () => {
-    if (repo && existsSync(repo)) {
+    if (repo && existsSync(repo) && !notOurs) {
       try {
         await gitRun(repo, ["worktree", "remove", "--force", "--force", checkout], tracker);
       } catch (error) {

@@ -165,17 +165,23 @@ describe("the workload sees exactly what the envelope gives", () => {
   });
 });
 
-describe("a cwd outside the workspace launches nothing", () => {
+describe("a cwd outside the workspace, or through any symlink, launches nothing", () => {
   const cases: [string, string][] = [
     ["an absolute path", "/tmp"],
     ["a .. escape", "../outside"],
     ["a symlink pointing outside", "link-out"],
+    ["a symlink that stays inside", "link-in"],
+    ["a path through a symlink that stays inside", "link-in/deeper"],
     ["a NUL byte", "a\u0000b"],
     ["a missing directory", "does/not/exist"],
   ];
   for (const [what, cwd] of cases) {
     test(`${what} is refused before started`, async () => {
       if (!existsSync(join(ws.root, "link-out"))) symlinkSync("/tmp", join(ws.root, "link-out"));
+      if (!existsSync(join(ws.root, "link-in"))) {
+        mkdirSync(join(ws.root, "real/deeper"), { recursive: true });
+        symlinkSync("real", join(ws.root, "link-in"));
+      }
       const marker = join(ws.root, `launched-${crypto.randomUUID()}`);
       const result = await run(["touch", marker], { cwd });
       expect(result.code).not.toBe(0);

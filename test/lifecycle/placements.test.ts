@@ -186,7 +186,9 @@ describe("relativeCwd and subdirectory stay inside the workspace", () => {
     ["a .. in the middle", "app/../../outside", "must stay inside the workspace"],
     ["an absolute path", "/tmp", "absolute path"],
     ["a NUL byte", "app\u0000x", "NUL"],
-    ["a symlink out", "escape", "outside"],
+    ["a symlink out", "escape", "symlinks are refused"],
+    ["a symlink that stays inside", "app-link", "symlinks are refused"],
+    ["a path through a symlink", "app-link/nested", "goes through the symlink"],
     ["a missing directory", "no/such/dir", "does not exist"],
     ["a file", "README.md", "is not a directory"],
   ];
@@ -194,8 +196,9 @@ describe("relativeCwd and subdirectory stay inside the workspace", () => {
   for (const [name, relativeCwd, message] of escapes) {
     test(`relativeCwd with ${name} is rejected, nothing left (adopt, clone and worktree)`, async () => {
       symlinkSync(t.dir, join(repo, "escape"));
-      git(repo, "add", "escape");
-      git(repo, "commit", "-q", "-m", "a symlink out");
+      symlinkSync("app", join(repo, "app-link"));
+      git(repo, "add", "escape", "app-link");
+      git(repo, "commit", "-q", "-m", "symlinks");
       for (const [options, placement] of [
         [t.options, { kind: "existing", relativeCwd }],
         [{ ...t.options, hostDirectory: "clone" }, { kind: "existing", relativeCwd }],
@@ -221,7 +224,7 @@ describe("relativeCwd and subdirectory stay inside the workspace", () => {
     for (const [subdirectory, message] of [
       ["..", "must stay inside the workspace"],
       ["/etc", "absolute path"],
-      ["etc-link", "outside"],
+      ["etc-link", "symlinks are refused"],
     ] as const) {
       const result = await create(t.options, createInput("w1", { kind: "git", url, revision: "", subdirectory }));
       expect(result.code).toBe(1);

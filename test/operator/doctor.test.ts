@@ -87,7 +87,7 @@ describe("doctor", () => {
     const result = await doctor(["--home", box.home], { PATH: join(box.path, "empty-bin") });
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^✗ git +git not found on PATH/m);
-    expect(result.stdout).toMatch(/fix: # install git 2\.17 or newer \(.*\) on the PATH the Paseo daemon runs with/);
+    expect(result.stdout).toMatch(/fix: # install git 2\.31 or newer \(.*\) on the PATH the Paseo daemon runs with/);
     expect(result.stdout).toContain("1 required check(s) failed: git");
   });
 

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { laterRequest } from "../support/binary.ts";
+import { INSTANCE_ID } from "../support/daemon.ts";
 import { BIN, gitRepo, op, sandbox, waitFor, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
@@ -90,6 +92,20 @@ describe("new and rm", () => {
     expect(refused.stderr).toContain('rm: destroy of workspace "owned" failed');
     expect((await listed()).map((w) => w.workspaceId)).toEqual(["owned"]);
     expect((await op(box, ["rm", "--workspace-id", "owned", "--home", box.home, "--owner", "alice"])).code).toBe(0);
+  });
+
+  test("rm removes a later-dialect workspace too (it speaks the workspace's dialect); the owner must still match", async () => {
+    const input = { workspaceId: "later-ws", project: { projectId: "p", source: { kind: "directory", path: repo } }, placement: { kind: "branch", branchName: "later-ws", baseRef: "main" } };
+    const created = await op(box, ["create", "--workspace-id", "later-ws"], { stdin: laterRequest(INSTANCE_ID, { stateDirectory: box.home, owner: "alice" }, { input }) });
+    expect(created.code).toBe(0);
+    const refused = await op(box, ["rm", "--workspace-id", "later-ws", "--home", box.home, "--owner", "bob"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("ownership mismatch");
+    const removed = await op(box, ["rm", "--workspace-id", "later-ws", "--home", box.home, "--owner", "alice", "--json"]);
+    expect(removed.stderr).toBe("");
+    expect(JSON.parse(removed.stdout)).toEqual({ workspaceId: "later-ws", existed: true, destroyed: true, stoppedExecutions: 0 });
+    expect((await listed()).map((w) => w.workspaceId)).not.toContain("later-ws");
+    expect(existsSync(JSON.parse(created.stdout).placement.cwd)).toBe(false);
   });
 
   test("a failing create is reported with its own reason, exit 1", async () => {

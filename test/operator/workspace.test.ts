@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
+import { laterRequest } from "../support/binary.ts";
+import { INSTANCE_ID } from "../support/daemon.ts";
 import { BIN, op, sandbox, waitFor, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
@@ -79,7 +81,29 @@ describe("workspace pause, resume and inspect", () => {
     const result = await op(box, ["workspace", "pause", "-w", "nothing-here", "--home", box.home]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('workspace "nothing-here" does not exist');
-    expect(result.stderr).toContain("workspace pause: pause failed (exit 1)");
+    expect(result.stderr).toContain('workspace pause: pause of workspace "nothing-here" failed (exit 1)');
+  });
+});
+
+describe("a workspace of the later dialect", () => {
+  test("pause, inspect and resume speak the dialect it was created in; reconcile reaches it with --runtime-instance-id", async () => {
+    const dir = join(box.path, "src-later");
+    mkdirSync(dir);
+    const options = { stateDirectory: box.home, owner: "later-owner" };
+    const input = { workspaceId: "later", project: { projectId: "p", source: { kind: "directory", path: dir } }, placement: { kind: "existing" } };
+    const created = await op(box, ["create", "--workspace-id", "later"], { stdin: laterRequest(INSTANCE_ID, options, { input }) });
+    expect(created.code).toBe(0);
+    const home = ["--home", box.home, "--owner", "later-owner"];
+    expect((await op(box, ["workspace", "pause", "-w", "later", ...home])).code).toBe(0);
+    const inspected = await op(box, ["workspace", "inspect", "-w", "later", ...home, "--json"]);
+    expect(JSON.parse(inspected.stdout)).toEqual({ type: "inspection", protocolVersion: 1, inspection: { status: "paused", state: expect.any(Object), placement: { cwd: dir } } });
+    expect((await op(box, ["workspace", "resume", "-w", "later", ...home])).stdout).toStartWith("workspace later is ready\n");
+    // The seed dialect's reconcile never sees it; the later dialect's with its instance id does.
+    const seed = await op(box, ["workspace", "reconcile", "--keep-all", ...home, "--json"]);
+    expect(JSON.parse(seed.stdout)).toEqual({ owner: "later-owner", kept: [], destroyed: [] });
+    const none = await op(box, ["workspace", "reconcile", "--keep", "other", "--runtime-instance-id", INSTANCE_ID, ...home]);
+    expect(none.code).toBe(0);
+    expect(none.stdout).toBe('destroyed 1 workspace(s) of owner "later-owner": later\n');
   });
 });
 
@@ -98,6 +122,24 @@ describe("workspace reconcile", () => {
     expect(all.code).toBe(0);
     expect(JSON.parse(all.stdout)).toEqual({ owner: "team-r", kept: ["keep-me"], destroyed: [] });
     expect(await ids("team-r")).toEqual(["keep-me"]);
+  });
+
+  test("default owner: --keep-all keeps only its own configuration's workspaces, never adopts another runtime's", async () => {
+    const home = join(box.path, "shared-home");
+    const a = ["--home", home];
+    const b = ["--home", home, "--options-json", '{"hostDirectory":"adopt"}'];
+    for (const [id, selection] of [["conf-a", a], ["conf-b", b]] as const) {
+      const dir = join(box.path, `src-${id}`);
+      mkdirSync(dir);
+      expect((await op(box, ["new", "-w", id, "--source", dir, ...selection])).code).toBe(0);
+    }
+    const all = await op(box, ["workspace", "reconcile", "--keep-all", ...a, "--json"]);
+    expect(JSON.parse(all.stdout)).toEqual({ owner: "default", kept: ["conf-a"], destroyed: [] });
+    // Had --keep-all listed conf-b, it would now belong to configuration a, and this would destroy it.
+    const kept = await op(box, ["workspace", "reconcile", "--keep", "conf-a", ...a]);
+    expect(kept.stdout).toBe('nothing destroyed (owner "default")\n');
+    const listed = JSON.parse((await op(box, ["ls", "--home", home, "--json"])).stdout) as { workspaces: { workspaceId: string }[] };
+    expect(listed.workspaces.map((w) => w.workspaceId).sort()).toEqual(["conf-a", "conf-b"]);
   });
 
   test.each([

@@ -9,6 +9,10 @@ describe("the options reader", () => {
       lifecycleEnvironment: {},
       exposeHostVisiblePath: true,
       stopTimeoutMs: 2000,
+      logLevel: "info",
+      logMaxBytes: 4 * 1024 * 1024,
+      allowedGitProtocols: ["https", "ssh", "git", "file"],
+      gitTimeoutMs: 600_000,
     });
   });
 
@@ -16,6 +20,12 @@ describe("the options reader", () => {
     const options = readOptions({ owner: "o", stateDirectory: "/h", hostDirectory: "clone", helperPath: "/bin/h", stopTimeoutMs: 0, other: 1 });
     expect(options).toMatchObject({ owner: "o", stateDirectory: "/h", hostDirectory: "clone", helperPath: "/bin/h", stopTimeoutMs: 0 });
     expect(Object.hasOwn(options, "other")).toBe(false);
+  });
+
+  test("allowedGitProtocols keeps the operator's list once each, in order; an empty list allows no git URL", () => {
+    expect(readOptions({ allowedGitProtocols: ["https", "http", "https"] }).allowedGitProtocols).toEqual(["https", "http"]);
+    expect(readOptions({ allowedGitProtocols: [] }).allowedGitProtocols).toEqual([]);
+    expect(readOptions({ gitTimeoutMs: 1 }).gitTimeoutMs).toBe(1);
   });
 
   test("lifecycleEnvironment keeps keys such as __proto__ as ordinary keys", () => {
@@ -34,6 +44,13 @@ describe("the options reader", () => {
     [{ exposeHostVisiblePath: "yes" }, 'options.exposeHostVisiblePath must be true or false, got "yes"'],
     [{ stopTimeoutMs: 1.5 }, "options.stopTimeoutMs must be an integer number of milliseconds between 0 and 3600000, got 1.5"],
     [{ stopTimeoutMs: -1 }, "options.stopTimeoutMs must be an integer number of milliseconds between 0 and 3600000, got -1"],
+    [{ logLevel: "warn" }, 'options.logLevel must be "error", "info" or "debug", got "warn"'],
+    [{ logMaxBytes: 1024 }, "options.logMaxBytes must be an integer number of bytes between 65536 and 1073741824, got 1024"],
+    [{ allowedGitProtocols: "https" }, 'options.allowedGitProtocols must be a list of git transport names such as ["https", "ssh"], got "https"'],
+    [{ allowedGitProtocols: ["HTTPS"] }, 'options.allowedGitProtocols must be a list of git transport names such as ["https", "ssh"], got "HTTPS"'],
+    [{ allowedGitProtocols: ["https", "ext"] }, 'options.allowedGitProtocols must not contain "ext": that transport runs a command named in the URL'],
+    [{ allowedGitProtocols: ["fd"] }, 'options.allowedGitProtocols must not contain "fd": that transport needs descriptors the runtime never passes, so git would wait forever'],
+    [{ gitTimeoutMs: 0 }, "options.gitTimeoutMs must be an integer number of milliseconds between 1 and 86400000, got 0"],
     [{ lifecycleEnvironment: [] }, "options.lifecycleEnvironment must be an object of strings, got []"],
     [{ lifecycleEnvironment: { A: 1 } }, 'options.lifecycleEnvironment value of "A" must be a string, got 1'],
     [{ lifecycleEnvironment: { "A=B": "1" } }, 'options.lifecycleEnvironment entry "A=B" is not a valid environment variable (empty name, "=" or NUL)'],

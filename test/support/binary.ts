@@ -40,6 +40,11 @@ export function request(options: Record<string, unknown> = {}, extra: Record<str
   return `${JSON.stringify({ protocolVersion: 1, ...extra, options })}\n`;
 }
 
+/** A lifecycle request line as the later daemon sends it: runtimeInstanceId second. */
+export function laterRequest(instanceId: string, options: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): string {
+  return `${JSON.stringify({ protocolVersion: 1, runtimeInstanceId: instanceId, ...extra, options })}\n`;
+}
+
 /** A temp dir removed by the returned cleanup. */
 export function tempDir(prefix = "phr-test-"): { path: string; cleanup: () => void } {
   const path = mkdtempSync(join(tmpdir(), prefix));

@@ -9,9 +9,11 @@ import { isAbsolute } from "node:path";
 import { HOME_ENV, UsageError, commandUsage, type FlagDoc, type Invocation } from "../../cli.ts";
 import { diagnose, writeAll } from "../../output.ts";
 import { DEFAULT_OWNER, DEFAULT_STOP_TIMEOUT_MS } from "../../options.ts";
+import { LifecycleResponse, parseMessage, type Dialect } from "../../protocol/index.ts";
 import { openExistingStore as openStoreIfPresent, type Store } from "../../store/db.ts";
 import { resolveHome } from "../../store/home.ts";
-import { DaemonConfigError, ourRuntimes, readDaemonConfig } from "./daemon-config.ts";
+import { getWorkspace, type WorkspaceRecord } from "../../store/workspaces.ts";
+import { DaemonConfigError, argv0Of, ourRuntimes, readDaemonConfig } from "./daemon-config.ts";
 
 /** Options flags every store-touching operator command takes. */
 export const STORE_FLAGS = ["home", "owner"] as const;
@@ -62,6 +64,18 @@ export const STORE_ENV = HOME_ENV;
 export const STOP_GRACE = `the stopTimeoutMs grace (default ${DEFAULT_STOP_TIMEOUT_MS} ms)`;
 
 /**
+ * The argv[0] the daemon runs this binary with, when `--config` named its runtime: protocol
+ * operations are run with it, so the configuration fingerprint they record and scope reconcile
+ * by (workspace/owner.ts configurationOf) is the daemon's own.
+ */
+let daemonArgv0: string | undefined;
+
+/** The argv[0] a protocol operation of this invocation runs with (see daemonArgv0). */
+export function operationArgv0(): string {
+  return daemonArgv0 ?? selfCommand()[0]!;
+}
+
+/**
  * The daemon `options` the flags stand for: `--options-json` or `--config`'s runtime first,
  * then `--home` → stateDirectory, `--owner` → owner over it. Throws UsageError.
  */
@@ -99,6 +113,7 @@ function baseOptions(invocation: Invocation): Record<string, unknown> {
   if (candidates.length > 1) throw new UsageError(`--config ${config.path}: several runtimes run paseo-host-runtime (${candidates.map((entry) => JSON.stringify(entry.name)).join(", ")}); pick one with --runtime NAME`, command);
   const chosen = candidates[0]!;
   if (chosen.remote !== null) throw new UsageError(`--config: runtime ${JSON.stringify(chosen.name)} works on ${chosen.remote} (--remote): its options apply on that host, not here`, command);
+  daemonArgv0 = argv0Of(chosen) ?? undefined;
   const options = chosen.options ?? {};
   if (typeof options !== "object" || options === null || Array.isArray(options)) throw new UsageError(`--config: runtime ${JSON.stringify(chosen.name)} has options that are not an object`, command);
   return { ...(options as Record<string, unknown>) };
@@ -166,6 +181,7 @@ export function runOperation(args: string[], request: unknown, { timeoutMs, stde
   const [program, ...prefix] = selfCommand();
   const { spawnSync } = lazyChildProcess();
   const result = spawnSync(program!, [...prefix, ...args], {
+    argv0: operationArgv0(),
     input: `${JSON.stringify(request)}\n`,
     stdio: ["pipe", "pipe", stderr === "capture" ? "pipe" : stderr],
     env: selfEnv(),
@@ -179,6 +195,41 @@ export function runOperation(args: string[], request: unknown, { timeoutMs, stde
   if (killed && stderr === "inherit") diagnose(killed);
   const status = result.status ?? 128;
   return { status, stdout: result.stdout?.toString() ?? "", stderr: stderr === "capture" ? `${captured}${killed}` : "" };
+}
+
+/** The store's record of a workspace (any status), without creating a home to look. */
+export function recordedWorkspace(options: Record<string, unknown>, workspaceId: string): WorkspaceRecord | null {
+  const { store } = openExistingStore(options);
+  if (!store) return null;
+  try {
+    return getWorkspace(store.db, workspaceId);
+  } finally {
+    store.db.close();
+  }
+}
+
+/**
+ * The request fields that speak the dialect a workspace was created in (a later-dialect
+ * workspace with its recorded instance id), so operator commands reach either kind.
+ */
+export function dialectFields(record: WorkspaceRecord | null): { dialect: Dialect; fields: { runtimeInstanceId?: string } } {
+  if (record?.dialect === "later" && record.instanceId !== null) return { dialect: "later", fields: { runtimeInstanceId: record.instanceId } };
+  return { dialect: "seed", fields: {} };
+}
+
+/**
+ * Runs one lifecycle operation of this binary with `request` (its diagnostics reach the human)
+ * and returns its response in `dialect`, or null when it failed (`command: op failed` is added).
+ */
+export function callOperation(command: string, args: string[], request: Record<string, unknown>, dialect: Dialect): LifecycleResponse | null {
+  const result = runOperation(args, { protocolVersion: 1, ...request });
+  if (result.status !== 0) {
+    const at = args.indexOf("--workspace-id");
+    const what = at === -1 ? args[0] : `${args[0]} of workspace ${JSON.stringify(args[at + 1])}`;
+    diagnose(`${command}: ${what} failed (exit ${result.status}); see the reason above`);
+    return null;
+  }
+  return parseMessage(LifecycleResponse[dialect], result.stdout, `${args[0]} response`) as LifecycleResponse;
 }
 
 /** One JSON document for scripts. */

@@ -7,10 +7,11 @@
  */
 import type { Invocation } from "../../cli.ts";
 import { diagnose } from "../../output.ts";
-import { optionProblems, readOptions, unknownOptions } from "../../options.ts";
+import { DEFAULT_OWNER, optionProblems, readOptions, unknownOptions } from "../../options.ts";
 import { resolveHome } from "../../store/home.ts";
 import { printJson } from "./common.ts";
-import { DaemonConfigError, defaultConfigPath, ourRuntimes, readDaemonConfig, type CommandRuntime } from "./daemon-config.ts";
+import { configurationOf } from "../../workspace/owner.ts";
+import { DaemonConfigError, argv0Of, defaultConfigPath, ourRuntimes, readDaemonConfig, type CommandRuntime } from "./daemon-config.ts";
 import { checkRuntimeHome } from "./home-check.ts";
 import { renderChecks, type Check } from "./report.ts";
 
@@ -23,6 +24,8 @@ interface RuntimeReport {
   /** The runtime home and owner, when its options are valid (home: null for a remote runtime). */
   home: string | null;
   owner: string | null;
+  /** The configuration fingerprint its workspaces are stamped with (workspace/owner.ts), when known. */
+  configuration: string | null;
   checks: Check[];
 }
 
@@ -34,7 +37,7 @@ function unknownKeyChecks(options: Record<string, unknown>): Check[] {
 }
 
 function judge(runtime: CommandRuntime): RuntimeReport {
-  const report: RuntimeReport = { name: runtime.name, command: runtime.argv, thisBinary: runtime.thisBinary, remote: runtime.remote, home: null, owner: null, checks: [] };
+  const report: RuntimeReport = { name: runtime.name, command: runtime.argv, thisBinary: runtime.thisBinary, remote: runtime.remote, home: null, owner: null, configuration: null, checks: [] };
   const add = (check: Check) => report.checks.push(check);
   if (runtime.otherCopy) add({ name: "command", status: "warn", detail: `${runtime.program} is another paseo-host-runtime than this one (${process.execPath}); judged with this binary's schema`, hint: `${runtime.program} config check   # judge it with that binary` });
   if (runtime.note && runtime.program !== null && !runtime.thisBinary) add({ name: "command", status: "fail", detail: runtime.note });
@@ -51,6 +54,8 @@ function judge(runtime: CommandRuntime): RuntimeReport {
   if (optionProblems(placing).length > 0) return report;
   const settings = readOptions(placing);
   report.owner = settings.owner;
+  const argv0 = argv0Of(runtime);
+  if (argv0 !== null) report.configuration = configurationOf(options, argv0);
   if (runtime.remote !== null) {
     add({ name: "home", status: "info", detail: `on ${runtime.remote} (--remote): not checked here; run doctor on that host` });
     return report;
@@ -66,23 +71,35 @@ function judge(runtime: CommandRuntime): RuntimeReport {
   return report;
 }
 
-/** Two runtimes of one host with the same home and owner: each one's reconcile destroys the other's workspaces. */
+/**
+ * Two runtimes of one host with the same home and owner see each other's workspaces as their
+ * own, and each one's reconcile destroys what the other made: always with an explicit owner
+ * (the owner is reconcile's whole scope), and with the default owner when their configurations
+ * are the same too (reconcile is then limited to its configuration; workspace/owner.ts).
+ */
 function sharedHomes(reports: RuntimeReport[]): void {
-  const seen = new Map<string, RuntimeReport>();
+  const seen = new Map<string, RuntimeReport[]>();
   for (const report of reports) {
     if (report.owner === null || (report.home === null && report.remote === null)) continue;
     const key = JSON.stringify([report.remote, report.home, report.owner]);
-    const first = seen.get(key);
-    if (!first) {
-      seen.set(key, report);
-      continue;
+    const earlier = seen.get(key) ?? [];
+    seen.set(key, [...earlier, report]);
+    const where = report.remote === null ? `home ${report.home}` : `the home on ${report.remote}`;
+    for (const first of earlier) {
+      const pair = `runtimes ${JSON.stringify(first.name)} and ${JSON.stringify(report.name)} share ${where} and owner ${JSON.stringify(report.owner)}`;
+      const apart = report.owner === DEFAULT_OWNER && first.configuration !== null && report.configuration !== null && first.configuration !== report.configuration;
+      if (apart) {
+        report.checks.push({ name: "shared", status: "info", detail: `${pair}; with the default owner, reconcile keeps their workspaces apart by configuration` });
+        continue;
+      }
+      const why = report.owner === DEFAULT_OWNER ? " (the same configuration too)" : "";
+      report.checks.push({
+        name: "shared",
+        status: "fail",
+        detail: `${pair}${why}: each one's reconcile would destroy the other's workspaces`,
+        hint: `# give each runtime its own "owner" (or its own "stateDirectory")`,
+      });
     }
-    report.checks.push({
-      name: "shared",
-      status: "fail",
-      detail: `runtimes ${JSON.stringify(first.name)} and ${JSON.stringify(report.name)} share ${report.remote === null ? `home ${report.home}` : `the home on ${report.remote}`} and owner ${JSON.stringify(report.owner)}: each one's reconcile would destroy the other's workspaces`,
-      hint: `# give each runtime its own "owner" (or its own "stateDirectory")`,
-    });
   }
 }
 

@@ -142,6 +142,15 @@ function remoteOf(args: readonly string[]): string | null {
   return null;
 }
 
+/**
+ * The argv[0] the daemon runs a runtime's command with (what its configuration fingerprint is
+ * made of): command[0] as written when absolute, else the file it resolves to; null when unknown.
+ */
+export function argv0Of(runtime: CommandRuntime): string | null {
+  if (runtime.argv === null) return null;
+  return isAbsolute(runtime.argv[0]!) ? runtime.argv[0]! : runtime.program;
+}
+
 /** The runtimes that run paseo-host-runtime: this binary, or another copy of it. */
 export function ourRuntimes(config: DaemonConfig): CommandRuntime[] {
   return config.runtimes.filter((runtime) => runtime.thisBinary || runtime.otherCopy);

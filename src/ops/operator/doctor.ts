@@ -12,10 +12,11 @@ import { checkRuntimeHome } from "./home-check.ts";
 import { renderChecks, type Check } from "./report.ts";
 
 /**
- * git worktree add arrived in 2.5; destroy removes worktrees with `git worktree remove`
- * (2.17), so that is the oldest git every operation works with.
+ * The oldest git every operation works with: 2.31 brought `rev-parse --path-format` (finding a
+ * host repository) and GIT_CONFIG_COUNT (git's protocol, low-speed and credential settings;
+ * see workspace/git-environment.ts). `git worktree remove` (destroy) needs 2.17.
  */
-export const MIN_GIT: readonly [number, number] = [2, 17];
+export const MIN_GIT: readonly [number, number] = [2, 31];
 
 /** ok / fail: a required check; warn: works, but worth a look; info: informational only; skip: not checked. */
 export type { Check, CheckStatus } from "./report.ts";
@@ -75,7 +76,7 @@ function checkGit(): Check {
   if (result.status !== 0 || !match) return { name, status: "fail", detail: `${path} --version failed: ${(result.stderr || result.error?.message || text).trim()}`, hint };
   const [major, minor] = [Number(match[1]), Number(match[2])];
   if (major < MIN_GIT[0] || (major === MIN_GIT[0] && minor < MIN_GIT[1])) {
-    return { name, status: "fail", detail: `${path}: ${text}, older than ${wanted} (needed for git worktree add/remove)`, hint };
+    return { name, status: "fail", detail: `${path}: ${text}, older than ${wanted} (needed for rev-parse --path-format and GIT_CONFIG_COUNT)`, hint };
   }
   return { name, status: "ok", detail: `${path}: ${text}` };
 }

@@ -4,7 +4,7 @@
  * of its own (or nothing at all), never a shared one like /tmp or someone's home directory.
  */
 import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync } from "node:fs";
-import { HOME_ENTRIES, HomeError, checkHome, creationProblem, defaultHome, resolveHome, type HomeOptions } from "../../store/home.ts";
+import { HomeError, checkHome, creationProblem, defaultHome, isOwnHome, resolveHome, type HomeOptions } from "../../store/home.ts";
 import type { Check } from "./report.ts";
 import { shellQuote } from "./common.ts";
 
@@ -34,19 +34,6 @@ function userName(): string {
 
 function isRoot(): boolean {
   return process.getuid?.() === 0;
-}
-
-/**
- * Whether `dir` holds nothing but what a runtime home holds, and is not a shared directory
- * (sticky, like /tmp): only then may a fix change its owner or mode.
- */
-export function isOwnHome(dir: string): boolean {
-  try {
-    if ((lstatSync(dir).mode & 0o1000) !== 0) return false;
-    return readdirSync(dir).every((entry) => HOME_ENTRIES.includes(entry));
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -7,6 +7,7 @@ import type { CommandSpec, FlagDoc } from "../../cli.ts";
 import type { Handler } from "../index.ts";
 import { configCheck } from "./config.ts";
 import { doctor } from "./doctor.ts";
+import { logs } from "./logs.ts";
 import { ls } from "./ls.ts";
 import { newWorkspace } from "./new.ts";
 import { FORMAT_FIELDS, formatProblem, ps } from "./ps.ts";
@@ -81,6 +82,23 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
       },
     }),
     examples: ["paseo-host-runtime ps -w my-workspace", "paseo-host-runtime ps --format '{{.workspaceId}} {{.execId}} {{.memory}}'"],
+    env: STORE_ENV,
+  },
+  logs: {
+    required: [],
+    optional: ["workspace-id", "exec-id", ...STORE, ...OPTIONS],
+    switches: ["follow", "json"],
+    aliases: { ...W, f: "follow" },
+    usage: `[--workspace-id W] [--exec-id E] [--follow] [--json] ${SELECT}`,
+    summary: "show the runtime log (<home>/log/runtime.log): outcomes and failures, also after launch",
+    flags: docs(SHARED, {
+      "workspace-id": { value: "W", help: "only this workspace's lines" },
+      "exec-id": { value: "E", help: "only this execution's lines" },
+      owner: { value: "NAME", help: "only lines of this owner (the home comes from --home or the options)" },
+      follow: { help: "then print new lines as they come, across rotations, until Ctrl-C" },
+      json: { help: "the JSON lines exactly as written" },
+    }),
+    examples: ["paseo-host-runtime logs --home /var/lib/paseo-host-runtime -w my-workspace", "paseo-host-runtime logs --config ~/.paseo/config.json --follow"],
     env: STORE_ENV,
   },
   new: {
@@ -173,14 +191,15 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
   },
   "workspace reconcile": {
     required: [],
-    optional: [...STORE, ...OPTIONS],
+    optional: ["runtime-instance-id", ...STORE, ...OPTIONS],
     repeatable: ["keep"],
     switches: ["keep-all", "json"],
-    usage: `(--keep W... | --keep-all) [--json] ${SELECT}`,
-    summary: "destroy the owner's workspaces not kept, clean up interrupted ones, reap abandoned executions (runs `reconcile`)",
+    usage: `(--keep W... | --keep-all) [--runtime-instance-id ID] [--json] ${SELECT}`,
+    summary: "destroy the workspaces in this reconcile's scope that are not kept, clean up interrupted ones, reap abandoned executions (runs `reconcile`)",
     flags: docs(SHARED, {
       keep: { value: "W", help: "a workspace to keep; every other workspace of the owner is destroyed" },
-      "keep-all": { help: "keep every workspace: only clean up interrupted creates/destroys and reap abandoned executions" },
+      "keep-all": { help: "keep every workspace in scope: only clean up interrupted creates/destroys and reap abandoned executions" },
+      "runtime-instance-id": { value: "ID", help: "speak the later dialect as the daemon with this runtimeInstanceId (ls --json shows it)", default: "the seed dialect" },
     }),
     examples: ["paseo-host-runtime workspace reconcile --keep-all   # after a daemon restart", "paseo-host-runtime workspace reconcile --keep demo --keep other --owner my-daemon"],
     env: STORE_ENV,
@@ -193,6 +212,7 @@ export const OPERATOR_HANDLERS: Record<string, Handler> = {
   "config check": configCheck,
   ls,
   ps,
+  logs,
   new: newWorkspace,
   rm,
   run,

@@ -1,7 +1,7 @@
 import type { Invocation } from "../../cli.ts";
 import { bootId, isSameLiveProcess, listProcesses } from "../../platform/process.ts";
 import { listWorkspaces, type WorkspaceRecord } from "../../store/workspaces.ts";
-import { rootProblem } from "../../workspace/access.ts";
+import { rootProblem } from "../../workspace/confinement.ts";
 import { diagnose } from "../../output.ts";
 import { formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
@@ -10,11 +10,17 @@ import { liveExecutions } from "./ps.ts";
 export interface WorkspaceSummary {
   workspaceId: string;
   owner: string;
+  /** The protocol dialect it was created in (seed | later); only requests in it reach it. */
+  dialect: string;
+  /** The later dialect's runtimeInstanceId of the daemon that made it, or null. */
+  runtimeInstanceId: string | null;
+  /** Fingerprint of the daemon configuration whose reconcile may remove it (null: made before schema v2, not listed since). */
+  configuration: string | null;
   /** creating | ready | paused | destroying. */
   status: string;
   /** For creating/destroying rows: whether the process doing that work is gone (the next operation takes over). */
   interrupted: boolean;
-  /** host-directory | git (where the files came from). */
+  /** host-directory | directory | git (where the files came from). */
   source: string;
   /** existing | branch | checkout | resolved-worktree (as asked for in create). */
   placement: string;
@@ -34,13 +40,16 @@ function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
   return {
     workspaceId: record.workspaceId,
     owner: record.owner,
+    dialect: record.dialect,
+    runtimeInstanceId: record.instanceId,
+    configuration: record.configuration,
     status: record.status,
     interrupted: busy && !holderAlive,
     source: input.project?.source?.kind ?? "?",
     placement: input.placement?.kind ?? "?",
     kind: record.kind,
     root: record.root,
-    problem: busy ? null : rootProblem(record.root),
+    problem: busy ? null : rootProblem(record),
     liveExecutions: live,
     createdAt: new Date(record.createdAt).toISOString(),
   };
@@ -80,13 +89,15 @@ export function ls(invocation: Invocation): number {
   const rows = workspaces.map((w) => [
     w.workspaceId,
     w.owner,
+    w.configuration?.slice(0, 8) ?? "-",
+    w.dialect,
     w.interrupted ? `${w.status} (interrupted)` : w.status,
     w.source,
     w.kind ?? w.placement,
     String(w.liveExecutions),
     w.root ?? "-",
   ]);
-  console.log(formatTable(["WORKSPACE", "OWNER", "STATUS", "SOURCE", "KIND", "LIVE", "ROOT"], rows));
+  console.log(formatTable(["WORKSPACE", "OWNER", "CONFIG", "DIALECT", "STATUS", "SOURCE", "KIND", "LIVE", "ROOT"], rows));
   for (const w of workspaces) {
     if (w.problem) console.log(`! ${w.workspaceId}: ${w.problem}`);
     if (w.interrupted) console.log(`! ${w.workspaceId}: ${w.status === "creating" ? "create" : "destroy"} was interrupted (its process is gone); \`new\` or \`rm\` of it again takes over`);

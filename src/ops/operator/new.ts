@@ -63,7 +63,7 @@ export function newWorkspace(invocation: Invocation): number {
     diagnose(`new: create of workspace ${JSON.stringify(input.workspaceId)} failed (exit ${result.status}); see the reason above`);
     return 1;
   }
-  const response = parseMessage(LifecycleResponse, result.stdout, "create response");
+  const response = parseMessage(LifecycleResponse.seed, result.stdout, "create response");
   if (response.type !== "state") throw new Error(`create answered ${response.type}, expected state`);
   if (invocation.switches.has("json")) {
     printJson(response);
@@ -82,7 +82,8 @@ export function newWorkspace(invocation: Invocation): number {
 /** A workspace's public state as people read it (new, workspace resume, workspace inspect). */
 export function stateLines(state: State, placement: Placement, extra: string[] = []): string[] {
   const lines = [`workspace ${state.workspaceId} is ${state.lifecycle}`, ...extra, `  cwd          ${placement.cwd}`];
-  if (placement.hostVisiblePath !== undefined) lines.push(`  host path    ${placement.hostVisiblePath}`);
+  // Only the seed dialect's placement has hostVisiblePath.
+  if ("hostVisiblePath" in placement && placement.hostVisiblePath !== undefined) lines.push(`  host path    ${placement.hostVisiblePath}`);
   for (const [key, value] of Object.entries(state.lifecycleEnvironment ?? {})) lines.push(`  env          ${key}=${value}`);
   return lines;
 }

@@ -1,49 +1,36 @@
 import type { Invocation } from "../../cli.ts";
 import { readOptions } from "../../options.ts";
 import { diagnose } from "../../output.ts";
-import { LifecycleResponse, parseMessage } from "../../protocol/index.ts";
-import { getWorkspace, type WorkspaceStatus } from "../../store/workspaces.ts";
-import { openExistingStore, operatorOptions, printJson, runOperation } from "./common.ts";
+import { callOperation, dialectFields, openExistingStore, operatorOptions, printJson, recordedWorkspace } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 
-/** What the store says about a workspace before rm touches it, without creating a home to look. */
-function survey(options: Record<string, unknown>, workspaceId: string): { status: WorkspaceStatus | null; live: string[] } {
+/** The exec ids of the workspace's live executions. */
+function liveExecIds(options: Record<string, unknown>, workspaceId: string): string[] {
   const { store } = openExistingStore(options);
-  if (!store) return { status: null, live: [] };
+  if (!store) return [];
   try {
-    const record = getWorkspace(store.db, workspaceId);
-    if (!record) return { status: null, live: [] };
-    // Another owner's workspace: destroy refuses it ("ownership mismatch") before anything else.
-    if (record.owner !== readOptions(options).owner) return { status: record.status, live: [] };
-    return { status: record.status, live: liveExecutions(store.db, workspaceId).map((execution) => execution.execId) };
+    return liveExecutions(store.db, workspaceId).map((execution) => execution.execId);
   } finally {
     store.db.close();
   }
 }
 
-/** Runs one lifecycle operation of this binary; its stderr reaches the human. Returns whether it answered `ok`. */
-function operation(op: "pause" | "destroy", workspaceId: string, options: Record<string, unknown>): boolean {
-  const result = runOperation([op, "--workspace-id", workspaceId], { protocolVersion: 1, options });
-  if (result.status !== 0) {
-    diagnose(`rm: ${op} of workspace ${JSON.stringify(workspaceId)} failed (exit ${result.status}); see the reason above`);
-    return false;
-  }
-  const response = parseMessage(LifecycleResponse, result.stdout, `${op} response`);
-  if (response.type !== "ok") throw new Error(`${op} answered ${response.type}, expected ok`);
-  return true;
-}
-
 /**
  * `rm`: runs this binary's own `destroy` for one workspace, as the daemon would (storage it owns
- * removed, an adopted directory left alone). Like `docker rm`, it refuses while executions are
- * live; with `--force` it first runs `pause`, which stops them as pause does (SIGTERM,
+ * removed, an adopted directory left alone). It speaks the dialect the workspace was created in
+ * (a later-dialect workspace with its recorded instance id), so leftovers of either daemon can be
+ * removed; the owner must still match. Like `docker rm`, it refuses while executions are live;
+ * with `--force` it first runs `pause`, which stops them as pause does (SIGTERM,
  * options.stopTimeoutMs, then SIGKILL), then `destroy`.
  */
 export function rm(invocation: Invocation): number {
   const workspaceId = invocation.flags.get("workspace-id")!;
   const options = operatorOptions(invocation);
   const force = invocation.switches.has("force");
-  const { status, live } = survey(options, workspaceId);
+  const record = recordedWorkspace(options, workspaceId);
+  // Another owner's workspace: destroy refuses it ("ownership mismatch") before anything else.
+  const ours = record !== null && record.owner === readOptions(options).owner;
+  const live = ours ? liveExecIds(options, workspaceId) : [];
   if (live.length > 0 && !force) {
     diagnose(
       `rm: workspace ${JSON.stringify(workspaceId)} has ${live.length} live execution(s) (${live.join(", ")}); nothing was changed. ` +
@@ -51,12 +38,18 @@ export function rm(invocation: Invocation): number {
     );
     return 1;
   }
+  const { dialect, fields } = dialectFields(record);
+  const request = { ...fields, options };
   // pause stops with the grace; a workspace being created or destroyed has nothing pause could stop.
-  if (force && (status === "ready" || status === "paused") && !operation("pause", workspaceId, options)) return 1;
-  if (!operation("destroy", workspaceId, options)) return 1;
-  const existed = status !== null;
-  if (invocation.switches.has("json")) printJson({ workspaceId, existed, destroyed: true, stoppedExecutions: force ? live.length : 0 });
+  const pausable = record !== null && (record.status === "ready" || record.status === "paused");
+  if (force && pausable && !callOperation("rm", ["pause", "--workspace-id", workspaceId], request, dialect)) return 1;
+  const response = callOperation("rm", ["destroy", "--workspace-id", workspaceId], request, dialect);
+  if (!response) return 1;
+  if (response.type !== "ok") throw new Error(`destroy answered ${response.type}, expected ok`);
+  const existed = record !== null;
+  const stopped = force ? live.length : 0;
+  if (invocation.switches.has("json")) printJson({ workspaceId, existed, destroyed: true, stoppedExecutions: stopped });
   else if (!existed) console.log(`workspace ${workspaceId} did not exist; nothing to do`);
-  else console.log(`workspace ${workspaceId} destroyed${force && live.length ? ` (${live.length} live execution(s) stopped first)` : ""}`);
+  else console.log(`workspace ${workspaceId} destroyed${stopped ? ` (${stopped} live execution(s) stopped first)` : ""}`);
   return 0;
 }

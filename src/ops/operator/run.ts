@@ -15,11 +15,12 @@ import {
   EventSequence,
   FrameDecoder,
   ProcessEvent,
+  Purpose,
   ResizeControl,
   SignalControl,
   SpawnEnvelope,
   encodeFrame,
-  type Purpose,
+  type SeedOf,
   type Stdio,
 } from "../../protocol/index.ts";
 import { operatorOptions, runOperation, selfCommand, selfEnv, usageFailure } from "./common.ts";
@@ -31,8 +32,8 @@ const RESIZE_ACK_MS = 1000;
 /** The daemon's budget for the `signal … SIGKILL` cleanup after a protocol failure. */
 const CLEANUP_MS = 1000;
 
-/** Purpose kinds `run --purpose` offers; the ones needing more fields get fixed values. */
-export const PURPOSES: Record<string, () => Purpose> = {
+/** Purpose kinds `run --purpose` offers (run speaks the seed dialect); the ones needing more fields get fixed values. */
+export const PURPOSES: Record<string, () => SeedOf<typeof Purpose>> = {
   terminal: () => ({ kind: "terminal", terminalId: `run-${process.pid}` }),
   "workspace-script": () => ({ kind: "workspace-script", script: "run" }),
   "workspace-helper": () => ({ kind: "workspace-helper" }),
@@ -69,7 +70,7 @@ function terminalSize(): { rows: number; cols: number } {
 }
 
 /** The spawn envelope the flags describe, or a usage message. */
-function buildEnvelope(invocation: Invocation, pty: boolean): SpawnEnvelope | string {
+function buildEnvelope(invocation: Invocation, pty: boolean): SeedOf<typeof SpawnEnvelope> | string {
   const env = workloadEnv(invocation);
   if (typeof env === "string") return env;
   const kind = invocation.flags.get("purpose") ?? (pty ? "terminal" : "workspace-script");

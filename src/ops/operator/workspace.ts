@@ -5,22 +5,23 @@
  */
 import { UsageError, type Invocation } from "../../cli.ts";
 import { readOptions } from "../../options.ts";
-import { diagnose } from "../../output.ts";
-import { LifecycleResponse, parseMessage } from "../../protocol/index.ts";
+import type { LifecycleResponse } from "../../protocol/index.ts";
 import { listWorkspaces } from "../../store/workspaces.ts";
-import { openExistingStore, operatorOptions, printJson, runOperation } from "./common.ts";
+import { configurationOf, inReconcileScope, type Ownership } from "../../workspace/owner.ts";
+import { callOperation, dialectFields, openExistingStore, operationArgv0, operatorOptions, printJson, recordedWorkspace } from "./common.ts";
 import { stateLines } from "./new.ts";
 import { liveExecutions } from "./ps.ts";
 
-/** Runs a protocol operation of this binary; null when it failed (its reason is already on stderr). */
-function call(command: string, args: string[], request: Record<string, unknown>, expected: LifecycleResponse["type"]): LifecycleResponse | null {
-  const result = runOperation(args, { protocolVersion: 1, ...request });
-  if (result.status !== 0) {
-    diagnose(`${command}: ${args[0]} failed (exit ${result.status}); see the reason above`);
-    return null;
-  }
-  const response = parseMessage(LifecycleResponse, result.stdout, `${args[0]} response`);
-  if (response.type !== expected) throw new Error(`${args[0]} answered ${response.type}, expected ${expected}`);
+/**
+ * Runs a protocol operation of this binary on one workspace, in the dialect it was created in;
+ * null when it failed (its reason is already on stderr).
+ */
+function call(invocation: Invocation, op: string, expected: LifecycleResponse["type"]): LifecycleResponse | null {
+  const workspaceId = invocation.flags.get("workspace-id")!;
+  const options = operatorOptions(invocation);
+  const { dialect, fields } = dialectFields(recordedWorkspace(options, workspaceId));
+  const response = callOperation(invocation.command, [op, "--workspace-id", workspaceId], { ...fields, options }, dialect);
+  if (response && response.type !== expected) throw new Error(`${op} answered ${response.type}, expected ${expected}`);
   return response;
 }
 
@@ -38,9 +39,8 @@ function liveIn(options: Record<string, unknown>, workspaceId?: string): { works
 /** `workspace pause -w W`: stops its executions (SIGTERM, stopTimeoutMs, SIGKILL) and marks it paused. */
 export function workspacePause(invocation: Invocation): number {
   const workspaceId = invocation.flags.get("workspace-id")!;
-  const options = operatorOptions(invocation);
-  const live = liveIn(options, workspaceId).length;
-  if (!call(invocation.command, ["pause", "--workspace-id", workspaceId], { options }, "ok")) return 1;
+  const live = liveIn(operatorOptions(invocation), workspaceId).length;
+  if (!call(invocation, "pause", "ok")) return 1;
   if (invocation.switches.has("json")) printJson({ workspaceId, paused: true, liveExecutionsBefore: live });
   else console.log(`workspace ${workspaceId} is paused${live ? ` (${live} live execution(s) were stopped)` : ""}; resume it with: paseo-host-runtime workspace resume -w ${workspaceId}`);
   return 0;
@@ -48,8 +48,7 @@ export function workspacePause(invocation: Invocation): number {
 
 /** `workspace resume -w W`: paused → ready (the root checked again). */
 export function workspaceResume(invocation: Invocation): number {
-  const workspaceId = invocation.flags.get("workspace-id")!;
-  const response = call(invocation.command, ["resume", "--workspace-id", workspaceId], { options: operatorOptions(invocation) }, "state");
+  const response = call(invocation, "resume", "state");
   if (!response || response.type !== "state") return 1;
   if (invocation.switches.has("json")) printJson(response);
   else console.log(stateLines(response.state, response.placement).join("\n"));
@@ -59,7 +58,7 @@ export function workspaceResume(invocation: Invocation): number {
 /** `workspace inspect -w W`: exit 0 for ready or paused, 1 for missing or error (the answer is still shown). */
 export function workspaceInspect(invocation: Invocation): number {
   const workspaceId = invocation.flags.get("workspace-id")!;
-  const response = call(invocation.command, ["inspect", "--workspace-id", workspaceId], { options: operatorOptions(invocation) }, "inspection");
+  const response = call(invocation, "inspect", "inspection");
   if (!response || response.type !== "inspection") return 1;
   const { inspection } = response;
   const usable = inspection.status === "ready" || inspection.status === "paused";
@@ -74,9 +73,12 @@ export function workspaceInspect(invocation: Invocation): number {
 }
 
 /**
- * `workspace reconcile (--keep W... | --keep-all)`: the daemon's start-up reconcile, by hand.
- * Every workspace of this owner that is not kept is destroyed; interrupted creates and destroys
- * are cleaned up; executions nobody owns any more are reaped. Other owners' are never touched.
+ * `workspace reconcile (--keep W... | --keep-all) [--runtime-instance-id ID]`: the daemon's
+ * reconcile, by hand, for the scope of these options (workspace/owner.ts inReconcileScope: the
+ * owner, the dialect and instance, and under the default owner the configuration). Every
+ * workspace in that scope that is not kept is destroyed; interrupted creates and destroys are
+ * cleaned up; executions nobody owns any more are reaped. `--keep-all` keeps the whole scope,
+ * and only it: listing a workspace stamps it with this configuration.
  */
 export function workspaceReconcile(invocation: Invocation): number {
   const keep = invocation.lists.get("keep") ?? [];
@@ -86,25 +88,35 @@ export function workspaceReconcile(invocation: Invocation): number {
     throw new UsageError("say which workspaces to keep: --keep W (repeatable), or --keep-all; every other workspace of the owner is destroyed", invocation.command);
   }
   const options = operatorOptions(invocation);
-  const owner = readOptions(options).owner;
-  const before = ownedWorkspaces(options, owner);
+  const instanceId = invocation.flags.get("runtime-instance-id") ?? null;
+  const who: Ownership = {
+    owner: readOptions(options).owner,
+    dialect: instanceId === null ? "seed" : "later",
+    instanceId,
+    configuration: configurationOf(options, operationArgv0()),
+  };
+  const before = inScope(options, who);
   const kept = keepAll ? before : keep;
-  if (!call(invocation.command, ["reconcile"], { options, workspaceIds: kept }, "ok")) return 1;
-  const after = new Set(ownedWorkspaces(options, owner));
+  const fields = instanceId === null ? {} : { runtimeInstanceId: instanceId };
+  if (!callOperation(invocation.command, ["reconcile"], { ...fields, options, workspaceIds: kept }, who.dialect)) return 1;
+  const after = new Set(inScope(options, who));
   const destroyed = before.filter((id) => !after.has(id));
   if (invocation.switches.has("json")) {
-    printJson({ owner, kept, destroyed });
+    printJson({ owner: who.owner, kept, destroyed });
     return 0;
   }
-  console.log(destroyed.length ? `destroyed ${destroyed.length} workspace(s) of owner ${JSON.stringify(owner)}: ${destroyed.join(", ")}` : `nothing destroyed (owner ${JSON.stringify(owner)})`);
+  console.log(destroyed.length ? `destroyed ${destroyed.length} workspace(s) of owner ${JSON.stringify(who.owner)}: ${destroyed.join(", ")}` : `nothing destroyed (owner ${JSON.stringify(who.owner)})`);
   return 0;
 }
 
-function ownedWorkspaces(options: Record<string, unknown>, owner: string): string[] {
+/** The workspaces a reconcile on behalf of `who` may remove (and that --keep-all keeps). */
+function inScope(options: Record<string, unknown>, who: Ownership): string[] {
   const { store } = openExistingStore(options);
   if (!store) return [];
   try {
-    return listWorkspaces(store.db, owner).map((record) => record.workspaceId);
+    return listWorkspaces(store.db, who.owner)
+      .filter((record) => inReconcileScope(record, who))
+      .map((record) => record.workspaceId);
   } finally {
     store.db.close();
   }

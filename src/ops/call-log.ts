@@ -1,0 +1,100 @@
+/**
+ * What the runtime log records of one protocol call: unknown option keys (warned before
+ * anything is done), the spawn envelope at debug, and the outcome as the call's last line.
+ * Lines are written by src/log/runtime-log.ts; this file only decides what they say.
+ */
+import type { Invocation } from "../cli.ts";
+import { diagnoseOnStderr } from "../output.ts";
+import { unknownOptions, type RuntimeOptions, type UnknownOption } from "../options.ts";
+import type { SpawnEnvelope } from "../protocol/index.ts";
+import { attachLog, beginLog, logLine, logOutcome, logs, secretValues, setLogExecId } from "../log/runtime-log.ts";
+import type { Handler } from "./index.ts";
+
+/** `inspect` runs before every exec: its successes are kept at debug, not info. */
+const QUIET_SUCCESS = new Set(["inspect"]);
+
+/** A lifecycle operation whose outcome (status, duration, failure message) ends the log of its process. */
+export function loggedOperation(op: string, handler: Handler): Handler {
+  return async (invocation: Invocation) => {
+    beginLog(op, { workspaceId: invocation.flags.get("workspace-id"), execId: invocation.flags.get("exec-id") });
+    const signal = invocation.flags.get("signal");
+    let status: number;
+    try {
+      status = await handler(invocation);
+    } catch (error) {
+      logOutcome("error", "op", { signal, status: 1, durationMs: elapsed(), message: (error as Error).message });
+      throw error;
+    }
+    const level = status !== 0 ? "error" : QUIET_SUCCESS.has(op) ? "debug" : "info";
+    logOutcome(level, "op", { signal, status, durationMs: elapsed() });
+    return status;
+  };
+}
+
+/**
+ * A lifecycle call's unknown option keys, each warned about on stderr before anything is done
+ * (one line per key, naming the nearest known key). Never an error: the map is open.
+ */
+export function warnUnknownOptions(raw: Record<string, unknown>): UnknownOption[] {
+  const unknown = unknownOptions(raw);
+  for (const { key, nearest } of unknown) diagnoseOnStderr(`warning: ${unknownOptionText(key, nearest)}`);
+  return unknown;
+}
+
+/** The options are valid: point the log at their home and record the unknown keys there too. */
+export function attachLifecycleLog(options: RuntimeOptions, unknown: readonly UnknownOption[]): void {
+  attachLog(options, secretValues("lifecycleEnvironment", options.lifecycleEnvironment));
+  for (const { key, nearest } of unknown) logLine("warn", "unknown-option", { key, nearest });
+}
+
+/** The message for an unknown option key. */
+export function unknownOptionText(key: string, nearest: string | null): string {
+  return `unknown option ${JSON.stringify(key)} is ignored${nearest ? `; did you mean ${JSON.stringify(nearest)}?` : ""}`;
+}
+
+/**
+ * exec: its stderr is the workload's, so unknown keys go to the log only. At debug the spawn
+ * envelope is logged without env values (their names only) and with option keys only.
+ */
+export function attachExecLog(invocation: Invocation, envelope: SpawnEnvelope, options: RuntimeOptions): void {
+  beginLog("exec", { workspaceId: invocation.flags.get("workspace-id") });
+  setLogExecId(envelope.execId);
+  attachLog(options, { ...secretValues("env", envelope.env), ...secretValues("lifecycleEnvironment", options.lifecycleEnvironment) });
+  for (const { key, nearest } of unknownOptions(envelope.options)) logLine("warn", "unknown-option", { key, nearest });
+  if (logs("debug")) {
+    logLine("debug", "spawn", {
+      argv: envelope.argv,
+      cwd: envelope.cwd,
+      stdio: envelope.stdio,
+      purpose: envelope.purpose,
+      envKeys: Object.keys(envelope.env),
+      optionKeys: Object.keys(envelope.options),
+    });
+  }
+}
+
+/** What the exec outcome line says about the workload. */
+interface ExecFacts {
+  mode: string;
+  purpose: string;
+}
+
+/** The exec was refused before anything was launched. */
+export function logExecRefused(facts: ExecFacts, status: number, error: unknown): void {
+  logOutcome("error", "exec", { outcome: "refused", status, ...facts, durationMs: elapsed(), message: (error as Error).message });
+}
+
+/** The wrapper failed after launching (the workload was ended). */
+export function logExecFailed(facts: ExecFacts, error: unknown): void {
+  logOutcome("error", "exec", { outcome: "failed", status: 1, ...facts, durationMs: elapsed(), message: (error as Error).message });
+}
+
+/** The workload ended; the wrapper mirrors its code or signal next. */
+export function logExecExited(facts: ExecFacts, code: number | null, signal: string | null): void {
+  logOutcome("info", "exec", { outcome: "exited", ...facts, code, signal, durationMs: elapsed() });
+}
+
+/** Milliseconds since this process started (Bun's performance clock starts with the process). */
+function elapsed(): number {
+  return Math.round(performance.now() * 10) / 10;
+}

@@ -1,0 +1,162 @@
+/**
+ * Directories held by descriptor, and paths resolved beneath one without following any symlink:
+ * what makes "the directory that was checked" and "the directory a workload starts in" the same
+ * directory, whatever a racing process renames or replaces in between.
+ */
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, type BigIntStats } from "node:fs";
+import { join } from "node:path";
+import { fchdir, openat, openat2Beneath, SystemCallError } from "./libc.ts";
+
+/** O_CLOEXEC is missing from fs.constants; a descriptor must never reach a workload. */
+const O_CLOEXEC = process.platform === "darwin" ? 0x1000000 : 0o2000000;
+/** A directory, never through a symlink at the last component, never inherited. */
+const DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | O_CLOEXEC;
+/** A file to read, never through a symlink, and O_NONBLOCK so that a FIFO cannot hang the open. */
+const READ_FILE = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | O_CLOEXEC;
+/** Where a descriptor can be named as a path (Linux). Elsewhere paths are only used for reading names. */
+const FD_PATHS = process.platform === "linux";
+
+/** Errors that mean "this kernel (or its seccomp filter) has no openat2": fall back to the walk. */
+const NO_OPENAT2 = new Set(["ENOSYS", "EPERM", "E2BIG"]);
+let openat2Available = process.platform === "linux";
+
+/** A directory's identity, `device:inode` in decimal (st_ino is 64-bit). */
+export function identityOf(fd: number): string {
+  const stat = fstatSync(fd, { bigint: true });
+  return `${stat.dev}:${stat.ino}`;
+}
+
+/** The identity of what `stat` describes, in the same form as identityOf. */
+export function identityOfStat(stat: BigIntStats): string {
+  return `${stat.dev}:${stat.ino}`;
+}
+
+/**
+ * Opens the directory at `path`. Its ancestors may be symlinks (macOS `/tmp` is); the last
+ * component may not. Throws the open's error (`code` ENOENT, ENOTDIR, ELOOP…).
+ */
+export function openDirectory(path: string): number {
+  return openSync(path, DIRECTORY);
+}
+
+/** Closes a descriptor from this module. */
+export function closeDescriptor(fd: number): void {
+  closeSync(fd);
+}
+
+/**
+ * Opens the directory `relative` (no `..`, no leading `/`) beneath the directory `dirFd`,
+ * refusing every symlink on the way, even one that stays inside. "" and "." open `dirFd`'s
+ * own directory again. Throws with `code` ELOOP (a symlink), ENOENT, ENOTDIR or EXDEV.
+ */
+export function openBeneath(dirFd: number, relative: string): number {
+  const path = relative === "" ? "." : relative;
+  if (openat2Available) {
+    try {
+      return openat2Beneath(dirFd, path, DIRECTORY);
+    } catch (error) {
+      if (!(error instanceof SystemCallError) || !NO_OPENAT2.has(error.code)) throw error;
+      openat2Available = false;
+    }
+  }
+  return openBeneathByWalk(dirFd, path);
+}
+
+/**
+ * The portable form of openBeneath (macOS, Linux before 5.6): one openat per component, each
+ * with O_NOFOLLOW | O_DIRECTORY, so no component is ever looked up through a symlink.
+ * A symlink component fails with ENOTDIR on Linux and ELOOP on macOS.
+ */
+export function openBeneathByWalk(dirFd: number, relative: string): number {
+  const parts = relative.split("/").filter((part) => part !== "" && part !== ".");
+  if (parts.includes("..")) throw new SystemCallError(`openat(${JSON.stringify(relative)})`, "EXDEV");
+  let current = openat(dirFd, ".", DIRECTORY);
+  for (const part of parts) {
+    try {
+      const next = openat(current, part, DIRECTORY);
+      closeSync(current);
+      current = next;
+    } catch (error) {
+      closeSync(current);
+      throw error;
+    }
+  }
+  return current;
+}
+
+/**
+ * The `cwd` to give Bun.spawn so that the child starts in exactly the directory open at `fd`,
+ * without any path being walked again. Linux: `/proc/self/fd/N`, which the child's chdir
+ * resolves through its own copy of the descriptor. Elsewhere (macOS, unverified): this process
+ * moves into the directory with fchdir and the child's chdir(".") stays there; the caller
+ * moves back out with leaveSpawnDirectory once the child exists.
+ */
+export function spawnDirectory(fd: number): string {
+  if (FD_PATHS) return `/proc/self/fd/${fd}`;
+  fchdir(fd);
+  return ".";
+}
+
+/** Undoes spawnDirectory's fchdir (nothing to undo on Linux). */
+export function leaveSpawnDirectory(): void {
+  if (!FD_PATHS) process.chdir("/");
+}
+
+/** The path the kernel knows for the directory open at `fd`, or null where it cannot tell (macOS). */
+export function pathOfDescriptor(fd: number): string | null {
+  return FD_PATHS ? readlinkSync(`/proc/self/fd/${fd}`) : null;
+}
+
+/**
+ * A path naming the entry `name` of the directory open at `dirFd` (whose path is `dirPath`):
+ * on Linux through the descriptor, so it is looked up in exactly that directory; elsewhere by
+ * path. Only for lstat, readlink and readdir: opening goes through openEntry.
+ */
+export function entryPath(dirFd: number, dirPath: string, name: string): string {
+  return FD_PATHS ? `/proc/self/fd/${dirFd}/${name}` : join(dirPath, name);
+}
+
+/** The names in the directory open at `dirFd` (read by path where descriptors have none). */
+export function listDirectory(dirFd: number, dirPath: string): string[] {
+  return readdirSync(FD_PATHS ? `/proc/self/fd/${dirFd}` : dirPath);
+}
+
+/** lstat of an entry of an open directory, with 64-bit fields. */
+export function lstatEntry(dirFd: number, dirPath: string, name: string): BigIntStats {
+  return lstatSync(entryPath(dirFd, dirPath, name), { bigint: true });
+}
+
+/** Opens the subdirectory `name` of `dirFd` (never through a symlink). */
+export function openSubdirectory(dirFd: number, name: string): number {
+  return openat(dirFd, name, DIRECTORY);
+}
+
+/**
+ * Opens the file `name` of `dirFd` for reading: never through a symlink, never blocking on a
+ * FIFO. On Linux through the descriptor's /proc path, which spares inspect loading bun:ffi.
+ */
+export function openFileBeneath(dirFd: number, name: string): number {
+  return FD_PATHS ? openSync(entryPath(dirFd, "", name), READ_FILE) : openat(dirFd, name, READ_FILE);
+}
+
+/**
+ * Reads at most `max` bytes of the regular file `name` in the directory open at `dirFd`, or
+ * returns null when it is not a regular file (missing, a symlink, a FIFO, a directory).
+ */
+export function readSmallFileBeneath(dirFd: number, name: string, max: number): string | null {
+  let fd: number;
+  try {
+    fd = openFileBeneath(dirFd, name);
+  } catch (error) {
+    if (error instanceof SystemCallError || typeof (error as NodeJS.ErrnoException).code === "string") return null;
+    throw error;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return null;
+    const buffer = Buffer.alloc(max);
+    const length = readSync(fd, buffer, 0, max, 0);
+    return buffer.subarray(0, length).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}

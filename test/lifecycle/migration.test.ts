@@ -1,0 +1,95 @@
+/**
+ * An operator upgrading from schema 1 keeps their workspaces. Schema 1 recorded no root
+ * identity: such a workspace is used only while its root is reached through no symlink at all
+ * (and a worktree's .git and registration point at each other), and its identity is recorded at
+ * its first exec or resume.
+ */
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
+import { create, createInput, lab, makeRepo, ok, op, record, type Lab } from "./support.ts";
+
+const V1_SCHEMA = readFileSync(join(import.meta.dir, "fixtures", "schema-v1.sql"), "utf8");
+const V1_COLUMNS = "workspace_id, owner, status, input_json, host_directory, kind, root, details_json, lock_pid, lock_start, lock_boot, lock_op, child_pid, child_start, created_at, updated_at";
+
+let t: Lab;
+beforeEach(() => {
+  t = lab("phr-migrate-");
+});
+afterEach(() => t.cleanup());
+
+/** Rewrites the home's store as schema 1 would have written it: the v1 schema text, the same rows. */
+function downgradeToV1(): void {
+  const path = join(t.home, "state.sqlite");
+  const current = new Database(path);
+  const rows = current.query(`SELECT ${V1_COLUMNS} FROM workspaces`).all() as Record<string, unknown>[];
+  current.close();
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
+  const v1 = new Database(path, { create: true, strict: true });
+  v1.run(V1_SCHEMA);
+  v1.run("INSERT INTO meta (key, value) VALUES ('schema_version', '1')");
+  const insert = v1.query(`INSERT INTO workspaces (${V1_COLUMNS}) VALUES (${V1_COLUMNS.split(", ").map((c) => `$${c}`).join(", ")})`);
+  for (const row of rows) insert.run(row as Record<string, string | number | null>);
+  v1.close();
+}
+
+function schemaVersion(): string {
+  const db = new Database(join(t.home, "state.sqlite"));
+  try {
+    return (db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string }).value;
+  } finally {
+    db.close();
+  }
+}
+
+function identity(path: string): string {
+  const stat = lstatSync(path, { bigint: true });
+  return `${stat.dev}:${stat.ino}`;
+}
+
+async function pwd(workspaceId: string): Promise<ExecResult> {
+  const handle = startExec(workspaceId, envelope(["/bin/pwd", "-P"], { options: t.options, env: {} }));
+  handle.closeStdin();
+  return await handle.done;
+}
+
+test("schema 1 workspaces survive the upgrade; identity is recorded at first exec or resume; a root already swapped is refused", async () => {
+  const repo = makeRepo(join(t.dir, "repo"));
+  const plain = join(t.dir, "plain");
+  const swapped = join(t.dir, "swapped");
+  mkdirSync(plain);
+  mkdirSync(swapped);
+  ok(await create(t.options, createInput("adopted", { kind: "host-directory", path: plain })));
+  const tree = ok(await create(t.options, createInput("tree", { kind: "host-directory", path: repo }, { kind: "branch", branchName: "topic", baseRef: "main" })));
+  ok(await create(t.options, createInput("swapped", { kind: "host-directory", path: swapped })));
+  downgradeToV1();
+  // Swapped before the upgrade: there is no recorded identity to compare with.
+  renameSync(swapped, `${swapped}.moved`);
+  symlinkSync("/etc", swapped);
+
+  const inspections = await Promise.all(["adopted", "tree", "swapped"].map(async (id) => ok(await op("inspect", id, { options: t.options })).inspection));
+  expect(schemaVersion()).toBe("2");
+  expect(inspections.map((i) => i.status)).toEqual(["ready", "ready", "error"]);
+  expect(inspections[2].message).toBe(`workspace "swapped" root ${swapped} was replaced by a symlink (to /etc); it is no longer the directory this workspace was created with`);
+  // Looking records nothing.
+  expect(["adopted", "tree", "swapped"].map((id) => record(t.home, id)!.confinement)).toEqual([null, null, null]);
+
+  const ran = await pwd("adopted");
+  expect(ran.code).toBe(0);
+  expect(ran.stdout.toString()).toBe(`${plain}\n`);
+  expect(record(t.home, "adopted")!.confinement).toEqual({ root: identity(plain), checkout: null, gitdir: null });
+
+  const refused = await pwd("swapped");
+  expect(refused.code).toBe(1);
+  expect(refused.events).toEqual([]);
+  expect(refused.stderr).toContain("replaced by a symlink");
+  expect(record(t.home, "swapped")!.confinement).toBeNull();
+
+  ok(await op("pause", "tree", { options: t.options }));
+  ok(await op("resume", "tree", { options: t.options }));
+  const root: string = tree.placement.cwd;
+  const gitdir = readFileSync(join(root, ".git"), "utf8").trim().replace(/^gitdir: /, "");
+  expect(record(t.home, "tree")!.confinement).toEqual({ root: identity(root), checkout: identity(root), gitdir });
+});
