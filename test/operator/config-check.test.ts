@@ -81,6 +81,22 @@ describe("config check", () => {
     expect(result.stdout).toEndWith("\nno problems found\n");
   });
 
+  test("the default owner in one home: apart when the configurations differ (info), a clash when they are the same", async () => {
+    const file = writeConfig(join(box.path, "default-owner.json"), {
+      one: { type: "command", command: [BIN], options: { stateDirectory: goodHome } },
+      two: { type: "command", command: [BIN], options: { stateDirectory: goodHome, stopTimeoutMs: 500 } },
+      copy: { type: "command", command: [BIN], options: { stateDirectory: goodHome } },
+    });
+    const json = JSON.parse((await op(box, ["config", "check", file, "--json"])).stdout) as Report;
+    const shared = json.runtimes.flatMap((r) => r.checks.filter((c) => c.name === "shared").map((c) => [r.name, c.status, c.detail]));
+    expect(shared).toEqual([
+      ["two", "info", `runtimes "one" and "two" share home ${goodHome} and owner "default"; with the default owner, reconcile keeps their workspaces apart by configuration`],
+      ["copy", "fail", `runtimes "one" and "copy" share home ${goodHome} and owner "default" (the same configuration too): each one's reconcile would destroy the other's workspaces`],
+      ["copy", "info", `runtimes "two" and "copy" share home ${goodHome} and owner "default"; with the default owner, reconcile keeps their workspaces apart by configuration`],
+    ]);
+    expect(json.problems).toBe(1);
+  });
+
   test("PASEO_HOME unset: ~/.paseo/config.json", async () => {
     const home = join(box.path, "plain-user");
     mkdirSync(join(home, ".paseo"), { recursive: true });
