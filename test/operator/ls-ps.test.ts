@@ -174,3 +174,23 @@ describe("ps fields: the whole argv (quoted), age, memory, -q and --format", () 
     }
   });
 });
+
+describe("ps never writes a workload's control characters raw", () => {
+  test("an argv with ESC and C1 sequences is shown escaped, in the table, --format and --json", async () => {
+    const hostile = ["/bin/sh", "-c", "sleep 30", "x\x1b]0;pwned\x07y", "\u009b31mred"];
+    const run = Bun.spawn([BIN, "run", "-w", "alpha", "--home", box.home, "--owner", "team-a", "--", ...hostile], { env: { ...process.env, ...box.env }, stdio: ["ignore", "ignore", "ignore"] });
+    started.push(run);
+    const [live] = await waitFor("the workload to run", async () => {
+      const list = await psJson("-w", "alpha");
+      return list.length && list.every((e) => e.state === "running") ? list : undefined;
+    });
+    expect(live!.argv).toEqual(hostile);
+    expect(live!.command).toBe(String.raw`/bin/sh -c 'sleep 30' $'x\x1b]0;pwned\x07y' $'\u009b31mred'`);
+    for (const args of [[], ["--json"], ["--format", "{{.command}} {{.argv0}}"], ["--format", "command"]]) {
+      const out = (await op(box, ["ps", "--home", box.home, "-w", "alpha", ...args])).stdout;
+      expect(out).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    }
+    run.kill("SIGTERM");
+    await run.exited;
+  });
+});

@@ -232,9 +232,13 @@ export function callOperation(command: string, args: string[], request: Record<s
   return parseMessage(LifecycleResponse[dialect], result.stdout, `${args[0]} response`) as LifecycleResponse;
 }
 
-/** One JSON document for scripts. */
+/**
+ * One JSON document for scripts. DEL and the C1 controls (U+007F to U+009F), which
+ * JSON.stringify leaves raw and some terminals obey, are written as \u escapes: the same JSON
+ * value, but a workload's bytes (its argv) cannot steer the terminal showing it.
+ */
 export function printJson(value: unknown): void {
-  console.log(JSON.stringify(value, null, 2));
+  console.log(JSON.stringify(value, null, 2).replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`));
 }
 
 /** Left-aligned columns separated by two spaces; the last column is not padded. */
@@ -276,9 +280,30 @@ export function formatBytes(bytes: number): string {
   return `${unit === 0 || value >= 100 ? Math.round(value) : value.toFixed(1)} ${units[unit]}`;
 }
 
-/** A word as the shell reads it back: bare when safe, else single-quoted. */
+/** Control characters (C0, DEL, C1): never written raw to a person's terminal. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * A word as the shell reads it back: bare when safe, else single-quoted; with a control
+ * character, ANSI-C quoted (`$'a\x1bb'`) so no escape sequence reaches the terminal raw.
+ */
 export function shellQuote(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+  if (/^[\w@%+=:,./-]+$/.test(word)) return word;
+  if (!CONTROL.test(word)) return `'${word.replaceAll("'", `'\\''`)}'`;
+  const escaped = word.replace(/[\u0000-\u001f\u007f-\u009f'\\]/g, (char) => {
+    if (char === "'" || char === "\\") return `\\${char}`;
+    const code = char.charCodeAt(0);
+    return code < 0x80 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+  return `$'${escaped}'`;
+}
+
+/** Text for a person's terminal: control characters shown as \xHH / \uHHHH, never raw. */
+export function printable(text: string): string {
+  return text.replace(new RegExp(CONTROL.source, "g"), (char) => {
+    const code = char.charCodeAt(0);
+    return code < 0x80 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
 }
 
 /** An argv as one shell-readable line. */

@@ -6,7 +6,7 @@ import { cgroupMemoryBytes, commandLine, residentBytes } from "../../platform/re
 import { unfinishedExecutions, type ExecutionRecord } from "../../store/executions.ts";
 import { listWorkspaces } from "../../store/workspaces.ts";
 import { workloadMembers } from "../../platform/process-group.ts";
-import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, quoteArgv } from "./common.ts";
+import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printable, quoteArgv } from "./common.ts";
 
 /** A live execution as `ps` shows it. Never its environment: that may hold secrets. */
 export interface LiveExecution {
@@ -106,7 +106,8 @@ function withDetails({ entry, members }: Live): ExecutionDetails {
   return {
     ...entry,
     argv: line?.argv ?? null,
-    command: line === null ? entry.argv0 : line.argv ? quoteArgv(line.argv) : line.text,
+    // The workload can rewrite its own argv: quoted, with control characters escaped.
+    command: line === null ? printable(entry.argv0) : line.argv ? quoteArgv(line.argv) : printable(line.text),
     memoryBytes: memory.bytes,
     memorySource: memory.source,
   };
@@ -172,9 +173,9 @@ export function formatProblem(value: string): string | null {
 function render(executions: ExecutionDetails[], format: Format): string {
   const now = Date.now();
   if (format.kind === "template") {
-    return executions.map((e) => format.template.replace(/\{\{\s*\.?([\w-]+)\s*\}\}/g, (_, name: string) => FIELDS[name]!(e, now))).join("\n");
+    return executions.map((e) => format.template.replace(/\{\{\s*\.?([\w-]+)\s*\}\}/g, (_, name: string) => printable(FIELDS[name]!(e, now)))).join("\n");
   }
-  const rows = executions.map((e) => format.columns.map(([, field]) => FIELDS[field]!(e, now)));
+  const rows = executions.map((e) => format.columns.map(([, field]) => printable(FIELDS[field]!(e, now))));
   return formatTable(format.columns.map(([header]) => header), rows);
 }
 
