@@ -89,6 +89,12 @@ describe("doctor", () => {
     expect(result.stdout).toMatch(/^✗ git +git not found on PATH/m);
     expect(result.stdout).toMatch(/fix: # install git 2\.31 or newer \(.*\) on the PATH the Paseo daemon runs with/);
     expect(result.stdout).toContain("1 required check(s) failed: git");
+    // The helper cannot be judged without a workspace to run it in: skipped, not blamed.
+    const helper = writeHelper("git-less-helper", `#!/bin/sh\necho '${DESCRIBE}'\n`);
+    const check = (await doctorJson(["--home", box.home, "--helper-path", helper], { PATH: join(box.path, "empty-bin") })).find((c) => c.name === "workspace helper")!;
+    expect(check.status).toBe("skip");
+    expect(check.detail).toContain("its describe was not run: create of a throwaway workspace failed: git was not found");
+    expect(check.hint).toBeUndefined();
   });
 
   test("--quiet prints only failures and warnings, with the same exit status", async () => {

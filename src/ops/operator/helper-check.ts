@@ -32,8 +32,11 @@ function installAdvice(): Pick<Check, "hint" | "alternatives"> {
   };
 }
 
-/** What the helper's describe answered, or why it did not. */
-type Described = { ok: true; capabilities: string[]; protocolVersion: unknown; version: unknown } | { ok: false; reason: string };
+/**
+ * What the helper's describe answered, or why it did not: `unchecked` when the throwaway
+ * workspace could not be made (not the helper's fault; another check names the cause).
+ */
+type Described = { ok: true; capabilities: string[]; protocolVersion: unknown; version: unknown } | { ok: false; reason: string; unchecked?: boolean };
 
 /** Runs `paseo-workspace-helper describe` through this runtime in a throwaway workspace. */
 export async function describeThroughRuntime(helperPath: string | undefined): Promise<Described> {
@@ -45,7 +48,7 @@ export async function describeThroughRuntime(helperPath: string | undefined): Pr
     mkdirSync(root);
     const input = { workspaceId, project: { projectId: "doctor", source: { kind: "host-directory", path: root } }, placement: { kind: "existing" } };
     const created = runOperation(["create", "--workspace-id", workspaceId], { protocolVersion: 1, input, options }, { timeoutMs: CREATE_TIMEOUT_MS, stderr: "capture" });
-    if (created.status !== 0) return { ok: false, reason: `create of a throwaway workspace failed: ${firstLine(created.stderr)}` };
+    if (created.status !== 0) return { ok: false, unchecked: true, reason: `create of a throwaway workspace failed: ${firstLine(created.stderr)}` };
     const envelope = {
       type: "spawn" as const,
       protocolVersion: 1 as const,
@@ -99,6 +102,7 @@ export async function checkHelper(helperPath: string | undefined): Promise<Check
     return { name: NAME, status: "warn", detail, ...installAdvice() };
   }
   const described = await describeThroughRuntime(helperPath);
+  if (!described.ok && described.unchecked) return { name: NAME, status: "skip", detail: `${where(found)}; its describe was not run: ${described.reason}` };
   if (!described.ok) return { name: NAME, status: "fail", detail: `${where(found)}: ${described.reason}`, ...installAdvice() };
   const missing = REQUIRED_CAPABILITIES.filter((capability) => !described.capabilities.includes(capability));
   const shown = `describe through exec: capabilities ${described.capabilities.join(", ") || "none"}`;
