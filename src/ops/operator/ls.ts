@@ -2,7 +2,8 @@ import type { Invocation } from "../../cli.ts";
 import { bootId, isSameLiveProcess, listProcesses } from "../../platform/process.ts";
 import { listWorkspaces, type WorkspaceRecord } from "../../store/workspaces.ts";
 import { rootProblem } from "../../workspace/confinement.ts";
-import { formatTable, openExistingStore, operatorOptions, printJson } from "./common.ts";
+import { diagnose } from "../../output.ts";
+import { formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 
 /** A workspace as `ls` shows it. */
@@ -54,9 +55,15 @@ function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
   };
 }
 
-/** `ls [--owner O] [--home DIR] [--json]`: the workspaces of this runtime home. */
+/** `ls [--owner O] [--home DIR] [--json]`: the workspaces of this runtime home (a home that does not exist: exit 1). */
 export function ls(invocation: Invocation): number {
   const options = operatorOptions(invocation);
+  const missing = missingHomeMessage(options);
+  if (missing !== null) {
+    diagnose(missing);
+    return 1;
+  }
+  const owner = invocation.flags.get("owner") ?? (typeof options.owner === "string" ? options.owner : undefined);
   const { store, home } = openExistingStore(options);
   let workspaces: WorkspaceSummary[] = [];
   if (store) {
@@ -66,7 +73,7 @@ export function ls(invocation: Invocation): number {
       for (const execution of liveExecutions(store.db, undefined, processes)) {
         live.set(execution.workspaceId, (live.get(execution.workspaceId) ?? 0) + 1);
       }
-      workspaces = listWorkspaces(store.db, invocation.flags.get("owner")).map((record) => summarize(record, live.get(record.workspaceId) ?? 0));
+      workspaces = listWorkspaces(store.db, owner).map((record) => summarize(record, live.get(record.workspaceId) ?? 0));
     } finally {
       store.db.close();
     }
