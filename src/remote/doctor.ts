@@ -24,7 +24,7 @@ export const REMOTE_COMMAND: CommandSpec = {
   optional: ["ssh-config", "remote-home", "owner", "remote-owner"],
   switches: ["json"],
   usage: "doctor ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]",
-  summary: "check a remote host for `--remote` (ssh, remote binary and version, its doctor, round-trip time)",
+  summary: "`remote doctor ssh://HOST`: check a remote host for `--remote` (ssh, remote binary and version, its doctor, round-trip time)",
   flags: {
     "ssh-config": { value: "FILE", help: "an ssh_config for ssh -F (identity, known hosts, port)", default: "~/.ssh/config" },
     "remote-home": { value: "DIR", help: "the remote runtime home its doctor checks (options.remote.stateDirectory)" },
