@@ -206,6 +206,15 @@ export function readOptions(options: Record<string, unknown>): RuntimeOptions {
   throw new Error(result.issues[0].message);
 }
 
+/**
+ * Every problem with the values of the known keys of `options`, one message per key, from the
+ * same schema readOptions uses (readOptions stops at the first).
+ */
+export function optionProblems(options: Record<string, unknown>): string[] {
+  const result = v.safeParse(RuntimeOptions, options, { abortPipeEarly: true });
+  return result.success ? [] : [...new Set(result.issues.map((issue) => issue.message))];
+}
+
 /** An option key this runtime does not know, and the known key it most resembles (if any). */
 export interface UnknownOption {
   key: string;

@@ -24,7 +24,16 @@ export const REMOTE_COMMAND: CommandSpec = {
   optional: ["ssh-config", "remote-home", "owner", "remote-owner"],
   switches: ["json"],
   usage: "doctor ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]",
-  summary: "check a remote host for `--remote` (ssh, remote binary and version, its doctor, round-trip time)",
+  summary: "`remote doctor ssh://HOST`: check a remote host for `--remote` (ssh, remote binary and version, its doctor, round-trip time)",
+  flags: {
+    "ssh-config": { value: "FILE", help: "an ssh_config for ssh -F (identity, known hosts, port)", default: "~/.ssh/config" },
+    "remote-home": { value: "DIR", help: "the remote runtime home its doctor checks (options.remote.stateDirectory)" },
+    owner: { value: "NAME", help: "the local owner (options.owner); the remote owner defaults to NAME@<this host>", default: "default" },
+    "remote-owner": { value: "NAME", help: "the remote owner its doctor checks (options.remote.owner)" },
+    json: { help: "one JSON document instead of text" },
+  },
+  examples: ["paseo-host-runtime remote doctor ssh://builder@buildbox", "paseo-host-runtime remote doctor ssh://buildbox:2222/opt/paseo/bin/paseo-host-runtime --ssh-config ~/.ssh/paseo_config --json"],
+  env: { PATH: "ssh is found on it", HOME: "~/.ssh/config and known hosts are read from it unless --ssh-config" },
 };
 
 /** `remote doctor URL [flags]`. */

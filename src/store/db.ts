@@ -228,3 +228,21 @@ function migrate(db: Database, path: string): boolean {
 export function now(): number {
   return Date.now();
 }
+
+/**
+ * The schema version a database file records, read without changing anything (no schema made,
+ * no migration): for `doctor`. Null when the file has no schema version.
+ */
+export function readSchemaVersion(path: string): { db: Database; version: number | null } {
+  const db = new Database(path, { readonly: true, strict: true });
+  try {
+    db.run("PRAGMA busy_timeout = 10000");
+    const hasMeta = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
+    const row = hasMeta ? (db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | null) : null;
+    const version = row === null ? null : Number(row.value);
+    return { db, version: Number.isInteger(version) ? version : null };
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}

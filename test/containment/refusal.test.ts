@@ -85,7 +85,7 @@ describe('containment: "cgroup" without a usable hierarchy', () => {
     const result = await handle.done;
     expect(result.code).toBe(0);
     expect(result.stdout.toString()).not.toContain("paseo-");
-    const doctor = await runBinary(["doctor", "--home", ws.home, "--cgroup-root", notCgroup.path, "--json"]);
+    const doctor = await runBinary(["doctor", "--home", ws.home, "--options-json", JSON.stringify({ cgroupRoot: notCgroup.path }), "--json"]);
     const check = JSON.parse(doctor.stdout).checks.find((c: { name: string }) => c.name === "containment");
     expect(check.status).toBe("warn");
     expect(check.detail).toMatch(/^process groups: options\.cgroupRoot .* is not a cgroup directory/);
@@ -97,7 +97,7 @@ describe('containment: "cgroup" without a usable hierarchy', () => {
     const home = tempDir("phr-nobody-");
     cleanups.push(home.cleanup);
     chownSync(home.path, 65534, 65534);
-    const result = Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", BIN, "doctor", "--home", join(home.path, "h"), "--containment", "cgroup", "--cgroup-root", root.path, "--json"], {
+    const result = Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", BIN, "doctor", "--home", join(home.path, "h"), "--options-json", JSON.stringify({ containment: "cgroup", cgroupRoot: root.path }), "--json"], {
       env: { PATH: "/usr/bin:/bin", HOME: home.path },
     });
     const check = JSON.parse(result.stdout.toString()).checks.find((c: { name: string }) => c.name === "containment");

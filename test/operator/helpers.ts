@@ -2,7 +2,9 @@
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, runBinary, tempDir, type RunOptions, type RunResult } from "../support/binary.ts";
-import { testCgroupRoot } from "../support/cgroup.ts";
+import { ownCgroupDir } from "../../src/platform/cgroup.ts";
+import { homeCgroupOf } from "../../src/workspace/containment.ts";
+import { removeCgroupTree, testCgroupRoot } from "../support/cgroup.ts";
 
 export { BIN };
 
@@ -10,9 +12,9 @@ export interface Sandbox {
   path: string;
   /** The runtime home (`--home`). */
   home: string;
-  /** HOME / XDG_STATE_HOME pointed inside the sandbox, so no fallback reaches the real ones. */
+  /** HOME / XDG_STATE_HOME / PASEO_HOME pointed inside the sandbox, so no fallback reaches the real ones. */
   env: Record<string, string>;
-  /** `--cgroup-root DIR` of a private cgroup root, for commands that run executions ([] without cgroup v2). */
+  /** `--options-json` naming a private cgroup root, for commands that run executions ([] without cgroup v2). */
   cgroupArgs: string[];
   cleanup: () => void;
 }
@@ -25,10 +27,21 @@ export function sandbox(): Sandbox {
   return {
     path,
     home: join(path, "runtime-home"),
-    env: { HOME: join(path, "user-home"), XDG_STATE_HOME: join(path, "user-home", "state"), PASEO_HOST_RUNTIME_HOME: join(path, "unused-home") },
-    cgroupArgs: cgroups ? ["--cgroup-root", cgroups.path] : [],
+    // A UTF-8 locale (doctor's ✓ marks) and no NO_COLOR/PASEO_HOME from the caller's environment.
+    env: {
+      HOME: join(path, "user-home"),
+      XDG_STATE_HOME: join(path, "user-home", "state"),
+      PASEO_HOST_RUNTIME_HOME: join(path, "unused-home"),
+      PASEO_HOME: join(path, "user-home", ".paseo"),
+      LC_ALL: "C.UTF-8",
+      NO_COLOR: "",
+    },
+    cgroupArgs: cgroups ? ["--options-json", JSON.stringify({ cgroupRoot: cgroups.path })] : [],
     cleanup: () => {
       cgroups?.cleanup();
+      // A command run without cgroupArgs found the real hierarchy: remove what it made there for this home.
+      const own = ownCgroupDir();
+      if (own) removeCgroupTree(homeCgroupOf(own, join(path, "runtime-home")));
       dir.cleanup();
     },
   };

@@ -160,7 +160,7 @@ describe("run --pty under a real terminal (tmux)", () => {
     const workload = 'stty size; read line; echo "line=$line"; stty size; exec sleep 30';
     writeFileSync(
       script,
-      `'${BIN}' run --pty --workspace-id w --home '${box.home}' ${box.cgroupArgs.join(" ")} --env ${PATH} -- sh -c '${workload}'\nrc=$?\nstty -a > '${sttyFile}'\necho "rc=$rc" > '${rcFile}'\nsleep 30\n`,
+      `'${BIN}' run --pty --workspace-id w --home '${box.home}' ${box.cgroupArgs.map((arg) => `'${arg}'`).join(" ")} --env ${PATH} -- sh -c '${workload}'\nrc=$?\nstty -a > '${sttyFile}'\necho "rc=$rc" > '${rcFile}'\nsleep 30\n`,
     );
     const pane = () => tmux("capture-pane", "-p", "-t", "op").stdout.toString();
     try {

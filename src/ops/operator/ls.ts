@@ -1,9 +1,11 @@
 import type { Invocation } from "../../cli.ts";
 import { readCounter } from "../../platform/cgroup.ts";
+import { cgroupMemoryBytes } from "../../platform/resources.ts";
 import { isSameProcess, listProcesses } from "../../platform/process.ts";
 import { listWorkspaces, type WorkspaceRecord } from "../../store/workspaces.ts";
 import { rootProblem } from "../../workspace/confinement.ts";
-import { formatBytes, formatTable, openExistingStore, operatorOptions, printJson } from "./common.ts";
+import { diagnose } from "../../output.ts";
+import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 
 /** A workspace as `ls` shows it. */
@@ -56,15 +58,21 @@ function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
     problem: busy ? null : rootProblem(record),
     liveExecutions: live,
     cgroup: record.cgroup,
-    memoryCurrent: record.cgroup ? readCounter(record.cgroup, "memory.current") : null,
+    memoryCurrent: record.cgroup ? cgroupMemoryBytes(record.cgroup) : null,
     pidsCurrent: record.cgroup ? readCounter(record.cgroup, "pids.current") : null,
     createdAt: new Date(record.createdAt).toISOString(),
   };
 }
 
-/** `ls [--owner O] [--home DIR] [--json]`: the workspaces of this runtime home. */
+/** `ls [--owner O] [--home DIR] [--json]`: the workspaces of this runtime home (a home that does not exist: exit 1). */
 export function ls(invocation: Invocation): number {
   const options = operatorOptions(invocation);
+  const missing = missingHomeMessage(options);
+  if (missing !== null) {
+    diagnose(missing);
+    return 1;
+  }
+  const owner = invocation.flags.get("owner") ?? (typeof options.owner === "string" ? options.owner : undefined);
   const { store, home } = openExistingStore(options);
   let workspaces: WorkspaceSummary[] = [];
   if (store) {
@@ -74,7 +82,7 @@ export function ls(invocation: Invocation): number {
       for (const execution of liveExecutions(store.db, undefined, processes)) {
         live.set(execution.workspaceId, (live.get(execution.workspaceId) ?? 0) + 1);
       }
-      workspaces = listWorkspaces(store.db, invocation.flags.get("owner")).map((record) => summarize(record, live.get(record.workspaceId) ?? 0));
+      workspaces = listWorkspaces(store.db, owner).map((record) => summarize(record, live.get(record.workspaceId) ?? 0));
     } finally {
       store.db.close();
     }
@@ -97,7 +105,7 @@ export function ls(invocation: Invocation): number {
     w.source,
     w.kind ?? w.placement,
     String(w.liveExecutions),
-    ...(usage ? [formatBytes(w.memoryCurrent), w.pidsCurrent === null ? "-" : String(w.pidsCurrent)] : []),
+    ...(usage ? [w.memoryCurrent === null ? "-" : formatBytes(w.memoryCurrent), w.pidsCurrent === null ? "-" : String(w.pidsCurrent)] : []),
     w.root ?? "-",
   ]);
   console.log(formatTable(["WORKSPACE", "OWNER", "CONFIG", "DIALECT", "STATUS", "SOURCE", "KIND", "LIVE", ...(usage ? ["MEMORY", "PIDS"] : []), "ROOT"], rows));
