@@ -16,6 +16,8 @@ export interface Sandbox {
   env: Record<string, string>;
   /** `--options-json` naming a private cgroup root, for commands that run executions ([] without cgroup v2). */
   cgroupArgs: string[];
+  /** That private cgroup root, or null. */
+  cgroupRoot: string | null;
   cleanup: () => void;
 }
 
@@ -37,6 +39,7 @@ export function sandbox(): Sandbox {
       NO_COLOR: "",
     },
     cgroupArgs: cgroups ? ["--options-json", JSON.stringify({ cgroupRoot: cgroups.path })] : [],
+    cgroupRoot: cgroups?.path ?? null,
     cleanup: () => {
       cgroups?.cleanup();
       // A command run without cgroupArgs found the real hierarchy: remove what it made there for this home.
