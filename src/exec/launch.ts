@@ -13,7 +13,7 @@
  */
 import type { Subprocess } from "bun";
 import { closeSync } from "node:fs";
-import { endCgroup, killCgroup, moveInto, ownCgroupDir, removeCgroup } from "../platform/cgroup.ts";
+import { endCgroup, killCgroup, moveInto, removeCgroup } from "../platform/cgroup.ts";
 import { spawnDirectory } from "../platform/directory.ts";
 import { makePipe } from "../platform/libc.ts";
 import { GroupHandle, stopWorkload } from "../platform/process-group.ts";
@@ -63,15 +63,17 @@ function cancelled(plan: LaunchPlan): ProgramError {
  * when nothing runs.
  */
 export async function launchWorkload(plan: LaunchPlan, shape: StdioShape): Promise<Launched> {
-  return plan.cgroup ? launchInCgroup(plan, plan.cgroup, shape) : await launchThroughGate(plan, shape);
+  return plan.cgroup ? await launchInCgroup(plan, plan.cgroup, shape) : await launchThroughGate(plan, shape);
 }
 
-function launchInCgroup(plan: LaunchPlan, cgroup: string, shape: StdioShape): Launched {
-  const origin = ownCgroupDir();
-  if (origin === null) {
+async function launchInCgroup(plan: LaunchPlan, cgroup: string, shape: StdioShape): Promise<Launched> {
+  if (plan.origin === null) {
     releaseDirectories(plan);
     throw launchFailed(plan, new Error("this process's own cgroup is not visible"));
   }
+  const origin = plan.origin.dir;
+  // The kernel's grace period is paid before the write lock is taken, not while holding it.
+  await plan.origin.primed;
   let proc: Subprocess | undefined;
   let leader: ProcessIdentity | null;
   try {

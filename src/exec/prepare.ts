@@ -1,5 +1,5 @@
 import type { SpawnEnvelope } from "../protocol/index.ts";
-import { isCgroup, makeCgroup } from "../platform/cgroup.ts";
+import { isCgroup, makeCgroup, ownCgroupDir, primeMigration } from "../platform/cgroup.ts";
 import { selfIdentity } from "../platform/process.ts";
 import { openStore, type Store } from "../store/db.ts";
 import { markFinished, reserveExecution } from "../store/executions.ts";
@@ -39,6 +39,8 @@ export interface LaunchPlan {
   wrapperStartTicks: number;
   /** The execution's own cgroup (made, recorded, empty), or null under process-group containment. */
   cgroup: string | null;
+  /** This wrapper's own cgroup, to come back to after the spawn, and the migration primed for it. */
+  origin: { dir: string; primed: Promise<void> } | null;
 }
 
 /**
@@ -74,6 +76,9 @@ function resolveLaunch(envelope: SpawnEnvelope, owner: Ownership, options: Runti
  */
 export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
   const options = readOptions(envelope.options);
+  // Started first: it overlaps the kernel's grace period with the work below (platform/cgroup.ts).
+  const own = options.containment !== "process-group" ? ownCgroupDir() : null;
+  const origin = own === null ? null : { dir: own, primed: primeMigration(own) };
   const store = openStore(options);
   const containment = refuseUncontained(() => {
     const found = resolveContainment(options, store.home);
@@ -100,7 +105,7 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
       });
       const rootDir = { path: root.path, fd: root.fd };
       const cgroup = where?.execution ?? null;
-      return { workspaceId, execId: envelope.execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, wrapperStartTicks: self.startTicks, cgroup, where };
+      return { workspaceId, execId: envelope.execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, wrapperStartTicks: self.startTicks, cgroup, origin, where };
     } catch (error) {
       if (cwdFd !== root.fd) closeDescriptor(cwdFd);
       throw error;
