@@ -196,8 +196,12 @@ export class GroupHandle {
     return new GroupHandle(fd, pid);
   }
 
-  /** Signals every process of the group (0: only checks); false when none is left. */
+  #closed = false;
+
+  /** Signals every process of the group (0: only checks); false when none is left (or the handle is closed). */
   signal(signal: NodeJS.Signals | 0): boolean {
+    // A closed descriptor's number may name another pidfd by now: never use it again.
+    if (this.#closed) return false;
     const result = pidfdSignal(this.fd, signal === 0 ? 0 : signalNumber(signal)!, true);
     if (result === -ESRCH) return false;
     if (result < 0) throw new Error(`pidfd_send_signal(group ${this.pgid}, ${signal}) failed: errno ${-result}`);
@@ -210,6 +214,8 @@ export class GroupHandle {
   }
 
   close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
     closeSync(this.fd);
   }
 }
