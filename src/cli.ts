@@ -100,8 +100,11 @@ function lifecycle(spec: Omit<CommandSpec, "protocol" | "stdin" | "flags" | "env
   };
 }
 
-/** Every command the binary knows. Protocol v1 operations first. */
-export const COMMANDS: Record<string, CommandSpec> = {
+/**
+ * Every command the binary knows. Protocol v1 operations first. No prototype: a word such as
+ * `constructor` or `__proto__` is an unknown command, not Object's method.
+ */
+export const COMMANDS: Record<string, CommandSpec> = Object.assign(Object.create(null) as Record<string, CommandSpec>, {
   describe: {
     required: [],
     protocol: true,
@@ -194,7 +197,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     usage: "[--mirror KEY] [--seed KEY] < header line + git bundle",
     summary: "internal: receive a `--remote` create's host-directory source over ssh",
   },
-};
+} satisfies Record<string, CommandSpec>);
 
 /** Registers an operator command (kept out of the protocol table above). */
 export function addCommand(name: string, spec: CommandSpec): void {
@@ -384,6 +387,11 @@ const GLOBAL_FLAGS = ["remote", "ssh-config"] as const;
 export function hasGlobalFlags(argv: readonly string[]): boolean {
   const first = argv[0] ?? "";
   return GLOBAL_FLAGS.some((name) => first === `--${name}` || first.startsWith(`--${name}=`));
+}
+
+/** True when argv is for src/remote/main.ts: global flags first, or the `remote` operator command. */
+export function isRemoteCall(argv: readonly string[]): boolean {
+  return hasGlobalFlags(argv) || argv[0] === "remote";
 }
 
 /** Splits the global flags off argv. Throws UsageError for a repeated, empty or valueless one. */

@@ -1,13 +1,26 @@
-import { COMMANDS, UsageError, addCommand, commandHelp, commandName, commandUsage, helpText, parseArgs, subcommands, type Invocation } from "./cli.ts";
+/**
+ * The entry point. It statically imports only what every call needs (argv, the stdout/stderr
+ * paths, the version); each operation's module is loaded when it runs (src/ops/index.ts), and
+ * the operator commands' table only when the command is not a protocol one.
+ */
+import { COMMANDS, UsageError, addCommand, commandHelp, commandName, commandUsage, helpText, isRemoteCall, parseArgs, subcommands, type Invocation } from "./cli.ts";
 import { diagnose, writeAll, writeStdout } from "./output.ts";
 import { TARGET, VERSION } from "./version.ts";
-import { HANDLERS } from "./ops/index.ts";
-import { OPERATOR_COMMANDS } from "./ops/operator/index.ts";
-import { isRemoteCall, remoteMain } from "./remote/main.ts";
+import { HANDLERS, type Handler } from "./ops/index.ts";
 import { isTerminalQuick } from "./platform/tty.ts";
 
-// Operator commands join the table here, so cli.ts never imports from ops/ (flow goes one way).
-for (const [name, spec] of Object.entries(OPERATOR_COMMANDS)) addCommand(name, spec);
+let operatorHandlers: Record<string, Handler> | undefined;
+
+/**
+ * Operator commands join the table here, so cli.ts never imports from ops/ (flow goes one way).
+ * Only a command the protocol table does not know (or help) needs them.
+ */
+async function loadOperatorCommands(): Promise<void> {
+  if (operatorHandlers) return;
+  const operator = await import("./ops/operator/index.ts");
+  for (const [name, spec] of Object.entries(operator.OPERATOR_COMMANDS)) addCommand(name, spec);
+  operatorHandlers = operator.OPERATOR_HANDLERS;
+}
 
 const GENERAL_USAGE = "Usage: paseo-host-runtime <command> [options]\nRun `paseo-host-runtime --help` for the list of commands.\n";
 
@@ -47,6 +60,7 @@ function asksForHelp(argv: readonly string[]): string | null {
 }
 
 async function main(argv: string[]): Promise<number> {
+  if (!Object.hasOwn(COMMANDS, argv[0] ?? "")) await loadOperatorCommands();
   if (argv.length === 0) {
     writeAll(2, helpText(VERSION));
     return 2;
@@ -63,7 +77,7 @@ async function main(argv: string[]): Promise<number> {
     writeStdout(commandHelp(helpFor));
     return 0;
   }
-  if (isRemoteCall(argv)) return await remoteMain(argv);
+  if (isRemoteCall(argv)) return await (await import("./remote/main.ts")).remoteMain(argv);
   let invocation: Invocation;
   try {
     invocation = parseArgs(argv);
@@ -78,7 +92,8 @@ async function main(argv: string[]): Promise<number> {
     writeAll(2, `Pipe one in, or use the operator command:\n${(spec.examples ?? []).map((example) => `  ${example}\n`).join("")}`);
     return 2;
   }
-  const handler = HANDLERS[invocation.command];
+  const load = HANDLERS[invocation.command];
+  const handler = load ? await load() : operatorHandlers?.[invocation.command];
   if (!handler) {
     diagnose(`${invocation.command} is not implemented in this build`);
     return 1;

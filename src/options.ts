@@ -6,6 +6,7 @@
 import * as v from "valibot";
 import { isAbsolute } from "node:path";
 import { isSshUrl } from "./remote/url.ts";
+import { once } from "./protocol/common.ts";
 
 /** The owner stamped on workspaces when `options.owner` is absent. */
 export const DEFAULT_OWNER = "default";
@@ -28,6 +29,14 @@ const NEVER_GIT_PROTOCOLS: Record<string, string> = {
   ext: "runs a command named in the URL",
   fd: "needs descriptors the runtime never passes, so git would wait forever",
 };
+
+/**
+ * An option's schema, built the first time a map carries the option. Building all of them
+ * (about a hundred valibot objects) cost every lifecycle call ~0.5–2 ms; a daemon sends a few.
+ */
+function given<S extends v.GenericSchema>(build: () => S) {
+  return v.lazy(once(build));
+}
 
 /** `got "x"` for a diagnostic; `undefined` and functions are not JSON. */
 function shown(value: unknown): string {
@@ -109,32 +118,33 @@ function ownerName(name: string) {
 const hostsMessage = mustBe("remote.hosts", "a non-empty list of ssh://[user@]host[:port][/path/to/paseo-host-runtime] URLs");
 
 /** `remote.*`: used only when the runtime runs with `--remote`; never sent to a remote host. */
-export const RemoteOptions = v.strictObject(
-  {
-    /** More hosts besides the `--remote` one; each workspace lives on exactly one of them. */
-    hosts: v.optional(v.pipe(v.array(v.string(hostsMessage), hostsMessage), v.minLength(1, hostsMessage), v.check((hosts) => hosts.every(isSshUrl), hostsMessage))),
-    /** How a new workspace picks its host. */
-    placement: v.optional(v.picklist(["hash", "least-loaded"], mustBe("remote.placement", `"hash" or "least-loaded"`)), "hash"),
-    /** The runtime home on the remote hosts (their default when absent). */
-    stateDirectory: v.optional(absolutePath("remote.stateDirectory")),
-    /** The owner stamped on the remote side; default `<owner>@<this host's name>`. */
-    owner: v.optional(ownerName("remote.owner")),
-    /** options.helperPath for the remote side. */
-    helperPath: v.optional(absolutePath("remote.helperPath")),
-    /** How long an idle shared ssh connection stays open; 0 opens one connection per call. */
-    controlPersistSeconds: v.optional(integer("remote.controlPersistSeconds", "seconds", 0, 86_400), 60),
-    /** ssh ConnectTimeout. */
-    connectTimeoutSeconds: v.optional(integer("remote.connectTimeoutSeconds", "seconds", 1, 3600), 10),
-    /** ssh ServerAliveInterval (a dead connection is noticed after three missed answers); 0 turns it off. */
-    serverAliveIntervalSeconds: v.optional(integer("remote.serverAliveIntervalSeconds", "seconds", 0, 3600), 15),
-  },
-  (issue) =>
-    issue.expected === "never"
-      ? `options.remote has an unknown key ${JSON.stringify(issue.path?.at(-1)?.key)} (known: hosts, placement, stateDirectory, owner, helperPath, controlPersistSeconds, connectTimeoutSeconds, serverAliveIntervalSeconds)`
-      : `options.remote must be an object, got ${shown(issue.input)}`,
-);
+const remoteOptions = () =>
+  v.strictObject(
+    {
+      /** More hosts besides the `--remote` one; each workspace lives on exactly one of them. */
+      hosts: v.optional(v.pipe(v.array(v.string(hostsMessage), hostsMessage), v.minLength(1, hostsMessage), v.check((hosts) => hosts.every(isSshUrl), hostsMessage))),
+      /** How a new workspace picks its host. */
+      placement: v.optional(v.picklist(["hash", "least-loaded"], mustBe("remote.placement", `"hash" or "least-loaded"`)), "hash"),
+      /** The runtime home on the remote hosts (their default when absent). */
+      stateDirectory: v.optional(absolutePath("remote.stateDirectory")),
+      /** The owner stamped on the remote side; default `<owner>@<this host's name>`. */
+      owner: v.optional(ownerName("remote.owner")),
+      /** options.helperPath for the remote side. */
+      helperPath: v.optional(absolutePath("remote.helperPath")),
+      /** How long an idle shared ssh connection stays open; 0 opens one connection per call. */
+      controlPersistSeconds: v.optional(integer("remote.controlPersistSeconds", "seconds", 0, 86_400), 60),
+      /** ssh ConnectTimeout. */
+      connectTimeoutSeconds: v.optional(integer("remote.connectTimeoutSeconds", "seconds", 1, 3600), 10),
+      /** ssh ServerAliveInterval (a dead connection is noticed after three missed answers); 0 turns it off. */
+      serverAliveIntervalSeconds: v.optional(integer("remote.serverAliveIntervalSeconds", "seconds", 0, 3600), 15),
+    },
+    (issue) =>
+      issue.expected === "never"
+        ? `options.remote has an unknown key ${JSON.stringify(issue.path?.at(-1)?.key)} (known: hosts, placement, stateDirectory, owner, helperPath, controlPersistSeconds, connectTimeoutSeconds, serverAliveIntervalSeconds)`
+        : `options.remote must be an object, got ${shown(issue.input)}`,
+  );
 
-export type RemoteOptions = v.InferOutput<typeof RemoteOptions>;
+export type RemoteOptions = v.InferOutput<ReturnType<typeof remoteOptions>>;
 
 /**
  * A cgroup v2 limit: the file's own syntax as a string, or a plain integer. `pattern` says
@@ -159,39 +169,39 @@ function cpuMaxInRange(value: string): boolean {
 /** Every option this runtime reads, with its default. Key order is the documented order. */
 export const RuntimeOptions = v.object({
   /** Stamped on every workspace; operations on another owner's workspace are refused. */
-  owner: v.optional(ownerName("owner"), DEFAULT_OWNER),
+  owner: v.optional(given(() => ownerName("owner")), DEFAULT_OWNER),
   /** The runtime home; resolved with the environment's fallbacks by store/home.ts. */
-  stateDirectory: v.optional(absolutePath("stateDirectory")),
+  stateDirectory: v.optional(given(() => absolutePath("stateDirectory"))),
   /** A host directory placed `existing`: used in place, or cloned into owned storage. */
-  hostDirectory: v.optional(v.picklist(["adopt", "clone"], mustBe("hostDirectory", `"adopt" or "clone"`)), "adopt"),
+  hostDirectory: v.optional(given(() => v.picklist(["adopt", "clone"], mustBe("hostDirectory", `"adopt" or "clone"`))), "adopt"),
   /** Absolute path of paseo-workspace-helper, looked at after the envelope's PATH. */
-  helperPath: v.optional(absolutePath("helperPath")),
+  helperPath: v.optional(given(() => absolutePath("helperPath"))),
   /** Entries merged over the runtime's own lifecycle environment. */
-  lifecycleEnvironment: v.optional(environment("lifecycleEnvironment"), {}),
+  lifecycleEnvironment: v.optional(given(() => environment("lifecycleEnvironment")), {}),
   /** Whether placements carry hostVisiblePath. */
-  exposeHostVisiblePath: v.optional(flag("exposeHostVisiblePath"), true),
+  exposeHostVisiblePath: v.optional(given(() => flag("exposeHostVisiblePath")), true),
   /** Grace between SIGTERM and SIGKILL when executions are stopped. */
-  stopTimeoutMs: v.optional(milliseconds("stopTimeoutMs", 3_600_000), DEFAULT_STOP_TIMEOUT_MS),
+  stopTimeoutMs: v.optional(given(() => milliseconds("stopTimeoutMs", 3_600_000)), DEFAULT_STOP_TIMEOUT_MS),
   /** Which lines the runtime log keeps. */
-  logLevel: v.optional(v.picklist(LOG_LEVELS, mustBe("logLevel", `"error", "info" or "debug"`)), "info"),
+  logLevel: v.optional(given(() => v.picklist(LOG_LEVELS, mustBe("logLevel", `"error", "info" or "debug"`))), "info"),
   /** Size bound of one log file before it is rotated. */
-  logMaxBytes: v.optional(integer("logMaxBytes", "bytes", 65_536, 1_073_741_824), DEFAULT_LOG_MAX_BYTES),
+  logMaxBytes: v.optional(given(() => integer("logMaxBytes", "bytes", 65_536, 1_073_741_824)), DEFAULT_LOG_MAX_BYTES),
   /** The transports git may use for a git URL source and the remotes a create fetches from. */
-  allowedGitProtocols: v.optional(gitProtocols("allowedGitProtocols"), () => [...DEFAULT_GIT_PROTOCOLS]),
+  allowedGitProtocols: v.optional(given(() => gitProtocols("allowedGitProtocols")), () => [...DEFAULT_GIT_PROTOCOLS]),
   /** How long one git command may run before its whole process group is killed. */
-  gitTimeoutMs: v.optional(milliseconds("gitTimeoutMs", 86_400_000, 1), DEFAULT_GIT_TIMEOUT_MS),
-  /** Settings of `--remote` (see RemoteOptions); absent when the runtime runs locally. */
-  remote: v.optional(RemoteOptions),
+  gitTimeoutMs: v.optional(given(() => milliseconds("gitTimeoutMs", 86_400_000, 1)), DEFAULT_GIT_TIMEOUT_MS),
+  /** Settings of `--remote` (see remoteOptions); absent when the runtime runs locally. */
+  remote: v.optional(given(remoteOptions)),
   /** auto: a cgroup per execution when a cgroup v2 hierarchy is usable, else process groups. */
-  containment: v.optional(v.picklist(["auto", "cgroup", "process-group"], mustBe("containment", `"auto", "cgroup" or "process-group"`)), "auto"),
+  containment: v.optional(given(() => v.picklist(["auto", "cgroup", "process-group"], mustBe("containment", `"auto", "cgroup" or "process-group"`))), "auto"),
   /** A writable, delegated cgroup v2 directory to hold this runtime's cgroups (else autodetected). */
-  cgroupRoot: v.optional(absolutePath("cgroupRoot")),
+  cgroupRoot: v.optional(given(() => absolutePath("cgroupRoot"))),
   /** memory.max of each workspace's cgroup. */
-  memoryMax: v.optional(limit("memoryMax", `"max" or a number of bytes, optionally with a K, M, G or T suffix (memory.max syntax)`, /^(max|[0-9]+[KMGT]?)$/)),
+  memoryMax: v.optional(given(() => limit("memoryMax", `"max" or a number of bytes, optionally with a K, M, G or T suffix (memory.max syntax)`, /^(max|[0-9]+[KMGT]?)$/))),
   /** pids.max of each workspace's cgroup. */
-  pidsMax: v.optional(limit("pidsMax", `"max" or a positive number of processes (pids.max syntax)`, /^(max|[1-9][0-9]*)$/)),
+  pidsMax: v.optional(given(() => limit("pidsMax", `"max" or a positive number of processes (pids.max syntax)`, /^(max|[1-9][0-9]*)$/))),
   /** cpu.max of each workspace's cgroup. */
-  cpuMax: v.optional(limit("cpuMax", `"max", "QUOTA" or "QUOTA PERIOD" in microseconds, quota ≥ 1000, period 1000–1000000 (cpu.max syntax)`, /^(max|[0-9]+)( [0-9]+)?$/, cpuMaxInRange)),
+  cpuMax: v.optional(given(() => limit("cpuMax", `"max", "QUOTA" or "QUOTA PERIOD" in microseconds, quota ≥ 1000, period 1000–1000000 (cpu.max syntax)`, /^(max|[0-9]+)( [0-9]+)?$/, cpuMaxInRange))),
 });
 
 export type RuntimeOptions = v.InferOutput<typeof RuntimeOptions>;

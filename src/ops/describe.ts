@@ -1,11 +1,8 @@
-import { DescribeResponse, encodeFrame } from "../protocol/index.ts";
-import { writeStdout } from "../output.ts";
+import { writeStdoutLean } from "../output.ts";
+import { capabilitiesLine } from "./capabilities.ts" with { type: "macro" };
 
-/** What this binary really supports. Reconcile is advertised only once it works. */
-export const CAPABILITIES: DescribeResponse = { protocolVersion: 1, modes: ["pipes", "pty"], reconcile: true };
-
-/** `describe`: one canonical DescribeResponse line on stdout. */
-export function describe(): number {
-  writeStdout(encodeFrame(DescribeResponse, CAPABILITIES, "describe response"));
+/** `describe`: one canonical DescribeResponse line on stdout (computed at build time). */
+export async function describe(): Promise<number> {
+  await writeStdoutLean(capabilitiesLine());
   return 0;
 }

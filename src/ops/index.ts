@@ -1,36 +1,38 @@
 import type { Invocation } from "../cli.ts";
-import { create } from "./create.ts";
-import { describe } from "./describe.ts";
-import { destroy } from "./destroy.ts";
-import { inspect } from "./inspect.ts";
-import { pause } from "./pause.ts";
-import { reconcile } from "./reconcile.ts";
-import { resume } from "./resume.ts";
-import { exec } from "./exec.ts";
-import { signal } from "./signal.ts";
-import { execRemote } from "./exec-remote.ts";
-import { receiveSource } from "./receive-source.ts";
-import { OPERATOR_HANDLERS } from "./operator/index.ts";
-import { loggedOperation } from "./call-log.ts";
 
 /** An operation: returns the process exit code, or throws with a message for stderr. */
 export type Handler = (invocation: Invocation) => number | Promise<number>;
 
 /**
- * Command name → operation. Lifecycle operations log their outcome in the runtime log; exec
- * logs its own (src/ops/exec.ts); describe has no home to log to.
+ * Loads one operation's module. The release binary is built with `--splitting`, so a process
+ * evaluates only the modules of the operation it runs: node built-ins (`node:fs` alone is ~2 ms
+ * at start-up), SQLite, the valibot schemas of the other operations are never loaded by
+ * `describe` or `inspect` (bench/README.md, "Start-up").
  */
-export const HANDLERS: Record<string, Handler> = {
-  describe,
-  create: loggedOperation("create", create),
-  inspect: loggedOperation("inspect", inspect),
-  pause: loggedOperation("pause", pause),
-  resume: loggedOperation("resume", resume),
-  destroy: loggedOperation("destroy", destroy),
-  reconcile: loggedOperation("reconcile", reconcile),
-  exec,
-  signal: loggedOperation("signal", signal),
-  "exec-remote": execRemote,
-  "receive-source": receiveSource,
-  ...OPERATOR_HANDLERS,
+export type HandlerLoader = () => Promise<Handler>;
+
+/** Lifecycle operations log their outcome in the runtime log (src/ops/call-log.ts). */
+function logged(op: string, load: () => Promise<Handler>): HandlerLoader {
+  return async () => {
+    const [{ loggedOperation }, handler] = await Promise.all([import("./call-log.ts"), load()]);
+    return loggedOperation(op, handler);
+  };
+}
+
+/**
+ * Command name → operation loader. Exec logs its own outcome (src/ops/exec.ts); describe has no
+ * home to log to. Operator commands are in src/ops/operator/index.ts, loaded only for them.
+ */
+export const HANDLERS: Record<string, HandlerLoader> = {
+  describe: async () => (await import("./describe.ts")).describe,
+  create: logged("create", async () => (await import("./create.ts")).create),
+  inspect: logged("inspect", async () => (await import("./inspect.ts")).inspect),
+  pause: logged("pause", async () => (await import("./pause.ts")).pause),
+  resume: logged("resume", async () => (await import("./resume.ts")).resume),
+  destroy: logged("destroy", async () => (await import("./destroy.ts")).destroy),
+  reconcile: logged("reconcile", async () => (await import("./reconcile.ts")).reconcile),
+  exec: async () => (await import("./exec.ts")).exec,
+  signal: logged("signal", async () => (await import("./signal.ts")).signal),
+  "exec-remote": async () => (await import("./exec-remote.ts")).execRemote,
+  "receive-source": async () => (await import("./receive-source.ts")).receiveSource,
 };

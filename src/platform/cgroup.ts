@@ -4,7 +4,6 @@
  * `cgroup.kill` SIGKILLs every process of a cgroup and its descendants, forks included.
  */
 import { accessSync, closeSync, constants, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, writeFileSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { lazyOs } from "./lazy.ts";
 import { ESRCH, pidfdOpen, pidfdSignal } from "./libc.ts";
@@ -236,6 +235,8 @@ export function moveInto(dir: string, pid: number): void {
  */
 export async function primeMigration(current: string): Promise<void> {
   try {
+    // Loaded here: `node:fs/promises` costs ~1 ms at start-up, and only this exec path needs it.
+    const { writeFile } = require("node:fs/promises") as typeof import("node:fs/promises");
     await writeFile(join(current, "cgroup.procs"), String(process.pid));
   } catch {
     // The real move into the execution's cgroup says what is wrong.

@@ -1,7 +1,10 @@
 /**
  * Node built-ins, loaded on first use: a compiled Bun binary
  * loads every statically imported built-in at start-up, and each protocol call pays for that
- * (node:child_process ~1 ms, node:tty and node:crypto ~5 ms each, node:os ~0.8 ms; see bench/).
+ * (node:child_process ~1 ms, node:tty and node:crypto ~5 ms each, node:os ~0.8 ms, node:fs ~2 ms;
+ * see bench/). Modules of one operation import `node:fs` directly: the release build is split
+ * per operation (src/ops/index.ts), so only what every call loads (src/main.ts and its static
+ * imports) must reach `node:fs` through here.
  */
 type ChildProcessModule = typeof import("node:child_process");
 
@@ -21,4 +24,14 @@ let os: OsModule | undefined;
 export function lazyOs(): OsModule {
   os ??= require("node:os") as OsModule;
   return os;
+}
+
+type FsModule = typeof import("node:fs");
+
+let fs: FsModule | undefined;
+
+/** `node:fs`, loaded the first time it is asked for (`describe` never asks). */
+export function lazyFs(): FsModule {
+  fs ??= require("node:fs") as FsModule;
+  return fs;
 }

@@ -1,4 +1,4 @@
-import { fstatSync } from "node:fs";
+import { lazyFs } from "./lazy.ts";
 
 /** Whether a descriptor is a terminal, without loading node:tty at start-up (see lazy.ts). */
 export function isTerminal(fd: number): boolean {
@@ -12,7 +12,7 @@ export function isTerminal(fd: number): boolean {
  */
 export function isTerminalQuick(fd: number): boolean {
   try {
-    if (!fstatSync(fd).isCharacterDevice()) return false;
+    if (!lazyFs().fstatSync(fd).isCharacterDevice()) return false;
   } catch {
     return false;
   }

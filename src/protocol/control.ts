@@ -15,14 +15,14 @@ const sharedPurposes = [bare("git"), bare("workspace-helper"), bare("setup"), ba
 
 /** Why the daemon runs a workload. The later dialect's purposes carry no payload, and `discovery` replaces `provider-probe`. */
 export const Purpose = byDialect(
-  v.variant("kind", [
+  () => v.variant("kind", [
     v.strictObject({ kind: v.literal("agent"), agentId: v.string(), provider: v.string() }),
     v.strictObject({ kind: v.literal("terminal"), terminalId: v.string() }),
     v.strictObject({ kind: v.literal("provider-probe"), provider: v.string() }),
     v.strictObject({ kind: v.literal("workspace-script"), script: v.string() }),
     ...sharedPurposes,
   ]),
-  v.variant("kind", [bare("agent"), bare("terminal"), bare("discovery"), bare("workspace-script"), ...sharedPurposes]),
+  () => v.variant("kind", [bare("agent"), bare("terminal"), bare("discovery"), bare("workspace-script"), ...sharedPurposes]),
 );
 
 /** How the workload's fd 0/1/2 are wired (both dialects). */
@@ -53,8 +53,8 @@ function envelopeTail<P extends v.GenericSchema>(purpose: P) {
 
 /** The first fd 3 frame of every exec; the later dialect's carries runtimeInstanceId third. */
 export const SpawnEnvelope = detected(
-  v.strictObject({ ...envelopeHead, ...envelopeTail(Purpose.seed) }),
-  v.strictObject({ ...envelopeHead, runtimeInstanceId, ...envelopeTail(Purpose.later) }),
+  () => v.strictObject({ ...envelopeHead, ...envelopeTail(Purpose.seed) }),
+  () => v.strictObject({ ...envelopeHead, runtimeInstanceId, ...envelopeTail(Purpose.later) }),
 );
 
 /** A PTY resize request (acknowledged by a `resized` event with the same id). */
@@ -75,8 +75,8 @@ export const SignalControl = v.strictObject({
 
 /** Any fd 3 frame. */
 export const Control = detected(
-  v.variant("type", [SpawnEnvelope.seed, ResizeControl, SignalControl]),
-  v.variant("type", [SpawnEnvelope.later, ResizeControl, SignalControl]),
+  () => v.variant("type", [SpawnEnvelope.seed, ResizeControl, SignalControl]),
+  () => v.variant("type", [SpawnEnvelope.later, ResizeControl, SignalControl]),
 );
 
 export type Purpose = OutputOf<typeof Purpose>;

@@ -31,14 +31,26 @@ export interface Detected<Seed extends v.GenericSchema = v.GenericSchema, Later 
   readonly detected: true;
 }
 
-/** The schemas of one family, picked by dialect. */
-export function byDialect<Seed extends v.GenericSchema, Later extends v.GenericSchema>(seed: Seed, later: Later): ByDialect<Seed, Later> {
-  return { seed, later };
+/**
+ * The schemas of one family, picked by dialect. Each dialect's schema is built the first time it
+ * is asked for: a process speaks one dialect, and building every schema of the protocol at
+ * start-up cost each call 1–3 ms (bench/README.md, "Start-up").
+ */
+export function byDialect<Seed extends v.GenericSchema, Later extends v.GenericSchema>(seed: () => Seed, later: () => Later): ByDialect<Seed, Later> {
+  const built: { seed?: Seed; later?: Later } = {};
+  return {
+    get seed() {
+      return (built.seed ??= seed());
+    },
+    get later() {
+      return (built.later ??= later());
+    },
+  };
 }
 
 /** A family parsed by detection: `runtimeInstanceId` present ⇒ later, else seed. */
-export function detected<Seed extends v.GenericSchema, Later extends v.GenericSchema>(seed: Seed, later: Later): Detected<Seed, Later> {
-  return { seed, later, detected: true };
+export function detected<Seed extends v.GenericSchema, Later extends v.GenericSchema>(seed: () => Seed, later: () => Later): Detected<Seed, Later> {
+  return Object.assign(byDialect(seed, later), { detected: true as const });
 }
 
 /** True for a Detected family (as opposed to one plain schema). */

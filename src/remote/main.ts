@@ -4,7 +4,7 @@
  * is exactly the contract's, parsed by the same parser as a local call.
  */
 import { isAbsolute } from "node:path";
-import { COMMANDS, UsageError, commandUsage, hasGlobalFlags, parseArgs, parseGlobalFlags, type Invocation } from "../cli.ts";
+import { COMMANDS, UsageError, commandUsage, parseArgs, parseGlobalFlags, type Invocation } from "../cli.ts";
 import { diagnose, writeAll, writeStdout } from "../output.ts";
 import type { RemoteCall } from "./context.ts";
 import { REMOTE_OPERATIONS, forward } from "./dispatch.ts";
@@ -12,11 +12,6 @@ import { remoteDoctor } from "./doctor.ts";
 import { parseSshUrl } from "./url.ts";
 
 const USAGE = "Usage: paseo-host-runtime --remote ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] <operation> [options]\n";
-
-/** True when argv is for this module: global flags first, or the `remote` operator command. */
-export function isRemoteCall(argv: readonly string[]): boolean {
-  return hasGlobalFlags(argv) || argv[0] === "remote";
-}
 
 /** Runs a remote call; returns the exit status (2 for usage errors, like a local call). */
 export async function remoteMain(argv: readonly string[]): Promise<number> {

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { capabilitiesLine } from "../../src/ops/capabilities.ts";
 import { request, runBinary, tempDir, type RunResult } from "../support/binary.ts";
 
 const DESCRIBE = `{"protocolVersion":1,"modes":["pipes","pty"],"reconcile":true}\n`;
@@ -51,6 +52,10 @@ describe("describe", () => {
   test("writes exactly the DescribeResponse line, nothing on stderr, exit 0", async () => {
     const result = await runBinary(["describe"]);
     expect(result).toEqual({ code: 0, signal: null, stdout: DESCRIBE, stderr: "" });
+  });
+
+  test("its line, fixed when the binary is built, is the schema's encoding of today's capabilities", async () => {
+    expect((await runBinary(["describe"])).stdout).toBe(capabilitiesLine());
   });
 
   test("ignores whatever is on stdin and touches no state", async () => {
@@ -101,6 +106,8 @@ describe("usage errors: exit 2, usage on stderr, nothing on stdout, nothing read
   const cases: [string, string[], string][] = [
     ["unknown command", ["frobnicate"], 'unknown command "frobnicate"'],
     ["unknown command that looks like a flag", ["--frobnicate"], 'unknown command "--frobnicate"'],
+    ["a name Object's prototype has", ["constructor"], 'unknown command "constructor"'],
+    ["__proto__ as a command", ["__proto__", "--workspace-id", "w"], 'unknown command "__proto__"'],
     ["unknown flag", ["create", "--workspace-id", "w", "--root", "/"], "unknown option --root"],
     ["flag of another command", ["inspect", "--workspace-id", "w", "--exec-id", "e"], "unknown option --exec-id"],
     ["missing flag value", ["create", "--workspace-id"], "--workspace-id needs a value"],
