@@ -2,7 +2,8 @@
  * Figure 7: what each containment costs, and what cleanup after a crash takes, measured next
  * to baselines from the same run (trials alternate ours and the baseline).
  * - exec of /bin/true (pipes) under cgroup containment (a cgroup per execution) and under
- *   process groups (the launch gate), each against /bin/true spawned directly.
+ *   process groups (the launch gate), each against /bin/true spawned directly (and, like every
+ *   process-level figure, against the empty program: bench/floor.ts).
  * - cleanup after a crash: the wrapper SIGKILLed right after `started`, then `signal --signal
  *   SIGKILL` ends a three-process workload; per mode, against /bin/true with the same stdin.
  * - the completion check of an execution that left nothing behind (mitata): one read of its
@@ -16,6 +17,7 @@ import { listProcesses } from "../src/platform/process.ts";
 import { CGROUP_UNAVAILABLE } from "../test/support/cgroup.ts";
 import { msBetween } from "./clock.ts";
 import { BenchExec, DirectRun, describeFailure, envelope } from "./driver.ts";
+import { withFloors, type EmptyProgram } from "./floor.ts";
 import { BIN, runProcess, withTimeout } from "./procs.ts";
 import { figure, skipped, type Figure } from "./report.ts";
 import { summarize, type Summary } from "./stats.ts";
@@ -25,6 +27,7 @@ export interface ContainmentOptions {
   warmup: number;
   minCpuMs: number;
   workspace: { id: string; options: Record<string, unknown>; cgroupRoot: string | null };
+  empty: EmptyProgram;
 }
 
 type Mode = "cgroup" | "process-group";
@@ -49,10 +52,10 @@ async function execTrue(options: ContainmentOptions, mode: Mode): Promise<{ wall
   return { wallMs: msBetween(exec.spawnedAt, done.endedAt), startedMs: msBetween(exec.spawnedAt, await exec.started) };
 }
 
-async function directTrue(): Promise<number> {
-  const run = new DirectRun(["/bin/true"]);
+async function direct(argv: string[]): Promise<number> {
+  const run = new DirectRun(argv);
   run.closeStdin();
-  const done = await withTimeout(run.done, RUN_TIMEOUT_MS, "direct /bin/true");
+  const done = await withTimeout(run.done, RUN_TIMEOUT_MS, `direct ${argv[0]}`);
   return msBetween(run.spawnedAt, done.endedAt);
 }
 
@@ -67,20 +70,6 @@ async function crashCleanup(options: ContainmentOptions, mode: Mode): Promise<nu
   if (cleanup.code !== 0) throw new Error(`${mode} signal after a crash exited ${cleanup.code}: ${cleanup.stderr.trim()}`);
   await withTimeout(exec.done, RUN_TIMEOUT_MS, `${mode} crashed exec's streams`);
   return cleanup.ms;
-}
-
-/** Alternates `measure` with `baseline` for warmup + trials rounds and summarizes both. */
-async function alternate<T>(options: ContainmentOptions, ours: () => Promise<T>, baseline: () => Promise<number>): Promise<{ ours: T[]; baseline: number[] }> {
-  const out = { ours: [] as T[], baseline: [] as number[] };
-  for (let i = 0; i < options.warmup + options.trials; i++) {
-    const first = i % 2 === 0 ? await baseline() : null;
-    const value = await ours();
-    const second = first ?? (await baseline());
-    if (i < options.warmup) continue;
-    out.ours.push(value);
-    out.baseline.push(second);
-  }
-  return out;
 }
 
 /** mitata's best median (ms) of `fn` over two rounds. */
@@ -98,10 +87,11 @@ export async function containmentFigures(options: ContainmentOptions): Promise<F
   const modes: Mode[] = CGROUP_UNAVAILABLE ? ["process-group"] : ["cgroup", "process-group"];
   const exec: Partial<Record<Mode, Summary>> = {};
   for (const mode of modes) {
-    const runs = await alternate(options, () => execTrue(options, mode), directTrue);
+    const runs = await withFloors(options, () => execTrue(options, mode), { empty: () => direct([options.empty.path]), true: () => direct(["/bin/true"]) });
     const wall = summarize(runs.ours.map((r) => r.wallMs));
     const started = summarize(runs.ours.map((r) => r.startedMs));
-    const direct = summarize(runs.baseline);
+    const directTrue = summarize(runs.true);
+    const empty = summarize(runs.empty);
     exec[mode] = wall;
     figures.push(
       figure({
@@ -111,9 +101,10 @@ export async function containmentFigures(options: ContainmentOptions): Promise<F
         unit: "ms",
         better: "lower",
         value: wall.p50,
-        baseline: { label: "/bin/true spawned directly", value: direct.p50 },
-        detail: `overhead ${(wall.p50 - direct.p50).toFixed(2)} ms (p50); spawn → started ${fmt(started)}; ours ${fmt(wall)}; direct ${fmt(direct)}`,
-        stats: { trials: options.trials, wall, started, direct },
+        baseline: { label: "/bin/true spawned directly", value: directTrue.p50 },
+        floors: { empty: empty.p50, true: directTrue.p50, trueLabel: "/bin/true spawned directly" },
+        detail: `overhead ${(wall.p50 - directTrue.p50).toFixed(2)} ms (p50); spawn → started ${fmt(started)}; ours ${fmt(wall)}; direct ${fmt(directTrue)}`,
+        stats: { trials: options.trials, wall, started, direct: directTrue, empty },
       }),
     );
   }
@@ -134,11 +125,16 @@ export async function containmentFigures(options: ContainmentOptions): Promise<F
     );
   }
 
-  const floor = async () => (await runProcess(["/bin/true"], { stdin: request(options.workspace.options) })).ms;
+  const stdin = request(options.workspace.options);
+  const floor = {
+    empty: async () => (await runProcess([options.empty.path], { stdin })).ms,
+    true: async () => (await runProcess(["/bin/true"], { stdin })).ms,
+  };
   for (const mode of modes) {
-    const runs = await alternate({ ...options, trials: Math.max(5, Math.floor(options.trials / 2)) }, () => crashCleanup(options, mode), floor);
+    const runs = await withFloors({ ...options, trials: Math.max(5, Math.floor(options.trials / 2)) }, () => crashCleanup(options, mode), floor);
     const ours = summarize(runs.ours);
-    const base = summarize(runs.baseline);
+    const base = summarize(runs.true);
+    const empty = summarize(runs.empty);
     figures.push(
       figure({
         id: `containment.crash-cleanup.${mode}`,
@@ -148,9 +144,10 @@ export async function containmentFigures(options: ContainmentOptions): Promise<F
         better: "lower",
         value: ours.p50,
         baseline: { label: "/bin/true, same stdin", value: base.p50 },
+        floors: { empty: empty.p50, true: base.p50, trueLabel: "/bin/true, same stdin" },
         aim: { text: "max < 750 ms budget", check: () => ours.max < 750 },
         detail: `ours ${fmt(ours)}; /bin/true ${fmt(base)}`,
-        stats: { ours, floor: base },
+        stats: { ours, floor: base, empty },
       }),
     );
   }

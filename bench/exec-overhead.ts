@@ -1,18 +1,23 @@
 /**
- * Figure 3: what going through `exec` costs a workload.
+ * Figure 3: what going through `exec` costs a workload, against the empty program
+ * (bench/floor.ts) and `/bin/true` spawned directly through the same API (three pipes).
  * - Wall time of `/bin/true` through the wrapper (pipes, PTY) from spawn() to exit + every
- *   stream at EOF, vs spawning `/bin/true` directly through the same API (three pipes).
- * - Time from spawn() to the `started` event, vs the same direct `/bin/true` wall time.
- * - Peak RSS (VmHWM) of a wrapper holding a long-running workload, vs the peak RSS of the same
- *   binary running `describe` (its start-up floor).
- * Trials alternate wrapped and direct runs.
+ *   stream at EOF. Aim: pipes ≤ 2× empty + a direct /bin/true; PTY within 1.5× of pipes.
+ * - Time from spawn() to the `started` event. Aim: pipes ≤ 1.3× empty; PTY within 1.5× of pipes.
+ * - Peak RSS (VmHWM) of a wrapper holding a long-running workload, against the empty program's
+ *   peak RSS. Aim: ≤ 1.4×.
+ * - The memory of N (200) concurrent execs holding a workload each: the wrappers' total PSS
+ *   (shared pages split between the processes that map them: what they cost together),
+ *   against the 4 GiB the issue allows. Aim: well under (≤ half).
+ * Rounds rotate the wrapped runs (pipes and PTY), the empty program and the direct /bin/true.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { msBetween } from "./clock.ts";
 import { BenchExec, DirectRun, describeFailure, envelope } from "./driver.ts";
+import { medianPeakRssMiB, withFloors, type EmptyProgram } from "./floor.ts";
 import { BIN, sleep, trackWorkload, withTimeout } from "./procs.ts";
 import { figure, skipped, type Figure } from "./report.ts";
-import { median, summarize, type Summary } from "./stats.ts";
+import { summarize, type Summary } from "./stats.ts";
 import { StampReader, type Sigstamp } from "./workloads.ts";
 
 export interface ExecOptions {
@@ -20,6 +25,9 @@ export interface ExecOptions {
   warmup: number;
   workspace: { id: string; options: Record<string, unknown> };
   sigstamp: Sigstamp;
+  empty: EmptyProgram;
+  /** How many execs run at once for the memory figure (200 in the issue). */
+  concurrent: number;
 }
 
 const TRUE = "/bin/true";
@@ -36,11 +44,12 @@ async function wrappedTrue(options: ExecOptions, mode: "pipes" | "pty"): Promise
   return { wallMs: msBetween(exec.spawnedAt, done.endedAt), startedMs: msBetween(exec.spawnedAt, await exec.started) };
 }
 
-async function directTrue(): Promise<number> {
-  const run = new DirectRun([TRUE]);
+/** A program spawned directly with three pipes, stdin closed: spawn() to exit + EOF. */
+async function direct(argv: string[]): Promise<number> {
+  const run = new DirectRun(argv);
   run.closeStdin();
-  const done = await withTimeout(run.done, RUN_TIMEOUT_MS, `direct ${TRUE}`);
-  if (done.code !== 0) throw new Error(`direct ${TRUE} exited ${done.code ?? done.signal}`);
+  const done = await withTimeout(run.done, RUN_TIMEOUT_MS, `direct ${argv[0]}`);
+  if (done.code !== 0) throw new Error(`direct ${argv[0]} exited ${done.code ?? done.signal}`);
   return msBetween(run.spawnedAt, done.endedAt);
 }
 
@@ -55,19 +64,16 @@ function memoryOf(pid: number): { peakMiB: number; rssMiB: number } {
   return { peakMiB: kib("VmHWM") / 1024, rssMiB: kib("VmRSS") / 1024 };
 }
 
-/**
- * Peak RSS of `describe`, from GNU time's %M (its child's ru_maxrss). Bun's own
- * resourceUsage().maxRSS is not used: a child forked from this large process reports the
- * parent's RSS from before exec.
- */
-async function describePeakMiB(): Promise<number | null> {
-  const time = ["/usr/bin/time", "/bin/time"].find((path) => existsSync(path));
-  if (!time) return null;
-  const proc = Bun.spawn([time, "-f", "%M", BIN, "describe"], { stdout: "ignore", stderr: "pipe", stdin: "ignore" });
-  const text = await new Response(proc.stderr).text();
-  await proc.exited;
-  const kib = Number(text.trim().split("\n").at(-1));
-  return Number.isFinite(kib) && kib > 0 ? kib / 1024 : null;
+/** Rss, Pss and private bytes of a live process (MiB), from smaps_rollup; null when it is gone. */
+export function rollupOf(pid: number): { rss: number; pss: number; private: number } | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  } catch {
+    return null;
+  }
+  const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0);
+  return { rss: kib("Rss") / 1024, pss: kib("Pss") / 1024, private: (kib("Private_Clean") + kib("Private_Dirty")) / 1024 };
 }
 
 async function holdingPeak(options: ExecOptions, mode: "pipes" | "pty") {
@@ -81,7 +87,8 @@ async function holdingPeak(options: ExecOptions, mode: "pipes" | "pty") {
     await withTimeout(exec.started, RUN_TIMEOUT_MS, `${mode} exec of sigstamp: started`);
     trackWorkload(await withTimeout(stamps.ready, RUN_TIMEOUT_MS, `${mode} sigstamp: ready`));
     await sleep(300);
-    return memoryOf(exec.pid);
+    const rollup = rollupOf(exec.pid) ?? { rss: Number.NaN, pss: Number.NaN, private: Number.NaN };
+    return { ...memoryOf(exec.pid), pss: rollup.pss, private: rollup.private };
   } finally {
     exec.closeStdin();
     await withTimeout(exec.done, RUN_TIMEOUT_MS, `${mode} sigstamp exec: exit`);
@@ -91,59 +98,84 @@ async function holdingPeak(options: ExecOptions, mode: "pipes" | "pty") {
 
 export async function execFigures(options: ExecOptions): Promise<Figure[]> {
   const figures: Figure[] = [];
-  for (const mode of ["pipes", "pty"] as const) {
-    const wall: number[] = [];
-    const started: number[] = [];
-    const direct: number[] = [];
-    for (let i = 0; i < options.warmup + options.trials; i++) {
-      const first = i % 2 === 0;
-      const d1 = first ? await directTrue() : null;
-      const w = await wrappedTrue(options, mode);
-      const d2 = first ? null : await directTrue();
-      if (i < options.warmup) continue;
-      wall.push(w.wallMs);
-      started.push(w.startedMs);
-      direct.push((d1 ?? d2)!);
-    }
-    const w = summarize(wall);
-    const s = summarize(started);
-    const d = summarize(direct);
-    figures.push(
-      figure({
-        id: `exec.${mode}.true`,
-        family: "exec",
-        title: `exec /bin/true, ${mode}: wall time`,
-        unit: "ms",
-        better: "lower",
-        value: w.p50,
-        baseline: { label: "/bin/true spawned directly", value: d.p50 },
-        aim: { text: "overhead < 3 ms", check: ({ value, baseline }) => value - baseline < 3 },
-        detail: `overhead ${(w.p50 - d.p50).toFixed(2)} ms (p50); ours ${fmt(w)}; direct ${fmt(d)}`,
-        stats: { trials: options.trials, wrapped: w, direct: d, overheadMsP50: w.p50 - d.p50 },
-      }),
-      figure({
-        id: `exec.${mode}.started`,
-        family: "exec",
-        title: `exec, ${mode}: spawn → started`,
-        unit: "ms",
-        better: "lower",
-        value: s.p50,
-        baseline: { label: "/bin/true spawned directly", value: d.p50 },
-        detail: `ours ${fmt(s)}`,
-        stats: { trials: options.trials, started: s, direct: d },
-      }),
-    );
-  }
-  const describePeaks: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    const peak = await describePeakMiB();
-    if (peak !== null) describePeaks.push(peak);
-  }
+  const runs = await withFloors(
+    options,
+    async (round) => {
+      const order = round % 2 === 0 ? (["pipes", "pty"] as const) : (["pty", "pipes"] as const);
+      const out: Partial<Record<"pipes" | "pty", { wallMs: number; startedMs: number }>> = {};
+      for (const mode of order) out[mode] = await wrappedTrue(options, mode);
+      return out as Record<"pipes" | "pty", { wallMs: number; startedMs: number }>;
+    },
+    { empty: () => direct([options.empty.path]), true: () => direct([TRUE]) },
+  );
+  const empty = summarize(runs.empty);
+  const floorTrue = summarize(runs.true);
+  const floors = { empty: empty.p50, true: floorTrue.p50, trueLabel: "/bin/true spawned directly" };
+  const wall = { pipes: summarize(runs.ours.map((r) => r.pipes.wallMs)), pty: summarize(runs.ours.map((r) => r.pty.wallMs)) };
+  const started = { pipes: summarize(runs.ours.map((r) => r.pipes.startedMs)), pty: summarize(runs.ours.map((r) => r.pty.startedMs)) };
+  const stats = { trials: options.trials, wall, started, empty, direct: floorTrue };
+  const budget = 2 * empty.p50 + floorTrue.p50;
+  figures.push(
+    figure({
+      id: "exec.pipes.true",
+      family: "exec",
+      title: "exec /bin/true, pipes: wall time",
+      unit: "ms",
+      better: "lower",
+      value: wall.pipes.p50,
+      baseline: { label: "empty program spawned directly", value: empty.p50 },
+      floors,
+      aim: { text: "≤ 2× empty + /bin/true", check: ({ value }) => value <= budget },
+      detail: `budget 2 × ${empty.p50.toFixed(2)} + ${floorTrue.p50.toFixed(2)} = ${budget.toFixed(2)} ms; over a direct /bin/true ${(wall.pipes.p50 - floorTrue.p50).toFixed(2)} ms (p50); ours ${fmt(wall.pipes)}`,
+      stats,
+    }),
+    figure({
+      id: "exec.pipes.started",
+      family: "exec",
+      title: "exec, pipes: spawn → started",
+      unit: "ms",
+      better: "lower",
+      value: started.pipes.p50,
+      baseline: { label: "empty program spawned directly", value: empty.p50 },
+      floors,
+      aim: { text: "≤ 1.3× empty", check: ({ ratio }) => ratio <= 1.3 },
+      detail: `ours ${fmt(started.pipes)}`,
+      stats,
+    }),
+    figure({
+      id: "exec.pty.true",
+      family: "exec",
+      title: "exec /bin/true, PTY: wall time",
+      unit: "ms",
+      better: "lower",
+      value: wall.pty.p50,
+      baseline: { label: "the same exec in pipes mode", value: wall.pipes.p50 },
+      floors,
+      aim: { text: "≤ 1.5× pipes", check: ({ ratio }) => ratio <= 1.5 },
+      detail: `ours ${fmt(wall.pty)}`,
+      stats,
+    }),
+    figure({
+      id: "exec.pty.started",
+      family: "exec",
+      title: "exec, PTY: spawn → started",
+      unit: "ms",
+      better: "lower",
+      value: started.pty.p50,
+      baseline: { label: "the same in pipes mode", value: started.pipes.p50 },
+      floors,
+      aim: { text: "≤ 1.5× pipes", check: ({ ratio }) => ratio <= 1.5 },
+      detail: `ours ${fmt(started.pty)}`,
+      stats,
+    }),
+  );
+  const emptyPeak = await medianPeakRssMiB([options.empty.path]);
+  const describePeak = await medianPeakRssMiB([BIN, "describe"]);
   for (const mode of ["pipes", "pty"] as const) {
     const memory = await holdingPeak(options, mode);
     const title = `wrapper peak RSS, ${mode}, long-running workload`;
-    if (describePeaks.length === 0) {
-      figures.push({ ...skipped({ id: `exec.${mode}.rss`, family: "exec", title, unit: "MiB", better: "lower", reason: "" }), skipped: undefined, value: memory.peakMiB, note: "no GNU time(1): no describe baseline", stats: memory });
+    if (emptyPeak === null) {
+      figures.push({ ...skipped({ id: `exec.${mode}.rss`, family: "exec", title, unit: "MiB", better: "lower", reason: "" }), skipped: undefined, value: memory.peakMiB, note: "no GNU time(1): no baseline", stats: memory });
       continue;
     }
     figures.push(
@@ -154,11 +186,48 @@ export async function execFigures(options: ExecOptions): Promise<Figure[]> {
         unit: "MiB",
         better: "lower",
         value: memory.peakMiB,
-        baseline: { label: "describe peak RSS", value: median(describePeaks) },
-        detail: `VmHWM ${memory.peakMiB.toFixed(1)} MiB, VmRSS now ${memory.rssMiB.toFixed(1)} MiB; describe ${describePeaks.map((x) => x.toFixed(1)).join("/")} MiB (GNU time %M)`,
-        stats: { ...memory, describePeakMiB: describePeaks },
+        baseline: { label: "empty program's peak RSS", value: emptyPeak.median },
+        aim: { text: "≤ 1.4× empty", check: ({ ratio }) => ratio <= 1.4 },
+        detail: `VmHWM ${memory.peakMiB.toFixed(1)} MiB, VmRSS now ${memory.rssMiB.toFixed(1)} MiB (${memory.pss.toFixed(1)} PSS, ${memory.private.toFixed(1)} private); empty ${emptyPeak.runs.map((x) => x.toFixed(1)).join("/")} MiB, describe ${describePeak?.median.toFixed(1) ?? "?"} MiB (GNU time %M)`,
+        stats: { ...memory, emptyPeakMiB: emptyPeak.runs, describePeakMiB: describePeak?.runs ?? null },
       }),
     );
   }
+  figures.push(await concurrentFigure(options));
   return figures;
+}
+
+/**
+ * `count` execs of `cat` (pipes) at once, each holding its workload: the wrappers' memory once
+ * every one has said `started`. PSS is the honest total (the binary's pages are shared by all
+ * the wrappers and counted once); the sum of RSS counts them once per wrapper.
+ */
+export async function concurrentFigure(options: Pick<ExecOptions, "workspace" | "concurrent">): Promise<Figure> {
+  const begin = performance.now();
+  const execs = Array.from({ length: options.concurrent }, () => new BenchExec(options.workspace.id, envelope(["/bin/cat"], { options: options.workspace.options })));
+  try {
+    await withTimeout(Promise.all(execs.map((exec) => exec.started)), 60_000 + options.concurrent * 200, `${options.concurrent} concurrent execs: started`);
+    const startMs = performance.now() - begin;
+    await sleep(200);
+    const memory = execs.map((exec) => rollupOf(exec.pid));
+    if (memory.some((m) => m === null)) throw new Error("a wrapper of the concurrent execs ended before it was measured");
+    const total = (key: "rss" | "pss" | "private") => memory.reduce((sum, m) => sum + m![key], 0);
+    const budgetMiB = 4096;
+    return figure({
+      id: "exec.concurrent.memory",
+      family: "exec",
+      title: `${options.concurrent} concurrent execs holding a workload: wrappers' total PSS`,
+      unit: "MiB",
+      better: "lower",
+      value: total("pss"),
+      baseline: { label: "the 4 GiB the issue allows", value: budgetMiB },
+      aim: { text: "well under 4 GiB (≤ half)", check: ({ ratio }) => ratio <= 0.5 },
+      detail: `PSS ${(total("pss") / options.concurrent).toFixed(1)} MiB per wrapper; private ${total("private").toFixed(0)} MiB in all; RSS summed ${total("rss").toFixed(0)} MiB (shared pages counted once per wrapper); all started ${startMs.toFixed(0)} ms after the first spawn`,
+      stats: { count: options.concurrent, pssMiB: total("pss"), privateMiB: total("private"), rssSumMiB: total("rss"), startMs },
+    });
+  } finally {
+    for (const exec of execs) exec.closeStdin();
+    await withTimeout(Promise.all(execs.map((exec) => exec.done)), 60_000, `${options.concurrent} concurrent execs: exit`);
+    for (const exec of execs) exec.closeControls();
+  }
 }

@@ -7,7 +7,17 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "nod
 import { cpus, loadavg, release, totalmem, type } from "node:os";
 import { join } from "node:path";
 
-export type Family = "parser" | "signals" | "exec" | "lifecycle" | "throughput" | "remote" | "containment";
+export type Family = "parser" | "signals" | "exec" | "lifecycle" | "throughput" | "remote" | "containment" | "peer";
+
+/**
+ * A process-level figure next to the two floors of a process, measured alternately with it in
+ * the same run: the empty program compiled with the release flags (the floor of this stack,
+ * bench/floor.ts) and `/bin/true` (the floor of any process). `ratio` = value / floor.
+ */
+export interface Floors {
+  empty: { value: number; ratio: number };
+  true: { label: string; value: number; ratio: number };
+}
 
 /** One measured figure. `ratio` = value / baseline.value (see `better` for which way is good). */
 export interface Figure {
@@ -20,8 +30,10 @@ export interface Figure {
   value: number | null;
   baseline: { label: string; value: number | null } | null;
   ratio: number | null;
-  /** The aim from issue 7 (or null when the figure has none) and whether this run met it. */
+  /** The aim from issue 14 (or issue 7; null when the figure has none) and whether this run met it. */
   aim: { text: string; met: boolean | null } | null;
+  /** For a process-level figure: the same figure against the empty program and /bin/true. */
+  floors?: Floors;
   /** Short human detail for the table (percentiles, overhead…). */
   detail?: string;
   /** Everything else measured, for latest.json. */
@@ -41,6 +53,8 @@ export interface FigureInput {
   baseline: { label: string; value: number };
   /** Computes whether the aim is met from the finished figure. */
   aim?: { text: string; check: (f: { value: number; baseline: number; ratio: number }) => boolean };
+  /** The empty program's and /bin/true's figure (same statistic), for a process-level figure. */
+  floors?: { empty: number; true: number; trueLabel: string };
   detail?: string;
   stats?: Record<string, unknown>;
   note?: string;
@@ -60,6 +74,14 @@ export function figure(input: FigureInput): Figure {
     baseline: input.baseline,
     ratio,
     aim: input.aim ? { text: input.aim.text, met: checked } : null,
+    ...(input.floors
+      ? {
+          floors: {
+            empty: { value: input.floors.empty, ratio: input.value / input.floors.empty },
+            true: { label: input.floors.trueLabel, value: input.floors.true, ratio: input.value / input.floors.true },
+          },
+        }
+      : {}),
     detail: input.detail,
     stats: input.stats,
     note: input.note,
@@ -111,12 +133,13 @@ const FAMILY_TITLES: Record<Family, string> = {
   throughput: "5. Throughput of the workload's stdout",
   remote: "6. --remote over OpenSSH on 127.0.0.1 (wall time, p50)",
   containment: "7. Containment: exec and crash cleanup per mode",
+  peer: "8. Against a peer runtime (PASEO_BENCH_PEER)",
 };
 
 /** The one readable table: one section per family, one row per figure, then the details. */
 export function renderTable(figures: readonly Figure[]): string {
-  const header = ["Figure", "Ours", "Baseline", "", "Ratio", "Aim", ""];
-  const right = new Set([1, 2, 4]);
+  const header = ["Figure", "Ours", "Baseline", "", "Ratio", "×empty", "×true", "Aim", ""];
+  const right = new Set([1, 2, 4, 5, 6]);
   const rows: (string[] | string)[] = [];
   for (const family of Object.keys(FAMILY_TITLES) as Family[]) {
     const mine = figures.filter((f) => f.family === family);
@@ -124,7 +147,7 @@ export function renderTable(figures: readonly Figure[]): string {
     rows.push(FAMILY_TITLES[family]);
     for (const f of mine) {
       if (f.skipped) {
-        rows.push([`  ${f.title}`, "skipped", "", "", "", f.aim?.text ?? "", ""]);
+        rows.push([`  ${f.title}`, "skipped", "", "", "", "", "", f.aim?.text ?? "", ""]);
         continue;
       }
       const verdict = f.aim === null ? "" : f.aim.met === null ? "?" : f.aim.met ? "ok" : "FAR";
@@ -134,6 +157,8 @@ export function renderTable(figures: readonly Figure[]): string {
         f.baseline ? formatValue(f.baseline.value, f.unit) : "",
         f.baseline?.label ?? "",
         formatRatio(f.ratio),
+        f.floors ? formatRatio(f.floors.empty.ratio) : "",
+        f.floors ? formatRatio(f.floors.true.ratio) : "",
         f.aim?.text ?? "",
         verdict,
       ]);
@@ -144,11 +169,12 @@ export function renderTable(figures: readonly Figure[]): string {
   const line = (row: string[]) => row.map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
   const out = [line(header), widths.map((w) => "─".repeat(w)).join("  ")];
   for (const row of rows) out.push(typeof row === "string" ? `\n${row}` : line(row));
-  const notes = figures.filter((f) => f.detail || f.note || f.skipped);
+  const notes = figures.filter((f) => f.detail || f.note || f.skipped || f.floors);
   if (notes.length > 0) {
     out.push("", "Details:");
     for (const f of notes) {
-      const text = [f.skipped ? `skipped: ${f.skipped}` : "", f.detail ?? "", f.note ?? ""].filter(Boolean).join("; ");
+      const floors = f.floors ? `floors (p50, alternated): empty program ${formatValue(f.floors.empty.value, f.unit)}, ${f.floors.true.label} ${formatValue(f.floors.true.value, f.unit)}` : "";
+      const text = [f.skipped ? `skipped: ${f.skipped}` : "", f.detail ?? "", floors, f.note ?? ""].filter(Boolean).join("; ");
       out.push(`  ${f.id}: ${text}`);
     }
   }

@@ -1,11 +1,15 @@
 #!/usr/bin/env bun
 /**
- * `npm run bench [-- --quick] [-- --only=parser,signals,exec,lifecycle,throughput,remote,containment]`
+ * `npm run bench [-- --quick] [-- --only=parser,signals,exec,lifecycle,throughput,remote,containment,peer]`
  *
  * Runs every figure family against dist/paseo-host-runtime (build it first: `npm run build`),
  * prints one table and writes bench/results/latest.json. `--quick` (CI) trims trial counts and
- * the PTY payload and finishes in under two minutes on 2 cores. See bench/README.md.
+ * the PTY payload and finishes in under two minutes on 2 cores. Every process-level figure is
+ * also reported against the empty program (an empty file compiled with the release flags,
+ * built at the start of the run) and /bin/true. `PASEO_BENCH_PEER=/path/to/runtime` adds the
+ * comparison with a peer runtime. See bench/README.md.
  */
+import { statSync } from "node:fs";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { readyWorkspace } from "../test/support/workspace.ts";
@@ -20,8 +24,10 @@ import { throughputFigures } from "./throughput.ts";
 import { remoteFigures } from "./remote.ts";
 import { containmentFigures } from "./containment.ts";
 import { buildSigstamp } from "./workloads.ts";
+import { compileEmptyProgram } from "./floor.ts";
+import { peerFigures } from "./peer.ts";
 
-const FAMILIES: Family[] = ["parser", "signals", "exec", "lifecycle", "throughput", "remote", "containment"];
+const FAMILIES: Family[] = ["parser", "signals", "exec", "lifecycle", "throughput", "remote", "containment", "peer"];
 const MiB = 2 ** 20;
 
 /** Trial counts: the issue's minimums in quick mode, more in a full run. */
@@ -29,11 +35,12 @@ function settings(quick: boolean) {
   return {
     parser: { frames: 10_000, minCpuMs: quick ? 150 : 500, rounds: quick ? 2 : 3 },
     signals: { trials: quick ? 300 : 1000, warmup: quick ? 20 : 50 },
-    exec: { trials: quick ? 20 : 100, warmup: quick ? 3 : 5 },
+    exec: { trials: quick ? 20 : 100, warmup: quick ? 3 : 5, concurrent: 200 },
     containment: { trials: quick ? 20 : 60, warmup: quick ? 3 : 5, minCpuMs: quick ? 100 : 300 },
     lifecycle: { trials: quick ? 20 : 100, warmup: quick ? 3 : 5, manyWorkspaces: 1000 },
     throughput: { pipesBytes: 256 * MiB, ptyBytes: (quick ? 32 : 256) * MiB, runs: quick ? 5 : 9 },
     remote: { trials: quick ? 6 : 16, warmup: 2, throughputBytes: (quick ? 16 : 64) * MiB },
+    peer: { trials: quick ? 8 : 30, warmup: 2 },
   };
 }
 
@@ -61,6 +68,8 @@ async function main(): Promise<void> {
   const config = settings(flags.quick);
   const clock = checkHrtime();
   const sigstamp = buildSigstamp();
+  const empty = compileEmptyProgram();
+  const peer = process.env.PASEO_BENCH_PEER || null;
   const started = performance.now();
   const figures: Figure[] = [];
   let workspace: Awaited<ReturnType<typeof readyWorkspace>> | undefined;
@@ -77,10 +86,14 @@ async function main(): Promise<void> {
     try {
       if (family === "parser") figures.push(...(await parserFigures(config.parser)));
       if (family === "signals") figures.push(...(await signalFigures({ ...config.signals, workspace: await needWorkspace(), sigstamp })));
-      if (family === "exec") figures.push(...(await execFigures({ ...config.exec, workspace: await needWorkspace(), sigstamp })));
-      if (family === "lifecycle") figures.push(...(await lifecycleFigures(config.lifecycle)));
+      if (family === "exec") figures.push(...(await execFigures({ ...config.exec, workspace: await needWorkspace(), sigstamp, empty })));
+      if (family === "lifecycle") figures.push(...(await lifecycleFigures({ ...config.lifecycle, empty })));
       if (family === "remote") figures.push(...(await remoteFigures(config.remote)));
-      if (family === "containment") figures.push(...(await containmentFigures({ ...config.containment, workspace: await needWorkspace() })));
+      if (family === "containment") figures.push(...(await containmentFigures({ ...config.containment, workspace: await needWorkspace(), empty })));
+      if (family === "peer") {
+        if (peer) figures.push(...(await peerFigures({ ...config.peer, peer })));
+        else console.error("bench: peer: PASEO_BENCH_PEER is not set, figures omitted");
+      }
       if (family === "throughput") figures.push(...(await throughputFigures({ ...config.throughput, workspace: await needWorkspace() })));
     } catch (error) {
       console.error(`bench: ${family} failed: ${(error as Error).stack ?? error}`);
@@ -99,6 +112,8 @@ async function main(): Promise<void> {
     machine,
     clock,
     signalWorkload: { kind: sigstamp.kind, note: sigstamp.note },
+    emptyProgram: { flags: empty.flags, bytes: statSync(empty.path).size, buildMs: empty.buildMs },
+    peer,
     settings: config,
     figures,
   });

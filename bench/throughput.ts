@@ -124,6 +124,7 @@ export async function throughputFigures(options: ThroughputOptions): Promise<Fig
       better: "higher",
       value: medianOf(pty.ours, "streaming"),
       baseline: { label: "script -q -c head", value: medianOf(pty.theirs, "streaming") },
+      aim: { text: "≥ 0.8× script(1)", check: ({ ratio }) => ratio >= 0.8 },
       detail: `streaming runs ours ${list(pty.ours, "streaming")}, script ${list(pty.theirs, "streaming")} MiB/s; spawn→exit ours ${list(pty.ours, "whole")}, script ${list(pty.theirs, "whole")} MiB/s`,
       stats: { bytes: options.ptyBytes, runs: pty },
     }),

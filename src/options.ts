@@ -166,34 +166,38 @@ function cpuMaxInRange(value: string): boolean {
   return period === undefined || (Number(period) >= 1000 && Number(period) <= 1_000_000);
 }
 
-/** Every option this runtime reads, with its default. Key order is the documented order. */
-export const RuntimeOptions = v.object({
+/**
+ * Every option this runtime reads. Key order is the documented order. Defaults are applied by
+ * `withDefaults`, not by the schema: valibot validates a schema's default, which would build
+ * the schema of every option that has one on every call.
+ */
+const RuntimeOptionsSchema = v.object({
   /** Stamped on every workspace; operations on another owner's workspace are refused. */
-  owner: v.optional(given(() => ownerName("owner")), DEFAULT_OWNER),
+  owner: v.optional(given(() => ownerName("owner"))),
   /** The runtime home; resolved with the environment's fallbacks by store/home.ts. */
   stateDirectory: v.optional(given(() => absolutePath("stateDirectory"))),
   /** A host directory placed `existing`: used in place, or cloned into owned storage. */
-  hostDirectory: v.optional(given(() => v.picklist(["adopt", "clone"], mustBe("hostDirectory", `"adopt" or "clone"`))), "adopt"),
+  hostDirectory: v.optional(given(() => v.picklist(["adopt", "clone"], mustBe("hostDirectory", `"adopt" or "clone"`)))),
   /** Absolute path of paseo-workspace-helper, looked at after the envelope's PATH. */
   helperPath: v.optional(given(() => absolutePath("helperPath"))),
   /** Entries merged over the runtime's own lifecycle environment. */
-  lifecycleEnvironment: v.optional(given(() => environment("lifecycleEnvironment")), {}),
+  lifecycleEnvironment: v.optional(given(() => environment("lifecycleEnvironment"))),
   /** Whether placements carry hostVisiblePath. */
-  exposeHostVisiblePath: v.optional(given(() => flag("exposeHostVisiblePath")), true),
+  exposeHostVisiblePath: v.optional(given(() => flag("exposeHostVisiblePath"))),
   /** Grace between SIGTERM and SIGKILL when executions are stopped. */
-  stopTimeoutMs: v.optional(given(() => milliseconds("stopTimeoutMs", 3_600_000)), DEFAULT_STOP_TIMEOUT_MS),
+  stopTimeoutMs: v.optional(given(() => milliseconds("stopTimeoutMs", 3_600_000))),
   /** Which lines the runtime log keeps. */
-  logLevel: v.optional(given(() => v.picklist(LOG_LEVELS, mustBe("logLevel", `"error", "info" or "debug"`))), "info"),
+  logLevel: v.optional(given(() => v.picklist(LOG_LEVELS, mustBe("logLevel", `"error", "info" or "debug"`)))),
   /** Size bound of one log file before it is rotated. */
-  logMaxBytes: v.optional(given(() => integer("logMaxBytes", "bytes", 65_536, 1_073_741_824)), DEFAULT_LOG_MAX_BYTES),
+  logMaxBytes: v.optional(given(() => integer("logMaxBytes", "bytes", 65_536, 1_073_741_824))),
   /** The transports git may use for a git URL source and the remotes a create fetches from. */
-  allowedGitProtocols: v.optional(given(() => gitProtocols("allowedGitProtocols")), () => [...DEFAULT_GIT_PROTOCOLS]),
+  allowedGitProtocols: v.optional(given(() => gitProtocols("allowedGitProtocols"))),
   /** How long one git command may run before its whole process group is killed. */
-  gitTimeoutMs: v.optional(given(() => milliseconds("gitTimeoutMs", 86_400_000, 1)), DEFAULT_GIT_TIMEOUT_MS),
+  gitTimeoutMs: v.optional(given(() => milliseconds("gitTimeoutMs", 86_400_000, 1))),
   /** Settings of `--remote` (see remoteOptions); absent when the runtime runs locally. */
   remote: v.optional(given(remoteOptions)),
   /** auto: a cgroup per execution when a cgroup v2 hierarchy is usable, else process groups. */
-  containment: v.optional(given(() => v.picklist(["auto", "cgroup", "process-group"], mustBe("containment", `"auto", "cgroup" or "process-group"`))), "auto"),
+  containment: v.optional(given(() => v.picklist(["auto", "cgroup", "process-group"], mustBe("containment", `"auto", "cgroup" or "process-group"`)))),
   /** A writable, delegated cgroup v2 directory to hold this runtime's cgroups (else autodetected). */
   cgroupRoot: v.optional(given(() => absolutePath("cgroupRoot"))),
   /** memory.max of each workspace's cgroup. */
@@ -204,15 +208,35 @@ export const RuntimeOptions = v.object({
   cpuMax: v.optional(given(() => limit("cpuMax", `"max", "QUOTA" or "QUOTA PERIOD" in microseconds, quota ≥ 1000, period 1000–1000000 (cpu.max syntax)`, /^(max|[0-9]+)( [0-9]+)?$/, cpuMaxInRange))),
 });
 
-export type RuntimeOptions = v.InferOutput<typeof RuntimeOptions>;
+/** The options as given: each key the map had, validated. */
+type GivenOptions = v.InferOutput<typeof RuntimeOptionsSchema>;
+
+/** The options with every default filled in (the README's options table lists them). */
+function withDefaults(given: GivenOptions) {
+  return {
+    ...given,
+    owner: given.owner ?? DEFAULT_OWNER,
+    hostDirectory: given.hostDirectory ?? "adopt",
+    lifecycleEnvironment: given.lifecycleEnvironment ?? {},
+    exposeHostVisiblePath: given.exposeHostVisiblePath ?? true,
+    stopTimeoutMs: given.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS,
+    logLevel: given.logLevel ?? "info",
+    logMaxBytes: given.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES,
+    allowedGitProtocols: given.allowedGitProtocols ?? [...DEFAULT_GIT_PROTOCOLS],
+    gitTimeoutMs: given.gitTimeoutMs ?? DEFAULT_GIT_TIMEOUT_MS,
+    containment: given.containment ?? "auto",
+  };
+}
+
+export type RuntimeOptions = ReturnType<typeof withDefaults>;
 
 /** The keys RuntimeOptions knows. */
-export const KNOWN_OPTIONS: readonly string[] = Object.keys(RuntimeOptions.entries);
+export const KNOWN_OPTIONS: readonly string[] = Object.keys(RuntimeOptionsSchema.entries);
 
 /** Validates the options every operation relies on; throws the first problem, naming the option. */
 export function readOptions(options: Record<string, unknown>): RuntimeOptions {
-  const result = v.safeParse(RuntimeOptions, options, { abortEarly: true });
-  if (result.success) return result.output;
+  const result = v.safeParse(RuntimeOptionsSchema, options, { abortEarly: true });
+  if (result.success) return withDefaults(result.output);
   throw new Error(result.issues[0].message);
 }
 
@@ -221,7 +245,7 @@ export function readOptions(options: Record<string, unknown>): RuntimeOptions {
  * same schema readOptions uses (readOptions stops at the first).
  */
 export function optionProblems(options: Record<string, unknown>): string[] {
-  const result = v.safeParse(RuntimeOptions, options, { abortPipeEarly: true });
+  const result = v.safeParse(RuntimeOptionsSchema, options, { abortPipeEarly: true });
   return result.success ? [] : [...new Set(result.issues.map((issue) => issue.message))];
 }
 

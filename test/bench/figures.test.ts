@@ -1,0 +1,96 @@
+/**
+ * Plumbing of the bench's issue-14 figures, without timing anything: the empty program is
+ * built with exactly the release flags and does nothing, the floors rotate with our runs,
+ * process-level figures carry both floors, the peer family runs against a real runtime (this
+ * binary stands in for the upstream fixture) and the concurrent-exec memory figure adds up
+ * the wrappers of real execs. No assertion looks at a duration, a rate or a size.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { cleanupAll } from "../../bench/procs.ts";
+import { compileEmptyProgram, withFloors } from "../../bench/floor.ts";
+import { concurrentFigure, rollupOf } from "../../bench/exec-overhead.ts";
+import { peerFigures } from "../../bench/peer.ts";
+import { figure, renderTable } from "../../bench/report.ts";
+import { HARDENING_FLAGS, SPEED_FLAGS } from "../../release/compile.ts";
+import { BIN } from "../support/binary.ts";
+import { readyWorkspace } from "../support/workspace.ts";
+
+afterAll(() => cleanupAll());
+
+describe("the empty program and the floors", () => {
+  test("is an empty file compiled with every release flag; it prints nothing and exits 0", () => {
+    const empty = compileEmptyProgram();
+    expect(empty.flags).toEqual(["--compile", ...HARDENING_FLAGS, ...SPEED_FLAGS]);
+    const run = Bun.spawnSync([empty.path], { stdout: "pipe", stderr: "pipe" });
+    expect({ code: run.exitCode, stdout: run.stdout.toString(), stderr: run.stderr.toString() }).toEqual({ code: 0, stdout: "", stderr: "" });
+  });
+
+  test("every round runs ours, the empty program and /bin/true once, in a rotating order; warm-up rounds are dropped", async () => {
+    const calls: string[] = [];
+    let n = 0;
+    const runs = await withFloors(
+      { warmup: 1, trials: 3 },
+      async (round) => {
+        calls.push(`ours${round}`);
+        return round;
+      },
+      { empty: async () => (calls.push("empty"), ++n), true: async () => (calls.push("true"), ++n) },
+    );
+    expect(calls).toEqual(["ours0", "empty", "true", "empty", "true", "ours1", "true", "ours2", "empty", "ours3", "empty", "true"]);
+    expect(runs.ours).toEqual([1, 2, 3]);
+    expect(runs.empty).toHaveLength(3);
+    expect(runs.true).toHaveLength(3);
+  });
+
+  test("a process-level figure carries both floors and their ratios, and the table shows them", () => {
+    const f = figure({
+      id: "lifecycle.x",
+      family: "lifecycle",
+      title: "x",
+      unit: "ms",
+      better: "lower",
+      value: 12,
+      baseline: { label: "empty program", value: 8 },
+      floors: { empty: 8, true: 2, trueLabel: "/bin/true" },
+      aim: { text: "≤ 1.3× empty", check: ({ ratio }) => ratio <= 1.3 },
+    });
+    expect(f.floors).toEqual({ empty: { value: 8, ratio: 1.5 }, true: { label: "/bin/true", value: 2, ratio: 6 } });
+    expect(f.aim).toEqual({ text: "≤ 1.3× empty", met: false });
+    const table = renderTable([f]);
+    expect(table).toContain("×empty");
+    expect(table).toMatch(/1\.50×\s+1\.50×\s+6\.00×\s+≤ 1\.3× empty\s+FAR/);
+    expect(table).toContain("floors (p50, alternated): empty program 8.00 ms, /bin/true 2.00 ms");
+  });
+});
+
+describe("figures driven through the compiled binary", () => {
+  test("the peer family, with this binary as the peer: inspect and exec figures against it", async () => {
+    const figures = await peerFigures({ trials: 1, warmup: 0, peer: BIN });
+    expect(figures.map((f) => f.id)).toEqual(["peer.inspect", "peer.exec"]);
+    for (const f of figures) {
+      expect(f).toMatchObject({ family: "peer", unit: "ms", better: "lower", baseline: { label: "the peer runtime" }, aim: { text: "≥ 25× faster (ratio ≤ 0.04)" } });
+      expect(f.value).toBeGreaterThan(0);
+      expect(f.ratio).toBeCloseTo(f.value! / f.baseline!.value!, 10);
+      expect((f.stats as { dialect: string }).dialect).toBe("seed");
+    }
+  });
+
+  test("concurrent execs: one memory figure summing every wrapper, against the 4 GiB budget", async () => {
+    const ws = await readyWorkspace("bench-conc");
+    try {
+      const f = await concurrentFigure({ workspace: ws, concurrent: 3 });
+      expect(f).toMatchObject({ id: "exec.concurrent.memory", unit: "MiB", baseline: { value: 4096 }, stats: { count: 3 } });
+      const stats = f.stats as { pssMiB: number; privateMiB: number; rssSumMiB: number };
+      expect(stats.pssMiB).toBeGreaterThan(0);
+      expect(stats.rssSumMiB).toBeGreaterThanOrEqual(stats.pssMiB);
+    } finally {
+      ws.cleanup();
+    }
+  });
+
+  test("smaps_rollup is read for a live process and null for one that is gone", () => {
+    expect(rollupOf(process.pid)?.rss).toBeGreaterThan(0);
+    const gone = Bun.spawnSync(["/bin/true"]).pid;
+    expect(rollupOf(gone)).toBeNull();
+  });
+});
