@@ -6,7 +6,7 @@
 import * as v from "valibot";
 import { isAbsolute } from "node:path";
 import { isSshUrl } from "./remote/url.ts";
-import { once } from "./protocol/common.ts";
+import { once } from "./platform/lazy.ts";
 
 /** The owner stamped on workspaces when `options.owner` is absent. */
 export const DEFAULT_OWNER = "default";

@@ -2,7 +2,8 @@ import type { Invocation } from "../cli.ts";
 import { withStore } from "../store/db.ts";
 import { resolveHome } from "../store/home.ts";
 import { getWorkspace } from "../store/workspaces.ts";
-import { applyWorkspaceLimits, checkLimits, resolveContainment } from "../workspace/containment.ts";
+import { once } from "../platform/lazy.ts";
+import { applyWorkspaceLimits, checkLimits, resolveContainment, wantsLimits } from "../workspace/containment.ts";
 import { claimCreate, finishCreate, madeFreshContent, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
 import { createInputOf, effectiveHostDirectory, keptInput } from "../workspace/input.ts";
 import { childTracker, repoGuard } from "../workspace/lock.ts";
@@ -21,9 +22,13 @@ export async function create(invocation: Invocation): Promise<number> {
   const checked = createInputOf(request, invocation.flags.get("workspace-id")!, options.allowedGitProtocols);
   const hostDirectory = effectiveHostDirectory(checked, options.hostDirectory);
   const policy = { protocols: options.allowedGitProtocols, timeoutMs: options.gitTimeoutMs };
-  // Refused before anything changes: containment "cgroup" without a usable hierarchy, or limits it cannot apply.
-  const containment = resolveContainment(options, resolveHome(options));
-  checkLimits(containment, options);
+  // Refused before anything changes: containment "cgroup" without a usable hierarchy, or limits
+  // it cannot apply. Resolving reads the mount table and this process's cgroup (~1 ms), so
+  // without either it waits for a workspace whose cgroup is already on record (the only other
+  // case applyWorkspaceLimits acts on).
+  const containment = once(() => resolveContainment(options, resolveHome(options)));
+  const checkedFirst = options.containment === "cgroup" || wantsLimits(options);
+  if (checkedFirst) checkLimits(containment(), options);
   return withStore(options, async ({ db, home }) => {
     // From here on only the kept input exists: its URLs carry no credential.
     const kept = keptInput(home, checked);
@@ -45,7 +50,8 @@ export async function create(invocation: Invocation): Promise<number> {
         tracker: childTracker(db, input.workspaceId),
         guard: repoGuard(db),
       });
-      applyWorkspaceLimits(db, input.workspaceId, getWorkspace(db, input.workspaceId)?.cgroup ?? null, containment, options);
+      const recorded = getWorkspace(db, input.workspaceId)?.cgroup ?? null;
+      if (checkedFirst || recorded !== null) applyWorkspaceLimits(db, input.workspaceId, recorded, containment(), options);
       record = finishCreate(db, input.workspaceId, built);
     } catch (error) {
       await undoCreate(db, home, input.workspaceId);

@@ -1,5 +1,5 @@
 import { readSync } from "node:fs";
-import { LifecycleRequest, LifecycleResponse, ProtocolError, encodeFrame, parseMessage, type Dialect } from "../protocol/index.ts";
+import { LifecycleRequest, ProtocolError, encodeFrame, lifecycleResponseOf, parseMessage, type Dialect, type LifecycleResponse } from "../protocol/index.ts";
 import { writeStdout } from "../output.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { attachLifecycleLog, warnUnknownOptions } from "./call-log.ts";
@@ -49,7 +49,7 @@ function readBounded(fd: number): string {
 
 /** Writes one LifecycleResponse line to stdout, validated and canonical in the request's dialect. */
 export function respond(response: LifecycleResponse, dialect: Dialect): void {
-  writeStdout(encodeFrame(LifecycleResponse[dialect], response, "lifecycle response"));
+  writeStdout(encodeFrame(lifecycleResponseOf(response.type, dialect), response, "lifecycle response"));
 }
 
 /** A lifecycle request with its options checked: nothing has been opened or changed yet. */

@@ -1,5 +1,5 @@
 /**
- * Node built-ins, loaded on first use: a compiled Bun binary
+ * What is loaded or built on first use rather than at start-up. Node built-ins: a compiled Bun binary
  * loads every statically imported built-in at start-up, and each protocol call pays for that
  * (node:child_process ~1 ms, node:tty and node:crypto ~5 ms each, node:os ~0.8 ms, node:fs ~2 ms;
  * see bench/). Modules of one operation import `node:fs` directly: the release build is split
@@ -34,4 +34,14 @@ let fs: FsModule | undefined;
 export function lazyFs(): FsModule {
   fs ??= require("node:fs") as FsModule;
   return fs;
+}
+
+/**
+ * A value (a valibot schema, a resolved setting) computed the first time it is asked for, then
+ * kept. The compiled binary runs every module's top level at start-up, and building valibot
+ * schemas there made each call pay for the schemas of every other operation (bench/README.md).
+ */
+export function once<T>(build: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= build());
 }

@@ -1,15 +1,5 @@
 import * as v from "valibot";
 
-/**
- * A schema (or anything) built the first time it is asked for, then kept. The compiled binary
- * runs every module's top level at start-up, and building valibot schemas there is what made
- * each call pay for the schemas of every other operation (bench/README.md, "Start-up").
- */
-export function once<T>(build: () => T): () => T {
-  let value: T | undefined;
-  return () => (value ??= build());
-}
-
 /** The only protocol version this runtime speaks. */
 export const PROTOCOL_VERSION = 1 as const;
 

@@ -6,8 +6,9 @@
  * not the create input's nor the other dialect's.
  */
 import * as v from "valibot";
-import { jsonMap, once, protocolVersion, runtimeInstanceId, stringMap } from "./common.ts";
-import { byDialect, detected, type OutputOf } from "./dialect.ts";
+import { once } from "../platform/lazy.ts";
+import { jsonMap, protocolVersion, runtimeInstanceId, stringMap } from "./common.ts";
+import { byDialect, detected, type Dialect, type OutputOf } from "./dialect.ts";
 
 /** A directory the runtime can see: `host-directory` in the seed dialect, `directory` in the later one. */
 function directorySource<K extends string>(kind: K) {
@@ -148,25 +149,39 @@ export const Inspection = byDialect(
 
 const stateHead = () => ({ type: v.literal("state"), protocolVersion, state: state() });
 
-function inspectionResponse<I extends v.GenericSchema>(inspection: I) {
-  return v.strictObject({ type: v.literal("inspection"), protocolVersion, inspection });
-}
-
-const okResponse = once(() => v.strictObject({ type: v.literal("ok"), protocolVersion }));
+/** Each response type on its own: a call validates its answer against that one, built alone. */
+const responses = {
+  state: byDialect(
+    () => v.strictObject({ ...stateHead(), placement: Placement.seed }),
+    () => v.strictObject({ ...stateHead(), placement: Placement.later, materializedFreshContent: v.optional(v.boolean()) }),
+  ),
+  inspection: byDialect(
+    () => v.strictObject({ type: v.literal("inspection"), protocolVersion, inspection: Inspection.seed }),
+    () => v.strictObject({ type: v.literal("inspection"), protocolVersion, inspection: Inspection.later }),
+  ),
+  ok: byDialect(
+    () => v.strictObject({ type: v.literal("ok"), protocolVersion }),
+    () => v.strictObject({ type: v.literal("ok"), protocolVersion }),
+  ),
+};
 
 /**
  * stdout of every lifecycle operation, in the request's dialect. The later dialect's `state`
  * may carry materializedFreshContent (required on create, omitted on resume).
  */
 export const LifecycleResponse = byDialect(
-  () => v.variant("type", [v.strictObject({ ...stateHead(), placement: Placement.seed }), inspectionResponse(Inspection.seed), okResponse()]),
-  () =>
-    v.variant("type", [
-      v.strictObject({ ...stateHead(), placement: Placement.later, materializedFreshContent: v.optional(v.boolean()) }),
-      inspectionResponse(Inspection.later),
-      okResponse(),
-    ]),
+  () => v.variant("type", [responses.state.seed, responses.inspection.seed, responses.ok.seed]),
+  () => v.variant("type", [responses.state.later, responses.inspection.later, responses.ok.later]),
 );
+
+/**
+ * The schema of one response type in one dialect: what LifecycleResponse validates a response
+ * of that type against (parseStrict narrows a variant to the option its tag names), without
+ * building the other types' schemas.
+ */
+export function lifecycleResponseOf(type: LifecycleResponse["type"], dialect: Dialect): v.GenericSchema {
+  return responses[type][dialect];
+}
 
 export type ProjectSource = OutputOf<typeof ProjectSource>;
 export type CheckoutRef = v.InferOutput<ReturnType<typeof checkoutRef>>;

@@ -168,6 +168,11 @@ function limitsOf(options: RuntimeOptions): Limit[] {
   ];
 }
 
+/** Whether `options` set any cgroup limit (memoryMax, pidsMax, cpuMax). */
+export function wantsLimits(options: RuntimeOptions): boolean {
+  return limitsOf(options).some((limit) => limit.value !== undefined);
+}
+
 /**
  * Refuses, before anything changes, limits this containment cannot apply: a controller that is
  * not available in the cgroup root, or no cgroups at all. Returns the controllers needed.
