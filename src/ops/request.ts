@@ -1,5 +1,10 @@
 import { readSync } from "node:fs";
-import { LifecycleRequest, ProtocolError, encodeFrame, lifecycleResponseOf, parseMessage, type Dialect, type LifecycleResponse } from "../protocol/index.ts";
+// From the protocol's own modules, not its index: every lifecycle operation loads this file,
+// and the index would also load (and build) the exec-only fd 3 / fd 4 schemas.
+import type { Dialect } from "../protocol/dialect.ts";
+import { ProtocolError, parseMessage } from "../protocol/errors.ts";
+import { encodeFrame } from "../protocol/frame.ts";
+import { LifecycleRequest, lifecycleResponseOf, type LifecycleResponse } from "../protocol/lifecycle.ts";
 import { writeStdout } from "../output.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { attachLifecycleLog, warnUnknownOptions } from "./call-log.ts";
@@ -13,10 +18,11 @@ export function readLifecycleRequest(fd = 0): LifecycleRequest {
   return parseMessage(LifecycleRequest, readBounded(fd), "lifecycle request");
 }
 
+/** Plain Uint8Arrays, not Buffer: the first use of Buffer in a process costs ~0.25 ms. */
 function readBounded(fd: number): string {
-  const chunks: Buffer[] = [];
+  const chunks: Uint8Array[] = [];
   let total = 0;
-  const buffer = Buffer.allocUnsafe(64 * 1024);
+  const buffer = new Uint8Array(64 * 1024);
   for (;;) {
     let n: number;
     try {
@@ -33,18 +39,29 @@ function readBounded(fd: number): string {
     if (n === 0) break;
     total += n;
     if (total > MAX_REQUEST_BYTES) throw new ProtocolError(`lifecycle request on stdin is larger than ${MAX_REQUEST_BYTES} bytes`);
-    chunks.push(Buffer.from(buffer.subarray(0, n)));
+    chunks.push(buffer.slice(0, n));
   }
   let text: string;
   try {
     // fatal: invalid UTF-8 is an error, never silently replaced by U+FFFD;
     // ignoreBOM: a leading BOM stays in the text, where JSON.parse rejects it.
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(Buffer.concat(chunks));
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(concat(chunks, total));
   } catch {
     throw new ProtocolError("lifecycle request on stdin is not valid UTF-8");
   }
   if (text.trim() === "") throw new ProtocolError("expected one lifecycle request JSON value on stdin, got nothing");
   return text;
+}
+
+function concat(chunks: Uint8Array[], total: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const all = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return all;
 }
 
 /** Writes one LifecycleResponse line to stdout, validated and canonical in the request's dialect. */

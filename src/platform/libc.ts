@@ -1,6 +1,15 @@
 /** The few libc calls Node's API lacks, through bun:ffi (works inside compiled binaries). */
-import { dlopen, FFIType, ptr, read, type Pointer } from "bun:ffi";
+import type { Pointer } from "bun:ffi";
 import { lazyOs } from "./lazy.ts";
+
+type Ffi = typeof import("bun:ffi");
+let ffiModule: Ffi | undefined;
+
+/** bun:ffi, loaded by the first call that needs libc (~0.2 ms at start-up; inspect makes none). */
+function ffi(): Ffi {
+  ffiModule ??= require("bun:ffi") as Ffi;
+  return ffiModule;
+}
 
 const isLinux = process.platform === "linux";
 const LIBC = process.platform === "darwin" ? "libc.dylib" : "libc.so.6";
@@ -10,12 +19,12 @@ const RLIMIT_CORE = 4;
 let lib: ReturnType<typeof load> | undefined;
 
 function load() {
-  return dlopen(LIBC, {
-    dup2: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-    setrlimit: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
-    tcflow: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-    pipe: { args: [FFIType.ptr], returns: FFIType.i32 },
-    flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+  return ffi().dlopen(LIBC, {
+    dup2: { args: ["i32", "i32"], returns: "i32" },
+    setrlimit: { args: ["i32", "ptr"], returns: "i32" },
+    tcflow: { args: ["i32", "i32"], returns: "i32" },
+    pipe: { args: ["ptr"], returns: "i32" },
+    flock: { args: ["i32", "i32"], returns: "i32" },
   }).symbols;
 }
 
@@ -28,10 +37,10 @@ let linuxLib: ReturnType<typeof loadLinux> | undefined;
 
 /** Calls only Linux has (glibc and musl both export them): pipe2, and `syscall` for pidfds. */
 function loadLinux() {
-  return dlopen(LIBC, {
-    syscall: { args: [FFIType.i64, FFIType.i64, FFIType.i64, FFIType.i64, FFIType.i64], returns: FFIType.i64 },
-    pipe2: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
-    [ERRNO_SYMBOL]: { args: [], returns: FFIType.ptr },
+  return ffi().dlopen(LIBC, {
+    syscall: { args: ["i64", "i64", "i64", "i64", "i64"], returns: "i64" },
+    pipe2: { args: ["ptr", "i32"], returns: "i32" },
+    [ERRNO_SYMBOL]: { args: [], returns: "ptr" },
   }).symbols;
 }
 
@@ -49,7 +58,7 @@ export function dup2(from: number, to: number): void {
 /** Sets RLIMIT_CORE to 0 so re-raising a core-dumping signal does not write a ~100 MiB core. */
 export function disableCoreDumps(): void {
   const limits = new BigUint64Array([0n, 0n]);
-  libc().setrlimit(RLIMIT_CORE, ptr(limits));
+  libc().setrlimit(RLIMIT_CORE, ffi().ptr(limits));
 }
 
 /** tcflow(3) actions differ between Linux and the BSDs. */
@@ -72,10 +81,10 @@ const ERRNO_SYMBOL = process.platform === "darwin" ? "__error" : "__errno_locati
 let beneathLib: ReturnType<typeof loadBeneath> | undefined;
 
 function loadBeneath() {
-  return dlopen(LIBC, {
-    openat: { args: [FFIType.i32, FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
-    fchdir: { args: [FFIType.i32], returns: FFIType.i32 },
-    [ERRNO_SYMBOL]: { args: [], returns: FFIType.ptr },
+  return ffi().dlopen(LIBC, {
+    openat: { args: ["i32", "ptr", "i32"], returns: "i32" },
+    fchdir: { args: ["i32"], returns: "i32" },
+    [ERRNO_SYMBOL]: { args: [], returns: "ptr" },
   }).symbols;
 }
 
@@ -83,9 +92,9 @@ function loadBeneath() {
 let syscallLib: ReturnType<typeof loadSyscall> | undefined;
 
 function loadSyscall() {
-  return dlopen(LIBC, {
-    syscall: { args: [FFIType.i64, FFIType.i32, FFIType.ptr, FFIType.ptr, FFIType.u64], returns: FFIType.i64 },
-    [ERRNO_SYMBOL]: { args: [], returns: FFIType.ptr },
+  return ffi().dlopen(LIBC, {
+    syscall: { args: ["i64", "i32", "ptr", "ptr", "u64"], returns: "i64" },
+    [ERRNO_SYMBOL]: { args: [], returns: "ptr" },
   }).symbols;
 }
 
@@ -97,7 +106,7 @@ function beneath() {
 /** errno of the calling thread, read right after a failed call (nothing runs in between). */
 function errnoOf(symbols: Record<string, unknown>): number {
   const location = (symbols[ERRNO_SYMBOL] as () => Pointer | null)();
-  return location === null ? 0 : read.i32(location, 0);
+  return location === null ? 0 : ffi().read.i32(location, 0);
 }
 
 /** A failed libc call, with the errno name Node uses (`code`), so callers test `error.code`. */
@@ -141,7 +150,7 @@ const SYS_OPENAT2 = 437;
 export function openat2Beneath(dirFd: number, path: string, flags: number): number {
   const lib = (syscallLib ??= loadSyscall());
   const how = new BigUint64Array([BigInt(flags), 0n, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS]);
-  const fd = Number(lib.syscall(SYS_OPENAT2, dirFd, cString(path), ptr(how), how.byteLength));
+  const fd = Number(lib.syscall(SYS_OPENAT2, dirFd, cString(path), ffi().ptr(how), how.byteLength));
   if (fd < 0) throw failed(errnoOf(lib), `openat2(${JSON.stringify(path)}, RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS)`);
   return fd;
 }
@@ -156,9 +165,9 @@ export function fchdir(fd: number): void {
 let copyLib: ReturnType<typeof loadCopy> | undefined;
 
 function loadCopy() {
-  return dlopen(LIBC, {
-    lseek: { args: [FFIType.i32, FFIType.i64, FFIType.i32], returns: FFIType.i64 },
-    [ERRNO_SYMBOL]: { args: [], returns: FFIType.ptr },
+  return ffi().dlopen(LIBC, {
+    lseek: { args: ["i32", "i64", "i32"], returns: "i64" },
+    [ERRNO_SYMBOL]: { args: [], returns: "ptr" },
   }).symbols;
 }
 
@@ -171,10 +180,10 @@ function copyCalls() {
 let linuxCopyLib: ReturnType<typeof loadLinuxCopy> | undefined;
 
 function loadLinuxCopy() {
-  return dlopen(LIBC, {
-    copy_file_range: { args: [FFIType.i32, FFIType.ptr, FFIType.i32, FFIType.ptr, FFIType.u64, FFIType.u32], returns: FFIType.i64 },
-    ioctl: { args: [FFIType.i32, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
-    [ERRNO_SYMBOL]: { args: [], returns: FFIType.ptr },
+  return ffi().dlopen(LIBC, {
+    copy_file_range: { args: ["i32", "ptr", "i32", "ptr", "u64", "u32"], returns: "i64" },
+    ioctl: { args: ["i32", "u64", "i32"], returns: "i32" },
+    [ERRNO_SYMBOL]: { args: [], returns: "ptr" },
   }).symbols;
 }
 
@@ -202,7 +211,7 @@ export function lseek(fd: number, offset: number, whence: number): number {
 export function copyFileRange(from: number, to: number, offset: number, length: number): number {
   const lib = linuxCopy();
   const offsets = new BigInt64Array([BigInt(offset), BigInt(offset)]);
-  const copied = Number(lib.copy_file_range(from, ptr(offsets, 0), to, ptr(offsets, 8), length, 0));
+  const copied = Number(lib.copy_file_range(from, ffi().ptr(offsets, 0), to, ffi().ptr(offsets, 8), length, 0));
   if (copied < 0) throw failed(errnoOf(lib), "copy_file_range");
   return copied;
 }
@@ -239,7 +248,7 @@ const O_CLOEXEC = 0o2000000;
  */
 export function makePipe(): [number, number] {
   const fds = new Int32Array(2);
-  const result = isLinux ? linux().pipe2(ptr(fds), O_CLOEXEC) : libc().pipe(ptr(fds));
+  const result = isLinux ? linux().pipe2(ffi().ptr(fds), O_CLOEXEC) : libc().pipe(ffi().ptr(fds));
   if (result < 0) throw new Error(`pipe failed (errno ${isLinux ? errno() : "?"})`);
   return [fds[0]!, fds[1]!];
 }

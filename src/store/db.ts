@@ -166,13 +166,16 @@ export function openExistingStore(options: HomeOptions): Store | null {
 
 /** withStore for operations that only look: `absent()` answers when no store exists yet. */
 export async function withExistingStore<T>(options: HomeOptions, fn: (store: Store) => T | Promise<T>, absent: () => T): Promise<T> {
-  if (!existsSync(storePath(resolveHome(options)))) return absent();
-  return withStore(options, fn);
+  const store = openExistingStore(options);
+  return store === null ? absent() : useStore(store, fn);
 }
 
 /** Opens the store for `options`, runs `fn` with it (home as a real path), and always closes it. */
 export async function withStore<T>(options: HomeOptions, fn: (store: Store) => T | Promise<T>): Promise<T> {
-  const store = openStore(options);
+  return useStore(openStore(options), fn);
+}
+
+async function useStore<T>(store: Store, fn: (store: Store) => T | Promise<T>): Promise<T> {
   try {
     return await fn({ db: store.db, home: realpathSync(store.home) });
   } finally {
