@@ -18,12 +18,13 @@ import { spawnDirectory } from "../platform/directory.ts";
 import { makePipe } from "../platform/libc.ts";
 import { GroupHandle, stopWorkload } from "../platform/process-group.ts";
 import { bootId, readProcess, type ProcessIdentity, type ProcessInfo } from "../platform/process.ts";
-import { markFinished, mayLaunch, recordLaunch } from "../store/executions.ts";
+import { mayLaunch, recordLaunch } from "../store/executions.ts";
 import { write } from "../workspace/lock.ts";
 import { GATE_ENV, gateArgv, gateOutcome, openGate } from "./gate.ts";
 import { checkLeader } from "./identity.ts";
 import { releaseDirectories, type LaunchPlan } from "./prepare.ts";
 import { ProgramError } from "./program.ts";
+import { finishRecord } from "./record.ts";
 
 /** How pipes.ts and pty.ts want the child's stdio: inherited descriptors, or a fresh terminal. */
 export type StdioShape = { stdio: ["inherit", "inherit", "inherit"]; detached: true } | { terminal: Bun.TerminalOptions };
@@ -44,7 +45,7 @@ export interface Launched {
 
 /** A spawn that threw (ENOENT, EACCES…): release the reservation and explain. */
 export function launchFailed(plan: LaunchPlan, error: unknown): ProgramError {
-  markFinished(plan.store.db, plan.workspaceId, plan.execId);
+  finishRecord(plan);
   if (plan.cgroup) removeCgroup(plan.cgroup);
   const err = error as NodeJS.ErrnoException;
   const code = err.code === "ENOENT" ? 127 : 126;
@@ -163,7 +164,7 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
     await Promise.all([gateOutcome(statusRead), proc.exited]);
     group?.close();
     proc.terminal?.close();
-    markFinished(plan.store.db, plan.workspaceId, plan.execId);
+    finishRecord(plan);
     throw cancelled(plan);
   }
   let failure: { code: number; message: string } | null;
@@ -179,7 +180,7 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
     await proc.exited;
     group?.close();
     proc.terminal?.close();
-    markFinished(plan.store.db, plan.workspaceId, plan.execId);
+    finishRecord(plan);
     throw new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])}: ${failure.message}`, failure.code);
   }
   return { proc, leader, scope: groupScope(leader, group) };

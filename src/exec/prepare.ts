@@ -2,9 +2,10 @@ import type { SpawnEnvelope } from "../protocol/index.ts";
 import { isCgroup, makeCgroup, ownCgroupDir, primeMigration } from "../platform/cgroup.ts";
 import { selfIdentity } from "../platform/process.ts";
 import { openStore, type Store } from "../store/db.ts";
-import { markFinished, reserveExecution } from "../store/executions.ts";
+import { reserveExecution, type Reservation } from "../store/executions.ts";
 import { getWorkspace, updateWorkspace } from "../store/workspaces.ts";
 import { whileReady } from "../workspace/access.ts";
+import { settleEnded } from "../workspace/executions.ts";
 import type { OpenRoot } from "../workspace/confinement.ts";
 import { checkLimits, ContainmentError, executionCgroupOf, prepareWorkspaceCgroup, resolveContainment, workspaceCgroupOf, type Containment } from "../workspace/containment.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
@@ -13,6 +14,7 @@ import { ownershipOf, type Ownership } from "../workspace/owner.ts";
 import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
 import { helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
+import { finishRecord, recordRefusal } from "./record.ts";
 
 /** Everything validated before launch: nothing here has started a process. */
 export interface LaunchPlan {
@@ -73,6 +75,8 @@ function resolveLaunch(envelope: SpawnEnvelope, owner: Ownership, options: Runti
  * Checks containment, workspace, cwd and program, then claims the execution identity (with
  * the cgroup it will run in), all inside the one transaction that sees the workspace ready,
  * so pause and destroy cannot slip in between. The cgroup is made only once it is on record.
+ * Whatever refuses the exec once the store is open, the identity ends up recorded as finished
+ * (record.ts recordRefusal), so the daemon's cleanup `signal` finds it already clean.
  */
 export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
   const options = readOptions(envelope.options);
@@ -80,32 +84,44 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
   const own = options.containment !== "process-group" ? ownCgroupDir() : null;
   const origin = own === null ? null : { dir: own, primed: primeMigration(own) };
   const store = openStore(options);
+  const self = selfIdentity();
+  const owner = ownershipOf(envelope, options.owner);
+  const reservation: Reservation = {
+    workspaceId,
+    execId: envelope.execId,
+    mode: envelope.stdio.kind,
+    purpose: envelope.purpose.kind,
+    argv0: envelope.argv[0]!,
+    bootId: self.bootId,
+    wrapperPid: self.pid,
+    wrapperStartTicks: self.startTicks,
+  };
+  try {
+    return claimLaunch(store, options, owner, reservation, envelope, origin);
+  } catch (error) {
+    recordRefusal(store, reservation, owner);
+    throw error;
+  }
+}
+
+function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, reservation: Reservation, envelope: SpawnEnvelope, origin: LaunchPlan["origin"]): LaunchPlan {
+  const { workspaceId, execId } = reservation;
   const containment = refuseUncontained(() => {
     const found = resolveContainment(options, store.home);
     checkLimits(found, options);
     return found;
   });
-  const self = selfIdentity();
-  const owner = ownershipOf(envelope, options.owner);
   const plan = whileReady(store.db, workspaceId, owner, (root) => {
+    // Records its wrapper could not finish (a full disk) are finished here, by the kernel's word.
+    settleEnded(store.db, workspaceId);
     const { cwd, cwdFd } = openCwd(root, envelope.cwd ?? "");
     try {
       const { program, argv, env } = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
-      const where = cgroupsOf(store, workspaceId, envelope.execId, containment);
-      reserveExecution(store.db, {
-        workspaceId,
-        execId: envelope.execId,
-        mode: envelope.stdio.kind,
-        purpose: envelope.purpose.kind,
-        argv0: envelope.argv[0]!,
-        bootId: self.bootId,
-        wrapperPid: self.pid,
-        wrapperStartTicks: self.startTicks,
-        cgroup: where?.execution ?? null,
-      });
+      const where = cgroupsOf(store, workspaceId, execId, containment);
+      reserveExecution(store.db, { ...reservation, cgroup: where?.execution ?? null });
       const rootDir = { path: root.path, fd: root.fd };
       const cgroup = where?.execution ?? null;
-      return { workspaceId, execId: envelope.execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, wrapperStartTicks: self.startTicks, cgroup, origin, where };
+      return { workspaceId, execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, wrapperStartTicks: reservation.wrapperStartTicks, cgroup, origin, where };
     } catch (error) {
       if (cwdFd !== root.fd) closeDescriptor(cwdFd);
       throw error;
@@ -117,7 +133,7 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
       if (!isCgroup(workspace)) prepareWorkspaceCgroup(containment, workspaceId, options, workspace);
       makeCgroup(execution);
     } catch (error) {
-      markFinished(store.db, workspaceId, plan.execId);
+      finishRecord(plan);
       releaseDirectories(plan);
       refuseUncontained(() => {
         throw error;

@@ -279,3 +279,48 @@ export function pidfdSignal(fd: number, signal: number, group: boolean): number 
   const result = Number(linux().syscall(SYS_PIDFD_SEND_SIGNAL, fd, signal, 0, group ? PIDFD_SIGNAL_PROCESS_GROUP : 0));
   return result < 0 ? -errno() : 0;
 }
+
+let signalLib: ReturnType<typeof loadSignalCalls> | undefined;
+
+/** signal(2) and, on Linux, libc's real-time signal range (glibc and musl both export it). */
+function loadSignalCalls() {
+  return dlopen(LIBC, {
+    signal: { args: [FFIType.i32, FFIType.i64], returns: FFIType.i64_fast },
+    ...(isLinux
+      ? {
+          __libc_current_sigrtmin: { args: [], returns: FFIType.i32 },
+          __libc_current_sigrtmax: { args: [], returns: FFIType.i32 },
+        }
+      : {}),
+  }).symbols as {
+    signal: (signal: number, handler: number) => number;
+    __libc_current_sigrtmin?: () => number;
+    __libc_current_sigrtmax?: () => number;
+  };
+}
+
+function signalCalls() {
+  signalLib ??= loadSignalCalls();
+  return signalLib;
+}
+
+/** SIG_IGN, and signal(2)'s SIG_ERR. */
+const SIG_IGN = 1;
+const SIG_ERR = -1;
+
+/**
+ * The real-time signals an application may use, SIGRTMIN..SIGRTMAX as libc numbers them
+ * (the ones below SIGRTMIN are libc's own); none outside Linux.
+ */
+export function realtimeSignals(): number[] {
+  const calls = signalCalls();
+  if (!calls.__libc_current_sigrtmin || !calls.__libc_current_sigrtmax) return [];
+  const numbers: number[] = [];
+  for (let n = calls.__libc_current_sigrtmin(); n <= calls.__libc_current_sigrtmax(); n++) numbers.push(n);
+  return numbers;
+}
+
+/** Sets signal `number` to SIG_IGN in this process (children start with the default again: Bun's spawn resets them). */
+export function ignoreSignal(number: number): void {
+  if (signalCalls().signal(number, SIG_IGN) === SIG_ERR) throw new Error(`signal(${number}, SIG_IGN) failed`);
+}

@@ -76,6 +76,19 @@ export function reserveExecution(db: Database, r: Reservation): void {
   ).run(r.workspaceId, r.execId, r.mode, r.purpose, r.argv0, r.bootId, r.wrapperPid, r.wrapperStartTicks, now(), r.cgroup ?? null);
 }
 
+/**
+ * Records an identity that was refused before anything launched, as finished at once (pid 0,
+ * no outcome), so `signal` answers "already clean" for it. An identity already on record is
+ * left exactly as it is (it may be another execution's: identities are never reused).
+ */
+export function recordRefused(db: Database, r: Reservation): void {
+  db.query(
+    `INSERT OR IGNORE INTO executions (workspace_id, exec_id, mode, purpose, argv0, pid, pgid, start_ticks, boot_id,
+       wrapper_pid, wrapper_start_ticks, started_at, finished_at, cgroup)
+     VALUES (?1, ?2, ?3, ?4, ?5, 0, 0, 0, ?6, ?7, ?8, ?9, ?9, NULL)`,
+  ).run(r.workspaceId, r.execId, r.mode, r.purpose, r.argv0, r.bootId, r.wrapperPid, r.wrapperStartTicks, now());
+}
+
 /** True while a reservation may still launch: not launched yet and not finished (cancelled). */
 export function mayLaunch(db: Database, workspaceId: string, execId: string): boolean {
   return db.query("SELECT 1 FROM executions WHERE workspace_id = ?1 AND exec_id = ?2 AND pid = 0 AND finished_at IS NULL").get(workspaceId, execId) !== null;
