@@ -11,6 +11,7 @@ import { signalAndWait, stopWorkload, type Ending } from "../platform/process-gr
 import { holdsPid, isSameProcess, type ProcessIdentity } from "../platform/process.ts";
 import { cancelReservations, markFinished, unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
 import { write } from "./lock.ts";
+import { logLine } from "../log/runtime-log.ts";
 
 /** The workload's leader as recorded (pid 0 until launched). */
 export function leaderOf(record: ExecutionRecord): ProcessIdentity {
@@ -118,6 +119,11 @@ export function settleEnded(db: Database, workspaceId: string): number {
     if (isSameProcess(wrapperOf(record)) || !hasEnded(record)) continue;
     if (record.cgroup) removeCgroup(record.cgroup);
     markFinished(db, record.workspaceId, record.execId);
+    logLine("warn", "settled", {
+      execId: record.execId,
+      workloadPid: record.pid || undefined,
+      message: `its wrapper (pid ${record.wrapperPid}) is gone without recording its end, and nothing of it is left (${record.cgroup ? "its cgroup is empty" : "its leader is gone"}): recorded as finished, outcome unknown (the daemon had it on fd 4)`,
+    });
     settled++;
   }
   return settled;
