@@ -146,6 +146,16 @@ export function markFinished(db: Database, workspaceId: string, execId: string, 
   ).run(workspaceId, execId, now(), exit?.code ?? null, exit?.signal ?? null);
 }
 
+/**
+ * Removes the finished records of workspaces that do not exist (exec ids refused before any
+ * such workspace existed, see recordRefused): one workspace id, or every one (reconcile).
+ */
+export function deleteOrphanRecords(db: Database, workspaceId?: string): number {
+  const orphan = "finished_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.workspace_id = executions.workspace_id)";
+  if (workspaceId === undefined) return db.query(`DELETE FROM executions WHERE ${orphan}`).run().changes;
+  return db.query(`DELETE FROM executions WHERE workspace_id = ?1 AND ${orphan}`).run(workspaceId).changes;
+}
+
 /** Removes every execution record of a workspace (destroy). */
 export function deleteExecutions(db: Database, workspaceId: string): void {
   db.query("DELETE FROM executions WHERE workspace_id = ?1").run(workspaceId);
