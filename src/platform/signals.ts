@@ -7,8 +7,22 @@
  */
 import { lazyOs } from "./lazy.ts";
 
+/**
+ * Linux's table (x64 and arm64 number signals alike): exactly `os.constants.signals` of Node
+ * (the daemon) and of Bun, in their order (test/platform/signals.test.ts compares them).
+ * Written out because loading node:os costs every exec about 1 ms before its first signal
+ * handler, and the wrapper needs the table right then.
+ */
+const LINUX: Readonly<Record<string, number>> = {
+  SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGILL: 4, SIGTRAP: 5, SIGABRT: 6, SIGIOT: 6, SIGBUS: 7, SIGFPE: 8,
+  SIGKILL: 9, SIGUSR1: 10, SIGSEGV: 11, SIGUSR2: 12, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15, SIGCHLD: 17,
+  SIGSTKFLT: 16, SIGCONT: 18, SIGSTOP: 19, SIGTSTP: 20, SIGTTIN: 21, SIGTTOU: 22, SIGURG: 23, SIGXCPU: 24,
+  SIGXFSZ: 25, SIGVTALRM: 26, SIGPROF: 27, SIGWINCH: 28, SIGIO: 29, SIGPOLL: 29, SIGPWR: 30, SIGSYS: 31,
+};
+
+/** This platform's table: Linux's above, elsewhere the engine's own (macOS: unverified here). */
 function table(): Readonly<Record<string, number>> {
-  return lazyOs().constants.signals as Record<string, number>;
+  return process.platform === "linux" ? LINUX : (lazyOs().constants.signals as Record<string, number>);
 }
 
 /** True for a signal name this platform knows ("SIGTERM", also an alias such as "SIGIOT"); never a number. */
