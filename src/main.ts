@@ -3,6 +3,7 @@ import { diagnose, writeAll, writeStdout } from "./output.ts";
 import { TARGET, VERSION } from "./version.ts";
 import { HANDLERS } from "./ops/index.ts";
 import { OPERATOR_COMMANDS } from "./ops/operator/index.ts";
+import { SANDBOX_EXEC, SANDBOX_INIT, sandboxExec, sandboxInit } from "./exec/sandbox-init.ts";
 
 // Operator commands join the table here, so cli.ts never imports from ops/ (flow goes one way).
 for (const [name, spec] of Object.entries(OPERATOR_COMMANDS)) addCommand(name, spec);
@@ -10,6 +11,9 @@ for (const [name, spec] of Object.entries(OPERATOR_COMMANDS)) addCommand(name, s
 const GENERAL_USAGE = "Usage: paseo-host-runtime <command> [options]\nRun `paseo-host-runtime --help` for the list of commands.\n";
 
 async function main(argv: string[]): Promise<number> {
+  // Inside the Linux sandbox only (bwrap runs this binary there); never listed in --help.
+  if (argv[0] === SANDBOX_INIT && argv.length === 1) return sandboxInit();
+  if (argv[0] === SANDBOX_EXEC && argv.length === 1) return sandboxExec();
   if (argv.length === 0) {
     writeAll(2, helpText(VERSION));
     return 2;

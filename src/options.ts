@@ -4,7 +4,7 @@
  * keys are reported by `unknownOptions`, never rejected.
  */
 import * as v from "valibot";
-import { isAbsolute } from "node:path";
+import { isAbsolute, normalize } from "node:path";
 
 /** The owner stamped on workspaces when `options.owner` is absent. */
 export const DEFAULT_OWNER = "default";
@@ -14,6 +14,12 @@ export const LOG_LEVELS = ["error", "info", "debug"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 /** runtime.log is rotated before it would pass this many bytes (see src/log/files.ts). */
 export const DEFAULT_LOG_MAX_BYTES = 4 * 1024 * 1024;
+
+/** How workloads are confined: not at all (the default), or inside the platform's sandbox. */
+export const ISOLATIONS = ["none", "sandbox"] as const;
+export type Isolation = (typeof ISOLATIONS)[number];
+/** A sandboxed workload's network: the host's, or none. */
+export const NETWORKS = ["host", "none"] as const;
 
 /** `got "x"` for a diagnostic; `undefined` and functions are not JSON. */
 function shown(value: unknown): string {
@@ -30,6 +36,21 @@ function absolutePath(name: string) {
   return v.pipe(
     v.string(message),
     v.check((path) => isAbsolute(path) && !path.includes("\0"), message),
+  );
+}
+
+/** A list of absolute, normalized paths (no `..`, `.`, `//` or trailing `/`), default []. */
+function absolutePaths(name: string) {
+  const message = mustBe(name, "a list of absolute paths (normalized, without NUL)");
+  return v.optional(
+    v.array(
+      v.pipe(
+        v.string(message),
+        v.check((path) => isAbsolute(path) && !path.includes("\0") && normalize(path) === path && (path === "/" || !path.endsWith("/")), message),
+      ),
+      message,
+    ),
+    [],
   );
 }
 
@@ -98,6 +119,14 @@ export const RuntimeOptions = v.object({
   logLevel: v.optional(v.picklist(LOG_LEVELS, mustBe("logLevel", `"error", "info" or "debug"`)), "info"),
   /** Size bound of one log file before it is rotated. */
   logMaxBytes: v.optional(integer("logMaxBytes", "bytes", 65_536, 1_073_741_824), DEFAULT_LOG_MAX_BYTES),
+  /** `sandbox`: every workload runs under bubblewrap (macOS: sandbox-exec); `none` runs it as the daemon's user, unconfined. */
+  isolation: v.optional(v.picklist(ISOLATIONS, mustBe("isolation", `"none" or "sandbox"`)), "none"),
+  /** Under the sandbox: `host` shares the host's network, `none` gives the workload no network at all. */
+  network: v.optional(v.picklist(NETWORKS, mustBe("network", `"host" or "none"`)), "host"),
+  /** Under the sandbox: more host paths the workload sees read-only, at the same path. */
+  sandboxReadOnly: absolutePaths("sandboxReadOnly"),
+  /** Under the sandbox: more host paths the workload sees read-write, at the same path. */
+  sandboxReadWrite: absolutePaths("sandboxReadWrite"),
 });
 
 export type RuntimeOptions = v.InferOutput<typeof RuntimeOptions>;

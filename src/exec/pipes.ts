@@ -7,7 +7,7 @@ import { releaseStdio } from "./stdio.ts";
 import { sendSignal } from "../platform/process.ts";
 import type { WorkloadIdentity } from "../platform/process-group.ts";
 import { failWorkload, finishWorkload, startWorkload, type Outcome } from "./workload.ts";
-import { launchFailed } from "./launch.ts";
+import { launched, launchFailed } from "./launch.ts";
 
 /** Pipes mode: the workload inherits fd 0/1/2 directly; fd 3 must reach EOF after the envelope. */
 export async function runPipes(plan: LaunchPlan, controls: ControlReader, signals: SignalForwarder): Promise<Outcome> {
@@ -20,25 +20,26 @@ export async function runPipes(plan: LaunchPlan, controls: ControlReader, signal
       cwd: spawnDirectory(plan.cwdFd),
       env: plan.env,
       detached: true,
-      stdio: ["inherit", "inherit", "inherit"],
+      stdio: plan.sandbox?.stdio ?? ["inherit", "inherit", "inherit"],
     });
   } catch (error) {
     throw launchFailed(plan, error);
   } finally {
     releaseDirectories(plan);
   }
+  const workload = await launched(plan, proc);
   releaseStdio();
-  const identity = await startWorkload(plan, proc, events);
-  // Straight to the group, no /proc scan: until Bun reaps the leader (our child) its group id
-  // cannot be reused, so the check is just "not reaped yet". Latency matters here.
+  const identity = await startWorkload(plan, workload, events);
+  // Straight to the group, no /proc scan: until the leader is reaped its group id cannot be
+  // reused, so the check is just "not reaped yet" (our own child: Bun's view). Latency matters here.
   signals.attach((signal) => {
-    if (proc.exitCode === null && proc.signalCode === null) sendSignal(-identity.pgid, signal);
+    if (workload.mayForward()) sendSignal(-identity.pgid, signal);
   });
   void expectControlEof(controls, identity, events);
-  await proc.exited;
+  await workload.exited;
   signals.close();
   controls.cancel();
-  return finishWorkload(plan, identity, proc, events);
+  return finishWorkload(plan, identity, workload, events);
 }
 
 /** In pipes mode any frame after the envelope is a protocol error. */

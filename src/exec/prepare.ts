@@ -1,14 +1,24 @@
 import type { SpawnEnvelope } from "../protocol/index.ts";
 import { selfIdentity } from "../platform/process.ts";
+import { filesToShow, sandboxLaunch, sandboxTool, SandboxUnavailable, type Launch } from "../platform/sandbox.ts";
 import { openStore, type Store } from "../store/db.ts";
 import { reserveExecution } from "../store/executions.ts";
 import { whileReady } from "../workspace/access.ts";
 import type { OpenRoot } from "../workspace/confinement.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
-import { closeDescriptor, leaveSpawnDirectory } from "../platform/directory.ts";
+import { closeDescriptor, identityOf, leaveSpawnDirectory } from "../platform/directory.ts";
+import { duplicateDescriptor } from "../platform/libc.ts";
+import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
+import { sandboxView } from "../workspace/sandbox-view.ts";
 import { helperLaunch, resolveHelper } from "./helper.ts";
-import { resolveProgram } from "./program.ts";
+import { ProgramError, resolveProgram } from "./program.ts";
+import { SANDBOX_INIT, type SandboxRequest } from "./sandbox-init.ts";
+
+/** A descriptor the spawn hands to the child at its index (Bun.spawn's stdio array). */
+export type SpawnStdio = "inherit" | "ignore" | "pipe" | number;
+/** Bun.spawn's stdio array: fds 0–2, then any further descriptors. */
+export type SpawnStdioArray = [SpawnStdio, SpawnStdio, SpawnStdio, ...SpawnStdio[]];
 
 /** Everything validated before launch: nothing here has started a process. */
 export interface LaunchPlan {
@@ -31,6 +41,13 @@ export interface LaunchPlan {
   /** The argv the workload gets (the envelope's, unless a JavaScript helper needs the embedded engine). */
   argv: string[];
   env: Record<string, string>;
+  /**
+   * Under the Linux sandbox: program, argv and env above are bwrap's (src/platform/sandbox.ts),
+   * the workload itself is what the sandbox init is asked to run, and the spawn hands over the
+   * descriptors in `stdio` (numbers as SANDBOX_FDS says). Null otherwise (macOS's sandbox-exec
+   * is only a different program and argv).
+   */
+  sandbox: { request: SandboxRequest; stdio: SpawnStdioArray; held: number[] } | null;
   /** Start time of this wrapper: the workload cannot be older. */
   wrapperStartTicks: number;
 }
@@ -47,13 +64,44 @@ export function workloadEnv(envelope: SpawnEnvelope): Record<string, string> {
   return env;
 }
 
-/** The file to execute: argv[0] through PATH, or the workspace helper's own resolution. */
-function resolveLaunch(envelope: SpawnEnvelope, options: RuntimeOptions, env: Record<string, string>, cwd: string) {
+/** The file to execute (argv[0] through PATH, or the workspace helper's own resolution), and the files it needs. */
+function resolveLaunch(envelope: SpawnEnvelope, options: RuntimeOptions, env: Record<string, string>, cwd: string): Launch & { files: string[] } {
   const name = envelope.argv[0]!;
   if (envelope.purpose.kind === "workspace-helper" && !name.includes("/")) {
-    return helperLaunch(resolveHelper(name, env, cwd, options.helperPath), envelope.argv, env);
+    const helper = resolveHelper(name, env, cwd, options.helperPath);
+    return { ...helperLaunch(helper, envelope.argv, env), files: [process.execPath, helper.path] };
   }
-  return { program: resolveProgram(name, env, cwd), argv: [...envelope.argv], env };
+  const program = resolveProgram(name, env, cwd);
+  return { program, argv: [...envelope.argv], env, files: [program] };
+}
+
+/** The sandbox tool, or null without isolation; its absence refuses the exec (exit 1) before anything is opened. */
+function isolationTool(options: RuntimeOptions): string | null {
+  if (options.isolation !== "sandbox") return null;
+  try {
+    return sandboxTool();
+  } catch (error) {
+    if (error instanceof SandboxUnavailable) throw new ProgramError(error.message, 1);
+    throw error;
+  }
+}
+
+/**
+ * The launch as spawned under the sandbox, and (Linux) what the sandbox init runs. The view
+ * also shows the program's file and this binary (the init, and the engine of a JavaScript
+ * helper) when the system directories do not already.
+ */
+function sandboxed(launch: Launch & { files: string[] }, tool: string, mode: "pipes" | "pty", record: WorkspaceRecord, root: OpenRoot, cwd: { path: string; fd: number }, options: RuntimeOptions) {
+  const view = sandboxView(record, root, options);
+  view.readOnly.push(...filesToShow(process.platform === "linux" ? [process.execPath, ...launch.files] : launch.files, view));
+  const spawned = sandboxLaunch(launch, view, tool, [process.execPath, SANDBOX_INIT]);
+  if (process.platform !== "linux") return { launch: spawned, sandbox: null };
+  const request: SandboxRequest = { type: "run", mode, program: launch.program, argv: launch.argv, env: launch.env, cwd: cwd.path, cwdIdentity: identityOf(cwd.fd) };
+  // Pipes: bwrap's own stdio is /dev/null and a pipe for its messages; the daemon's fds 0-2 go
+  // to the init alone (as duplicates: the spawn replaces 0-2 before it would copy them).
+  const held = mode === "pipes" ? [0, 1, 2].map(duplicateDescriptor) : [];
+  const stdio: SpawnStdioArray = mode === "pipes" ? ["ignore", "ignore", "pipe", "pipe", root.fd, ...held] : ["inherit", "inherit", "inherit", "pipe", root.fd];
+  return { launch: spawned, sandbox: { request, stdio, held } };
 }
 
 /**
@@ -62,12 +110,19 @@ function resolveLaunch(envelope: SpawnEnvelope, options: RuntimeOptions, env: Re
  */
 export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
   const options = readOptions(envelope.options);
+  const tool = isolationTool(options);
   const store = openStore(options);
   const self = selfIdentity();
-  return whileReady(store.db, workspaceId, options.owner, (root) => {
+  return whileReady(store.db, workspaceId, options.owner, (root, record) => {
     const { cwd, cwdFd } = openCwd(root, envelope.cwd ?? "");
+    let held: number[] = [];
     try {
-      const { program, argv, env } = resolveLaunch(envelope, options, workloadEnv(envelope), cwd);
+      const resolved = resolveLaunch(envelope, options, workloadEnv(envelope), cwd);
+      const { launch, sandbox } = tool
+        ? sandboxed(resolved, tool, envelope.stdio.kind, record, root, { path: cwd, fd: cwdFd }, options)
+        : { launch: resolved, sandbox: null };
+      held = sandbox?.held ?? [];
+      const { program, argv, env } = launch;
       reserveExecution(store.db, {
         workspaceId,
         execId: envelope.execId,
@@ -79,9 +134,10 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
         wrapperStartTicks: self.startTicks,
       });
       const rootDir = { path: root.path, fd: root.fd };
-      return { workspaceId, execId: envelope.execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, wrapperStartTicks: self.startTicks };
+      return { workspaceId, execId: envelope.execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, sandbox, wrapperStartTicks: self.startTicks };
     } catch (error) {
       if (cwdFd !== root.fd) closeDescriptor(cwdFd);
+      for (const fd of held) closeDescriptor(fd);
       throw error;
     }
   });
@@ -94,9 +150,10 @@ function openCwd(root: OpenRoot, relative: string): { cwd: string; cwdFd: number
   return { cwd, cwdFd: cwd === root.path ? root.fd : openInside(root.fd, root.path, relative, "cwd") };
 }
 
-/** Closes the plan's directory descriptors: call once the spawn returned (or failed). */
+/** Closes the plan's directory descriptors (and the sandbox's copies of fds 0–2): call once the spawn returned (or failed). */
 export function releaseDirectories(plan: LaunchPlan): void {
   leaveSpawnDirectory();
   if (plan.cwdFd !== plan.root.fd) closeDescriptor(plan.cwdFd);
   closeDescriptor(plan.root.fd);
+  for (const fd of plan.sandbox?.held ?? []) closeDescriptor(fd);
 }

@@ -4,7 +4,7 @@ import { readProcess, sendSignal } from "../platform/process.ts";
 import { markFinished } from "../store/executions.ts";
 import type { ControlReader } from "./controls.ts";
 import { EventWriter } from "./events.ts";
-import { launchFailed } from "./launch.ts";
+import { launched, launchFailed } from "./launch.ts";
 import { isSignalName } from "./mirror.ts";
 import { releaseDirectories, type LaunchPlan } from "./prepare.ts";
 import { spawnDirectory } from "../platform/directory.ts";
@@ -13,7 +13,7 @@ import { PtyOutput } from "./pty-output.ts";
 import type { SignalForwarder } from "./signals.ts";
 import { releaseStdio } from "./stdio.ts";
 import { signalWorkload, type WorkloadIdentity } from "../platform/process-group.ts";
-import { failWorkload, finishWorkload, startWorkload, type Outcome } from "./workload.ts";
+import { failWorkload, finishWorkload, startWorkload, type Launched, type Outcome } from "./workload.ts";
 
 /** The terminal's EOF character (VEOF, ^D), sent once when the daemon closes fd 0. */
 const EOF_CHARACTER = "\x04";
@@ -53,28 +53,37 @@ export async function runPty(plan: LaunchPlan, controls: ControlReader, signals:
       cwd: spawnDirectory(plan.cwdFd),
       env: plan.env,
       terminal: { cols: size.cols, rows: size.rows, data: (_terminal, chunk) => output.write(chunk), exit: () => output.onMasterClosed() },
-    });
+      ...(plan.sandbox ? { stdio: plan.sandbox.stdio } : {}),
+    } as Parameters<typeof Bun.spawn>[1]);
   } catch (error) {
     throw launchFailed(plan, error);
   } finally {
     releaseDirectories(plan);
   }
   const terminal = proc.terminal!;
-  const identity = await startWorkload(plan, proc, events).catch((error) => {
+  let workload: Launched;
+  let identity: WorkloadIdentity;
+  try {
+    workload = await launched(plan, proc);
+    identity = await startWorkload(plan, workload, events);
+  } catch (error) {
     terminal.close();
     throw error;
-  });
+  }
   output.attach(identity.pid);
   for (const resize of early.resizes) events.resized(resize.id);
   for (const signal of early.signals) signals.receive(signal);
-  signals.attach((signal) => deliverPtySignal(identity, signal));
+  // SIGKILL goes through the identity check of signalWorkload; other signals need the group to still be ours.
+  signals.attach((signal) => {
+    if (signal === "SIGKILL" || workload.mayForward()) deliverPtySignal(identity, signal);
+  });
   const session: Session = { ended: false };
   const input = pumpInput(terminal, session);
   const control = followControls(controls, identity, events, signals, terminal);
-  await proc.exited;
+  await workload.exited;
   session.ended = true;
   signals.close();
-  const outcome = await finishWorkload(plan, identity, proc, events, async () => {
+  const outcome = await finishWorkload(plan, identity, workload, events, async () => {
     output.releaseSlave();
     await output.waitMasterClosed(MASTER_DRAIN_MS);
     terminal.close();

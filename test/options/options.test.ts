@@ -11,6 +11,10 @@ describe("the options reader", () => {
       stopTimeoutMs: 2000,
       logLevel: "info",
       logMaxBytes: 4 * 1024 * 1024,
+      isolation: "none",
+      network: "host",
+      sandboxReadOnly: [],
+      sandboxReadWrite: [],
     });
   });
 
@@ -38,6 +42,12 @@ describe("the options reader", () => {
     [{ stopTimeoutMs: -1 }, "options.stopTimeoutMs must be an integer number of milliseconds between 0 and 3600000, got -1"],
     [{ logLevel: "warn" }, 'options.logLevel must be "error", "info" or "debug", got "warn"'],
     [{ logMaxBytes: 1024 }, "options.logMaxBytes must be an integer number of bytes between 65536 and 1073741824, got 1024"],
+    [{ isolation: "bwrap" }, 'options.isolation must be "none" or "sandbox", got "bwrap"'],
+    [{ network: "off" }, 'options.network must be "host" or "none", got "off"'],
+    [{ sandboxReadOnly: "/opt" }, 'options.sandboxReadOnly must be a list of absolute paths (normalized, without NUL), got "/opt"'],
+    [{ sandboxReadOnly: ["opt"] }, 'options.sandboxReadOnly must be a list of absolute paths (normalized, without NUL), got "opt"'],
+    [{ sandboxReadWrite: ["/srv/../etc"] }, 'options.sandboxReadWrite must be a list of absolute paths (normalized, without NUL), got "/srv/../etc"'],
+    [{ sandboxReadWrite: ["/srv/"] }, 'options.sandboxReadWrite must be a list of absolute paths (normalized, without NUL), got "/srv/"'],
     [{ lifecycleEnvironment: [] }, "options.lifecycleEnvironment must be an object of strings, got []"],
     [{ lifecycleEnvironment: { A: 1 } }, 'options.lifecycleEnvironment value of "A" must be a string, got 1'],
     [{ lifecycleEnvironment: { "A=B": "1" } }, 'options.lifecycleEnvironment entry "A=B" is not a valid environment variable (empty name, "=" or NUL)'],

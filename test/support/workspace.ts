@@ -2,6 +2,7 @@
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { request, runBinary, tempDir } from "./binary.ts";
+import { missingTools } from "./tools.ts";
 
 export interface ReadyWorkspace {
   id: string;
@@ -9,7 +10,7 @@ export interface ReadyWorkspace {
   /** The adopted directory (the workspace root). */
   root: string;
   /** Options to put in envelopes and lifecycle requests. */
-  options: { stateDirectory: string };
+  options: { stateDirectory: string } & Record<string, unknown>;
   cleanup: () => void;
 }
 
@@ -20,13 +21,13 @@ let counter = 0;
  * way the daemon does. Envelopes and lifecycle requests must carry `options` so exec finds the
  * same home.
  */
-export async function readyWorkspace(prefix = "ws"): Promise<ReadyWorkspace> {
+export async function readyWorkspace(prefix = "ws", extraOptions: Record<string, unknown> = {}): Promise<ReadyWorkspace> {
   const dir = tempDir("phr-ws-");
   const home = join(dir.path, "home");
   const root = join(dir.path, "project");
   mkdirSync(root);
   const id = `${prefix}-${process.pid}-${++counter}`;
-  const options = { stateDirectory: home };
+  const options = { stateDirectory: home, ...extraOptions };
   const input = { workspaceId: id, project: { projectId: "p", source: { kind: "host-directory", path: root } }, placement: { kind: "existing" } };
   const result = await runBinary(["create", "--workspace-id", id], {
     stdin: request(options, { input }),
@@ -37,4 +38,12 @@ export async function readyWorkspace(prefix = "ws"): Promise<ReadyWorkspace> {
     throw new Error(`create failed (${result.code}): ${result.stderr}`);
   }
   return { id, home, root: realpathSync(root), options, cleanup: dir.cleanup };
+}
+
+/**
+ * The isolations a suite that holds under both runs with: always "none", and "sandbox" when
+ * bwrap is installed (else the sandboxed half is skipped, saying why).
+ */
+export function isolations(what: string): ("none" | "sandbox")[] {
+  return missingTools(`${what} under isolation "sandbox"`, ["bwrap"]).length === 0 ? ["none", "sandbox"] : ["none"];
 }

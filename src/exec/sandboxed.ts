@@ -1,0 +1,170 @@
+/**
+ * The wrapper's side of a Linux sandbox. What was spawned is bwrap; the workload is the
+ * sandbox init's child (src/exec/sandbox-init.ts), found on the host from the init's reports,
+ * and its exact end (exit code, or the signal that killed it) comes from the init too.
+ */
+import type { Subprocess } from "bun";
+import { writeSync } from "node:fs";
+import { readProcess } from "../platform/process.ts";
+import { explainSandboxFailure, findInSandbox, SANDBOX_FDS } from "../platform/sandbox.ts";
+import { ProgramError } from "./program.ts";
+import type { SandboxReport, SandboxRequest } from "./sandbox-init.ts";
+import type { Launched } from "./workload.ts";
+
+/** How long release waits for the sandbox's pid namespace to be gone once bwrap exited. */
+const TEARDOWN_WAIT_MS = 2000;
+/** bwrap's own messages kept for a failure report (pipes mode reads them from its stderr). */
+const DIAGNOSTIC_LIMIT = 16 * 1024;
+
+/** Splits the control socket into JSON reports; null once it reached EOF. */
+class ReportReader {
+  readonly #reader;
+  #text = "";
+  #done = false;
+
+  constructor(fd: number) {
+    this.#reader = Bun.file(fd).stream().getReader();
+  }
+
+  async next(): Promise<SandboxReport | null> {
+    for (;;) {
+      const nl = this.#text.indexOf("\n");
+      if (nl >= 0) {
+        const line = this.#text.slice(0, nl);
+        this.#text = this.#text.slice(nl + 1);
+        return JSON.parse(line) as SandboxReport;
+      }
+      if (this.#done) return null;
+      const { done, value } = await this.#reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done || !value) this.#done = true;
+      else this.#text += Buffer.from(value).toString("utf8");
+    }
+  }
+}
+
+export class SandboxedWorkload implements Launched {
+  readonly #bwrap: Subprocess;
+  readonly #control: number;
+  readonly #reports: ReportReader;
+  readonly #diagnostics: Promise<string>;
+  #leader = { pid: 0, startTicks: 0 };
+  #initPid = 0;
+  #initStartTicks = 0;
+  exitCode: number | null = null;
+  signalCode: string | null = null;
+  problem: string | null = null;
+  /** Resolves once the workload's end is known (or the sandbox ended without telling it). */
+  exited: Promise<void> = Promise.resolve();
+
+  constructor(bwrap: Subprocess, request: SandboxRequest) {
+    this.#bwrap = bwrap;
+    this.#control = bwrap.stdio[SANDBOX_FDS.control] as number;
+    this.#reports = new ReportReader(this.#control);
+    this.#diagnostics = collect(bwrap.stderr);
+    this.#send(request);
+  }
+
+  get pid(): number {
+    return this.#leader.pid;
+  }
+
+  /**
+   * Waits for the init's first report: the workload's host pid, or a ProgramError when it never
+   * started (bwrap refused, the program is missing inside, the cwd changed), nothing having run.
+   */
+  async start(): Promise<void> {
+    const report = await this.#reports.next();
+    if (report?.type === "spawned") {
+      const found = findInSandbox(this.#bwrap.pid, report.pid, report.startTicks);
+      if (found) {
+        this.#leader = { pid: found.pid, startTicks: report.startTicks };
+        this.#initPid = found.init;
+        this.#initStartTicks = readProcess(found.init)?.startTicks ?? 0;
+        this.exited = this.#follow();
+        return;
+      }
+      this.#bwrap.kill("SIGKILL");
+      await this.#bwrap.exited;
+      throw new Error(`the sandboxed workload (pid ${report.pid} inside) could not be found on the host`);
+    }
+    await this.#bwrap.exited;
+    if (report?.type === "failed") throw new ProgramError(report.message, report.code);
+    const status = this.#bwrap.signalCode ?? `exit status ${this.#bwrap.exitCode}`;
+    throw new ProgramError(`${explainSandboxFailure((await this.#diagnostics) || `bwrap ended with ${status}`)}; nothing was launched`, 1);
+  }
+
+  /** The identity is recorded: the init may now reap the workload when it ends. */
+  confirmed(): void {
+    this.#send({ type: "recorded" });
+  }
+
+  async #follow(): Promise<void> {
+    const report = await this.#reports.next();
+    if (report?.type === "exited") {
+      this.exitCode = report.code;
+      this.signalCode = report.signal;
+      return;
+    }
+    this.problem = `the sandbox ended without reporting how the workload ended (bwrap ${this.#bwrap.signalCode ?? `exit status ${this.#bwrap.exitCode}`})`;
+  }
+
+  /**
+   * Whether the workload's group id is still the workload's: its leader is not our child, so
+   * "not reaped yet" is checked on the host (a zombie still holds the pid, and with it the group).
+   */
+  mayForward(): boolean {
+    if (this.exitCode !== null || this.signalCode !== null || this.problem !== null) return false;
+    return readProcess(this.#leader.pid)?.startTicks === this.#leader.startTicks;
+  }
+
+  /** SIGKILL for the whole sandbox: bwrap's death takes its init, and the pid namespace, with it. */
+  kill(): void {
+    this.#bwrap.kill("SIGKILL");
+  }
+
+  /**
+   * Ends the sandbox once the workload's session was cleaned: the init exits, bwrap follows,
+   * and the kernel kills whatever is left in the pid namespace (a daemon that left the
+   * session). Returns when the namespace's init is gone, i.e. nothing of the sandbox remains.
+   */
+  async release(): Promise<void> {
+    this.#send({ type: "release" });
+    await this.#bwrap.exited;
+    const deadline = performance.now() + TEARDOWN_WAIT_MS;
+    for (let pause = 1; this.#initAlive(); pause = Math.min(pause * 2, 20)) {
+      if (performance.now() > deadline) throw new Error(`the sandbox's pid namespace (init ${this.#initPid}) outlived bwrap by ${TEARDOWN_WAIT_MS} ms`);
+      await Bun.sleep(pause);
+    }
+  }
+
+  #initAlive(): boolean {
+    if (this.#initPid === 0) return false;
+    const info = readProcess(this.#initPid);
+    return info !== null && info.state !== "Z" && info.startTicks === this.#initStartTicks;
+  }
+
+  /** A message to the init; one it can no longer read (it is gone) needs no answer. */
+  #send(message: object): void {
+    const bytes = Buffer.from(`${JSON.stringify(message)}\n`);
+    try {
+      for (let offset = 0; offset < bytes.length; ) offset += writeSync(this.#control, bytes, offset);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "EPIPE" && code !== "ECONNRESET") throw error;
+    }
+  }
+}
+
+/** bwrap's stderr in pipes mode (its messages and the init's), bounded; "" when it has none. */
+async function collect(stream: Subprocess["stderr"]): Promise<string> {
+  if (!stream || typeof stream === "number") return "";
+  let text = "";
+  try {
+    for await (const chunk of stream as ReadableStream<Uint8Array>) {
+      if (text.length < DIAGNOSTIC_LIMIT) text += Buffer.from(chunk).toString("utf8");
+    }
+  } catch {
+    // A read error is the sandbox going away; what was read is what we have.
+  }
+  return text.slice(0, DIAGNOSTIC_LIMIT).trim();
+}
