@@ -6,7 +6,7 @@ import { reserveExecution } from "../store/executions.ts";
 import { whileReady } from "../workspace/access.ts";
 import type { OpenRoot } from "../workspace/confinement.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
-import { closeDescriptor, identityOf, leaveSpawnDirectory } from "../platform/directory.ts";
+import { closeDescriptor, identityOf, leaveSpawnDirectory, openDirectory } from "../platform/directory.ts";
 import { duplicateDescriptor } from "../platform/libc.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
@@ -97,11 +97,33 @@ function sandboxed(launch: Launch & { files: string[] }, tool: string, mode: "pi
   const spawned = sandboxLaunch(launch, view, tool, [process.execPath, SANDBOX_INIT]);
   if (process.platform !== "linux") return { launch: spawned, sandbox: null };
   const request: SandboxRequest = { type: "run", mode, program: launch.program, argv: launch.argv, env: launch.env, cwd: cwd.path, cwdIdentity: identityOf(cwd.fd) };
-  // Pipes: bwrap's own stdio is /dev/null and a pipe for its messages; the daemon's fds 0-2 go
-  // to the init alone (as duplicates: the spawn replaces 0-2 before it would copy them).
-  const held = mode === "pipes" ? [0, 1, 2].map(duplicateDescriptor) : [];
-  const stdio: SpawnStdioArray = mode === "pipes" ? ["ignore", "ignore", "pipe", "pipe", root.fd, ...held] : ["inherit", "inherit", "inherit", "pipe", root.fd];
-  return { launch: spawned, sandbox: { request, stdio, held } };
+  const held: number[] = [];
+  try {
+    let bound = root.fd;
+    if (view.root !== root.path) held.push((bound = openCheckout(view.root!, root)));
+    if (mode === "pty") return { launch: spawned, sandbox: { request, stdio: ["inherit", "inherit", "inherit", "pipe", bound] as SpawnStdioArray, held } };
+    // Pipes: bwrap's own stdio is /dev/null and a pipe for its messages; the daemon's fds 0-2 go
+    // to the init alone (as duplicates: the spawn replaces 0-2 before it would copy them).
+    const copies = [0, 1, 2].map(duplicateDescriptor);
+    held.push(...copies);
+    return { launch: spawned, sandbox: { request, stdio: ["ignore", "ignore", "pipe", "pipe", bound, ...copies] as SpawnStdioArray, held } };
+  } catch (error) {
+    for (const fd of held) closeDescriptor(fd);
+    throw error;
+  }
+}
+
+/**
+ * The owned checkout the root lies in, opened again (it was proven a moment ago, in this same
+ * transaction) and compared with what was just seen, so bwrap binds exactly that directory.
+ */
+function openCheckout(path: string, root: OpenRoot): number {
+  const fd = openDirectory(path);
+  if (identityOf(fd) !== root.seen.checkout) {
+    closeDescriptor(fd);
+    throw new ProgramError(`the checkout ${path} changed while the sandbox was prepared; nothing was launched`, 1);
+  }
+  return fd;
 }
 
 /**

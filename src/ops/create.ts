@@ -1,4 +1,5 @@
 import type { Invocation } from "../cli.ts";
+import { requireSandbox } from "../platform/sandbox.ts";
 import { withStore } from "../store/db.ts";
 import { claimCreate, finishCreate, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
 import { createInputOf, effectiveHostDirectory } from "../workspace/input.ts";
@@ -15,6 +16,8 @@ import { readLifecycleCall, respond } from "./request.ts";
 export async function create(invocation: Invocation): Promise<number> {
   const { request, options } = readLifecycleCall();
   const { owner } = options;
+  // Fail closed: a workspace meant to be sandboxed is never made usable without a working sandbox.
+  if (options.isolation === "sandbox") requireSandbox(options.network);
   const input = createInputOf(request, invocation.flags.get("workspace-id")!);
   const hostDirectory = effectiveHostDirectory(input, options.hostDirectory);
   return withStore(options, async ({ db, home }) => {

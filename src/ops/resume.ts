@@ -1,4 +1,5 @@
 import type { Invocation } from "../cli.ts";
+import { requireSandbox } from "../platform/sandbox.ts";
 import { withStore } from "../store/db.ts";
 import { getWorkspace, updateWorkspace } from "../store/workspaces.ts";
 import { claimExisting, reapOrphanChild, releaseLock, write } from "../workspace/lock.ts";
@@ -13,6 +14,8 @@ import { readLifecycleCall, respond } from "./request.ts";
 export async function resume(invocation: Invocation): Promise<number> {
   const { options } = readLifecycleCall();
   const { owner } = options;
+  // Fail closed: a workspace meant to be sandboxed is never made usable without a working sandbox.
+  if (options.isolation === "sandbox") requireSandbox(options.network);
   const workspaceId = invocation.flags.get("workspace-id")!;
   return withStore(options, async ({ db }) => {
     const previous = await claimExisting(db, workspaceId, owner, "resume");

@@ -324,3 +324,9 @@ function ancestorsOf(path: string): string[] {
   for (let dir = path.slice(0, path.lastIndexOf(sep)); dir.length > 0; dir = dir.slice(0, dir.lastIndexOf(sep))) out.push(dir);
   return out;
 }
+
+/** For create and resume under isolation "sandbox": throws SandboxUnavailable unless a sandboxed /bin/true runs. */
+export function requireSandbox(network: "host" | "none"): void {
+  const problem = probeSandbox(network);
+  if (problem !== null) throw new SandboxUnavailable(problem);
+}

@@ -10,6 +10,7 @@ import type { RuntimeOptions } from "../options.ts";
 import type { SandboxView } from "../platform/sandbox.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import type { OpenRoot } from "./confinement.ts";
+import { isInside } from "./paths.ts";
 
 /**
  * In a worktree's common git directory, what would run code in the user's own git commands
@@ -17,19 +18,21 @@ import type { OpenRoot } from "./confinement.ts";
  */
 const COMMON_DIR_READ_ONLY = ["config", "config.worktree", "hooks", "modules"];
 
-/** The view for `record`, whose root was just proven to be `root`. Throws naming an option path that does not exist. */
+/**
+ * The view for `record`, whose root was just proven to be `root`. What is bound from the
+ * checked descriptor (`view.root`) is the owned checkout the root lies in (a project below
+ * the repository's top still finds its `.git`, which git would not look for across a mount
+ * point), else the root itself. Throws naming an option path that does not exist.
+ */
 export function sandboxView(record: WorkspaceRecord, root: OpenRoot, options: RuntimeOptions): SandboxView {
   const readWrite: string[] = [];
   const readOnly: string[] = [];
   const { checkout, commonDir } = record.details;
-  if (record.kind === "worktree" && checkout && commonDir) {
+  const owned = record.kind !== "adopted" && checkout !== undefined && (checkout === root.path || isInside(checkout, root.path));
+  if (record.kind === "worktree" && owned && commonDir) {
     // git commits in a worktree write objects and refs into the repository's common dir.
-    if (checkout !== root.path) readOnly.push(join(checkout, ".git"));
     readWrite.push(commonDir);
     for (const name of COMMON_DIR_READ_ONLY) if (existsSync(join(commonDir, name))) readOnly.push(join(commonDir, name));
-  } else if (record.kind === "clone" && checkout && checkout !== root.path) {
-    // The workspace's own clone: its .git is the workspace's too.
-    readWrite.push(join(checkout, ".git"));
   }
   for (const [option, paths, into] of [
     ["sandboxReadWrite", options.sandboxReadWrite, readWrite],
@@ -40,5 +43,5 @@ export function sandboxView(record: WorkspaceRecord, root: OpenRoot, options: Ru
       into.push(path);
     }
   }
-  return { root: root.path, readWrite, readOnly, network: options.network };
+  return { root: owned ? checkout : root.path, readWrite, readOnly, network: options.network };
 }

@@ -9,6 +9,7 @@ import { checkHome, resolveHome } from "../../store/home.ts";
 import { listWorkspaces } from "../../store/workspaces.ts";
 import { TARGET, VERSION } from "../../version.ts";
 import { readOptions, type RuntimeOptions } from "../../options.ts";
+import { BWRAP_PACKAGE, probeSandbox, sandboxTool } from "../../platform/sandbox.ts";
 import { operatorOptions, printJson } from "./common.ts";
 
 /**
@@ -180,6 +181,19 @@ function checkSandboxTools(): Check {
   };
 }
 
+/**
+ * With isolation "sandbox" configured (doctor: --isolation sandbox), the sandbox itself, for
+ * real: a sandboxed /bin/true with the namespaces every workload gets.
+ */
+function checkSandbox(options: RuntimeOptions): Check {
+  const name = "sandbox";
+  const problem = probeSandbox(options.network);
+  if (problem !== null) {
+    return { name, status: "fail", detail: problem, hint: `install ${BWRAP_PACKAGE} on the daemon's PATH and allow it its namespaces (see the detail), or set isolation "none"` };
+  }
+  return { name, status: "ok", detail: `${sandboxTool()} started a sandboxed /bin/true (network ${JSON.stringify(options.network)})` };
+}
+
 /** Every check, in the order a human fixes things. */
 export async function runChecks(options: RuntimeOptions): Promise<Check[]> {
   const home = checkRuntimeHome(options);
@@ -192,7 +206,7 @@ export async function runChecks(options: RuntimeOptions): Promise<Check[]> {
     checkProcessIdentity(),
     checkHelper(options),
     checkCgroup(),
-    checkSandboxTools(),
+    options.isolation === "sandbox" ? checkSandbox(options) : checkSandboxTools(),
   ];
 }
 
@@ -205,6 +219,8 @@ export async function doctor(invocation: Invocation): Promise<number> {
   const raw = operatorOptions(invocation);
   const helperPath = invocation.flags.get("helper-path");
   if (helperPath !== undefined) raw.helperPath = helperPath;
+  const isolation = invocation.flags.get("isolation");
+  if (isolation !== undefined) raw.isolation = isolation;
   const checks = await runChecks(readOptions(raw));
   const failed = checks.filter((check) => check.status === "fail");
   if (invocation.switches.has("json")) {

@@ -17,9 +17,9 @@ import { STORE_FLAGS as STORE } from "./common.ts";
 export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
   doctor: {
     required: [],
-    optional: [...STORE, "helper-path"],
+    optional: [...STORE, "helper-path", "isolation"],
     switches: ["json", "quiet"],
-    usage: "[--home DIR] [--owner NAME] [--helper-path PATH] [--json] [--quiet]",
+    usage: "[--home DIR] [--owner NAME] [--helper-path PATH] [--isolation none|sandbox] [--json] [--quiet]",
     summary: "check this host can run workspaces; exit 1 if a required check fails",
   },
   ls: {
