@@ -5,7 +5,7 @@
  * with isolation "none", where it succeeds: the checks can fail.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { listProcesses } from "../../src/platform/process.ts";
@@ -140,6 +140,45 @@ describe.skipIf(missing.length > 0)("a sandboxed workload cannot reach the host"
     expect(missingPath.events).toEqual([]);
     expect(missingPath.stderr).toContain("options.sandboxReadOnly names /no/such/dir, which does not exist");
   });
+});
+
+describe.skipIf(missing.length > 0)("confinement holds under the sandbox", () => {
+  /** Race loops: modest by default, larger with PASEO_STRESS=1. */
+  const TRIALS = process.env.PASEO_STRESS === "1" ? 400 : 40;
+
+  test(`a root swapped for a symlink while execs launch never shows the workload another directory at the root's path (${TRIALS} trials)`, async () => {
+    const ws = await readyWorkspace("sandbox-root-race", { isolation: "sandbox" });
+    const decoy = join(ws.root, "..", "decoy");
+    // /etc is visible inside the sandbox: binding the root by path would show it there.
+    symlinkSync("/etc", decoy);
+    const identity = (path: string) => {
+      const stat = lstatSync(path, { bigint: true });
+      return `${stat.dev}:${stat.ino}`;
+    };
+    const inside = identity(ws.root);
+    const racer = Bun.spawn([process.execPath, join(import.meta.dir, "..", "support", "swap-racer.ts"), ws.root, decoy], { stdout: "pipe", stderr: "inherit" });
+    const counts = { launched: 0, refused: 0, wrong: [] as string[] };
+    try {
+      const reader = racer.stdout.getReader();
+      expect(new TextDecoder().decode((await reader.read()).value)).toContain("racing");
+      for (let i = 0; i < TRIALS; i += 4) {
+        const results = await Promise.all(Array.from({ length: 4 }, () => run(ws, ["stat", "-c", "%d:%i", ".", ws.root])));
+        for (const result of results) {
+          if (result.events.length === 0 && result.code === 1) counts.refused++;
+          else if (out(result) === `${inside}\n${inside}\n`) counts.launched++;
+          else counts.wrong.push(`exit ${result.code}: ${out(result)} ${result.stderr}`);
+        }
+      }
+    } finally {
+      racer.kill("SIGKILL");
+      await racer.exited;
+      ws.cleanup();
+    }
+    console.log(`sandboxed root race, ${TRIALS} trials: ${JSON.stringify({ launched: counts.launched, refused: counts.refused, wrong: counts.wrong.length })}`);
+    expect(counts.wrong).toEqual([]);
+    expect(counts.launched).toBeGreaterThan(0);
+    expect(counts.refused).toBeGreaterThan(0);
+  }, 120_000);
 });
 
 describe.skipIf(missing.length > 0)("a sandboxed workload still does its work", () => {
