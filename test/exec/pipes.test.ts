@@ -81,14 +81,17 @@ for (const isolation of isolations("pipes.test.ts")) {
         expect(Buffer.concat(chunks).equals(Buffer.from(data))).toBe(true);
       });
 
-      test("the wrapper keeps no copy of stdout: the daemon sees EOF as soon as the workload closes it", async () => {
-        const handle = startExec(ws.id, envelope(["sh", "-c", "exec 1>&-; sleep 1"], { options: ws.options, env: { PATH } }));
+      test("the wrapper (nor, sandboxed, any process of the sandbox) keeps no copy of stdout or stderr: the daemon sees EOF as soon as the workload closes them", async () => {
+        const handle = startExec(ws.id, envelope(["sh", "-c", "exec 1>&- 2>&-; sleep 30"], { options: ws.options, env: { PATH } }));
+        const ended = (stream: NodeJS.ReadableStream) => new Promise<boolean>((resolve) => stream.on("end", () => resolve(true)));
+        const closed = Promise.all([ended(handle.child.stdout!), ended(handle.child.stderr!)]);
         handle.closeStdin();
-        let exitSeenAtEof = true;
-        await new Promise<void>((resolve) => handle.child.stdout!.on("end", () => resolve()));
-        exitSeenAtEof = handle.events.some((e) => e.type === "exit");
-        expect(exitSeenAtEof).toBe(false);
-        expectComplete(await handle.done, 0);
+        await handle.waitEvent("started");
+        // The workload still sleeps: EOF on both can only come from it closing them.
+        expect(await Promise.race([closed.then(() => true), Bun.sleep(10_000).then(() => false)])).toBe(true);
+        expect(handle.events.map((e) => e.type)).toEqual(["started"]);
+        process.kill(handle.pid, "SIGTERM");
+        expectComplete(await handle.done, null, "SIGTERM");
       });
 
       for (const code of [0, 1, 2, 42, 126, 127, 255]) {
