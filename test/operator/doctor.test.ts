@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { missingTools } from "../support/tools.ts";
 import { op, sandbox, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
@@ -95,6 +96,24 @@ describe("doctor", () => {
     shownOnly(failed.stdout);
     expect(failed.stdout).toMatch(/^✗ runtime home +.*group- or world-writable \(mode 777\).*\n +fix: chmod 700 /m);
     expect(failed.stdout).not.toContain("database");
+  });
+
+  describe.skipIf(missingTools("doctor --isolation sandbox", ["bwrap"]).length > 0)("with isolation sandbox configured", () => {
+    test("the sandbox check starts a sandboxed /bin/true in place of the informational tools line", async () => {
+      const result = await op(box, ["doctor", "--home", box.home, "--isolation", "sandbox", "--json"]);
+      expect(result.code).toBe(0);
+      const report = JSON.parse(result.stdout) as { ok: boolean; checks: Check[] };
+      expect(report.checks.map((check) => check.name)).toEqual([...NAMES.slice(0, -1), "sandbox"]);
+      expect(report.checks.at(-1)).toMatchObject({ status: "ok", detail: expect.stringContaining("started a sandboxed /bin/true") });
+    });
+
+    test("without bwrap on the PATH it fails, naming the package and the sysctls, exit 1", async () => {
+      const result = await op(box, ["doctor", "--home", box.home, "--isolation", "sandbox"], { env: { PATH: join(box.path, "empty-bin") } });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(/^✗ sandbox +isolation "sandbox" needs bubblewrap, and bwrap is not on the runtime's PATH/m);
+      expect(result.stdout).toContain("kernel.unprivileged_userns_clone");
+      expect(result.stdout).toMatch(/fix: install bubblewrap on the daemon's PATH/);
+    });
   });
 
   test("--help prints the usage and exits 0", async () => {
