@@ -70,11 +70,12 @@ export function sandboxTool(): string {
   );
 }
 
-/** bwrap's own words for a failure to start, with what to do about it when it is about namespaces. */
+/**
+ * A sandbox that did not start, in bwrap's own words, with the usual cause spelled out (in PTY
+ * mode bwrap's words went to the terminal, and only its exit status is known here).
+ */
 export function explainSandboxFailure(detail: string): string {
-  const text = detail.trim() || "no message";
-  const namespaces = /namespace|uid map|setting up|Operation not permitted|Permission denied|capabilit/i.test(text);
-  return `the sandbox did not start (${text})${namespaces ? `; ${USERNS_HINT}` : ""}`;
+  return `the sandbox did not start (${BWRAP_PACKAGE}: ${detail.trim() || "no message"}); ${USERNS_HINT}`;
 }
 
 /**

@@ -336,6 +336,31 @@ describe.skipIf(missing.length > 0)("without a working bwrap nothing runs", () =
     expect(existsSync(marker)).toBe(false);
   });
 
+  test("a bwrap that cannot create its namespaces: create is refused, exec launches nothing in either mode", async () => {
+    const refusing = join(outside.path, "refusing-bwrap-bin");
+    mkdirSync(refusing, { recursive: true });
+    symlinkSync(Bun.which("git")!, join(refusing, "git"));
+    // What bwrap says, and how it exits, when the kernel refuses unprivileged user namespaces.
+    writeFileSync(join(refusing, "bwrap"), "#!/bin/sh\necho 'bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n", { mode: 0o755 });
+    const dir = join(outside.path, "refused-ns-project");
+    mkdirSync(dir);
+    const options = { stateDirectory: join(outside.path, "refused-ns-home"), isolation: "sandbox" };
+    const created = await runBinary(["create", "--workspace-id", "ns"], { stdin: request(options, { input: createInput("ns", { kind: "host-directory", path: dir }) }), env: { PATH: refusing } });
+    expect(created.code).toBe(1);
+    expect(created.stderr).toContain("No permissions to create new namespace");
+    expectRefusal(created.stderr);
+    const env = { ...(process.env as Record<string, string>), PATH: refusing };
+    for (const stdio of [{ kind: "pipes" }, { kind: "pty", rows: 24, cols: 80 }]) {
+      const marker = join(plain.root, `launched-${crypto.randomUUID()}`);
+      const result = await run(plain, ["/usr/bin/touch", marker], { options: { ...plain.options, isolation: "sandbox" }, stdio }, { env });
+      expect(result.code).toBe(1);
+      expect(result.events).toEqual([]);
+      expect(result.stderr).toContain("the sandbox did not start");
+      expect(result.stderr).toContain("kernel.unprivileged_userns_clone");
+      expect(existsSync(marker)).toBe(false);
+    }
+  });
+
   test("resume is refused, and the workspace stays paused", async () => {
     const options = { ...plain.options, isolation: "sandbox" };
     ok(await op("pause", plain.id, { options }));
