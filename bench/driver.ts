@@ -39,6 +39,8 @@ export interface ExecOptions extends StreamOptions {
   /** Keep fd 3 open after the envelope (PTY); pipes mode closes it at once like the daemon. */
   keepControls?: boolean;
   bin?: string;
+  /** Words before `exec` (`--remote ssh://…`), as a configured runtime command has them. */
+  prefix?: string[];
 }
 
 // Envelopes and exec ids exactly like the end-to-end tests'.
@@ -91,7 +93,7 @@ export class BenchExec {
     this.started = new Promise((resolve) => (onStarted = resolve));
     this.spawnedAt = monotonicNs();
     this.child = track(
-      spawn(options.bin ?? BIN, ["exec", "--workspace-id", workspaceId], {
+      spawn(options.bin ?? BIN, [...(options.prefix ?? []), "exec", "--workspace-id", workspaceId], {
         stdio: ["pipe", "pipe", "pipe", "pipe", "pipe"],
         env: options.env ?? process.env,
       }),

@@ -104,7 +104,7 @@ async function populatedHome(count: number): Promise<{ options: { stateDirectory
         const root = join(dir, `ws-${i}`);
         mkdirSync(root);
         const workspaceId = `bench-${String(i).padStart(4, "0")}`;
-        insertCreating(db, { workspaceId, owner: "default", input: createInput(workspaceId, root), hostDirectory: "adopt", holder: { pid: process.pid, startTicks: 0, bootId: "" }, op: "create" });
+        insertCreating(db, { workspaceId, owner: "default", input: createInput(workspaceId, root), inputDigest: "", hostDirectory: "adopt", holder: { pid: process.pid, startTicks: 0, bootId: "" }, op: "create" });
         updateWorkspace(db, workspaceId, { status: "ready", kind: "adopted", root, lock: null });
       }
     }).immediate();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * `npm run bench [-- --quick] [-- --only=parser,signals,exec,lifecycle,throughput]`
+ * `npm run bench [-- --quick] [-- --only=parser,signals,exec,lifecycle,throughput,remote]`
  *
  * Runs every figure family against dist/paseo-host-runtime (build it first: `npm run build`),
  * prints one table and writes bench/results/latest.json. `--quick` (CI) trims trial counts and
@@ -17,9 +17,10 @@ import { BIN, ROOT, cleanupAll, onCleanup } from "./procs.ts";
 import { machineInfo, renderTable, writeResults, type Family, type Figure } from "./report.ts";
 import { signalFigures } from "./signals.ts";
 import { throughputFigures } from "./throughput.ts";
+import { remoteFigures } from "./remote.ts";
 import { buildSigstamp } from "./workloads.ts";
 
-const FAMILIES: Family[] = ["parser", "signals", "exec", "lifecycle", "throughput"];
+const FAMILIES: Family[] = ["parser", "signals", "exec", "lifecycle", "throughput", "remote"];
 const MiB = 2 ** 20;
 
 /** Trial counts: the issue's minimums in quick mode, more in a full run. */
@@ -30,6 +31,7 @@ function settings(quick: boolean) {
     exec: { trials: quick ? 20 : 100, warmup: quick ? 3 : 5 },
     lifecycle: { trials: quick ? 20 : 100, warmup: quick ? 3 : 5, manyWorkspaces: 1000 },
     throughput: { pipesBytes: 256 * MiB, ptyBytes: (quick ? 32 : 256) * MiB, runs: quick ? 5 : 9 },
+    remote: { trials: quick ? 6 : 16, warmup: 2, throughputBytes: (quick ? 16 : 64) * MiB },
   };
 }
 
@@ -70,7 +72,7 @@ async function main(): Promise<void> {
   /** The exec figures' sandboxed workspace, or why there is none. */
   const sandboxedWorkspace = async () => {
     if (!Bun.which("bwrap")) return "bwrap not on PATH (apt-get install bubblewrap)";
-    const sandboxed = await readyWorkspace("bench-sandbox", { isolation: "sandbox" });
+    const sandboxed = await readyWorkspace("bench-sandbox", "seed", { isolation: "sandbox" });
     onCleanup(sandboxed.cleanup);
     return sandboxed;
   };
@@ -82,6 +84,7 @@ async function main(): Promise<void> {
       if (family === "signals") figures.push(...(await signalFigures({ ...config.signals, workspace: await needWorkspace(), sigstamp })));
       if (family === "exec") figures.push(...(await execFigures({ ...config.exec, workspace: await needWorkspace(), sandboxed: await sandboxedWorkspace(), sigstamp })));
       if (family === "lifecycle") figures.push(...(await lifecycleFigures(config.lifecycle)));
+      if (family === "remote") figures.push(...(await remoteFigures(config.remote)));
       if (family === "throughput") figures.push(...(await throughputFigures({ ...config.throughput, workspace: await needWorkspace() })));
     } catch (error) {
       console.error(`bench: ${family} failed: ${(error as Error).stack ?? error}`);

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { EventSequence, FrameDecoder, ProcessEvent } from "../src/protocol/index.ts";
+import { styler } from "../src/ops/operator/report.ts";
 
 const BIN = join(import.meta.dir, "..", "dist", "paseo-host-runtime");
 const PATH_ENV = "PATH=/usr/local/bin:/usr/bin:/bin";
@@ -27,7 +28,8 @@ let step = 0;
 
 class DemoFailure extends Error {}
 
-const bold = (text: string) => (process.stdout.isTTY ? `\x1b[1m${text}\x1b[0m` : text);
+// Bold only on a terminal, and never with NO_COLOR set (no-color.org).
+const { bold } = styler(1);
 
 function heading(title: string): void {
   console.log(`\n${bold(`── ${++step}. ${title}`)}`);
@@ -179,10 +181,10 @@ async function main(): Promise<void> {
 
   heading("ls");
   const listed = sh(["ls", "--home", home]);
-  expectThat(/demo +default +ready +host-directory +worktree +1 /.test(listed.stdout), "ls did not show the workspace with one live execution");
+  expectThat(/demo +default +[0-9a-f]{8} +seed +ready +host-directory +worktree +1 /.test(listed.stdout), "ls did not show the workspace with one live execution");
 
   heading("pause: stops what runs, refuses new runs, keeps the files");
-  sh(["pause", "--workspace-id", WORKSPACE], { stdin: request() });
+  sh(["workspace", "pause", "-w", WORKSPACE, "--home", home]);
   await sleeper.exited;
   console.log(`    (the background run of /bin/sleep ended by ${sleeper.signalCode ?? `exit ${sleeper.exitCode}`})`);
   expectThat(sleeper.signalCode === "SIGTERM", "pause did not stop the running sleep with SIGTERM");
@@ -190,7 +192,7 @@ async function main(): Promise<void> {
   expectThat(refused.stderr.includes("is paused"), "a run in a paused workspace was not refused as paused");
 
   heading("resume: runs work again");
-  sh(["resume", "--workspace-id", WORKSPACE], { stdin: request() });
+  sh(["workspace", "resume", "-w", WORKSPACE, "--home", home]);
   sh(["run", "--workspace-id", WORKSPACE, "--home", home, "--", "/bin/cat", "README.md"]);
 
   heading("rm: destroy removes the worktree, not the repository");

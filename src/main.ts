@@ -1,14 +1,51 @@
-import { COMMANDS, UsageError, addCommand, commandUsage, helpText, parseArgs, type Invocation } from "./cli.ts";
+import { COMMANDS, UsageError, addCommand, commandHelp, commandName, commandUsage, helpText, parseArgs, subcommands, type Invocation } from "./cli.ts";
 import { diagnose, writeAll, writeStdout } from "./output.ts";
 import { TARGET, VERSION } from "./version.ts";
 import { HANDLERS } from "./ops/index.ts";
 import { OPERATOR_COMMANDS } from "./ops/operator/index.ts";
 import { SANDBOX_EXEC, SANDBOX_INIT, sandboxExec, sandboxInit } from "./exec/sandbox-init.ts";
+import { isRemoteCall, remoteMain } from "./remote/main.ts";
+import { isTerminalQuick } from "./platform/tty.ts";
 
 // Operator commands join the table here, so cli.ts never imports from ops/ (flow goes one way).
 for (const [name, spec] of Object.entries(OPERATOR_COMMANDS)) addCommand(name, spec);
 
 const GENERAL_USAGE = "Usage: paseo-host-runtime <command> [options]\nRun `paseo-host-runtime --help` for the list of commands.\n";
+
+/** A usage error: the message, then the usage of the command it concerns (or the general one). */
+function usageError(error: UsageError): number {
+  diagnose(error.message);
+  writeAll(2, error.command ? commandUsage(error.command) : GENERAL_USAGE);
+  return 2;
+}
+
+/** A command name, or a command group (`workspace`), that help can describe. */
+function isKnown(name: string): boolean {
+  return COMMANDS[name] !== undefined || subcommands(name).length > 0;
+}
+
+/** `help [COMMAND...]`, `--help`, `-h`. */
+function help(words: string[]): number {
+  if (words.length === 0) {
+    writeStdout(helpText(VERSION));
+    return 0;
+  }
+  const named = commandName(words)!;
+  if (!isKnown(named.name) || words.length > named.words) {
+    return usageError(new UsageError(`help: unknown command ${JSON.stringify(words.join(" "))}`));
+  }
+  writeStdout(commandHelp(named.name));
+  return 0;
+}
+
+/** `<command> ... --help` (before any `--`): help wins over everything else on the line. */
+function asksForHelp(argv: readonly string[]): string | null {
+  const named = commandName(argv);
+  if (!named || !isKnown(named.name)) return null;
+  const end = argv.indexOf("--");
+  const words = argv.slice(named.words, end === -1 ? undefined : end);
+  return words.includes("--help") || words.includes("-h") ? named.name : null;
+}
 
 async function main(argv: string[]): Promise<number> {
   // Inside the Linux sandbox only (bwrap runs this binary there); never listed in --help.
@@ -18,25 +55,31 @@ async function main(argv: string[]): Promise<number> {
     writeAll(2, helpText(VERSION));
     return 2;
   }
-  if (argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
-    writeStdout(argv[1] && COMMANDS[argv[1]] ? commandUsage(argv[1]) : helpText(VERSION));
-    return 0;
-  }
-  if (argv[0] === "--version") {
+  const first = argv[0]!;
+  if (first === "--help" || first === "-h" || first === "help") return help(argv.slice(1));
+  if (first === "--version" || first === "-V" || first === "version") {
+    if (argv.length > 1) return usageError(new UsageError(`${first} takes no arguments; got ${JSON.stringify(argv[1])}`));
     writeStdout(`paseo-host-runtime ${VERSION} (${TARGET}, bun ${Bun.version})\n`);
     return 0;
   }
-  if (argv.length > 1 && COMMANDS[argv[0]!] && (argv.includes("--help") || argv.includes("-h")) && !argv.includes("--")) {
-    writeStdout(commandUsage(argv[0]!));
+  const helpFor = asksForHelp(argv);
+  if (helpFor !== null) {
+    writeStdout(commandHelp(helpFor));
     return 0;
   }
+  if (isRemoteCall(argv)) return await remoteMain(argv);
   let invocation: Invocation;
   try {
     invocation = parseArgs(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    diagnose(error.message);
-    writeAll(2, error.command ? commandUsage(error.command) : GENERAL_USAGE);
+    return usageError(error);
+  }
+  const spec = COMMANDS[invocation.command]!;
+  // A person who runs a protocol operation by hand would otherwise wait on a silent terminal.
+  if (spec.stdin === "request" && isTerminalQuick(0)) {
+    diagnose(`${invocation.command} reads one lifecycle request (JSON) on stdin, and stdin is a terminal; nothing was read or changed`);
+    writeAll(2, `Pipe one in, or use the operator command:\n${(spec.examples ?? []).map((example) => `  ${example}\n`).join("")}`);
     return 2;
   }
   const handler = HANDLERS[invocation.command];
@@ -44,7 +87,13 @@ async function main(argv: string[]): Promise<number> {
     diagnose(`${invocation.command} is not implemented in this build`);
     return 1;
   }
-  return await handler(invocation);
+  try {
+    return await handler(invocation);
+  } catch (error) {
+    // An operator command that finds a bad flag combination only once it reads the flags.
+    if (error instanceof UsageError) return usageError(error);
+    throw error;
+  }
 }
 
 try {

@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { isAbsolute, normalize } from "node:path";
+import { isSshUrl } from "./remote/url.ts";
 
 /** The owner stamped on workspaces when `options.owner` is absent. */
 export const DEFAULT_OWNER = "default";
@@ -14,6 +15,19 @@ export const LOG_LEVELS = ["error", "info", "debug"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 /** runtime.log is rotated before it would pass this many bytes (see src/log/files.ts). */
 export const DEFAULT_LOG_MAX_BYTES = 4 * 1024 * 1024;
+/** The git transports a git URL source may use unless the operator says otherwise. */
+export const DEFAULT_GIT_PROTOCOLS: readonly string[] = ["https", "ssh", "git", "file"];
+/** How long one git command may run (a clone of a large repository over a slow link included). */
+export const DEFAULT_GIT_TIMEOUT_MS = 600_000;
+
+/**
+ * Transports never allowed, whatever the option says: `ext::` runs a shell command taken from
+ * the URL, and `fd::` talks over descriptors the runtime never passes (git waits forever).
+ */
+const NEVER_GIT_PROTOCOLS: Record<string, string> = {
+  ext: "runs a command named in the URL",
+  fd: "needs descriptors the runtime never passes, so git would wait forever",
+};
 
 /** How workloads are confined: not at all (the default), or inside the platform's sandbox. */
 export const ISOLATIONS = ["none", "sandbox"] as const;
@@ -58,13 +72,27 @@ function flag(name: string) {
   return v.boolean(mustBe(name, "true or false"));
 }
 
-function milliseconds(name: string, max: number) {
-  return integer(name, "milliseconds", 0, max);
+function milliseconds(name: string, max: number, min = 0) {
+  return integer(name, "milliseconds", min, max);
 }
 
 function integer(name: string, unit: string, min: number, max: number) {
   const message = mustBe(name, `an integer number of ${unit} between ${min} and ${max}`);
   return v.pipe(v.number(message), v.integer(message), v.minValue(min, message), v.maxValue(max, message));
+}
+
+/** A list of git transport names (as git's `protocol.<name>.allow` spells them), without duplicates. */
+function gitProtocols(name: string) {
+  const message = mustBe(name, 'a list of git transport names such as ["https", "ssh"]');
+  return v.pipe(
+    v.array(v.pipe(v.string(message), v.regex(/^[a-z][a-z0-9+.-]*$/, message)), message),
+    v.rawCheck(({ dataset, addIssue }) => {
+      const list = dataset.value as string[];
+      const refused = list.find((protocol) => Object.hasOwn(NEVER_GIT_PROTOCOLS, protocol));
+      if (refused) addIssue({ message: `options.${name} must not contain "${refused}": that transport ${NEVER_GIT_PROTOCOLS[refused]}` });
+    }),
+    v.transform((list) => [...new Set(list)]),
+  );
 }
 
 /** Why `value` is not a map of environment entries, or null. */
@@ -91,18 +119,48 @@ function environment(name: string) {
   );
 }
 
-const ownerMessage = mustBe("owner", "a non-empty string without NUL");
+function ownerName(name: string) {
+  const message = mustBe(name, "a non-empty string without NUL");
+  return v.pipe(
+    v.string(message),
+    v.check((owner) => owner !== "" && !owner.includes("\0"), message),
+  );
+}
+
+const hostsMessage = mustBe("remote.hosts", "a non-empty list of ssh://[user@]host[:port][/path/to/paseo-host-runtime] URLs");
+
+/** `remote.*`: used only when the runtime runs with `--remote`; never sent to a remote host. */
+export const RemoteOptions = v.strictObject(
+  {
+    /** More hosts besides the `--remote` one; each workspace lives on exactly one of them. */
+    hosts: v.optional(v.pipe(v.array(v.string(hostsMessage), hostsMessage), v.minLength(1, hostsMessage), v.check((hosts) => hosts.every(isSshUrl), hostsMessage))),
+    /** How a new workspace picks its host. */
+    placement: v.optional(v.picklist(["hash", "least-loaded"], mustBe("remote.placement", `"hash" or "least-loaded"`)), "hash"),
+    /** The runtime home on the remote hosts (their default when absent). */
+    stateDirectory: v.optional(absolutePath("remote.stateDirectory")),
+    /** The owner stamped on the remote side; default `<owner>@<this host's name>`. */
+    owner: v.optional(ownerName("remote.owner")),
+    /** options.helperPath for the remote side. */
+    helperPath: v.optional(absolutePath("remote.helperPath")),
+    /** How long an idle shared ssh connection stays open; 0 opens one connection per call. */
+    controlPersistSeconds: v.optional(integer("remote.controlPersistSeconds", "seconds", 0, 86_400), 60),
+    /** ssh ConnectTimeout. */
+    connectTimeoutSeconds: v.optional(integer("remote.connectTimeoutSeconds", "seconds", 1, 3600), 10),
+    /** ssh ServerAliveInterval (a dead connection is noticed after three missed answers); 0 turns it off. */
+    serverAliveIntervalSeconds: v.optional(integer("remote.serverAliveIntervalSeconds", "seconds", 0, 3600), 15),
+  },
+  (issue) =>
+    issue.expected === "never"
+      ? `options.remote has an unknown key ${JSON.stringify(issue.path?.at(-1)?.key)} (known: hosts, placement, stateDirectory, owner, helperPath, controlPersistSeconds, connectTimeoutSeconds, serverAliveIntervalSeconds)`
+      : `options.remote must be an object, got ${shown(issue.input)}`,
+);
+
+export type RemoteOptions = v.InferOutput<typeof RemoteOptions>;
 
 /** Every option this runtime reads, with its default. Key order is the documented order. */
 export const RuntimeOptions = v.object({
   /** Stamped on every workspace; operations on another owner's workspace are refused. */
-  owner: v.optional(
-    v.pipe(
-      v.string(ownerMessage),
-      v.check((owner) => owner !== "" && !owner.includes("\0"), ownerMessage),
-    ),
-    DEFAULT_OWNER,
-  ),
+  owner: v.optional(ownerName("owner"), DEFAULT_OWNER),
   /** The runtime home; resolved with the environment's fallbacks by store/home.ts. */
   stateDirectory: v.optional(absolutePath("stateDirectory")),
   /** A host directory placed `existing`: used in place, or cloned into owned storage. */
@@ -119,6 +177,12 @@ export const RuntimeOptions = v.object({
   logLevel: v.optional(v.picklist(LOG_LEVELS, mustBe("logLevel", `"error", "info" or "debug"`)), "info"),
   /** Size bound of one log file before it is rotated. */
   logMaxBytes: v.optional(integer("logMaxBytes", "bytes", 65_536, 1_073_741_824), DEFAULT_LOG_MAX_BYTES),
+  /** The transports git may use for a git URL source and the remotes a create fetches from. */
+  allowedGitProtocols: v.optional(gitProtocols("allowedGitProtocols"), () => [...DEFAULT_GIT_PROTOCOLS]),
+  /** How long one git command may run before its whole process group is killed. */
+  gitTimeoutMs: v.optional(milliseconds("gitTimeoutMs", 86_400_000, 1), DEFAULT_GIT_TIMEOUT_MS),
+  /** Settings of `--remote` (see RemoteOptions); absent when the runtime runs locally. */
+  remote: v.optional(RemoteOptions),
   /** `sandbox`: every workload runs under bubblewrap (macOS: sandbox-exec); `none` runs it as the daemon's user, unconfined. */
   isolation: v.optional(v.picklist(ISOLATIONS, mustBe("isolation", `"none" or "sandbox"`)), "none"),
   /** Under the sandbox: `host` shares the host's network, `none` gives the workload no network at all. */
@@ -139,6 +203,15 @@ export function readOptions(options: Record<string, unknown>): RuntimeOptions {
   const result = v.safeParse(RuntimeOptions, options, { abortEarly: true });
   if (result.success) return result.output;
   throw new Error(result.issues[0].message);
+}
+
+/**
+ * Every problem with the values of the known keys of `options`, one message per key, from the
+ * same schema readOptions uses (readOptions stops at the first).
+ */
+export function optionProblems(options: Record<string, unknown>): string[] {
+  const result = v.safeParse(RuntimeOptions, options, { abortPipeEarly: true });
+  return result.success ? [] : [...new Set(result.issues.map((issue) => issue.message))];
 }
 
 /** An option key this runtime does not know, and the known key it most resembles (if any). */

@@ -262,7 +262,8 @@ describe("smoke test", () => {
 describe("release", () => {
   const helperScript = () => {
     const file = join(scratch, "helper");
-    writeFileSync(file, "#!/bin/sh\necho helper\n");
+    // Answers describe like Paseo's helper: doctor (run by install.sh) runs it through exec.
+    writeFileSync(file, `#!/bin/sh\necho '{"protocolVersion":1,"version":1,"capabilities":["files","watch","resolve-command"]}'\n`);
     return file;
   };
   const readme = () => {

@@ -1,9 +1,10 @@
 /**
  * Finding `paseo-workspace-helper` for helper workloads. The daemon runs it with env `{}`, so
- * there is no PATH to search; the runtime looks in a fixed, documented order instead.
+ * there is no PATH to search; the runtime looks in a fixed, documented order instead (the
+ * later dialect adds the host's PATH at the end).
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, isAbsolute, join } from "node:path";
 import { ProgramError, resolveProgram } from "./program.ts";
 
 /** The helper's default name (the daemon's default helperCommand). */
@@ -18,14 +19,17 @@ const EMBEDDED_BUN_FLAGS = ["--no-env-file", "--config=/dev/null", "--no-install
 /** Where a helper was found, for launching and for `doctor`. */
 export interface HelperResolution {
   path: string;
-  /** "PATH", "options.helperPath" or "runtime directory". */
+  /** "PATH", "options.helperPath", "runtime directory" or "host PATH". */
   source: string;
   /** True when it is JavaScript run by the runtime's embedded engine. */
   javascript: boolean;
 }
 
-/** Resolves a bare helper argv[0]: envelope PATH, options.helperPath, beside this executable. */
-export function resolveHelper(program: string, env: Record<string, string>, cwd: string, helperPath: string | undefined): HelperResolution {
+/**
+ * Resolves a bare helper argv[0]: envelope PATH, options.helperPath, beside this executable,
+ * then `hostPath` when given (the later dialect: the helper must be on the host's PATH).
+ */
+export function resolveHelper(program: string, env: Record<string, string>, cwd: string, helperPath: string | undefined, hostPath?: string): HelperResolution {
   const looked: string[] = [];
   const found = (path: string, source: string): HelperResolution => ({ path, source, javascript: isJavaScript(path) });
   if (env.PATH) {
@@ -48,6 +52,15 @@ export function resolveHelper(program: string, env: Record<string, string>, cwd:
     return found(checkHelperFile(besideRuntime, cwd), "runtime directory");
   } catch {
     looked.push(besideRuntime);
+  }
+  // Only absolute entries: a relative one ("." or empty) would find a file of the workspace itself.
+  const hostDirs = hostPath?.split(":").filter((dir) => isAbsolute(dir)).join(":");
+  if (hostDirs) {
+    try {
+      return found(resolveProgram(program, { PATH: hostDirs }, cwd), "host PATH");
+    } catch {
+      looked.push(`the host PATH=${hostDirs}`);
+    }
   }
   throw new ProgramError(`workspace helper ${JSON.stringify(program)} not found; looked in: ${looked.join("; ")}`, 127);
 }

@@ -9,6 +9,7 @@ import { readOptions, type RuntimeOptions } from "../options.ts";
 import { closeDescriptor, identityOf, leaveSpawnDirectory, openDirectory } from "../platform/directory.ts";
 import { duplicateDescriptor } from "../platform/libc.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
+import { ownershipOf, type Ownership } from "../workspace/owner.ts";
 import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
 import { sandboxView } from "../workspace/sandbox-view.ts";
 import { helperLaunch, resolveHelper } from "./helper.ts";
@@ -64,11 +65,17 @@ export function workloadEnv(envelope: SpawnEnvelope): Record<string, string> {
   return env;
 }
 
-/** The file to execute (argv[0] through PATH, or the workspace helper's own resolution), and the files it needs. */
-function resolveLaunch(envelope: SpawnEnvelope, options: RuntimeOptions, env: Record<string, string>, cwd: string): Launch & { files: string[] } {
+/**
+ * The file to execute (argv[0] through PATH, or the workspace helper's own resolution), and the
+ * files it needs (for the sandbox to show). The later dialect has no helperCommand: its helper
+ * must be on the workload's PATH, which for a host runtime is the host's (the runtime's own,
+ * inherited from the daemon) since the call's env is {}.
+ */
+function resolveLaunch(envelope: SpawnEnvelope, owner: Ownership, options: RuntimeOptions, env: Record<string, string>, cwd: string): Launch & { files: string[] } {
   const name = envelope.argv[0]!;
   if (envelope.purpose.kind === "workspace-helper" && !name.includes("/")) {
-    const helper = resolveHelper(name, env, cwd, options.helperPath);
+    const hostPath = owner.dialect === "later" ? process.env.PATH : undefined;
+    const helper = resolveHelper(name, env, cwd, options.helperPath, hostPath);
     return { ...helperLaunch(helper, envelope.argv, env), files: [process.execPath, helper.path] };
   }
   const program = resolveProgram(name, env, cwd);
@@ -135,11 +142,12 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
   const tool = isolationTool(options);
   const store = openStore(options);
   const self = selfIdentity();
-  return whileReady(store.db, workspaceId, options.owner, (root, record) => {
+  const owner = ownershipOf(envelope, options.owner);
+  return whileReady(store.db, workspaceId, owner, (root, record) => {
     const { cwd, cwdFd } = openCwd(root, envelope.cwd ?? "");
     let held: number[] = [];
     try {
-      const resolved = resolveLaunch(envelope, options, workloadEnv(envelope), cwd);
+      const resolved = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
       const { launch, sandbox } = tool
         ? sandboxed(resolved, tool, envelope.stdio.kind, record, root, { path: cwd, fd: cwdFd }, options)
         : { launch: resolved, sandbox: null };

@@ -42,7 +42,9 @@ export function ensureLogDirectory(home: string): string | null {
   try {
     checkHome(home);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    // No home (or a path through a file, which create reports itself): no log.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
     throw error;
   }
   const directory = logDirectory(home);

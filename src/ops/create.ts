@@ -1,8 +1,8 @@
 import type { Invocation } from "../cli.ts";
 import { requireSandbox } from "../platform/sandbox.ts";
 import { withStore } from "../store/db.ts";
-import { claimCreate, finishCreate, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
-import { createInputOf, effectiveHostDirectory } from "../workspace/input.ts";
+import { claimCreate, finishCreate, madeFreshContent, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
+import { createInputOf, effectiveHostDirectory, keptInput } from "../workspace/input.ts";
 import { childTracker, repoGuard } from "../workspace/lock.ts";
 import { materialize } from "../workspace/materialize.ts";
 import { stateResponse } from "../workspace/state.ts";
@@ -11,27 +11,32 @@ import { readLifecycleCall, respond } from "./request.ts";
 /**
  * `create`: idempotent. Everything is checked before anything changes; the intent is recorded
  * before the disk is touched; a failure removes what this create made, and a create killed
- * midway is cleaned up by the next one.
+ * midway is cleaned up by the next one. The later dialect's answer says whether this call made
+ * fresh content (materializedFreshContent): a repeat create or an adopted directory did not.
  */
 export async function create(invocation: Invocation): Promise<number> {
-  const { request, options } = readLifecycleCall();
-  const { owner } = options;
+  const { request, options, owner } = readLifecycleCall();
   // Fail closed: a workspace meant to be sandboxed is never made usable without a working sandbox.
   if (options.isolation === "sandbox") requireSandbox(options.network);
-  const input = createInputOf(request, invocation.flags.get("workspace-id")!);
-  const hostDirectory = effectiveHostDirectory(input, options.hostDirectory);
+  const checked = createInputOf(request, invocation.flags.get("workspace-id")!, options.allowedGitProtocols);
+  const hostDirectory = effectiveHostDirectory(checked, options.hostDirectory);
+  const policy = { protocols: options.allowedGitProtocols, timeoutMs: options.gitTimeoutMs };
   return withStore(options, async ({ db, home }) => {
-    const claim = await claimCreate(db, input, owner, hostDirectory);
+    // From here on only the kept input exists: its URLs carry no credential.
+    const kept = keptInput(home, checked);
+    const { input } = kept;
+    const claim = await claimCreate(db, kept, owner, hostDirectory);
     if (claim.existing) {
-      respond(stateResponse(claim.existing, options));
+      respond(stateResponse(claim.existing, options, owner.dialect, false), owner.dialect);
       return 0;
     }
-    if (claim.abandoned) await recoverAbandoned(db, home, claim.abandoned, input, hostDirectory);
+    if (claim.abandoned) await recoverAbandoned(db, home, claim.abandoned, kept, hostDirectory);
     let record;
     try {
       const built = await materialize({
         home,
         input,
+        git: { policy, credential: kept.credential ?? undefined },
         hostDirectory,
         note: noteIntent(db, input.workspaceId),
         tracker: childTracker(db, input.workspaceId),
@@ -42,7 +47,7 @@ export async function create(invocation: Invocation): Promise<number> {
       await undoCreate(db, home, input.workspaceId);
       throw error;
     }
-    respond(stateResponse(record, options));
+    respond(stateResponse(record, options, owner.dialect, madeFreshContent(record.kind!)), owner.dialect);
     return 0;
   });
 }

@@ -9,12 +9,11 @@ import { readLifecycleCall, respond } from "./request.ts";
  * A missing workspace answers ok.
  */
 export async function destroy(invocation: Invocation): Promise<number> {
-  const { options } = readLifecycleCall();
-  const { owner } = options;
+  const { options, owner } = readLifecycleCall();
   const workspaceId = invocation.flags.get("workspace-id")!;
   return withStore(options, async ({ db, home }) => {
     await destroyWorkspace(db, home, workspaceId, owner);
-    respond({ type: "ok", protocolVersion: 1 });
+    respond({ type: "ok", protocolVersion: 1 }, owner.dialect);
     return 0;
   });
 }

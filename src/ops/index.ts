@@ -8,6 +8,8 @@ import { reconcile } from "./reconcile.ts";
 import { resume } from "./resume.ts";
 import { exec } from "./exec.ts";
 import { signal } from "./signal.ts";
+import { execRemote } from "./exec-remote.ts";
+import { receiveSource } from "./receive-source.ts";
 import { OPERATOR_HANDLERS } from "./operator/index.ts";
 import { loggedOperation } from "./call-log.ts";
 
@@ -28,5 +30,7 @@ export const HANDLERS: Record<string, Handler> = {
   reconcile: loggedOperation("reconcile", reconcile),
   exec,
   signal: loggedOperation("signal", signal),
+  "exec-remote": execRemote,
+  "receive-source": receiveSource,
   ...OPERATOR_HANDLERS,
 };

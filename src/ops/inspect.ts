@@ -12,18 +12,17 @@ import { readLifecycleCall, respond } from "./request.ts";
  * a root removed behind our back is `error`.
  */
 export function inspect(invocation: Invocation): Promise<number> {
-  const { options } = readLifecycleCall();
-  const { owner } = options;
+  const { options, owner } = readLifecycleCall();
   const workspaceId = invocation.flags.get("workspace-id")!;
   const missing = () => {
-    respond({ type: "inspection", protocolVersion: 1, inspection: { status: "missing" } });
+    respond({ type: "inspection", protocolVersion: 1, inspection: { status: "missing" } }, owner.dialect);
     return 0;
   };
   return withExistingStore(options, ({ db }) => {
     const record = getWorkspace(db, workspaceId);
-    if (record) assertOwner(workspaceId, record.owner, owner);
+    if (record) assertOwner(record, owner);
     if (!record || record.status === "creating" || record.status === "destroying") return missing();
-    respond({ type: "inspection", protocolVersion: 1, inspection: inspectionOf(record, options, rootProblem(record)) });
+    respond({ type: "inspection", protocolVersion: 1, inspection: inspectionOf(record, options, rootProblem(record), owner.dialect) }, owner.dialect);
     return 0;
   }, missing);
 }

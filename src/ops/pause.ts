@@ -11,8 +11,7 @@ import { readLifecycleCall, respond } from "./request.ts";
  * never touched. Pausing a paused workspace answers ok (and still stops stragglers).
  */
 export async function pause(invocation: Invocation): Promise<number> {
-  const { options } = readLifecycleCall();
-  const { owner } = options;
+  const { options, owner } = readLifecycleCall();
   const workspaceId = invocation.flags.get("workspace-id")!;
   return withStore(options, async ({ db }) => {
     const previous = await claimExisting(db, workspaceId, owner, "pause", "paused");
@@ -22,7 +21,7 @@ export async function pause(invocation: Invocation): Promise<number> {
     } finally {
       releaseLock(db, workspaceId);
     }
-    respond({ type: "ok", protocolVersion: 1 });
+    respond({ type: "ok", protocolVersion: 1 }, owner.dialect);
     return 0;
   });
 }

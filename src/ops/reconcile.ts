@@ -1,40 +1,47 @@
 import type { Invocation } from "../cli.ts";
 import { reapAbandonedExecutions } from "../workspace/executions.ts";
 import { withStore } from "../store/db.ts";
-import { getWorkspace, listWorkspaces } from "../store/workspaces.ts";
+import { getWorkspace, listWorkspaces, updateWorkspace } from "../store/workspaces.ts";
 import { destroyWorkspace } from "../workspace/destroy.ts";
-import { isAbandoned, liveHolder } from "../workspace/lock.ts";
+import { isAbandoned, liveHolder, write } from "../workspace/lock.ts";
+import { inReconcileScope, ownershipProblem } from "../workspace/owner.ts";
 import { readLifecycleCall, respond } from "./request.ts";
 
 /**
- * `reconcile`: first check, then act. A listed id recorded under another owner fails the
- * whole call before anything changes. Then every workspace of this owner that is not listed
- * is destroyed (a create still running is left alone), leftovers of interrupted creates and
- * destroys are cleaned up, and abandoned executions are reaped. Other owners' workspaces are
- * never touched.
+ * `reconcile`: first check, then act. A listed id that is not this runtime's (another owner,
+ * the other dialect, another runtime instance) fails the whole call before anything changes.
+ * Listed workspaces are then stamped with this configuration (the daemon that lists them knows
+ * them). Then every workspace in this runtime's scope (workspace/owner.ts inReconcileScope) that
+ * is not listed is destroyed (a create still running is left alone), leftovers of interrupted
+ * creates and destroys are cleaned up, and abandoned executions are reaped. Nothing outside the
+ * scope is ever touched.
  */
 export async function reconcile(_invocation: Invocation): Promise<number> {
-  const { request, options } = readLifecycleCall();
-  const { owner } = options;
+  const { request, options, owner } = readLifecycleCall();
   const listed = request.workspaceIds;
   if (!listed) throw new Error("reconcile needs `workspaceIds` in the lifecycle request (the ids the daemon still knows; [] for none)");
   return withStore(options, async ({ db, home }) => {
-    const foreign = listed.filter((id) => {
+    const problems = listed.flatMap((id) => {
       const record = getWorkspace(db, id);
-      return record !== null && record.owner !== owner;
+      const problem = record && ownershipProblem(record, owner);
+      return problem ? [`listed ${problem}`] : [];
     });
-    if (foreign.length > 0) {
-      const names = foreign.map((id) => `${JSON.stringify(id)} (owner ${JSON.stringify(getWorkspace(db, id)?.owner)})`).join(", ");
-      throw new Error(`ownership mismatch: listed workspace ${names} belongs to another owner than ${JSON.stringify(owner)}; nothing was changed`);
-    }
+    if (problems.length > 0) throw new Error(`${problems.join("; ")}; nothing was changed`);
+    write(db, () => {
+      for (const id of listed) {
+        const record = getWorkspace(db, id);
+        if (record && record.configuration !== owner.configuration) updateWorkspace(db, id, { configuration: owner.configuration });
+      }
+    });
     const keep = new Set(listed);
-    for (const record of listWorkspaces(db, owner)) {
+    const scope = listWorkspaces(db, owner.owner).filter((record) => inReconcileScope(record, owner));
+    for (const record of scope) {
       const interrupted = (record.status === "creating" || record.status === "destroying") && (record.lock === null || isAbandoned(record));
       const orphan = !keep.has(record.workspaceId) && !(record.status === "creating" && liveHolder(record));
       if (orphan || interrupted) await destroyWorkspace(db, home, record.workspaceId, owner);
     }
-    await reapAbandonedExecutions(db, owner);
-    respond({ type: "ok", protocolVersion: 1 });
+    await reapAbandonedExecutions(db, scope.map((record) => record.workspaceId));
+    respond({ type: "ok", protocolVersion: 1 }, owner.dialect);
     return 0;
   });
 }

@@ -1,13 +1,14 @@
 import { readSync } from "node:fs";
-import { LifecycleRequest, LifecycleResponse, ProtocolError, encodeFrame, parseMessage } from "../protocol/index.ts";
+import { LifecycleRequest, LifecycleResponse, ProtocolError, encodeFrame, parseMessage, type Dialect } from "../protocol/index.ts";
 import { writeStdout } from "../output.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { attachLifecycleLog, warnUnknownOptions } from "./call-log.ts";
+import { ownershipOf, type Ownership } from "../workspace/owner.ts";
 
 /** Upper bound on a lifecycle request; real ones are a few hundred bytes. */
 export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
-/** Reads stdin to EOF (bounded) and returns the one LifecycleRequest it must hold. */
+/** Reads stdin to EOF (bounded) and returns the one LifecycleRequest it must hold, in either dialect. */
 export function readLifecycleRequest(fd = 0): LifecycleRequest {
   return parseMessage(LifecycleRequest, readBounded(fd), "lifecycle request");
 }
@@ -46,15 +47,17 @@ function readBounded(fd: number): string {
   return text;
 }
 
-/** Writes one validated LifecycleResponse line to stdout. */
-export function respond(response: LifecycleResponse): void {
-  writeStdout(encodeFrame(LifecycleResponse, response, "lifecycle response"));
+/** Writes one LifecycleResponse line to stdout, validated and canonical in the request's dialect. */
+export function respond(response: LifecycleResponse, dialect: Dialect): void {
+  writeStdout(encodeFrame(LifecycleResponse[dialect], response, "lifecycle response"));
 }
 
 /** A lifecycle request with its options checked: nothing has been opened or changed yet. */
 export interface LifecycleCall {
   request: LifecycleRequest;
   options: RuntimeOptions;
+  /** Who the request speaks for: owner option, dialect, instance id, configuration. */
+  owner: Ownership;
 }
 
 /**
@@ -66,5 +69,5 @@ export function readLifecycleCall(): LifecycleCall {
   const unknown = warnUnknownOptions(request.options);
   const options = readOptions(request.options);
   attachLifecycleLog(options, unknown);
-  return { request, options };
+  return { request, options, owner: ownershipOf(request, options.owner) };
 }

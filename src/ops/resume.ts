@@ -12,8 +12,7 @@ import { readLifecycleCall, respond } from "./request.ts";
  * directory vanished is re-added for its branch. Missing → error.
  */
 export async function resume(invocation: Invocation): Promise<number> {
-  const { options } = readLifecycleCall();
-  const { owner } = options;
+  const { options, owner } = readLifecycleCall();
   // Fail closed: a workspace meant to be sandboxed is never made usable without a working sandbox.
   if (options.isolation === "sandbox") requireSandbox(options.network);
   const workspaceId = invocation.flags.get("workspace-id")!;
@@ -26,7 +25,7 @@ export async function resume(invocation: Invocation): Promise<number> {
     } finally {
       releaseLock(db, workspaceId);
     }
-    respond(stateResponse(getWorkspace(db, workspaceId)!, options));
+    respond(stateResponse(getWorkspace(db, workspaceId)!, options, owner.dialect), owner.dialect);
     return 0;
   });
 }

@@ -17,8 +17,7 @@ const KILL_WAIT_MS = 5000;
  * every member is gone. Works after the wrapper died; idempotent.
  */
 export async function signal(invocation: Invocation): Promise<number> {
-  const { options } = readLifecycleCall();
-  const { owner } = options;
+  const { options, owner } = readLifecycleCall();
   const workspaceId = invocation.flags.get("workspace-id")!;
   const execId = invocation.flags.get("exec-id")!;
   const name = invocation.flags.get("signal")!;
@@ -30,7 +29,7 @@ export async function signal(invocation: Invocation): Promise<number> {
   };
   return withExistingStore(options, async ({ db }) => {
     const workspace = getWorkspace(db, workspaceId);
-    if (workspace) assertOwner(workspaceId, workspace.owner, owner);
+    if (workspace) assertOwner(workspace, owner);
     const record = getExecution(db, workspaceId, execId);
     if (!record || record.pid === 0) return notReady();
     if (record.finishedAt !== null) return 0;

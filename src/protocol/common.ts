@@ -45,6 +45,12 @@ export const jsonMap = v.custom<Record<string, unknown>>(
   "Invalid type: expected an object",
 );
 
+/**
+ * `runtimeInstanceId` (later dialect): the hex SHA-256 of the daemon's home in practice, the same
+ * for all its runtimes; the schema asks only for a non-empty string, as the daemon's own does.
+ */
+export const runtimeInstanceId = v.pipe(v.string(), v.minLength(1));
+
 /** A non-negative integer. */
 export const nonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
 

@@ -1,5 +1,4 @@
-import type * as v from "valibot";
-import { ProtocolError, parseMessage, parseStrict } from "./errors.ts";
+import { ProtocolError, parseMessage, parseStrict, type MessageInput, type MessageOutput, type MessageSchema } from "./errors.ts";
 
 /** Largest frame the decoder accepts, newline excluded. Envelopes carry env maps, so be generous. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
@@ -10,7 +9,7 @@ const NEWLINE = 0x0a;
  * Canonical bytes of one frame: validated, keys in schema order, absent optionals dropped,
  * exactly one trailing newline.
  */
-export function encodeFrame<S extends v.GenericSchema>(schema: S, value: v.InferInput<S>, what: string): string {
+export function encodeFrame<S extends MessageSchema>(schema: S, value: MessageInput<S>, what: string): string {
   return `${JSON.stringify(parseStrict(schema, value, what))}\n`;
 }
 
@@ -19,7 +18,7 @@ export function encodeFrame<S extends v.GenericSchema>(schema: S, value: v.Infer
  * Chunks may cut anywhere, even inside a multi-byte UTF-8 character. The first error is
  * final: every later `push` or `end` throws it again, because the stream is broken.
  */
-export class FrameDecoder<S extends v.GenericSchema> {
+export class FrameDecoder<S extends MessageSchema> {
   #pending: Uint8Array[] = [];
   #pendingBytes = 0;
   #frames = 0;
@@ -35,7 +34,7 @@ export class FrameDecoder<S extends v.GenericSchema> {
   ) {}
 
   /** Feeds one chunk; returns every frame it completed, in order. Throws on the first bad one. */
-  push(chunk: Uint8Array): v.InferOutput<S>[] {
+  push(chunk: Uint8Array): MessageOutput<S>[] {
     return this.#guard(() => this.#push(chunk));
   }
 
@@ -65,8 +64,8 @@ export class FrameDecoder<S extends v.GenericSchema> {
     }
   }
 
-  #push(chunk: Uint8Array): v.InferOutput<S>[] {
-    const frames: v.InferOutput<S>[] = [];
+  #push(chunk: Uint8Array): MessageOutput<S>[] {
+    const frames: MessageOutput<S>[] = [];
     let start = 0;
     let nl = chunk.indexOf(NEWLINE);
     if (nl !== -1 && this.#pendingBytes > 0) {
@@ -116,7 +115,7 @@ export class FrameDecoder<S extends v.GenericSchema> {
   }
 
   /** Completes a frame from held bytes plus `tail`, decoding its UTF-8 on its own. */
-  #finish(tail: Uint8Array): v.InferOutput<S> {
+  #finish(tail: Uint8Array): MessageOutput<S> {
     const length = this.#pendingBytes + tail.length;
     this.#checkSize(length);
     const bytes = this.#pending.length === 0 ? tail : concat([...this.#pending, tail], length);
@@ -132,7 +131,7 @@ export class FrameDecoder<S extends v.GenericSchema> {
   }
 
   /** Checks and validates one frame of `length` bytes whose text is `text`. */
-  #parse(length: number, text: string): v.InferOutput<S> {
+  #parse(length: number, text: string): MessageOutput<S> {
     this.#checkSize(length);
     const index = ++this.#frames;
     if (length === 0) throw new ProtocolError(`${this.what} frame ${index}: empty line`);

@@ -1,5 +1,7 @@
 /** Public v1 protocol: schemas, derived types, framing and the fd 4 lifecycle checker. */
 export * from "./common.ts";
+export * from "./dialect.ts";
+export * from "./json.ts";
 export * from "./describe.ts";
 export * from "./lifecycle.ts";
 export * from "./control.ts";

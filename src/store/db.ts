@@ -1,13 +1,30 @@
 import { Database, constants } from "bun:sqlite";
 import { existsSync, realpathSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { scrubUrlCredentials } from "../redact.ts";
 import { checkHome, ensureHome, resolveHome, type HomeOptions } from "./home.ts";
+import { digestInputText } from "./input-digest.ts";
 
 /**
  * Bumped on every change. An older database is migrated (MIGRATIONS); a newer one is refused.
- * 2: workspaces record their root's identity (root_identity, checkout_identity, worktree_gitdir).
+ * 2: workspaces record their root's identity (root_identity, checkout_identity, worktree_gitdir),
+ *    keep their input without URL credentials plus a keyed digest of it (input_digest),
+ *    and the protocol dialect, runtime instance and configuration they belong to (dialect,
+ *    instance_id, configuration); the remote_placements table records where each workspace of
+ *    a `--remote` runtime lives (src/store/placements.ts).
  */
 export const SCHEMA_VERSION = 2;
+
+/** Where each workspace of a `--remote` runtime lives (src/store/placements.ts). */
+const REMOTE_PLACEMENTS = `
+CREATE TABLE remote_placements (
+  owner TEXT NOT NULL,
+  workspace_id TEXT NOT NULL,
+  host TEXT NOT NULL,
+  placed_at INTEGER NOT NULL,
+  PRIMARY KEY (owner, workspace_id)
+) STRICT;
+`;
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -15,6 +32,7 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 -- lock_*: identity of the process running a long operation on the row (create, pause, resume,
 -- destroy); a holder that is no longer alive is detected by identity and its work taken over.
 -- child_*: the git process that holder waits for, killed by whoever takes over.
+-- input_json: the create input without URL credentials (never stored in clear).
 CREATE TABLE workspaces (
   workspace_id TEXT PRIMARY KEY,
   owner TEXT NOT NULL,
@@ -37,7 +55,17 @@ CREATE TABLE workspaces (
   -- NULL for a workspace made before schema 2 until an exec or resume records it.
   root_identity TEXT,
   checkout_identity TEXT,
-  worktree_gitdir TEXT
+  worktree_gitdir TEXT,
+  -- HMAC-SHA-256 of the full create input, credentials included, under the home's input.key
+  -- (src/store/input-digest.ts): what a re-create is compared with.
+  input_digest TEXT NOT NULL DEFAULT '',
+  -- Who it belongs to beyond owner (see src/workspace/owner.ts): the protocol dialect it was
+  -- created in ('seed' for every schema 1 row), its daemon's runtimeInstanceId (later dialect
+  -- only), and the fingerprint of the daemon configuration that created or last reconciled it
+  -- (NULL for a schema 1 row until a reconcile lists it).
+  dialect TEXT NOT NULL DEFAULT 'seed' CHECK (dialect IN ('seed', 'later')),
+  instance_id TEXT,
+  configuration TEXT
 ) STRICT;
 CREATE INDEX workspaces_owner ON workspaces (owner);
 -- Serializes git worktree changes per repository (its common git dir) within this home:
@@ -68,19 +96,40 @@ CREATE TABLE executions (
   PRIMARY KEY (workspace_id, exec_id)
 ) STRICT;
 CREATE INDEX executions_live ON executions (workspace_id) WHERE finished_at IS NULL;
-`;
+${REMOTE_PLACEMENTS}`;
 
 /**
- * From version N to N + 1, run in order inside migrate()'s write transaction. Columns are
- * only ever added, so a migrated database is exactly a new one.
+ * From version N to N + 1, run in order inside migrate()'s write transaction (`home` holds the
+ * database). Columns are only ever added, so a migrated database is exactly a new one.
  */
-const MIGRATIONS: Record<number, string> = {
-  1: `
+const MIGRATIONS: Record<number, (db: Database, home: string) => void> = {
+  1: (db, home) => {
+    db.run(`
 ALTER TABLE workspaces ADD COLUMN root_identity TEXT;
 ALTER TABLE workspaces ADD COLUMN checkout_identity TEXT;
 ALTER TABLE workspaces ADD COLUMN worktree_gitdir TEXT;
-`,
+ALTER TABLE workspaces ADD COLUMN input_digest TEXT NOT NULL DEFAULT '';
+ALTER TABLE workspaces ADD COLUMN dialect TEXT NOT NULL DEFAULT 'seed' CHECK (dialect IN ('seed', 'later'));
+ALTER TABLE workspaces ADD COLUMN instance_id TEXT;
+ALTER TABLE workspaces ADD COLUMN configuration TEXT;
+${REMOTE_PLACEMENTS}`);
+    removeStoredCredentials(db, home);
+  },
 };
+
+/**
+ * Version 1 stored each create input verbatim, URL credentials included: keep a digest of it
+ * and the input without them. secure_delete zeroes the old text in the pages it leaves;
+ * openDatabase then truncates the WAL, which may hold older copies of it.
+ */
+function removeStoredCredentials(db: Database, home: string): void {
+  db.run("PRAGMA secure_delete = ON");
+  const rows = db.query("SELECT workspace_id AS id, input_json AS json FROM workspaces").all() as { id: string; json: string }[];
+  for (const { id, json } of rows) {
+    const scrubbed = JSON.stringify(scrubUrlCredentials(JSON.parse(json)));
+    db.run("UPDATE workspaces SET input_json = ?, input_digest = ? WHERE workspace_id = ?", [scrubbed, digestInputText(home, json), id]);
+  }
+}
 
 /** An open store plus the home it lives in. */
 export interface Store {
@@ -135,7 +184,8 @@ export function openDatabase(path: string): Database {
     db.run("PRAGMA synchronous = NORMAL");
     db.run("PRAGMA foreign_keys = ON");
     // Checked under the write lock: several processes may be creating the same new database.
-    db.transaction(() => migrate(db, path)).immediate();
+    const migrated = db.transaction(() => migrate(db, path)).immediate();
+    if (migrated) db.run("PRAGMA wal_checkpoint(TRUNCATE)");
     return db;
   } catch (error) {
     db.close();
@@ -143,14 +193,15 @@ export function openDatabase(path: string): Database {
   }
 }
 
-function migrate(db: Database, path: string): void {
+/** Creates the schema or migrates an older one; true when an existing database was migrated. */
+function migrate(db: Database, path: string): boolean {
   const hasMeta = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
   if (!hasMeta) {
     const tables = db.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number };
     if (tables.n > 0) throw new Error(`${path} is not a paseo-host-runtime database (tables without a schema version); refusing to touch it`);
     db.run(SCHEMA);
     db.run("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", [String(SCHEMA_VERSION)]);
-    return;
+    return false;
   }
   const row = db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | null;
   let version = Number(row?.value);
@@ -159,12 +210,31 @@ function migrate(db: Database, path: string): void {
       `${path} has schema version ${row?.value ?? "(none)"}, this binary understands versions 1 to ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,
     );
   }
-  if (version === SCHEMA_VERSION) return;
-  for (; version < SCHEMA_VERSION; version++) db.run(MIGRATIONS[version]!);
+  if (version === SCHEMA_VERSION) return false;
+  for (; version < SCHEMA_VERSION; version++) MIGRATIONS[version]!(db, dirname(path));
   db.run("UPDATE meta SET value = ? WHERE key = 'schema_version'", [String(SCHEMA_VERSION)]);
+  return true;
 }
 
 /** Milliseconds since the epoch, the unit of every *_at column. */
 export function now(): number {
   return Date.now();
+}
+
+/**
+ * The schema version a database file records, read without changing anything (no schema made,
+ * no migration): for `doctor`. Null when the file has no schema version.
+ */
+export function readSchemaVersion(path: string): { db: Database; version: number | null } {
+  const db = new Database(path, { readonly: true, strict: true });
+  try {
+    db.run("PRAGMA busy_timeout = 10000");
+    const hasMeta = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
+    const row = hasMeta ? (db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | null) : null;
+    const version = row === null ? null : Number(row.value);
+    return { db, version: Number.isInteger(version) ? version : null };
+  } catch (error) {
+    db.close();
+    throw error;
+  }
 }

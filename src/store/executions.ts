@@ -106,16 +106,6 @@ export function unfinishedExecutions(db: Database, workspaceId?: string): Execut
     .all(workspaceId) as ExecutionRecord[];
 }
 
-/** Unfinished executions of the workspaces recorded under `owner`. */
-export function unfinishedExecutionsOfOwner(db: Database, owner: string): ExecutionRecord[] {
-  return db
-    .query(
-      `SELECT ${columns("e.")} FROM executions e JOIN workspaces w ON w.workspace_id = e.workspace_id
-       WHERE e.finished_at IS NULL AND w.owner = ?1 ORDER BY e.started_at`,
-    )
-    .all(owner) as ExecutionRecord[];
-}
-
 /**
  * Finishes a reservation that has not launched yet (pid 0), so the wrapper's recordLaunch
  * fails and it stops what it started. False when it launched meanwhile: stop that instead.

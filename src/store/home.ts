@@ -1,5 +1,5 @@
-import { lstatSync, mkdirSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { dirname, isAbsolute, join } from "node:path";
 import { lazyOs } from "../platform/lazy.ts";
 
 /** The options that select a runtime home (options.ts has validated them). */
@@ -11,6 +11,11 @@ export interface HomeOptions {
 export function resolveHome(options: HomeOptions, env = process.env): string {
   if (options.stateDirectory !== undefined) return options.stateDirectory;
   if (env.PASEO_HOST_RUNTIME_HOME) return requireAbsolute(env.PASEO_HOST_RUNTIME_HOME, "PASEO_HOST_RUNTIME_HOME");
+  return defaultHome(env);
+}
+
+/** The home in the user's own state directory: what an unset stateDirectory and PASEO_HOST_RUNTIME_HOME mean. */
+export function defaultHome(env = process.env): string {
   if (env.XDG_STATE_HOME) return join(requireAbsolute(env.XDG_STATE_HOME, "XDG_STATE_HOME"), "paseo-host-runtime");
   const home = env.HOME || lazyOs().homedir();
   if (process.platform === "darwin") return join(home, "Library", "Application Support", "paseo-host-runtime");
@@ -23,33 +28,105 @@ function requireAbsolute(path: string, name: string): string {
 }
 
 /**
+ * What a runtime home holds (besides nothing): a directory holding anything else is not a home
+ * of its own. Add an entry here when the runtime starts keeping something new in the home.
+ */
+export const HOME_ENTRIES: readonly string[] = ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "state.sqlite-journal", "input.key", "workspaces", "log"];
+
+/**
+ * Whether `dir` holds nothing but what a runtime home holds, and is not a shared directory
+ * (sticky, like /tmp): only then is changing its owner or mode a fix rather than a hazard.
+ */
+export function isOwnHome(dir: string): boolean {
+  try {
+    if ((lstatSync(dir).mode & 0o1000) !== 0) return false;
+    return readdirSync(dir).every((entry) => HOME_ENTRIES.includes(entry));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why a home is refused. `path` is what is wrong: the home itself, or (for the `ancestor-*`
+ * kinds) the nearest existing directory above a home that does not exist yet.
+ */
+export type HomeProblem = "not-directory" | "symlink" | "owner" | "mode" | "ancestor-not-directory" | "ancestor-not-writable";
+
+/** A runtime home (or a private directory in it) that cannot be used or created. */
+export class HomeError extends Error {
+  override name = "HomeError";
+  constructor(
+    message: string,
+    readonly problem: HomeProblem,
+    readonly path: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
  * Creates the home (mode 0700) when missing and refuses one another user could tamper with:
  * the store decides which processes get signalled and which directories get deleted.
  */
 export function ensureHome(home: string): string {
-  mkdirSync(home, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw creationProblem(home) ?? new Error(`cannot create runtime home ${home}: ${(error as Error).message}`);
+  }
   checkHome(home);
   return home;
 }
 
 /** Throws when `home` is not a directory owned by us and closed to group and others. */
 export function checkHome(home: string): void {
-  checkPrivateDirectory(home, "runtime home");
+  checkPrivateDirectory(home, "runtime home", () => isOwnHome(home));
 }
 
 /**
- * Throws when `path` (named `what` in the message) is not a real directory owned by this user,
- * closed to group and others: the same rule for the home and for what the runtime makes in it.
+ * Throws a HomeError when `path` (named `what` in the message) is not a real directory owned by
+ * this user, closed to group and others: the same rule for the home and for what the runtime
+ * makes in it. `ownDirectory` says whether chmod is the runtime's to suggest (never for a
+ * shared directory like /tmp); it is asked only when the mode is wrong.
  */
-export function checkPrivateDirectory(path: string, what: string): void {
+export function checkPrivateDirectory(path: string, what: string, ownDirectory: () => boolean = () => true): void {
   const stat = lstatSync(path);
-  if (!stat.isDirectory()) throw new Error(`${what} ${path} is not a directory`);
+  if (stat.isSymbolicLink()) throw new HomeError(`${what} ${path} is a symbolic link; refusing to follow it (give the directory it points to)`, "symlink", path);
+  if (!stat.isDirectory()) throw new HomeError(`${what} ${path} is not a directory`, "not-directory", path);
   const uid = process.getuid?.();
   if (uid !== undefined && stat.uid !== uid) {
-    throw new Error(`${what} ${path} is owned by uid ${stat.uid}, not by this user (uid ${uid}); refusing to use it`);
+    throw new HomeError(`${what} ${path} is owned by uid ${stat.uid}, not by this user (uid ${uid}); refusing to use it`, "owner", path);
   }
   if ((stat.mode & 0o022) !== 0) {
-    const mode = (stat.mode & 0o777).toString(8);
-    throw new Error(`${what} ${path} is group- or world-writable (mode ${mode}); fix it with: chmod 700 ${path}`);
+    const mode = (stat.mode & 0o7777).toString(8);
+    const fix = ownDirectory() ? `fix it with: chmod 700 ${path}` : "it is not a directory of its own (shared, or it holds other files): use a directory of its own";
+    throw new HomeError(`${what} ${path} is group- or world-writable (mode ${mode}); ${fix}`, "mode", path);
   }
+}
+
+/**
+ * Why a home that does not exist yet could not be created, or null when it can: the nearest
+ * existing path above it must be a directory this user may write into.
+ */
+export function creationProblem(home: string): HomeError | null {
+  let ancestor = dirname(home);
+  while (!existsSync(ancestor) && ancestor !== dirname(ancestor)) ancestor = dirname(ancestor);
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(ancestor).isDirectory();
+  } catch {
+    // A dangling symlink or an unreadable entry: not a directory we can create anything in.
+  }
+  if (!isDirectory) return new HomeError(`runtime home ${home} cannot be created: ${ancestor} is not a directory`, "ancestor-not-directory", ancestor);
+  try {
+    accessSync(ancestor, constants.W_OK | constants.X_OK);
+  } catch {
+    const uid = process.getuid?.();
+    return new HomeError(
+      `runtime home ${home} does not exist and cannot be created: ${ancestor} is not writable by this user${uid === undefined ? "" : ` (uid ${uid})`}`,
+      "ancestor-not-writable",
+      ancestor,
+    );
+  }
+  return null;
 }

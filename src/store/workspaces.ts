@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import type { Dialect } from "../protocol/index.ts";
 import { now } from "./db.ts";
 
 /**
@@ -56,9 +57,17 @@ export interface Confinement {
 export interface WorkspaceRecord {
   workspaceId: string;
   owner: string;
+  /** The protocol dialect it was created in; requests in the other dialect are refused. */
+  dialect: Dialect;
+  /** The later dialect's runtimeInstanceId of the daemon that created it (null in the seed dialect). */
+  instanceId: string | null;
+  /** Fingerprint of the daemon configuration it belongs to (null: created before schema v2). */
+  configuration: string | null;
   status: WorkspaceStatus;
-  /** The create input, as validated (canonical key order). */
+  /** The create input, as validated (canonical key order), without URL credentials. */
   input: unknown;
+  /** Keyed digest of the full create input, credentials included (store/input-digest.ts). */
+  inputDigest: string;
   /** The `hostDirectory` option in effect when created. */
   hostDirectory: "adopt" | "clone";
   kind: MaterializationKind | null;
@@ -79,8 +88,12 @@ export interface WorkspaceRecord {
 interface Row {
   workspace_id: string;
   owner: string;
+  dialect: Dialect;
+  instance_id: string | null;
+  configuration: string | null;
   status: WorkspaceStatus;
   input_json: string;
+  input_digest: string;
   host_directory: "adopt" | "clone";
   kind: MaterializationKind | null;
   root: string | null;
@@ -102,8 +115,12 @@ function fromRow(row: Row): WorkspaceRecord {
   return {
     workspaceId: row.workspace_id,
     owner: row.owner,
+    dialect: row.dialect,
+    instanceId: row.instance_id,
+    configuration: row.configuration,
     status: row.status,
     input: JSON.parse(row.input_json),
+    inputDigest: row.input_digest,
     hostDirectory: row.host_directory,
     kind: row.kind,
     root: row.root,
@@ -132,23 +149,49 @@ export function listWorkspaces(db: Database, owner?: string): WorkspaceRecord[] 
   return (rows as Row[]).map(fromRow);
 }
 
-/** Records the intent to create a workspace, locked by `holder`. Fails if the id exists. */
+/** What a new row records about who made it; a row without these is a seed-dialect one of unknown configuration. */
+export interface Provenance {
+  owner: string;
+  dialect?: Dialect;
+  instanceId?: string | null;
+  configuration?: string | null;
+}
+
+/**
+ * Records the intent to create a workspace, locked by `holder`. Fails if the id exists.
+ * `input` must already be without credentials; `inputDigest` covers the full input.
+ */
 export function insertCreating(
   db: Database,
-  row: { workspaceId: string; owner: string; input: unknown; hostDirectory: "adopt" | "clone"; holder: ProcessIdentity; op: string },
+  row: Provenance & { workspaceId: string; input: unknown; inputDigest: string; hostDirectory: "adopt" | "clone"; holder: ProcessIdentity; op: string },
 ): void {
   const at = now();
   db.query(
-    `INSERT INTO workspaces (workspace_id, owner, status, input_json, host_directory, details_json,
+    `INSERT INTO workspaces (workspace_id, owner, dialect, instance_id, configuration, status, input_json, input_digest, host_directory, details_json,
        lock_pid, lock_start, lock_boot, lock_op, created_at, updated_at)
-     VALUES (?1, ?2, 'creating', ?3, ?4, '{}', ?5, ?6, ?7, ?8, ?9, ?9)`,
-  ).run(row.workspaceId, row.owner, JSON.stringify(row.input), row.hostDirectory, row.holder.pid, row.holder.startTicks, row.holder.bootId, row.op, at);
+     VALUES (?1, ?2, ?3, ?4, ?5, 'creating', ?6, ?7, ?8, '{}', ?9, ?10, ?11, ?12, ?13, ?13)`,
+  ).run(
+    row.workspaceId,
+    row.owner,
+    row.dialect ?? "seed",
+    row.instanceId ?? null,
+    row.configuration ?? null,
+    JSON.stringify(row.input),
+    row.inputDigest,
+    row.hostDirectory,
+    row.holder.pid,
+    row.holder.startTicks,
+    row.holder.bootId,
+    row.op,
+    at,
+  );
 }
 
 /** Fields a caller may change on a row. */
 export interface WorkspacePatch {
   status?: WorkspaceStatus;
   input?: unknown;
+  inputDigest?: string;
   hostDirectory?: "adopt" | "clone";
   kind?: MaterializationKind | null;
   root?: string | null;
@@ -156,6 +199,8 @@ export interface WorkspacePatch {
   lock?: { holder: ProcessIdentity; op: string } | null;
   child?: { pid: number; startTicks: number } | null;
   confinement?: Confinement | null;
+  /** Reconcile adopts a listed workspace into the configuration that listed it. */
+  configuration?: string;
 }
 
 /** Applies `patch` to a row; returns false when no such row exists. */
@@ -168,6 +213,7 @@ export function updateWorkspace(db: Database, workspaceId: string, patch: Worksp
   };
   if (patch.status !== undefined) set("status", patch.status);
   if (patch.input !== undefined) set("input_json", JSON.stringify(patch.input));
+  if (patch.inputDigest !== undefined) set("input_digest", patch.inputDigest);
   if (patch.hostDirectory !== undefined) set("host_directory", patch.hostDirectory);
   if (patch.kind !== undefined) set("kind", patch.kind);
   if (patch.root !== undefined) set("root", patch.root);
@@ -187,6 +233,7 @@ export function updateWorkspace(db: Database, workspaceId: string, patch: Worksp
     set("checkout_identity", patch.confinement?.checkout ?? null);
     set("worktree_gitdir", patch.confinement?.gitdir ?? null);
   }
+  if (patch.configuration !== undefined) set("configuration", patch.configuration);
   set("updated_at", now());
   values.push(workspaceId);
   const result = db.query(`UPDATE workspaces SET ${sets.join(", ")} WHERE workspace_id = ?${values.length}`).run(...values);

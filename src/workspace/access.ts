@@ -3,14 +3,17 @@ import type { Database } from "bun:sqlite";
 import { closeDescriptor } from "../platform/directory.ts";
 import { getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { openRoot, RootProblem, sameConfinement, type OpenRoot } from "./confinement.ts";
-import { assertOwner } from "./owner.ts";
+import { assertOwner, type Ownership } from "./owner.ts";
 
-/** Throws unless the workspace exists, belongs to `owner` and is ready. One primary-key lookup. */
-export function requireReadyWorkspace(db: Database, workspaceId: string, owner: string): WorkspaceRecord {
+/**
+ * Throws unless the workspace exists, belongs to `owner` (owner, dialect, instance) and is
+ * ready. One primary-key lookup.
+ */
+export function requireReadyWorkspace(db: Database, workspaceId: string, owner: Ownership): WorkspaceRecord {
   const name = JSON.stringify(workspaceId);
   const record = getWorkspace(db, workspaceId);
   if (!record) throw new Error(`workspace ${name} does not exist`);
-  assertOwner(workspaceId, record.owner, owner);
+  assertOwner(record, owner);
   if (record.status === "creating" || record.status === "destroying") throw new Error(`workspace ${name} does not exist`);
   if (record.status === "paused") throw new Error(`workspace ${name} is paused`);
   return record;
@@ -41,7 +44,7 @@ export function openUsableRoot(db: Database, record: WorkspaceRecord): OpenRoot 
  * either is seen and stopped by pause, or sees "paused" here and must not go on.
  * On success `fn` owns `root.fd` (it must close it); if `fn` throws, it is closed here.
  */
-export function whileReady<T>(db: Database, workspaceId: string, owner: string, fn: (root: OpenRoot, record: WorkspaceRecord) => T): T {
+export function whileReady<T>(db: Database, workspaceId: string, owner: Ownership, fn: (root: OpenRoot, record: WorkspaceRecord) => T): T {
   return db
     .transaction(() => {
       const record = requireReadyWorkspace(db, workspaceId, owner);

@@ -5,15 +5,14 @@
 import type { Database } from "bun:sqlite";
 import { stopWorkspaceExecutions } from "./executions.ts";
 import { diagnose } from "../output.ts";
-import type { CreateInput } from "../protocol/index.ts";
 import { selfIdentity } from "../platform/process.ts";
 import { deleteExecutions } from "../store/executions.ts";
-import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
+import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type MaterializationKind, type WorkspaceRecord } from "../store/workspaces.ts";
 import type { Built } from "./materialize.ts";
 import { captureConfinement, RootProblem } from "./confinement.ts";
-import { createConflict } from "./input.ts";
+import { createConflict, type KeptInput } from "./input.ts";
 import { childTracker, repoGuard, liveHolder, reapOrphanChild, releaseLock, takeLock, untilFree, write } from "./lock.ts";
-import { assertOwner } from "./owner.ts";
+import { assertOwner, type Ownership } from "./owner.ts";
 import { removeOwned } from "./remove.ts";
 
 /** A create either answers an existing workspace or holds the lock on a fresh `creating` record. */
@@ -24,16 +23,17 @@ export type CreateClaim = { existing: WorkspaceRecord } | { existing: null; aban
  * answer (idempotence); with another input it is a conflict. A create or destroy still running
  * is waited for; one whose process died is taken over (`abandoned`, to be recovered).
  */
-export async function claimCreate(db: Database, input: CreateInput, owner: string, hostDirectory: "adopt" | "clone"): Promise<CreateClaim> {
+export async function claimCreate(db: Database, kept: KeptInput, owner: Ownership, hostDirectory: "adopt" | "clone"): Promise<CreateClaim> {
+  const { input, inputDigest } = kept;
   const workspaceId = input.workspaceId;
   return await untilFree<CreateClaim>(db, workspaceId, (record) => {
     if (!record) {
-      insertCreating(db, { workspaceId, owner, input, hostDirectory, holder: selfIdentity(), op: "create" });
+      insertCreating(db, { workspaceId, ...owner, input, inputDigest, hostDirectory, holder: selfIdentity(), op: "create" });
       return { done: { existing: null, abandoned: null } };
     }
-    assertOwner(workspaceId, record.owner, owner);
+    assertOwner(record, owner);
     if (record.status === "ready" || record.status === "paused") {
-      const conflict = createConflict(record, { input, hostDirectory });
+      const conflict = createConflict(record, { input, inputDigest, hostDirectory });
       if (conflict) {
         throw new Error(`workspace ${JSON.stringify(workspaceId)} already exists with a different create input: ${conflict}; destroy it first or use another workspace id`);
       }
@@ -48,9 +48,9 @@ export async function claimCreate(db: Database, input: CreateInput, owner: strin
 /**
  * Cleans up after a create or destroy that died midway: kills the git it left running, stops
  * any execution, removes its storage (undoing a create's branch and seed), then makes the
- * record a fresh `creating` record for `input`.
+ * record a fresh `creating` record for the kept input.
  */
-export async function recoverAbandoned(db: Database, home: string, previous: WorkspaceRecord, input: CreateInput, hostDirectory: "adopt" | "clone"): Promise<void> {
+export async function recoverAbandoned(db: Database, home: string, previous: WorkspaceRecord, kept: KeptInput, hostDirectory: "adopt" | "clone"): Promise<void> {
   const workspaceId = previous.workspaceId;
   diagnose(`workspace ${JSON.stringify(workspaceId)}: cleaning up after an interrupted ${previous.lockOp ?? previous.status} (pid ${previous.lock?.pid ?? "?"})`);
   await reapOrphanChild(db, previous);
@@ -63,8 +63,13 @@ export async function recoverAbandoned(db: Database, home: string, previous: Wor
   });
   write(db, () => {
     deleteExecutions(db, workspaceId);
-    updateWorkspace(db, workspaceId, { status: "creating", input, hostDirectory, kind: null, root: null, details: {} });
+    updateWorkspace(db, workspaceId, { status: "creating", input: kept.input, inputDigest: kept.inputDigest, hostDirectory, kind: null, root: null, details: {} });
   });
+}
+
+/** Whether a create that built `kind` made fresh content (a clone, copy or worktree), as opposed to adopting a directory in place. */
+export function madeFreshContent(kind: MaterializationKind): boolean {
+  return kind !== "adopted";
 }
 
 /** Durably records what materialization is about to make. */

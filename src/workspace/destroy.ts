@@ -4,7 +4,7 @@ import { stopWorkspaceExecutions } from "./executions.ts";
 import { deleteExecutions } from "../store/executions.ts";
 import { deleteWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { childTracker, repoGuard, liveHolder, reapOrphanChild, takeLock, untilFree, write } from "./lock.ts";
-import { assertOwner } from "./owner.ts";
+import { assertOwner, type Ownership } from "./owner.ts";
 import { removeOwned } from "./remove.ts";
 import { logLine } from "../log/runtime-log.ts";
 
@@ -15,10 +15,10 @@ import { logLine } from "../log/runtime-log.ts";
  * A create that died midway is undone completely, including the branch it made.
  * Returns false when there was nothing to destroy.
  */
-export async function destroyWorkspace(db: Database, home: string, workspaceId: string, owner: string): Promise<boolean> {
+export async function destroyWorkspace(db: Database, home: string, workspaceId: string, owner: Ownership): Promise<boolean> {
   const previous = await untilFree<WorkspaceRecord | null>(db, workspaceId, (record) => {
     if (!record) return { done: null };
-    assertOwner(workspaceId, record.owner, owner);
+    assertOwner(record, owner);
     if (liveHolder(record)) return { wait: record };
     takeLock(db, workspaceId, "destroy");
     updateWorkspace(db, workspaceId, { status: "destroying" });

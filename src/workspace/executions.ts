@@ -1,7 +1,7 @@
 /** A workspace's executions as a whole: stop them all (pause, destroy), reap abandoned ones (reconcile). */
 import type { Database } from "bun:sqlite";
 import { isSameLiveProcess } from "../platform/process.ts";
-import { cancelReservation, markFinished, unfinishedExecutions, unfinishedExecutionsOfOwner, type ExecutionRecord } from "../store/executions.ts";
+import { cancelReservation, markFinished, unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
 import { stopWorkload, workloadMembers, type WorkloadIdentity } from "../platform/process-group.ts";
 
 /** The identity part of an execution record. */
@@ -30,13 +30,13 @@ export async function stopWorkspaceExecutions(db: Database, workspaceId: string,
 }
 
 /**
- * Reconcile's sweep, limited to one owner's workspaces. An execution whose wrapper lives is the
+ * Reconcile's sweep, limited to the workspaces in its scope. An execution whose wrapper lives is the
  * wrapper's to finish (it may be launching right now); otherwise a live workload is killed
  * (nobody is left to report or clean it up) and the record marked finished.
  */
-export async function reapAbandonedExecutions(db: Database, owner: string): Promise<number> {
+export async function reapAbandonedExecutions(db: Database, workspaceIds: readonly string[]): Promise<number> {
   let reaped = 0;
-  for (const record of unfinishedExecutionsOfOwner(db, owner)) {
+  for (const record of workspaceIds.flatMap((id) => unfinishedExecutions(db, id))) {
     if (isSameLiveProcess(record.wrapperPid, record.wrapperStartTicks)) continue;
     if (workloadMembers(identityOf(record)).length > 0) await stopWorkload(identityOf(record), 0);
     markFinished(db, record.workspaceId, record.execId);

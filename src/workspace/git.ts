@@ -1,61 +1,14 @@
 /**
- * Running git for materialization. Git gets the runtime's environment minus everything that
- * would point it at another repository, never our stdout (that is protocol only), and a failed
- * git's stderr is quoted in the error.
+ * Running git for materialization. Git gets the environment of git-environment.ts, never our
+ * stdout (that is protocol only), a bound on its run time, and a watchdog that ends it when
+ * we die; a failed git's stderr is quoted in the error.
  */
 import { isTerminal } from "../platform/tty.ts";
 import { writeAll } from "../output.ts";
 import { redactCredentials } from "../redact.ts";
-import { readProcess } from "../platform/process.ts";
-
-/**
- * Variables that redirect git to another repository, index or object store (the list of
- * `git rev-parse --local-env-vars` in git 2.39, plus discovery limits). Inherited from a daemon
- * that itself runs inside a git hook, they would make us act on the wrong repository.
- */
-const REDIRECTING = [
-  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-  "GIT_CONFIG",
-  "GIT_CONFIG_PARAMETERS",
-  "GIT_CONFIG_COUNT",
-  "GIT_OBJECT_DIRECTORY",
-  "GIT_DIR",
-  "GIT_WORK_TREE",
-  "GIT_IMPLICIT_WORK_TREE",
-  "GIT_GRAFT_FILE",
-  "GIT_INDEX_FILE",
-  "GIT_NO_REPLACE_OBJECTS",
-  "GIT_REPLACE_REF_BASE",
-  "GIT_PREFIX",
-  "GIT_INTERNAL_SUPER_PREFIX",
-  "GIT_SHALLOW_FILE",
-  "GIT_COMMON_DIR",
-  "GIT_CEILING_DIRECTORIES",
-  "GIT_DISCOVERY_ACROSS_FILESYSTEM",
-  "GIT_NAMESPACE",
-];
-
-/** The environment git runs with. Never prompts: nobody is there to answer. */
-export function gitEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(env)) {
-    if (value === undefined || REDIRECTING.includes(key) || key.startsWith("GIT_CONFIG_KEY_") || key.startsWith("GIT_CONFIG_VALUE_")) continue;
-    out[key] = value;
-  }
-  out.GIT_TERMINAL_PROMPT = "0";
-  return out;
-}
-
-let cachedGit: string | undefined;
-
-/** Absolute path of git on the runtime's PATH. */
-export function gitPath(): string {
-  if (cachedGit) return cachedGit;
-  const found = Bun.which("git", { PATH: process.env.PATH ?? "" });
-  if (!found) throw new Error(`git was not found on PATH (${process.env.PATH ?? "unset"}); install git 2.17 or newer (paseo-host-runtime doctor checks it)`);
-  cachedGit = found;
-  return found;
-}
+import { bootId, readProcess } from "../platform/process.ts";
+import { stopWorkload } from "../platform/process-group.ts";
+import { gitEnvironment, gitPath, LOCAL_GIT, type GitSettings } from "./git-environment.ts";
 
 /** A git command that failed: the message quotes git's stderr. */
 export class GitError extends Error {
@@ -86,6 +39,14 @@ export function gitQuery(cwd: string, args: readonly string[]): string | null {
   return result.stdout.toString().trim();
 }
 
+/** A git command that ran longer than options.gitTimeoutMs; its whole process group was killed. */
+export class GitTimeoutError extends Error {
+  override name = "GitTimeoutError";
+  constructor(args: readonly string[], cwd: string, timeoutMs: number) {
+    super(`git ${args.join(" ")} in ${cwd} did not finish within ${timeoutMs} ms (options.gitTimeoutMs); it and every process it started were killed`);
+  }
+}
+
 /** The git process a lock holder is waiting for, so a takeover can kill it. */
 export interface ChildTracker {
   started(child: { pid: number; startTicks: number }): void;
@@ -93,47 +54,101 @@ export interface ChildTracker {
 }
 
 /**
+ * The gate git runs behind, in its own session. `sh` waits for "go" on stdin (sent once the
+ * child's identity is on record), starts a watchdog that keeps the other end of that pipe,
+ * and becomes git. The runtime says "done" when git has ended. If instead the pipe closes
+ * (the runtime died, however), the watchdog ends git's whole process group: SIGTERM so git
+ * removes its lock files, then SIGKILL once git is gone (dead or a zombie nobody reaped yet:
+ * an orphan's new parent may be slow to reap) or after 2 s. The watchdog ignores
+ * SIGTERM (it is in that group) and leaves stdout/stderr alone, so it never keeps our read
+ * of git's stderr open.
+ */
+const GATE = [
+  "read -r go || exit 1",
+  "exec 3<&0 </dev/null",
+  '( trap "" TERM INT HUP; read -r why <&3; [ "$why" = done ] && exit 0; kill -TERM 0; n=0; ' +
+    'while [ $n -lt 20 ] && kill -0 $$ && ! ps -o stat= -p $$ | grep -q Z; do sleep 0.1; n=$((n+1)); done; kill -KILL 0 ) >/dev/null 2>&1 &',
+  'exec "$@" 3<&-',
+].join("\n");
+
+/** How long the watchdog gives git after SIGTERM before SIGKILL (its loop: 20 × 0.1 s). */
+const GIT_STOP_GRACE_MS = 2000;
+
+/**
  * Runs a git command that changes the disk (clone, worktree add, fetch, checkout). Its stdout
  * goes to our stderr; its stderr is shown live on a terminal (with progress), otherwise
  * captured and quoted on failure.
  *
- * With a tracker, git runs in its own session behind a one-line gate: `sh` waits for "go" on
- * stdin and only then becomes git. The child's identity is recorded before the gate opens, so
- * if we are killed at any instant either git never started or its identity is on record and
- * whoever takes over the workspace kills it before cleaning up.
+ * git runs in its own session behind GATE. The child's identity is recorded before the gate
+ * opens, so if we are killed at any instant either git never started, or the watchdog ends it
+ * at once (and its identity is on record for whoever takes over the workspace). After
+ * `settings.policy.timeoutMs` git's whole process group is killed and GitTimeoutError thrown.
  */
-export async function gitRun(cwd: string, args: readonly string[], tracker?: ChildTracker): Promise<void> {
+export async function gitRun(cwd: string, args: readonly string[], tracker: ChildTracker, settings: GitSettings = LOCAL_GIT): Promise<void> {
   const live = isTerminal(2);
-  const argv = [gitPath(), ...args];
-  const cmd = tracker ? ["/bin/sh", "-c", 'read -r go && exec "$@"', "paseo-git-gate", ...argv] : argv;
   const proc = Bun.spawn({
-    cmd,
+    cmd: ["/bin/sh", "-c", GATE, "paseo-git-gate", gitPath(), ...args],
     cwd,
-    env: gitEnvironment(),
-    stdin: tracker ? "pipe" : "ignore",
+    env: gitEnvironment(settings, cwd),
+    stdin: "pipe",
     stdout: 2,
     stderr: live ? "inherit" : "pipe",
-    detached: tracker !== undefined,
+    detached: true,
   });
-  if (tracker) openGate(proc, tracker);
+  const startTicks = openGate(proc, tracker);
+  let stopping: Promise<void> | null = null;
+  const timer = setTimeout(() => (stopping = expire(proc, startTicks)), settings.policy.timeoutMs);
   const stderr = live ? "" : await new Response(proc.stderr as ReadableStream).text();
   const code = await proc.exited;
-  tracker?.finished();
+  clearTimeout(timer);
+  if (stopping) await stopping;
+  else tellWatchdog(proc, "done");
+  tracker.finished();
+  if (stopping) throw new GitTimeoutError(args, cwd, settings.policy.timeoutMs);
   if (code !== 0) throw new GitError(args, cwd, proc.exitCode, live ? "(see git's output above)" : stderr);
   // Warnings of a successful git stay visible to whoever reads our stderr.
   if (!live && stderr.trim() !== "") forward(stderr);
 }
 
-function openGate(proc: Bun.Subprocess<"pipe", number, "pipe" | "inherit">, tracker: ChildTracker): void {
-  // The gate opens only once the identity is on record; otherwise EOF makes `read` fail and
-  // git never runs (also when recording throws).
+/**
+ * Records the child and opens the gate; returns the child's start time. The gate opens only
+ * once the identity is on record; otherwise EOF makes `read` fail and git never runs (also
+ * when recording throws).
+ */
+function openGate(proc: Bun.Subprocess<"pipe", number, "pipe" | "inherit">, tracker: ChildTracker): number {
+  let opened = false;
   try {
     const info = readProcess(proc.pid);
-    if (!info) return;
+    if (!info) return -1;
     tracker.started({ pid: proc.pid, startTicks: info.startTicks });
     proc.stdin.write("go\n");
+    void proc.stdin.flush();
+    opened = true;
+    return info.startTicks;
   } finally {
+    if (!opened) void proc.stdin.end();
+  }
+}
+
+/**
+ * Ends a git whose time is up the way the runtime's death would: closing the pipe sets the
+ * watchdog off (SIGTERM, then SIGKILL), so the kill completes even if we die meanwhile. Then
+ * whatever is left gets SIGKILL (the watchdog itself, or everything if it never ran), and we
+ * wait until the group and session are empty.
+ */
+async function expire(proc: Bun.Subprocess<"pipe", number, "pipe" | "inherit">, startTicks: number): Promise<void> {
+  tellWatchdog(proc, null);
+  await Promise.race([proc.exited, Bun.sleep(GIT_STOP_GRACE_MS + 1000)]);
+  await stopWorkload({ pid: proc.pid, pgid: proc.pid, startTicks, bootId: bootId() }, 0);
+}
+
+/** Sends the watchdog its last line (none: it ends git) and closes the pipe (it may be gone already). */
+function tellWatchdog(proc: Bun.Subprocess<"pipe", number, "pipe" | "inherit">, line: string | null): void {
+  try {
+    if (line !== null) proc.stdin.write(`${line}\n`);
     void proc.stdin.end();
+  } catch {
+    // The gate never opened (pipe already closed) or the watchdog is gone: nothing listens.
   }
 }
 

@@ -10,7 +10,7 @@ import { diagnose } from "../output.ts";
 import { bootId, isSameLiveProcess, selfIdentity } from "../platform/process.ts";
 import { deleteRepoLock, getRepoLock, getWorkspace, setRepoLock, updateWorkspace, type ProcessIdentity, type WorkspaceRecord } from "../store/workspaces.ts";
 import type { ChildTracker } from "./git.ts";
-import { assertOwner } from "./owner.ts";
+import { assertOwner, type Ownership } from "./owner.ts";
 
 /** True when the recorded process is still the same live process. */
 export function isAlive(holder: ProcessIdentity): boolean {
@@ -64,10 +64,10 @@ export async function untilFree<T>(db: Database, workspaceId: string, attempt: (
  * it, and sets `status` in the same transaction when given. Missing, still being created or
  * being destroyed: "does not exist". Returns the record as it was before the claim.
  */
-export async function claimExisting(db: Database, workspaceId: string, owner: string, op: string, status?: "ready" | "paused"): Promise<WorkspaceRecord> {
+export async function claimExisting(db: Database, workspaceId: string, owner: Ownership, op: string, status?: "ready" | "paused"): Promise<WorkspaceRecord> {
   return await untilFree<WorkspaceRecord>(db, workspaceId, (record) => {
     if (!record) throw new Error(`workspace ${JSON.stringify(workspaceId)} does not exist`);
-    assertOwner(workspaceId, record.owner, owner);
+    assertOwner(record, owner);
     if (record.status === "creating" || record.status === "destroying") throw new Error(`workspace ${JSON.stringify(workspaceId)} does not exist`);
     if (liveHolder(record)) return { wait: record };
     updateWorkspace(db, workspaceId, { lock: { holder: selfIdentity(), op }, ...(status ? { status } : {}) });

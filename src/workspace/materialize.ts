@@ -8,6 +8,8 @@ import { dirname, join } from "node:path";
 import type { CreateInput } from "../protocol/index.ts";
 import type { MaterializationKind, WorkspaceDetails } from "../store/workspaces.ts";
 import { copyTree } from "./copy.ts";
+import type { GitSettings } from "./git-environment.ts";
+import { isDiscovery } from "./input.ts";
 import { gitRun, type ChildTracker } from "./git.ts";
 import type { RepoGuard } from "./lock.ts";
 import { checkoutDir, confine, isInside, storageDir, workspaceKey, workspacesDir } from "./paths.ts";
@@ -31,7 +33,10 @@ import { addWorktree } from "./worktree.ts";
 /** What materialization needs from the create that runs it. */
 export interface MaterializeContext {
   home: string;
+  /** The create input as stored: a git URL without its credential. */
   input: CreateInput;
+  /** The operator's bounds on git, and the credential taken out of the source URL (if any). */
+  git: GitSettings;
   hostDirectory: "adopt" | "clone";
   /** Durably records what is about to be made (replaces the previous note). */
   note(kind: MaterializationKind, details: WorkspaceDetails): void;
@@ -56,7 +61,7 @@ export async function materialize(ctx: MaterializeContext): Promise<Built> {
       : await fromHostDirectory(ctx, hostSource(source.path));
   const details = { ...built.details, markFirstAgentBranchAutoName: ctx.input.markFirstAgentBranchAutoName };
   const result = { ...built, details };
-  if (ctx.input.seedPaseoConfigFrom !== undefined) seedConfig(ctx, result, ctx.input.seedPaseoConfigFrom);
+  if (ctx.input.seedPaseoConfigFrom !== undefined && !isDiscovery(ctx.input)) seedConfig(ctx, result, ctx.input.seedPaseoConfigFrom);
   return result;
 }
 
@@ -104,8 +109,8 @@ async function cloneHost(ctx: MaterializeContext, repo: RepoInfo): Promise<Built
   const branch = currentBranch(repo.toplevel);
   const checkout = prepareCheckout(ctx);
   ctx.note("clone", { checkout });
-  await gitRun(dirname(checkout), ["clone", "--no-checkout", "--", repo.toplevel, checkout], ctx.tracker);
-  await gitRun(checkout, branch ? ["checkout", "-B", branch, head] : ["checkout", "--detach", head], ctx.tracker);
+  await gitRun(dirname(checkout), ["clone", "--no-checkout", "--", repo.toplevel, checkout], ctx.tracker, hostGit(ctx));
+  await gitRun(checkout, branch ? ["checkout", "-B", branch, head] : ["checkout", "--detach", head], ctx.tracker, hostGit(ctx));
   const base = confine(checkout, repo.prefix, "the source directory");
   return { kind: "clone", root: confine(base, relativeCwd(ctx), "input.placement.relativeCwd"), details: { checkout, branch, head } };
 }
@@ -128,23 +133,23 @@ async function addOwnWorktree(ctx: MaterializeContext, repo: RepoInfo, checkout:
     if (!base) throw new Error(`base ref ${JSON.stringify(action.base)} does not name a commit in ${repo.toplevel}`);
     const noted = { ...details, branchChange: { name: action.branch, before: null, after: base } };
     ctx.note("worktree", noted);
-    await addWorktree(repo.toplevel, checkout, { newBranch: action.branch, base: action.base }, ctx.tracker);
+    await addWorktree(repo.toplevel, checkout, { newBranch: action.branch, base: action.base }, ctx.tracker, hostGit(ctx));
     return noted;
   }
   if (action.type === "checkout") {
     ctx.note("worktree", details);
-    await addWorktree(repo.toplevel, checkout, { ref: action.ref }, ctx.tracker);
+    await addWorktree(repo.toplevel, checkout, { ref: action.ref }, ctx.tracker, hostGit(ctx));
     return details;
   }
   const before = branchCommit(repo.toplevel, action.branch);
   const scratch = scratchRef(ctx);
   ctx.note("worktree", { ...details, scratchRef: scratch, branchChange: { name: action.branch, before, after: null } });
-  const commit = await fetchCommit(repo.toplevel, action.refs, scratch, ctx.tracker);
+  const commit = await fetchCommit(repo.toplevel, action.refs, scratch, ctx.tracker, hostGit(ctx));
   const noted = { ...details, scratchRef: scratch, branchChange: { name: action.branch, before, after: commit } };
   ctx.note("worktree", noted);
   moveBranch(repo.toplevel, action.branch, commit, before);
   deleteScratchRef(repo.toplevel, scratch);
-  await addWorktree(repo.toplevel, checkout, { ref: action.branch }, ctx.tracker);
+  await addWorktree(repo.toplevel, checkout, { ref: action.branch }, ctx.tracker, hostGit(ctx));
   return noted;
 }
 
@@ -153,10 +158,10 @@ async function cloneUrl(ctx: MaterializeContext, url: string, revision: string, 
   const checkout = prepareCheckout(ctx);
   ctx.note("clone", { checkout });
   if (revision === "") {
-    await gitRun(dirname(checkout), ["clone", "--", url, checkout], ctx.tracker);
+    await gitRun(dirname(checkout), ["clone", "--", url, checkout], ctx.tracker, ctx.git);
   } else {
-    await gitRun(dirname(checkout), ["clone", "--no-checkout", "--", url, checkout], ctx.tracker);
-    await gitRun(checkout, ["checkout", "--detach", resolveCommitOrRemote(checkout, revision, "revision")], ctx.tracker);
+    await gitRun(dirname(checkout), ["clone", "--no-checkout", "--", url, checkout], ctx.tracker, ctx.git);
+    await gitRun(checkout, ["checkout", "--detach", resolveCommitOrRemote(checkout, revision, "revision")], ctx.tracker, ctx.git);
   }
   await placeInClone(ctx, checkout, refAction(ctx.input.placement));
   const base = confine(checkout, subdirectory, "input.project.source.subdirectory");
@@ -170,13 +175,13 @@ async function placeInClone(ctx: MaterializeContext, clone: string, action: RefA
   if (action.type === "new-branch") {
     requireNewBranch(clone, action.branch, "branch");
     const base = resolveCommitOrRemote(clone, action.base, "base ref");
-    await gitRun(clone, ["checkout", "-b", action.branch, base], ctx.tracker);
+    await gitRun(clone, ["checkout", "-b", action.branch, base], ctx.tracker, ctx.git);
   } else if (action.type === "checkout") {
-    await gitRun(clone, ["checkout", action.ref], ctx.tracker);
+    await gitRun(clone, ["checkout", action.ref], ctx.tracker, ctx.git);
   } else {
     requireNewBranch(clone, action.branch, "local branch");
-    const commit = await fetchCommit(clone, action.refs, scratchRef(ctx), ctx.tracker);
-    await gitRun(clone, ["checkout", "-b", action.branch, commit], ctx.tracker);
+    const commit = await fetchCommit(clone, action.refs, scratchRef(ctx), ctx.tracker, ctx.git);
+    await gitRun(clone, ["checkout", "-b", action.branch, commit], ctx.tracker, ctx.git);
   }
 }
 
@@ -206,6 +211,15 @@ function prepareCheckout(ctx: MaterializeContext): string {
 /** Where a change request's head is fetched to first: our own namespace, one ref per workspace. */
 function scratchRef(ctx: MaterializeContext): string {
   return `refs/paseo-host-runtime/fetch-${workspaceKey(ctx.input.workspaceId)}`;
+}
+
+/**
+ * git for a host-directory source: the operator's policy plus the file transport, since cloning
+ * the host repository is a local clone. No credential: the user's own repository has its own.
+ */
+function hostGit(ctx: MaterializeContext): GitSettings {
+  const { protocols } = ctx.git.policy;
+  return { policy: { ...ctx.git.policy, protocols: protocols.includes("file") ? protocols : [...protocols, "file"] } };
 }
 
 function relativeCwd(ctx: MaterializeContext): string {

@@ -1,10 +1,103 @@
-/** Ownership: every workspace is stamped with the owner of the daemon configuration that made it. */
+/**
+ * Ownership: who a request speaks for, and which workspaces are theirs.
+ *
+ * Every workspace is stamped with the owner option, the dialect it was created in and, in the
+ * later dialect, the daemon's runtimeInstanceId. Any operation on it needs all three to match
+ * (a request in the other dialect is refused). Reconcile's scope is narrower: the daemon
+ * reconciles once per configured runtime, and several runtimes of one daemon may share a home
+ * and the default owner (the later dialect's instance id is the same for all of them too). So
+ * with the default owner, reconcile is further limited to the workspaces of its own
+ * configuration (a fingerprint of the options map and the command); an explicit owner already
+ * names the configuration and is the whole scope, as documented.
+ */
+import { DEFAULT_OWNER } from "../options.ts";
+import type { Dialect, LifecycleRequest, SpawnEnvelope } from "../protocol/index.ts";
 
-/** Throws the contract's "ownership mismatch" unless `recordedOwner` is `owner`. */
-export function assertOwner(workspaceId: string, recordedOwner: string, owner: string): void {
-  if (recordedOwner !== owner) {
-    throw new Error(
-      `ownership mismatch: workspace ${JSON.stringify(workspaceId)} belongs to owner ${JSON.stringify(recordedOwner)}, not ${JSON.stringify(owner)}; nothing was changed`,
-    );
+/** The ownership a request carries. */
+export interface Ownership {
+  owner: string;
+  dialect: Dialect;
+  /** runtimeInstanceId (later dialect); null in the seed dialect. */
+  instanceId: string | null;
+  /** Fingerprint of the daemon configuration the request came from (`configurationOf`). */
+  configuration: string;
+}
+
+/** The recorded side of ownership (a workspace row). */
+export interface Stamp {
+  workspaceId: string;
+  owner: string;
+  dialect: Dialect;
+  instanceId: string | null;
+  configuration: string | null;
+}
+
+/** The ownership of a lifecycle request or spawn envelope whose options say `owner`. */
+export function ownershipOf(message: LifecycleRequest | SpawnEnvelope, owner: string): Ownership {
+  const later = "runtimeInstanceId" in message;
+  return {
+    owner,
+    dialect: later ? "later" : "seed",
+    instanceId: later ? message.runtimeInstanceId : null,
+    configuration: configurationOf(message.options),
+  };
+}
+
+/**
+ * The configuration a request comes from, as a fingerprint: SHA-256 of the command the daemon ran
+ * (argv[0]) and the options map with its keys sorted at every level, so that reordering the
+ * daemon's config file changes nothing and changing any option's value does.
+ */
+export function configurationOf(options: Record<string, unknown>, command = process.argv0): string {
+  const hasher = new Bun.CryptoHasher("sha256");
+  hasher.update(`paseo-host-runtime configuration 1\0${command}\0${sortedJson(options)}`);
+  return hasher.digest("hex");
+}
+
+/** JSON text with object keys sorted at every depth (arrays keep their order). */
+function sortedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(sortedJson).join(",")}]`;
+  if (typeof value !== "object" || value === null) return JSON.stringify(value);
+  const record = value as Record<string, unknown>;
+  return `{${Object.keys(record)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${sortedJson(record[key])}`)
+    .join(",")}}`;
+}
+
+/** Why `who` may not touch the recorded workspace, or null when it may. */
+export function ownershipProblem(record: Stamp, who: Ownership): string | null {
+  const name = JSON.stringify(record.workspaceId);
+  if (record.owner !== who.owner) {
+    return `ownership mismatch: workspace ${name} belongs to owner ${JSON.stringify(record.owner)}, not ${JSON.stringify(who.owner)}`;
   }
+  if (record.dialect !== who.dialect) {
+    return `workspace ${name} was created in the ${record.dialect} protocol dialect (${DIALECT_HINT[record.dialect]}) and this request is in the ${who.dialect} dialect; a workspace keeps the dialect it was created in`;
+  }
+  if (record.instanceId !== who.instanceId) {
+    return `ownership mismatch: workspace ${name} belongs to runtime instance ${JSON.stringify(record.instanceId)}, not ${JSON.stringify(who.instanceId)}`;
+  }
+  return null;
+}
+
+const DIALECT_HINT: Record<Dialect, string> = {
+  seed: "requests without runtimeInstanceId",
+  later: "requests with runtimeInstanceId",
+};
+
+/** Throws unless `who` may operate on the recorded workspace; nothing has changed when it throws. */
+export function assertOwner(record: Stamp, who: Ownership): void {
+  const problem = ownershipProblem(record, who);
+  if (problem) throw new Error(`${problem}; nothing was changed`);
+}
+
+/**
+ * Whether reconcile on behalf of `who` may remove the recorded workspace as an orphan: same
+ * owner, dialect and instance, and, under the default owner, the same configuration. A workspace
+ * of unknown configuration (made before schema v2) is in nobody's default-owner scope until a
+ * reconcile lists it.
+ */
+export function inReconcileScope(record: Stamp, who: Ownership): boolean {
+  if (ownershipProblem(record, who) !== null) return false;
+  return who.owner !== DEFAULT_OWNER || record.configuration === who.configuration;
 }

@@ -1,4 +1,5 @@
 /** Questions about a git repository and the few ref changes a create makes in it. */
+import type { GitSettings } from "./git-environment.ts";
 import { GitError, gitQuery, gitRead, gitRun, type ChildTracker } from "./git.ts";
 
 /** Where a directory sits in its repository. */
@@ -81,11 +82,11 @@ export function headCommit(dir: string): string | null {
  * and returns the commit. The branch is moved separately (moveBranch) once that commit is on
  * record, so an interrupted create always knows what it would have to undo.
  */
-export async function fetchCommit(repo: string, refs: { remote: string; ref: string }[], scratchRef: string, tracker: ChildTracker): Promise<string> {
+export async function fetchCommit(repo: string, refs: { remote: string; ref: string }[], scratchRef: string, tracker: ChildTracker, settings: GitSettings): Promise<string> {
   const failures: string[] = [];
   for (const { remote, ref } of refs) {
     try {
-      await gitRun(repo, ["fetch", "--no-tags", "--no-write-fetch-head", remote, `+${ref}:${scratchRef}`], tracker);
+      await gitRun(repo, ["fetch", "--no-tags", "--no-write-fetch-head", remote, `+${ref}:${scratchRef}`], tracker, settings);
       return gitRead(repo, ["rev-parse", "--verify", `${scratchRef}^{commit}`]);
     } catch (error) {
       if (!(error instanceof GitError)) throw error;

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { diagnose } from "../output.ts";
 import type { WorkspaceDetails } from "../store/workspaces.ts";
+import { LOCAL_GIT, type GitSettings } from "./git-environment.ts";
 import { GitError, gitRun, type ChildTracker } from "./git.ts";
 import type { RepoGuard } from "./lock.ts";
 import { resolveCommit } from "./repo.ts";
@@ -16,12 +17,13 @@ export async function addWorktree(
   checkout: string,
   what: { newBranch: string; base: string } | { ref: string } | { detach: string },
   tracker: ChildTracker,
+  settings: GitSettings = LOCAL_GIT,
 ): Promise<void> {
   const args = ["worktree", "add"];
   if ("newBranch" in what) args.push("-b", what.newBranch, checkout, what.base);
   else if ("ref" in what) args.push(checkout, what.ref);
   else args.push("--detach", checkout, what.detach);
-  await gitRun(repo, args, tracker);
+  await gitRun(repo, args, tracker, settings);
 }
 
 /**

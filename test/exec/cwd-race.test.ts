@@ -27,7 +27,7 @@ for (const isolation of isolations("cwd-race.test.ts")) {
     let ws: ReadyWorkspace;
     let outside: { path: string; cleanup: () => void };
     beforeAll(async () => {
-      ws = await readyWorkspace("race", { isolation });
+      ws = await readyWorkspace("race", "seed", { isolation });
       outside = tempDir("phr-outside-");
     });
     afterAll(() => {

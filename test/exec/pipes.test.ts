@@ -12,7 +12,7 @@ for (const isolation of isolations("pipes.test.ts")) {
     let ws: ReadyWorkspace;
 
     beforeAll(async () => {
-      ws = await readyWorkspace("pipes", { isolation });
+      ws = await readyWorkspace("pipes", "seed", { isolation });
     });
     afterAll(() => ws.cleanup());
 

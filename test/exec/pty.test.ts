@@ -20,7 +20,7 @@ for (const isolation of isolations("pty.test.ts")) {
     let ws: ReadyWorkspace;
 
     beforeAll(async () => {
-      ws = await readyWorkspace("pty", { isolation });
+      ws = await readyWorkspace("pty", "seed", { isolation });
     });
 
     afterEach(async () => {

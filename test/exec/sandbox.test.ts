@@ -24,7 +24,7 @@ let outside: { path: string; cleanup: () => void };
 
 beforeAll(async () => {
   if (missing.length > 0) return;
-  sandboxed = await readyWorkspace("sandbox", { isolation: "sandbox" });
+  sandboxed = await readyWorkspace("sandbox", "seed", { isolation: "sandbox" });
   plain = await readyWorkspace("sandbox-none");
   outside = tempDir("phr-sbx-outside-");
 });
@@ -147,7 +147,7 @@ describe.skipIf(missing.length > 0)("confinement holds under the sandbox", () =>
   const TRIALS = process.env.PASEO_STRESS === "1" ? 400 : 40;
 
   test(`a root swapped for a symlink while execs launch never shows the workload another directory at the root's path (${TRIALS} trials)`, async () => {
-    const ws = await readyWorkspace("sandbox-root-race", { isolation: "sandbox" });
+    const ws = await readyWorkspace("sandbox-root-race", "seed", { isolation: "sandbox" });
     const decoy = join(ws.root, "..", "decoy");
     // /etc is visible inside the sandbox: binding the root by path would show it there.
     symlinkSync("/etc", decoy);

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isSameLiveProcess } from "../../src/platform/process.ts";
-import { BIN, branches, create, createInput, git, lab, makeRemote, makeRepo, ok, op, ownedEntries, processesMentioning, record, records, worktrees, type Lab } from "./support.ts";
+import { stalledServer } from "../support/git-servers.ts";
+import { BIN, branches, create, createInput, git, lab, makeRemote, makeRepo, ok, op, ownedEntries, processesMentioning, record, recordedChild, records, worktrees, type Lab } from "./support.ts";
 
 const TRIALS = Number(process.env.PASEO_CRASH_TRIALS ?? (process.env.PASEO_STRESS === "1" ? 120 : 24));
 
@@ -100,40 +101,10 @@ test(`create SIGKILLed at random moments (${TRIALS} trials): inspect then create
   console.log(`${TRIALS} crash trials in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }, 240_000);
 
-/** A git:// server that accepts connections and never answers: git waits on it forever. */
-function silentGitServer() {
-  const sockets: { end(): void }[] = [];
-  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open: (socket) => void sockets.push(socket), data() {} } });
-  return { url: `git://127.0.0.1:${server.port}/stuck.git`, stop: () => (sockets.forEach((socket) => socket.end()), server.stop(true)) };
-}
-
-/**
- * Waits until the workspace row records a git child and that child really is git clone (it is
- * recorded while still the `sh` gate, which exits instead of running git if its creator dies).
- */
-async function recordedChild(home: string, id: string): Promise<{ pid: number; startTicks: number }> {
-  for (let i = 0; i < 500; i++) {
-    const child = existsSync(join(home, "state.sqlite")) ? record(home, id)?.child : null;
-    // Until the gate opens the child is `/bin/sh -c … git clone …`; after it, argv[0] is git.
-    const argv = child ? cmdlineOf(child.pid).split("\0") : [];
-    if (child && argv[0]?.endsWith("git") && argv.includes("clone")) return child;
-    await Bun.sleep(10);
-  }
-  throw new Error("the create never recorded a running git clone");
-}
-
-function cmdlineOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
-  } catch {
-    return "";
-  }
-}
-
 test("a create killed while holding the lock blocks nobody: destroy waits, then takes over and kills its git", async () => {
-  const server = silentGitServer();
+  const server = stalledServer();
   try {
-    const input = createInput("stuck", { kind: "git", url: server.url, revision: "" });
+    const input = createInput("stuck", { kind: "git", url: `git://127.0.0.1:${server.port}/stuck.git`, revision: "" });
     const holder = Bun.spawn([BIN, "create", "--workspace-id", "stuck"], { stdin: new Blob([`${JSON.stringify({ protocolVersion: 1, input, options: t.options })}\n`]), stdout: "ignore", stderr: "ignore" });
     const child = await recordedChild(t.home, "stuck");
     expect(isSameLiveProcess(child.pid, child.startTicks)).toBe(true);
@@ -155,16 +126,16 @@ test("a create killed while holding the lock blocks nobody: destroy waits, then 
 });
 
 test("after a create killed mid-clone, the next create (another input) kills the stale git, cleans up and succeeds", async () => {
-  const server = silentGitServer();
+  const server = stalledServer();
   try {
-    const stuck = createInput("again", { kind: "git", url: server.url, revision: "" });
+    const stuck = createInput("again", { kind: "git", url: `git://127.0.0.1:${server.port}/stuck.git`, revision: "" });
     const holder = Bun.spawn([BIN, "create", "--workspace-id", "again"], { stdin: new Blob([`${JSON.stringify({ protocolVersion: 1, input: stuck, options: t.options })}\n`]), stdout: "ignore", stderr: "ignore" });
     const child = await recordedChild(t.home, "again");
     holder.kill("SIGKILL");
     await holder.exited;
     expect(ok(await op("inspect", "again", { options: t.options })).inspection).toEqual({ status: "missing" });
-    // git usually outlives its creator here; now and then it dies on its own (its stderr pipe
-    // lost its reader). Either way the next create must leave no git of the old one running.
+    // The gate's watchdog is ending that git right now (git-transports.test.ts proves it
+    // finishes the job); the next create must leave no git of the old one running either way.
 
     const created = await create(t.options, createInput("again", { kind: "git", url, revision: "" }));
     expect(created.code, created.stderr).toBe(0);

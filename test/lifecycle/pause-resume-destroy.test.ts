@@ -173,8 +173,8 @@ describe("destroy", () => {
     expect(ok(await op("destroy", "w1", { options: t.options }))).toEqual({ type: "ok", protocolVersion: 1 });
     ok(await op("destroy", "w2", { options: t.options }));
     expect(ownedEntries(t.home)).toEqual([]);
-    // What stays: the store, the runtime log, and the (empty) workspaces directory.
-    expect(readdirSync(t.home).filter((name) => !name.startsWith("state.sqlite")).sort()).toEqual(["log", "workspaces"]);
+    // What stays: the store, the runtime log, the input-digest key, and the (empty) workspaces directory.
+    expect(readdirSync(t.home).filter((name) => !name.startsWith("state.sqlite")).sort()).toEqual(["input.key", "log", "workspaces"]);
   });
 
   test("destroy never deletes an adopted directory", async () => {

@@ -74,7 +74,7 @@ test("leftovers of a create whose process died are cleaned up even when listed",
   const leftover = storageDir(t.home, "ghost");
   mkdirSync(join(leftover, "half-made"), { recursive: true });
   withStore(t.home, (db) =>
-    insertCreating(db, { workspaceId: "ghost", owner: "alice", input: worktreeInput("ghost"), hostDirectory: "adopt", holder: { pid: dead, startTicks: 1, bootId: bootId() }, op: "create" }),
+    insertCreating(db, { workspaceId: "ghost", owner: "alice", input: worktreeInput("ghost"), inputDigest: "", hostDirectory: "adopt", holder: { pid: dead, startTicks: 1, bootId: bootId() }, op: "create" }),
   );
   expect(ok(await op("inspect", "ghost", { options: alice() })).inspection).toEqual({ status: "missing" });
   ok(await op("reconcile", null, { options: alice(), workspaceIds: ["a1", "ghost"] }));

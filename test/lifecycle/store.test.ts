@@ -1,9 +1,12 @@
 /** The store refuses what it does not understand, and never rewrites it. */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { chmodSync, mkdirSync, statSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { create, createInput, lab, ok, op, type Lab } from "./support.ts";
+import { create, createInput, lab, ok, op, record, type Lab } from "./support.ts";
+
+/** The schema 1 text, as the last schema 1 release shipped it. */
+const SCHEMA_V1 = readFileSync(join(import.meta.dir, "fixtures", "schema-v1.sql"), "utf8");
 
 let t: Lab;
 beforeEach(() => {
@@ -35,6 +38,38 @@ test("a database from an unknown schema version is refused with a clear error an
   }
   expect(rawQuery<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").value).toBe("99");
   expect(rawQuery<{ n: number }>("SELECT count(*) AS n FROM workspaces").n).toBe(1);
+});
+
+test("a version 1 database is migrated to version 2 in place: its workspaces keep working, reconcile adopts what it lists", async () => {
+  const project = join(t.dir, "project");
+  mkdirSync(project);
+  mkdirSync(t.home, { mode: 0o700 });
+  // Exactly what a version 1 binary left behind: its schema text, its rows.
+  const db = new Database(join(t.home, "state.sqlite"));
+  db.run(SCHEMA_V1);
+  db.run("INSERT INTO meta (key, value) VALUES ('schema_version', '1')");
+  const input = JSON.stringify(createInput("old", { kind: "host-directory", path: project }));
+  for (const id of ["old", "listed"]) {
+    db.run(
+      `INSERT INTO workspaces (workspace_id, owner, status, input_json, host_directory, kind, root, details_json, created_at, updated_at)
+       VALUES (?1, 'default', 'ready', ?2, 'adopt', 'adopted', ?3, '{"branch":""}', 1, 1)`,
+      [id, input.replace('"old"', JSON.stringify(id)), project],
+    );
+  }
+  db.close();
+
+  expect(ok(await op("inspect", "old", { options: t.options })).inspection.status).toBe("ready");
+  expect(rawQuery<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").value).toBe("2");
+  expect(record(t.home, "old")).toMatchObject({ owner: "default", dialect: "seed", instanceId: null, configuration: null });
+  // Of unknown configuration, a v1 workspace is nobody's orphan until a reconcile lists it.
+  ok(await op("reconcile", null, { options: t.options, workspaceIds: ["listed"] }));
+  expect(record(t.home, "old")?.configuration).toBeNull();
+  expect(record(t.home, "listed")?.configuration).toMatch(/^[0-9a-f]{64}$/);
+  ok(await op("reconcile", null, { options: t.options, workspaceIds: [] }));
+  expect(record(t.home, "listed")).toBeNull();
+  expect(record(t.home, "old")?.status).toBe("ready");
+  ok(await op("destroy", "old", { options: t.options }));
+  expect(record(t.home, "old")).toBeNull();
 });
 
 test("a foreign SQLite file in the home is refused, never migrated", async () => {
@@ -82,4 +117,26 @@ test("a relative stateDirectory is refused", async () => {
   const result = await op("inspect", "w1", { options: { stateDirectory: "relative/home" } });
   expect(result.code).toBe(1);
   expect(result.stderr).toContain("options.stateDirectory must be an absolute path");
+});
+
+test("a version 1 database is migrated to version 2 in place: its workspaces stay usable, the new table exists", async () => {
+  const project = join(t.dir, "project");
+  mkdirSync(project);
+  mkdirSync(t.home, { mode: 0o700 });
+  const v1 = new Database(join(t.home, "state.sqlite"));
+  v1.run(readFileSync(join(import.meta.dir, "../support/fixtures/schema-v1.sql"), "utf8"));
+  v1.run("INSERT INTO meta (key, value) VALUES ('schema_version', '1')");
+  const input = createInput("w1", { kind: "host-directory", path: project });
+  v1.run(
+    "INSERT INTO workspaces (workspace_id, owner, status, input_json, host_directory, kind, root, details_json, created_at, updated_at) VALUES ('w1', 'default', 'ready', ?, 'adopt', 'adopted', ?, '{\"branch\":\"\"}', 1, 1)",
+    [JSON.stringify(input), project],
+  );
+  v1.close();
+  const inspected = ok(await op("inspect", "w1", { options: t.options }));
+  expect(inspected.inspection.status).toBe("ready");
+  expect(inspected.inspection.placement.cwd).toBe(project);
+  expect(rawQuery<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").value).toBe("2");
+  expect(rawQuery<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'remote_placements'").n).toBe(1);
+  // A second open finds version 2 and changes nothing.
+  expect(ok(await op("inspect", "w1", { options: t.options })).inspection.status).toBe("ready");
 });

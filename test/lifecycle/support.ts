@@ -8,7 +8,9 @@ import { dirname, join } from "node:path";
 import { openDatabase } from "../../src/store/db.ts";
 import { getWorkspace, listWorkspaces, type WorkspaceRecord } from "../../src/store/workspaces.ts";
 import { unfinishedExecutions } from "../../src/store/executions.ts";
+import { LifecycleResponse, encodeFrame, parseMessage, type Dialect } from "../../src/protocol/index.ts";
 import { BIN, runBinary, tempDir, type RunResult } from "../support/binary.ts";
+import { INSTANCE_ID } from "../support/daemon.ts";
 
 export { BIN };
 
@@ -101,6 +103,24 @@ export async function op(
   return { ...result, json: result.stdout === "" ? null : JSON.parse(result.stdout) };
 }
 
+/**
+ * A lifecycle body as the later daemon sends it (runtimeInstanceId second once `op` adds the
+ * version). Pass the result to `op`.
+ */
+export function later(body: Record<string, unknown>, instanceId = INSTANCE_ID): Record<string, unknown> {
+  return { runtimeInstanceId: instanceId, ...body };
+}
+
+/**
+ * Judges a successful operation's stdout as the daemon of `dialect` does (the version, then the
+ * strict schema) and checks it is canonical bytes; returns the response.
+ */
+export function response(result: OpResult, dialect: Dialect): any {
+  const parsed = parseMessage(LifecycleResponse[dialect], ok(result) === null ? "" : result.stdout.trimEnd(), "lifecycle response");
+  if (encodeFrame(LifecycleResponse[dialect], parsed, "lifecycle response") !== result.stdout) throw new Error(`not canonical: ${result.stdout}`);
+  return parsed;
+}
+
 /** A create input for `source` and `placement`. */
 export function createInput(workspaceId: string, source: Record<string, unknown>, placement: Record<string, unknown> = { kind: "existing" }, extra: Record<string, unknown> = {}) {
   return { workspaceId, project: { projectId: "project-1", source }, placement, ...extra };
@@ -180,6 +200,53 @@ export function processesMentioning(needle: string): number[] {
     } catch {
       // The process ended while we looked.
     }
+  }
+  return found;
+}
+
+/** The NUL-separated command line of a live process ("" once it is gone). */
+export function cmdlineOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** The environment of a live process as a map (empty once it is gone). */
+export function environOf(pid: number): Record<string, string> {
+  let text = "";
+  try {
+    text = readFileSync(`/proc/${pid}/environ`, "utf8");
+  } catch {
+    return {};
+  }
+  const entries = text.split("\0").filter(Boolean).map((entry) => [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)] as const);
+  return Object.fromEntries(entries);
+}
+
+/**
+ * Waits until the workspace row records a git child and that child really is git clone (it is
+ * recorded while still the `sh` gate, which exits instead of running git if its creator dies).
+ */
+export async function recordedChild(home: string, id: string): Promise<{ pid: number; startTicks: number }> {
+  for (let i = 0; i < 1000; i++) {
+    const child = existsSync(join(home, "state.sqlite")) ? record(home, id)?.child : null;
+    // Until the gate opens the child is `/bin/sh -c … git clone …`; after it, argv[0] is git.
+    const argv = child ? cmdlineOf(child.pid).split("\0") : [];
+    if (child && argv[0]?.endsWith("git") && argv.includes("clone")) return child;
+    await Bun.sleep(10);
+  }
+  throw new Error("the create never recorded a running git clone");
+}
+
+/** Polls `probe` until it returns [] or about `limitMs` passed; returns its last answer. */
+export async function untilNone<T>(probe: () => T[], limitMs = 10_000): Promise<T[]> {
+  const deadline = performance.now() + limitMs;
+  let found = probe();
+  while (found.length > 0 && performance.now() < deadline) {
+    await Bun.sleep(25);
+    found = probe();
   }
   return found;
 }

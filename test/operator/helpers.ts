@@ -9,7 +9,7 @@ export interface Sandbox {
   path: string;
   /** The runtime home (`--home`). */
   home: string;
-  /** HOME / XDG_STATE_HOME pointed inside the sandbox, so no fallback reaches the real ones. */
+  /** HOME / XDG_STATE_HOME / PASEO_HOME pointed inside the sandbox, so no fallback reaches the real ones. */
   env: Record<string, string>;
   cleanup: () => void;
 }
@@ -21,7 +21,15 @@ export function sandbox(): Sandbox {
   return {
     path,
     home: join(path, "runtime-home"),
-    env: { HOME: join(path, "user-home"), XDG_STATE_HOME: join(path, "user-home", "state"), PASEO_HOST_RUNTIME_HOME: join(path, "unused-home") },
+    // A UTF-8 locale (doctor's ✓ marks) and no NO_COLOR/PASEO_HOME from the caller's environment.
+    env: {
+      HOME: join(path, "user-home"),
+      XDG_STATE_HOME: join(path, "user-home", "state"),
+      PASEO_HOST_RUNTIME_HOME: join(path, "unused-home"),
+      PASEO_HOME: join(path, "user-home", ".paseo"),
+      LC_ALL: "C.UTF-8",
+      NO_COLOR: "",
+    },
     cleanup: dir.cleanup,
   };
 }

@@ -32,6 +32,10 @@ interface Live {
   purpose: string;
   argv0: string;
   state: string;
+  argv: string[] | null;
+  command: string;
+  memoryBytes: number | null;
+  memorySource: string | null;
 }
 
 async function psJson(...args: string[]): Promise<Live[]> {
@@ -41,13 +45,13 @@ async function psJson(...args: string[]): Promise<Live[]> {
 }
 
 describe("ls", () => {
-  test("human: one row per workspace with owner, status, source, kind and root", async () => {
+  test("human: one row per workspace with owner, configuration, dialect, status, source, kind and root", async () => {
     const result = await op(box, ["ls", "--home", box.home]);
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^WORKSPACE +OWNER +STATUS +SOURCE +KIND +LIVE +ROOT$/);
-    expect(lines[1]).toMatch(new RegExp(`^alpha +team-a +ready +host-directory +adopted +0 +${join(box.path, "alpha")}$`));
-    expect(lines[2]).toMatch(new RegExp(`^beta +team-b +ready +host-directory +adopted +0 +${join(box.path, "beta")}$`));
+    expect(lines[0]).toMatch(/^WORKSPACE +OWNER +CONFIG +DIALECT +STATUS +SOURCE +KIND +LIVE +ROOT$/);
+    expect(lines[1]).toMatch(new RegExp(`^alpha +team-a +[0-9a-f]{8} +seed +ready +host-directory +adopted +0 +${join(box.path, "alpha")}$`));
+    expect(lines[2]).toMatch(new RegExp(`^beta +team-b +[0-9a-f]{8} +seed +ready +host-directory +adopted +0 +${join(box.path, "beta")}$`));
     expect(lines).toHaveLength(3);
   });
 
@@ -59,6 +63,8 @@ describe("ls", () => {
     expect(listing.workspaces[0]).toMatchObject({
       workspaceId: "beta",
       owner: "team-b",
+      dialect: "seed",
+      runtimeInstanceId: null,
       status: "ready",
       interrupted: false,
       source: "host-directory",
@@ -70,11 +76,22 @@ describe("ls", () => {
     });
   });
 
-  test("an empty or missing home lists nothing and is not created", async () => {
+  test("a home that does not exist: exit 1, says so, and is not created", async () => {
     const missing = join(box.path, "no-home");
-    expect((await op(box, ["ls", "--home", missing])).stdout).toBe(`no workspaces (home ${missing})\n`);
-    expect(JSON.parse((await op(box, ["ls", "--home", missing, "--json"])).stdout)).toEqual({ home: missing, workspaces: [] });
+    for (const args of [["ls"], ["ls", "--json"], ["ps"], ["ps", "--json"]]) {
+      const result = await op(box, [...args, "--home", missing]);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toBe(`paseo-host-runtime: runtime home ${missing} does not exist (nothing was ever created there; check --home, options.stateDirectory or PASEO_HOST_RUNTIME_HOME)\n`);
+    }
     expect(await Bun.file(missing).exists()).toBe(false);
+  });
+
+  test("a home that exists but holds no store yet lists nothing, exit 0", async () => {
+    const empty = join(box.path, "empty-home");
+    mkdirSync(empty, { mode: 0o700 });
+    expect((await op(box, ["ls", "--home", empty])).stdout).toBe(`no workspaces (home ${empty})\n`);
+    expect(JSON.parse((await op(box, ["ls", "--home", empty, "--json"])).stdout)).toEqual({ home: empty, workspaces: [] });
   });
 });
 
@@ -96,8 +113,8 @@ describe("ps", () => {
 
     const human = await op(box, ["ps", "--home", box.home]);
     const lines = human.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^WORKSPACE +EXEC ID +PID +MODE +PURPOSE +STARTED +ARGV0$/);
-    expect(lines[1]).toMatch(new RegExp(`^alpha +${live!.execId} +${live!.pid} +pipes +workspace-script +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +/bin/sleep$`));
+    expect(lines[0]).toMatch(/^WORKSPACE +EXEC ID +PID +MODE +PURPOSE +AGE +MEMORY +COMMAND$/);
+    expect(lines[1]).toMatch(new RegExp(`^alpha +${live!.execId} +${live!.pid} +pipes +workspace-script +\\d+ s +[\\d.]+ (KiB|MiB) +/bin/sleep 30$`));
     expect(human.stdout + JSON.stringify(await psJson())).not.toContain("hunter2");
 
     expect(await psJson("--workspace-id", "beta")).toEqual([]);
@@ -111,5 +128,69 @@ describe("ps", () => {
     expect(run.signalCode).toBe("SIGTERM");
     expect(await psJson()).toEqual([]);
     expect((await op(box, ["ps", "--home", box.home])).stdout).toBe(`no live executions (home ${box.home})\n`);
+  });
+});
+
+const FORMAT_ALL = "workspaceId,execId,pid,wrapperPid,mode,purpose,state,startedAt,age,processes,memory,memoryBytes,argv0,command";
+
+describe("ps fields: the whole argv (quoted), age, memory, -q and --format", () => {
+  test("a workload with spaces and quotes in its argv", async () => {
+    const argv = ["/bin/sh", "-c", "sleep 30; echo 'done it'", "name with space"];
+    const run = Bun.spawn([BIN, "run", "-w", "beta", "--home", box.home, "--owner", "team-b", "--env", "TOKEN=do-not-show", "--", ...argv], {
+      env: { ...process.env, ...box.env },
+      stdio: ["ignore", "ignore", "ignore"],
+    });
+    started.push(run);
+    const [live] = await waitFor("the workload to run", async () => {
+      const list = await psJson("-w", "beta");
+      return list.length && list.every((e) => e.state === "running") ? list : undefined;
+    });
+    expect(live!.argv).toEqual(argv);
+    expect(live!.command).toBe(String.raw`/bin/sh -c 'sleep 30; echo '\''done it'\''' 'name with space'`);
+    expect(live!.memorySource).toBe("rss");
+    expect(live!.memoryBytes).toBeGreaterThan(0);
+
+    const quiet = await op(box, ["ps", "--home", box.home, "-q"]);
+    expect(quiet.stdout).toBe(`${live!.execId}\n`);
+    const template = await op(box, ["ps", "--home", box.home, "--format", String.raw`{{.workspaceId}}\t{{.pid}}\t{{ .command }}`]);
+    expect(template.stdout).toBe(`beta\t${live!.pid}\t${live!.command}\n`);
+    const table = await op(box, ["ps", "--home", box.home, "--format", "execId,age,memory"]);
+    const [header, row] = table.stdout.trimEnd().split("\n");
+    expect(header).toMatch(/^EXEC ID +AGE +MEMORY$/);
+    expect(row).toMatch(new RegExp(`^${live!.execId} +\\d+ s +[\\d.]+ (KiB|MiB)$`));
+    // The environment never shows, in any form.
+    for (const args of [[], ["--json"], ["--format", FORMAT_ALL]]) expect((await op(box, ["ps", "--home", box.home, ...args])).stdout).not.toContain("do-not-show");
+
+    run.kill("SIGTERM");
+    await run.exited;
+    expect((await op(box, ["ps", "--home", box.home, "-q"])).stdout).toBe("");
+  });
+
+  test("--format with an unknown field is a usage error naming the fields", async () => {
+    for (const format of ["pid,bogus", "{{.bogus}}"]) {
+      const result = await op(box, ["ps", "--home", box.home, "--format", format]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toStartWith('paseo-host-runtime: --format has an unknown field "bogus" (fields: workspaceId, execId, pid,');
+    }
+  });
+});
+
+describe("ps never writes a workload's control characters raw", () => {
+  test("an argv with ESC and C1 sequences is shown escaped, in the table, --format and --json", async () => {
+    const hostile = ["/bin/sh", "-c", "sleep 30", "x\x1b]0;pwned\x07y", "\u009b31mred"];
+    const run = Bun.spawn([BIN, "run", "-w", "alpha", "--home", box.home, "--owner", "team-a", "--", ...hostile], { env: { ...process.env, ...box.env }, stdio: ["ignore", "ignore", "ignore"] });
+    started.push(run);
+    const [live] = await waitFor("the workload to run", async () => {
+      const list = await psJson("-w", "alpha");
+      return list.length && list.every((e) => e.state === "running") ? list : undefined;
+    });
+    expect(live!.argv).toEqual(hostile);
+    expect(live!.command).toBe(String.raw`/bin/sh -c 'sleep 30' $'x\x1b]0;pwned\x07y' $'\u009b31mred'`);
+    for (const args of [[], ["--json"], ["--format", "{{.command}} {{.argv0}}"], ["--format", "command"]]) {
+      const out = (await op(box, ["ps", "--home", box.home, "-w", "alpha", ...args])).stdout;
+      expect(out).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    }
+    run.kill("SIGTERM");
+    await run.exited;
   });
 });

@@ -1,15 +1,34 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { gitRepo, op, sandbox, type Sandbox } from "./helpers.ts";
+import { laterRequest } from "../support/binary.ts";
+import { INSTANCE_ID } from "../support/daemon.ts";
+import { BIN, gitRepo, op, sandbox, waitFor, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
 let repo: string;
+const started: Bun.Subprocess[] = [];
 beforeAll(() => {
   box = sandbox();
   repo = gitRepo(box);
 });
-afterAll(() => box.cleanup());
+afterAll(async () => {
+  for (const proc of started) if (proc.exitCode === null) proc.kill("SIGKILL");
+  await Promise.all(started.map((proc) => proc.exited));
+  box.cleanup();
+});
+
+/** Starts `run` of `argv` in a workspace in the background (its stderr collected). */
+function background(workspaceId: string, argv: string[], extra: string[] = []): Bun.Subprocess<"ignore", "ignore", "pipe"> {
+  const proc = Bun.spawn([BIN, "run", "-w", workspaceId, "--home", box.home, ...extra, "--", ...argv], { env: { ...process.env, ...box.env }, stdio: ["ignore", "ignore", "pipe"] });
+  started.push(proc);
+  return proc;
+}
+
+async function liveExecIds(workspaceId: string): Promise<string[]> {
+  const result = await op(box, ["ps", "--home", box.home, "-w", workspaceId, "--json"]);
+  return (JSON.parse(result.stdout) as { executions: { execId: string; state: string }[] }).executions.filter((e) => e.state === "running").map((e) => e.execId);
+}
 
 interface Listed {
   workspaceId: string;
@@ -48,7 +67,7 @@ describe("new and rm", () => {
 
     const again = await op(box, ["rm", "--workspace-id", "feature-ws", "--home", box.home, "--json"]);
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.stdout)).toEqual({ workspaceId: "feature-ws", existed: false, destroyed: true });
+    expect(JSON.parse(again.stdout)).toEqual({ workspaceId: "feature-ws", existed: false, destroyed: true, stoppedExecutions: 0 });
   });
 
   test("new --json prints the create response; rm of an adopted directory leaves the directory", async () => {
@@ -61,7 +80,7 @@ describe("new and rm", () => {
       placement: { cwd: repo },
     });
     const removed = await op(box, ["rm", "--workspace-id", "adopted", "--home", box.home, "--json"]);
-    expect(JSON.parse(removed.stdout)).toEqual({ workspaceId: "adopted", existed: true, destroyed: true });
+    expect(JSON.parse(removed.stdout)).toEqual({ workspaceId: "adopted", existed: true, destroyed: true, stoppedExecutions: 0 });
     expect(existsSync(join(repo, "hello.txt"))).toBe(true);
   });
 
@@ -73,6 +92,20 @@ describe("new and rm", () => {
     expect(refused.stderr).toContain('rm: destroy of workspace "owned" failed');
     expect((await listed()).map((w) => w.workspaceId)).toEqual(["owned"]);
     expect((await op(box, ["rm", "--workspace-id", "owned", "--home", box.home, "--owner", "alice"])).code).toBe(0);
+  });
+
+  test("rm removes a later-dialect workspace too (it speaks the workspace's dialect); the owner must still match", async () => {
+    const input = { workspaceId: "later-ws", project: { projectId: "p", source: { kind: "directory", path: repo } }, placement: { kind: "branch", branchName: "later-ws", baseRef: "main" } };
+    const created = await op(box, ["create", "--workspace-id", "later-ws"], { stdin: laterRequest(INSTANCE_ID, { stateDirectory: box.home, owner: "alice" }, { input }) });
+    expect(created.code).toBe(0);
+    const refused = await op(box, ["rm", "--workspace-id", "later-ws", "--home", box.home, "--owner", "bob"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("ownership mismatch");
+    const removed = await op(box, ["rm", "--workspace-id", "later-ws", "--home", box.home, "--owner", "alice", "--json"]);
+    expect(removed.stderr).toBe("");
+    expect(JSON.parse(removed.stdout)).toEqual({ workspaceId: "later-ws", existed: true, destroyed: true, stoppedExecutions: 0 });
+    expect((await listed()).map((w) => w.workspaceId)).not.toContain("later-ws");
+    expect(existsSync(JSON.parse(created.stdout).placement.cwd)).toBe(false);
   });
 
   test("a failing create is reported with its own reason, exit 1", async () => {
@@ -95,3 +128,116 @@ describe("new and rm", () => {
     expect(await listed()).toEqual([]);
   });
 });
+
+describe("rm with live executions", () => {
+  /** A workload that records the SIGTERM it gets, then exits 0; until then it keeps running. */
+  const termRecorder = (file: string) => ["/bin/sh", "-c", `trap 'echo TERM > ${file}; exit 0' TERM; while :; do /bin/sleep 0.05; done`];
+
+  test("refused without --force: exit 1, the workspace and its execution untouched", async () => {
+    const dir = join(box.path, "busy");
+    mkdirSync(dir);
+    expect((await op(box, ["new", "-w", "busy", "--source", dir, "--home", box.home])).code).toBe(0);
+    const marker = join(box.path, "busy.term");
+    const run = background("busy", termRecorder(marker));
+    const [execId] = await waitFor("the workload to run", async () => ((await liveExecIds("busy")).length ? await liveExecIds("busy") : undefined));
+    const refused = await op(box, ["rm", "-w", "busy", "--home", box.home]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr).toBe(
+      `paseo-host-runtime: rm: workspace "busy" has 1 live execution(s) (${execId}); nothing was changed. Stop them first (paseo-host-runtime workspace pause), or pass --force (SIGTERM, the stopTimeoutMs grace, then SIGKILL)\n`,
+    );
+    expect((await listed()).map((w) => [w.workspaceId, w.status])).toEqual([["busy", "ready"]]);
+    expect(await liveExecIds("busy")).toEqual([execId!]);
+    expect(run.exitCode).toBeNull();
+    expect(existsSync(marker)).toBe(false);
+
+    // --force: the same SIGTERM → grace → SIGKILL as pause; the workload's trap runs, then destroy.
+    const forced = await op(box, ["rm", "-w", "busy", "--home", box.home, "--force"]);
+    expect(forced.stderr).toBe("");
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toBe("workspace busy destroyed (1 live execution(s) stopped first)\n");
+    await run.exited;
+    expect(readFileSync(marker, "utf8")).toBe("TERM\n");
+    expect(run.exitCode).toBe(0);
+    expect(await listed()).toEqual([]);
+    expect(existsSync(dir)).toBe(true);
+  });
+
+  test("--force on a workload that ignores SIGTERM: SIGKILL after stopTimeoutMs (from --options-json)", async () => {
+    const dir = join(box.path, "stubborn");
+    mkdirSync(dir);
+    expect((await op(box, ["new", "-w", "stubborn", "--source", dir, "--home", box.home])).code).toBe(0);
+    const run = background("stubborn", ["/bin/sh", "-c", "trap '' TERM; while :; do /bin/sleep 0.05; done"]);
+    await waitFor("the workload to run", async () => ((await liveExecIds("stubborn")).length ? true : undefined));
+    const forced = await op(box, ["rm", "-f", "-w", "stubborn", "--home", box.home, "--options-json", '{"stopTimeoutMs":300}', "--json"]);
+    expect(forced.code).toBe(0);
+    expect(JSON.parse(forced.stdout)).toEqual({ workspaceId: "stubborn", existed: true, destroyed: true, stoppedExecutions: 1 });
+    await run.exited;
+    expect(run.signalCode).toBe("SIGKILL");
+    expect(await listed()).toEqual([]);
+  });
+});
+
+describe("new and run take the daemon's whole options", () => {
+  test("--config FILE: the options of the runtime that runs this binary (home, owner, lifecycleEnvironment)", async () => {
+    const home = join(box.path, "config-home");
+    const config = join(box.path, "config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        workspaceRuntimes: {
+          other: { type: "command", command: ["/usr/bin/true"] },
+          host: { type: "command", command: [BIN], options: { owner: "from-config", stateDirectory: home, lifecycleEnvironment: { TEAM: "blue" } } },
+        },
+      }),
+    );
+    const made = await op(box, ["new", "-w", "cfg", "--source", repo, "--config", config]);
+    expect(made.stderr).toBe("");
+    expect(made.code).toBe(0);
+    expect(made.stdout).toContain("  env          TEAM=blue\n");
+    expect(made.stdout).toContain(`next: paseo-host-runtime run --workspace-id cfg --config ${config} -- COMMAND...`);
+    const listing = JSON.parse((await op(box, ["ls", "--home", home, "--json"])).stdout);
+    expect(listing.workspaces.map((w: { workspaceId: string; owner: string }) => [w.workspaceId, w.owner])).toEqual([["cfg", "from-config"]]);
+    const ran = await op(box, ["run", "-w", "cfg", "--config", config, "--runtime", "host", "-e", "X=1", "--", "/usr/bin/env"]);
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toBe("X=1\n");
+    // --owner on top of --config: another owner, refused by the operation.
+    const foreign = await op(box, ["run", "-w", "cfg", "--config", config, "--owner", "someone-else", "--", "/bin/true"]);
+    expect(foreign.code).toBe(1);
+    expect(foreign.stderr).toContain("ownership mismatch");
+    expect((await op(box, ["rm", "-w", "cfg", "--config", config])).code).toBe(0);
+  });
+
+  test("--options-json: the whole map; --home and --owner override its keys", async () => {
+    const home = join(box.path, "json-home");
+    const made = await op(box, ["new", "-w", "inline", "--source", repo, "--options-json", JSON.stringify({ stateDirectory: join(box.path, "ignored"), owner: "x", exposeHostVisiblePath: false }), "--home", home, "--owner", "y", "--json"]);
+    expect(made.code).toBe(0);
+    expect(JSON.parse(made.stdout).placement).toEqual({ cwd: repo });
+    const listing = JSON.parse((await op(box, ["ls", "--home", home, "--json"])).stdout);
+    expect(listing.workspaces.map((w: { owner: string }) => w.owner)).toEqual(["y"]);
+    expect(existsSync(join(box.path, "ignored"))).toBe(false);
+    expect((await op(box, ["rm", "-w", "inline", "--home", home, "--owner", "y"])).code).toBe(0);
+  });
+
+  test.each([
+    [["--options-json", "[1]"], "--options-json must be a JSON object"],
+    [["--options-json", "{"], "--options-json is not valid JSON"],
+    [["--runtime", "host"], "--runtime goes with --config FILE"],
+    [["--options-json", "{}", "--config", "/x.json"], "give either --options-json or --config, not both"],
+    [["--config", "/nonexistent/config.json"], "--config: cannot read the daemon configuration /nonexistent/config.json: no such file"],
+  ])("usage error %p: exit 2, nothing created", async (extra, message) => {
+    const result = await op(box, ["new", "-w", "bad-options", "--source", repo, "--home", box.home, ...extra]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toStartWith(`paseo-host-runtime: ${message}`);
+    expect(await listed()).toEqual([]);
+  });
+
+  test("--config with several runtimes of this binary needs --runtime", async () => {
+    const config = join(box.path, "two.json");
+    writeFileSync(config, JSON.stringify({ workspaceRuntimes: { a: { type: "command", command: [BIN] }, b: { type: "command", command: [BIN] } } }));
+    const result = await op(box, ["new", "-w", "two", "--source", repo, "--config", config]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('several runtimes run paseo-host-runtime ("a", "b"); pick one with --runtime NAME');
+  });
+});
+

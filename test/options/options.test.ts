@@ -11,6 +11,8 @@ describe("the options reader", () => {
       stopTimeoutMs: 2000,
       logLevel: "info",
       logMaxBytes: 4 * 1024 * 1024,
+      allowedGitProtocols: ["https", "ssh", "git", "file"],
+      gitTimeoutMs: 600_000,
       isolation: "none",
       network: "host",
       sandboxReadOnly: [],
@@ -22,6 +24,12 @@ describe("the options reader", () => {
     const options = readOptions({ owner: "o", stateDirectory: "/h", hostDirectory: "clone", helperPath: "/bin/h", stopTimeoutMs: 0, other: 1 });
     expect(options).toMatchObject({ owner: "o", stateDirectory: "/h", hostDirectory: "clone", helperPath: "/bin/h", stopTimeoutMs: 0 });
     expect(Object.hasOwn(options, "other")).toBe(false);
+  });
+
+  test("allowedGitProtocols keeps the operator's list once each, in order; an empty list allows no git URL", () => {
+    expect(readOptions({ allowedGitProtocols: ["https", "http", "https"] }).allowedGitProtocols).toEqual(["https", "http"]);
+    expect(readOptions({ allowedGitProtocols: [] }).allowedGitProtocols).toEqual([]);
+    expect(readOptions({ gitTimeoutMs: 1 }).gitTimeoutMs).toBe(1);
   });
 
   test("lifecycleEnvironment keeps keys such as __proto__ as ordinary keys", () => {
@@ -42,6 +50,11 @@ describe("the options reader", () => {
     [{ stopTimeoutMs: -1 }, "options.stopTimeoutMs must be an integer number of milliseconds between 0 and 3600000, got -1"],
     [{ logLevel: "warn" }, 'options.logLevel must be "error", "info" or "debug", got "warn"'],
     [{ logMaxBytes: 1024 }, "options.logMaxBytes must be an integer number of bytes between 65536 and 1073741824, got 1024"],
+    [{ allowedGitProtocols: "https" }, 'options.allowedGitProtocols must be a list of git transport names such as ["https", "ssh"], got "https"'],
+    [{ allowedGitProtocols: ["HTTPS"] }, 'options.allowedGitProtocols must be a list of git transport names such as ["https", "ssh"], got "HTTPS"'],
+    [{ allowedGitProtocols: ["https", "ext"] }, 'options.allowedGitProtocols must not contain "ext": that transport runs a command named in the URL'],
+    [{ allowedGitProtocols: ["fd"] }, 'options.allowedGitProtocols must not contain "fd": that transport needs descriptors the runtime never passes, so git would wait forever'],
+    [{ gitTimeoutMs: 0 }, "options.gitTimeoutMs must be an integer number of milliseconds between 1 and 86400000, got 0"],
     [{ isolation: "bwrap" }, 'options.isolation must be "none" or "sandbox", got "bwrap"'],
     [{ network: "off" }, 'options.network must be "host" or "none", got "off"'],
     [{ sandboxReadOnly: "/opt" }, 'options.sandboxReadOnly must be a list of absolute paths (normalized, without NUL), got "/opt"'],

@@ -1,6 +1,8 @@
-/** SPEC §3: every reference byte line decodes, validates and re-encodes to the same bytes. */
+/**
+ * SPEC §3 and SPEC-later-dialect §3: every reference byte line of both dialects decodes,
+ * validates and re-encodes to the same bytes.
+ */
 import { describe, expect, test } from "bun:test";
-import type * as v from "valibot";
 import {
   Control,
   DescribeResponse,
@@ -8,19 +10,23 @@ import {
   LifecycleRequest,
   LifecycleResponse,
   ProcessEvent,
+  dialectOf,
   encodeFrame,
   parseMessage,
+  type Dialect,
+  type MessageSchema,
 } from "../../src/protocol/index.ts";
 
 interface Vector {
-  schema: v.GenericSchema;
+  schema: MessageSchema;
   what: string;
   line: string;
 }
 
 const describeResponse = (line: string): Vector => ({ schema: DescribeResponse, what: "describe response", line });
 const request = (line: string): Vector => ({ schema: LifecycleRequest, what: "lifecycle request", line });
-const response = (line: string): Vector => ({ schema: LifecycleResponse, what: "lifecycle response", line });
+const response = (line: string, dialect: Dialect = "seed"): Vector => ({ schema: LifecycleResponse[dialect], what: "lifecycle response", line });
+const laterResponse = (line: string) => response(line, "later");
 const control = (line: string): Vector => ({ schema: Control, what: "control", line });
 const event = (line: string): Vector => ({ schema: ProcessEvent, what: "process event", line });
 
@@ -81,6 +87,58 @@ const MORE_LINES: Vector[] = [
   event(`{"type":"exit","protocolVersion":1,"code":255,"signal":null}`),
 ];
 
+/** The later dialect's instance id of the reference lines, and `H` of its "in practice" lines. */
+const H = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+/** SPEC-later-dialect §3 (examples/v1.json of getpaseo/paseo 5f2747b0), byte for byte, in order. */
+const LATER_LINES: Vector[] = [
+  describeResponse(`{"protocolVersion":1,"modes":["pipes","pty"],"reconcile":true}`),
+  request(
+    `{"protocolVersion":1,"runtimeInstanceId":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","input":{"workspaceId":"workspace-01","project":{"projectId":"project-01","source":{"kind":"git","url":"https://example.test/acme/project.git","revision":"main","subdirectory":"packages/app"}},"placement":{"kind":"existing"},"purpose":"discovery"},"options":{}}`,
+  ),
+  laterResponse(`{"type":"state","protocolVersion":1,"state":{"workspaceId":"workspace-01","lifecycle":"ready"},"placement":{"cwd":"/workspace"},"materializedFreshContent":true}`),
+  control(
+    `{"type":"spawn","protocolVersion":1,"runtimeInstanceId":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","argv":["/bin/sh","-c","printf hello"],"cwd":"packages/app","env":{"PATH":"/usr/bin:/bin"},"purpose":{"kind":"workspace-script"},"options":{},"execId":"exec-pipe-01","stdio":{"kind":"pipes"}}`,
+  ),
+  control(
+    `{"type":"spawn","protocolVersion":1,"runtimeInstanceId":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","argv":["/bin/sh","-c","printf hello"],"cwd":"packages/app","env":{"PATH":"/usr/bin:/bin"},"purpose":{"kind":"workspace-script"},"options":{},"execId":"exec-pty-01","stdio":{"kind":"pty","rows":24,"cols":80,"term":"xterm-256color"}}`,
+  ),
+  control(`{"type":"resize","protocolVersion":1,"id":1,"rows":40,"cols":120}`),
+  control(`{"type":"signal","protocolVersion":1,"signal":"SIGTERM"}`),
+  event(`{"type":"started","protocolVersion":1}`),
+  event(`{"type":"eof","protocolVersion":1}`),
+  event(`{"type":"resized","protocolVersion":1,"id":1}`),
+  event(`{"type":"exit","protocolVersion":1,"code":0,"signal":null}`),
+  event(`{"type":"error","protocolVersion":1,"message":"runtime control failed"}`),
+];
+
+/** SPEC-later-dialect §3 "in practice" lines, with H the 64-hex id. */
+const LATER_DAEMON_LINES: Vector[] = [
+  request(`{"protocolVersion":1,"runtimeInstanceId":"${H}","options":{}}`),
+  request(`{"protocolVersion":1,"runtimeInstanceId":"${H}","options":{},"workspaceIds":["a","b"]}`),
+  request(`{"protocolVersion":1,"runtimeInstanceId":"${H}","input":{"workspaceId":"w","project":{"projectId":"p","source":{"kind":"directory","path":"/src"}},"placement":{"kind":"existing"}},"options":{}}`),
+  control(
+    `{"type":"spawn","protocolVersion":1,"runtimeInstanceId":"${H}","argv":["paseo-workspace-helper","describe"],"env":{},"purpose":{"kind":"workspace-helper"},"options":{},"execId":"0123456789abcdef0123456789abcdef","stdio":{"kind":"pipes"}}`,
+  ),
+  laterResponse(`{"type":"state","protocolVersion":1,"state":{"workspaceId":"w","lifecycle":"ready"},"placement":{"cwd":"/workspace"},"materializedFreshContent":false}`),
+];
+
+/** Further later-dialect shapes in canonical order: every field its spec adds or changes. */
+const LATER_MORE_LINES: Vector[] = [
+  request(
+    `{"protocolVersion":1,"runtimeInstanceId":"i","input":{"workspaceId":"w","project":{"projectId":"p","source":{"kind":"directory","path":"/p"}},"placement":{"kind":"branch","branchName":"b","baseRef":"main","relativeCwd":"src","worktreeSlug":"b"},"purpose":"discovery","markFirstAgentBranchAutoName":true,"seedPaseoConfigFrom":"/seed"},"options":{"k":[1,{"x":null}]},"workspaceIds":[]}`,
+  ),
+  laterResponse(`{"type":"state","protocolVersion":1,"state":{"workspaceId":"w","lifecycle":"ready","lifecycleEnvironment":{"PASEO_X":"1"}},"placement":{"cwd":"/workspace"}}`),
+  laterResponse(`{"type":"inspection","protocolVersion":1,"inspection":{"status":"paused","state":{"workspaceId":"w","lifecycle":"paused"},"placement":{"cwd":"/workspace"}}}`),
+  laterResponse(`{"type":"inspection","protocolVersion":1,"inspection":{"status":"missing"}}`),
+  laterResponse(`{"type":"ok","protocolVersion":1}`),
+  ...["agent", "terminal", "git", "discovery", "workspace-helper", "workspace-script", "setup", "archive"].map((kind) =>
+    control(`{"type":"spawn","protocolVersion":1,"runtimeInstanceId":"i","argv":["x"],"env":{},"purpose":{"kind":"${kind}"},"options":{},"execId":"e","stdio":{"kind":"pipes"}}`),
+  ),
+];
+
+const ALL_LINES = [...SPEC_LINES, ...DAEMON_LINES, ...MORE_LINES, ...LATER_LINES, ...LATER_DAEMON_LINES, ...LATER_MORE_LINES];
+
 const OPEN_MAPS = new Set(["options", "env", "lifecycleEnvironment"]);
 
 /**
@@ -114,7 +172,7 @@ describe("SPEC §3 reference bytes", () => {
   });
 
   test("the lines of each message family decode from one stream, in order", () => {
-    for (const schema of [DescribeResponse, LifecycleRequest, LifecycleResponse, Control, ProcessEvent]) {
+    for (const schema of [DescribeResponse, LifecycleRequest, LifecycleResponse.seed, Control, ProcessEvent]) {
       const lines = SPEC_LINES.filter((vector) => vector.schema === schema);
       const decoder = new FrameDecoder(schema, "frame");
       const joined = new TextEncoder().encode(lines.map((vector) => `${vector.line}\n`).join(""));
@@ -138,8 +196,44 @@ describe("every other SPEC §2 shape", () => {
   });
 });
 
+describe("SPEC-later-dialect §3 reference bytes", () => {
+  test.each([...LATER_LINES, ...LATER_DAEMON_LINES, ...LATER_MORE_LINES].map((vector) => [vector.line, vector]))("decode → encode is identical: %s", (_, vector) => {
+    checkRoundTrip(vector);
+  });
+
+  test("lifecycle requests and spawn envelopes of each dialect are read as that dialect", () => {
+    for (const { schema, line } of ALL_LINES) {
+      if (schema !== LifecycleRequest && schema !== Control) continue;
+      const message = parseMessage(schema, line, "message") as object;
+      expect(dialectOf(message)).toBe(line.includes(`"runtimeInstanceId"`) ? "later" : "seed");
+    }
+  });
+
+  test("the lines of each family decode from one stream, in order", () => {
+    for (const schema of [DescribeResponse, LifecycleRequest, LifecycleResponse.later, Control, ProcessEvent]) {
+      const lines = LATER_LINES.filter((vector) => vector.schema === schema);
+      const decoder = new FrameDecoder(schema, "frame");
+      const joined = new TextEncoder().encode(lines.map((vector) => `${vector.line}\n`).join(""));
+      const frames = decoder.push(joined);
+      decoder.end();
+      expect(frames).toHaveLength(lines.length);
+      expect(frames.map((frame) => encodeFrame(schema, frame, "frame")).join("")).toBe(new TextDecoder().decode(joined));
+    }
+  });
+
+  test("describe is the same bytes in both dialects", () => {
+    expect(LATER_LINES[0]!.line).toBe(SPEC_LINES[0]!.line);
+  });
+
+  test("a later create response never validates as seed, a seed placement never as later", () => {
+    expect(() => parseMessage(LifecycleResponse.seed, LATER_LINES[2]!.line, "lifecycle response")).toThrow('unknown key "materializedFreshContent"');
+    const seedWithHostPath = `{"type":"state","protocolVersion":1,"state":{"workspaceId":"w","lifecycle":"paused"},"placement":{"cwd":"/workspace","hostVisiblePath":"/host/w"}}`;
+    expect(() => parseMessage(LifecycleResponse.later, seedWithHostPath, "lifecycle response")).toThrow('placement: unknown key "hostVisiblePath"');
+  });
+});
+
 describe("the encoder writes schema order, not insertion order", () => {
-  test.each([...SPEC_LINES, ...DAEMON_LINES, ...MORE_LINES].map((vector) => [vector.line, vector]))(
+  test.each(ALL_LINES.map((vector) => [vector.line, vector]))(
     "keys given in reverse still encode to: %s",
     (_, { schema, what, line }) => {
       const reversed = reverseKeys(JSON.parse(line));
@@ -169,7 +263,7 @@ describe("the encoder writes schema order, not insertion order", () => {
   });
 
   test("every frame ends with exactly one newline and holds no other", () => {
-    for (const { schema, what, line } of [...SPEC_LINES, ...DAEMON_LINES, ...MORE_LINES]) {
+    for (const { schema, what, line } of ALL_LINES) {
       const frame = encodeFrame(schema, JSON.parse(line), what);
       expect(frame.endsWith("\n")).toBe(true);
       expect(frame.indexOf("\n")).toBe(frame.length - 1);

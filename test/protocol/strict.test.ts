@@ -1,10 +1,9 @@
 /**
  * "Every public v1 object schema is strict at every nested object boundary": unknown keys
  * fail at every depth, only options / env / lifecycleEnvironment are open, and any
- * protocolVersion other than 1 is refused before anything else.
+ * protocolVersion other than 1 is refused before anything else. In both dialects.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import type * as v from "valibot";
 import {
   Control,
   DescribeResponse,
@@ -15,11 +14,12 @@ import {
   ProtocolError,
   encodeFrame,
   parseMessage,
+  type MessageSchema,
 } from "../../src/protocol/index.ts";
 
 interface Sample {
   name: string;
-  schema: v.GenericSchema;
+  schema: MessageSchema;
   what: string;
   value: Record<string, unknown>;
 }
@@ -66,7 +66,7 @@ const spawn = (purpose: unknown, stdio: unknown = { kind: "pipes" }) => ({
 });
 
 const req = (name: string, value: Record<string, unknown>): Sample => ({ name, schema: LifecycleRequest, what: "lifecycle request", value });
-const res = (name: string, value: Record<string, unknown>): Sample => ({ name, schema: LifecycleResponse, what: "lifecycle response", value });
+const res = (name: string, value: Record<string, unknown>): Sample => ({ name, schema: LifecycleResponse.seed, what: "lifecycle response", value });
 const ctl = (name: string, value: Record<string, unknown>): Sample => ({ name, schema: Control, what: "control", value });
 const evt = (name: string, value: Record<string, unknown>): Sample => ({ name, schema: ProcessEvent, what: "process event", value });
 
@@ -125,6 +125,43 @@ const SAMPLES: Sample[] = [
   evt("error", { type: "error", protocolVersion: 1, message: "runtime control failed" }),
 ];
 
+const INSTANCE = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+const laterCreate = (placement: unknown, source: unknown = { kind: "directory", path: "/src/p" }) => ({
+  protocolVersion: 1,
+  runtimeInstanceId: INSTANCE,
+  input: { workspaceId: "w", project: { projectId: "p", source }, placement, purpose: "discovery", markFirstAgentBranchAutoName: true, seedPaseoConfigFrom: "/seed" },
+  options: { any: "thing" },
+});
+const laterPlacement = { cwd: "/workspace" };
+const laterSpawn = (kind: string, stdio: unknown = { kind: "pipes" }) => {
+  const { type, protocolVersion, ...rest } = spawn({ kind }, stdio);
+  return { type, protocolVersion, runtimeInstanceId: INSTANCE, ...rest };
+};
+const laterRes = (name: string, value: Record<string, unknown>): Sample => ({ name: `later ${name}`, schema: LifecycleResponse.later, what: "lifecycle response", value });
+
+/** One valid message per shape of SPEC-later-dialect §2, every optional field present. */
+const LATER_SAMPLES: Sample[] = [
+  req("later create / directory / existing / discovery", laterCreate({ kind: "existing", relativeCwd: "a" })),
+  req("later create / git / branch", laterCreate({ kind: "branch", branchName: "b", baseRef: "main", relativeCwd: "a", worktreeSlug: "s" }, { kind: "git", url: "https://e/r.git", revision: "", subdirectory: "pkg" })),
+  req("later create / resolved-worktree / checkout-github-pr", laterCreate({ kind: "resolved-worktree", source: changeRequest("checkout-github-pr"), worktreeSlug: "s" })),
+  req("later inspect", { protocolVersion: 1, runtimeInstanceId: INSTANCE, options: {} }),
+  req("later reconcile", { protocolVersion: 1, runtimeInstanceId: INSTANCE, options: {}, workspaceIds: ["a"] }),
+  laterRes("state", { type: "state", protocolVersion: 1, state, placement: laterPlacement, materializedFreshContent: true }),
+  laterRes("inspection / paused", { type: "inspection", protocolVersion: 1, inspection: { status: "paused", state: { ...state, lifecycle: "paused" }, placement: laterPlacement } }),
+  laterRes("inspection / ready", { type: "inspection", protocolVersion: 1, inspection: { status: "ready", state, placement: laterPlacement } }),
+  laterRes("inspection / missing", { type: "inspection", protocolVersion: 1, inspection: { status: "missing" } }),
+  laterRes("inspection / error", { type: "inspection", protocolVersion: 1, inspection: { status: "error", message: "m" } }),
+  laterRes("ok", { type: "ok", protocolVersion: 1 }),
+  ...["agent", "terminal", "git", "discovery", "workspace-helper", "workspace-script", "setup", "archive"].map((kind) => ctl(`later spawn / ${kind}`, laterSpawn(kind))),
+  ctl("later spawn / pty", laterSpawn("terminal", { kind: "pty", rows: 24, cols: 80, term: "xterm-256color" })),
+];
+
+/** What a failure of a message read as the later dialect adds to its message. */
+const laterNote = (sample: Sample) =>
+  sample.schema === LifecycleResponse.later || !Object.hasOwn(sample.value, "runtimeInstanceId") ? "" : " (read as the later dialect because it has runtimeInstanceId)";
+
+const ALL_SAMPLES = [...SAMPLES, ...LATER_SAMPLES];
+
 /** Dot paths of every schema object inside `value` ("" is the message itself). */
 function objectPaths(value: unknown, path: string[] = []): string[][] {
   if (Array.isArray(value)) return value.flatMap((item, index) => objectPaths(item, [...path, String(index)]));
@@ -156,13 +193,14 @@ function expectRejected(run: () => unknown, message: string): void {
 }
 
 describe("every sample is valid and canonical", () => {
-  test.each(SAMPLES.map((sample) => [sample.name, sample]))("%s", (_, sample) => {
+  test.each(ALL_SAMPLES.map((sample) => [sample.name, sample]))("%s", (_, sample) => {
     const text = JSON.stringify(sample.value);
     expect(encodeFrame(sample.schema, parse(sample, sample.value), sample.what)).toBe(`${text}\n`);
   });
 
   test("the samples reach every nested object the brief names", () => {
     const reached = new Set(SAMPLES.flatMap((sample) => objectPaths(sample.value).map((path) => `${sample.what}:${path.join(".")}`)));
+    const laterReached = new Set(LATER_SAMPLES.flatMap((sample) => objectPaths(sample.value).map((path) => `${sample.what}:${path.join(".")}`)));
     for (const path of [
       "describe response:",
       "lifecycle request:",
@@ -184,12 +222,13 @@ describe("every sample is valid and canonical", () => {
       "process event:",
     ]) {
       expect(reached).toContain(path);
+      if (!path.startsWith("describe") && !path.startsWith("process event")) expect(laterReached).toContain(path);
     }
   });
 });
 
 describe("unknown keys are rejected at every depth, with their path", () => {
-  const cases = SAMPLES.flatMap((sample) =>
+  const cases = ALL_SAMPLES.flatMap((sample) =>
     objectPaths(sample.value).flatMap((path) =>
       ["root", "unknownV1Field", "__proto__", "constructor", "prototype"].map((key) => [
         `${sample.name} › ${path.join(".") || "(top)"} › ${key}`,
@@ -202,7 +241,7 @@ describe("unknown keys are rejected at every depth, with their path", () => {
 
   test.each(cases)("%s", (_, sample, path, key) => {
     const where = path.length ? `${path.join(".")}: ` : "";
-    expectRejected(() => parse(sample, inject(sample.value, path, key)), `invalid ${sample.what}: ${where}unknown key ${JSON.stringify(key)}`);
+    expectRejected(() => parse(sample, inject(sample.value, path, key)), `invalid ${sample.what}: ${where}unknown key ${JSON.stringify(key)}${laterNote(sample)}`);
   });
 
   test("the message reads like the contract's example", () => {
@@ -220,7 +259,7 @@ describe("unknown keys are rejected at every depth, with their path", () => {
 
   test("the encoder refuses an unknown key too (private authority never leaks out)", () => {
     const leaked = { type: "state", protocolVersion: 1, state: { workspaceId: "w", lifecycle: "ready", root: "/srv/w" }, placement: { cwd: "/w" } };
-    expect(() => encodeFrame(LifecycleResponse, leaked as never, "lifecycle response")).toThrow('invalid lifecycle response: state: unknown key "root"');
+    expect(() => encodeFrame(LifecycleResponse.seed, leaked as never, "lifecycle response")).toThrow('invalid lifecycle response: state: unknown key "root"');
   });
 });
 
@@ -238,19 +277,21 @@ describe("open maps accept any key and keep every one of them", () => {
   const stringMapText = mapText((key) => JSON.stringify(`value-of-${key}`));
   const jsonMapText = mapText((key) => (key === "__proto__" ? `{"polluted":"yes"}` : `[1,{"constructor":null}]`));
 
-  const cases: [string, v.GenericSchema, string, string[]][] = [
+  const cases: [string, MessageSchema, string, string[]][] = [
     ["options (lifecycle request)", LifecycleRequest, `{"protocolVersion":1,"options":${jsonMapText}}`, ["options"]],
+    ["options (later lifecycle request)", LifecycleRequest, `{"protocolVersion":1,"runtimeInstanceId":"i","options":${jsonMapText}}`, ["options"]],
+    ["env (later spawn)", Control, `{"type":"spawn","protocolVersion":1,"runtimeInstanceId":"i","argv":["x"],"env":${stringMapText},"purpose":{"kind":"git"},"options":{},"execId":"e","stdio":{"kind":"pipes"}}`, ["env"]],
     ["options (spawn)", Control, `{"type":"spawn","protocolVersion":1,"argv":["x"],"env":{},"purpose":{"kind":"git"},"options":${jsonMapText},"execId":"e","stdio":{"kind":"pipes"}}`, ["options"]],
     ["env (spawn)", Control, `{"type":"spawn","protocolVersion":1,"argv":["x"],"env":${stringMapText},"purpose":{"kind":"git"},"options":{},"execId":"e","stdio":{"kind":"pipes"}}`, ["env"]],
     [
       "lifecycleEnvironment (state)",
-      LifecycleResponse,
+      LifecycleResponse.seed,
       `{"type":"state","protocolVersion":1,"state":{"workspaceId":"w","lifecycle":"ready","lifecycleEnvironment":${stringMapText}},"placement":{"cwd":"/"}}`,
       ["state", "lifecycleEnvironment"],
     ],
     [
       "lifecycleEnvironment (inspection)",
-      LifecycleResponse,
+      LifecycleResponse.seed,
       `{"type":"inspection","protocolVersion":1,"inspection":{"status":"paused","state":{"workspaceId":"w","lifecycle":"paused","lifecycleEnvironment":${stringMapText}},"placement":{"cwd":"/"}}}`,
       ["inspection", "state", "lifecycleEnvironment"],
     ],
@@ -301,7 +342,7 @@ describe("env and lifecycleEnvironment values must be strings", () => {
   test.each(bad)("lifecycleEnvironment value that is %s", (_, json, got) => {
     const text = `{"type":"state","protocolVersion":1,"state":{"workspaceId":"w","lifecycle":"ready","lifecycleEnvironment":{"__proto__":${json}}},"placement":{"cwd":"/"}}`;
     expectRejected(
-      () => parseMessage(LifecycleResponse, text, "lifecycle response"),
+      () => parseMessage(LifecycleResponse.seed, text, "lifecycle response"),
       `invalid lifecycle response: state.lifecycleEnvironment: value of "__proto__" must be a string, got ${got}`,
     );
   });
@@ -335,7 +376,7 @@ describe("protocolVersion other than 1 is refused first, for every message", () 
     ["null", null, "unsupported protocolVersion null"],
     ["missing", undefined, "missing protocolVersion"],
   ];
-  const cases = SAMPLES.flatMap((sample) => versions.map(([label, version, prefix]) => [`${sample.name} with ${label}`, sample, version, prefix])) as [
+  const cases = ALL_SAMPLES.flatMap((sample) => versions.map(([label, version, prefix]) => [`${sample.name} with ${label}`, sample, version, prefix])) as [
     string,
     Sample,
     unknown,

@@ -40,8 +40,50 @@ export function request(options: Record<string, unknown> = {}, extra: Record<str
   return `${JSON.stringify({ protocolVersion: 1, ...extra, options })}\n`;
 }
 
+/** A lifecycle request line as the later daemon sends it: runtimeInstanceId second. */
+export function laterRequest(instanceId: string, options: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): string {
+  return `${JSON.stringify({ protocolVersion: 1, runtimeInstanceId: instanceId, ...extra, options })}\n`;
+}
+
 /** A temp dir removed by the returned cleanup. */
 export function tempDir(prefix = "phr-test-"): { path: string; cleanup: () => void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** What a run on a terminal printed (stdout and stderr are the same terminal) and how it ended. */
+export interface TerminalResult {
+  code: number | null;
+  signal: string | null;
+  output: string;
+  /** True when it had to be killed after `timeoutMs` (it was waiting on the terminal). */
+  timedOut: boolean;
+}
+
+/**
+ * Runs the binary with a fresh PTY as its stdin, stdout and stderr, the way a person at a
+ * terminal would, typing nothing. Killed (and `timedOut`) after `timeoutMs`.
+ */
+export async function runOnTerminal(args: string[], options: { env?: Record<string, string | undefined>; timeoutMs?: number } = {}): Promise<TerminalResult> {
+  let output = "";
+  const decoder = new TextDecoder();
+  const proc = Bun.spawn([BIN, ...args], {
+    env: { ...process.env, ...options.env } as Record<string, string>,
+    terminal: {
+      cols: 200,
+      rows: 50,
+      data(_terminal, chunk) {
+        output += decoder.decode(chunk, { stream: true });
+      },
+    },
+  });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    proc.kill("SIGKILL");
+  }, options.timeoutMs ?? 10_000);
+  await proc.exited;
+  clearTimeout(timer);
+  proc.terminal?.close();
+  return { code: proc.exitCode, signal: proc.signalCode === null ? null : String(proc.signalCode), output: output.replaceAll("\r\n", "\n"), timedOut };
 }

@@ -29,6 +29,8 @@ export interface ExecOptions {
   stdoutFd?: number;
   /** Another copy of the binary to run (default: dist/paseo-host-runtime). */
   bin?: string;
+  /** Words before `exec` (e.g. `--remote ssh://…`), as a configured runtime command has them. */
+  prefix?: string[];
 }
 
 export class ExecHandle {
@@ -47,7 +49,7 @@ export class ExecHandle {
   constructor(workspaceId: string, envelope: Record<string, unknown>, options: ExecOptions = {}) {
     const mode = ((envelope.stdio as { kind: Mode }) ?? { kind: "pipes" }).kind;
     this.sequence = new EventSequence(mode);
-    this.child = spawn(options.bin ?? BIN, ["exec", "--workspace-id", workspaceId], {
+    this.child = spawn(options.bin ?? BIN, [...(options.prefix ?? []), "exec", "--workspace-id", workspaceId], {
       stdio: ["pipe", options.stdoutFd ?? "pipe", "pipe", "pipe", "pipe"],
       env: options.env ?? (process.env as Record<string, string>),
     });
@@ -167,6 +169,17 @@ export function newExecId(): string {
   return (Date.now().toString(16) + process.pid.toString(16) + counter.toString(16)).padStart(32, "0").slice(-32);
 }
 
+/**
+ * The later daemon's runtimeInstanceId: the hex SHA-256 of its absolute home path, the same for
+ * every runtime of that daemon (SPEC-later-dialect §2).
+ */
+export function instanceIdOf(daemonHome: string): string {
+  return new Bun.CryptoHasher("sha256").update(daemonHome).digest("hex");
+}
+
+/** The instance id the later-dialect tests speak as, unless they say otherwise. */
+export const INSTANCE_ID = instanceIdOf("/home/paseo/.paseo");
+
 /** A spawn envelope with the daemon's defaults. */
 export function envelope(argv: string[], fields: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -175,6 +188,25 @@ export function envelope(argv: string[], fields: Record<string, unknown> = {}): 
     argv,
     env: {},
     purpose: { kind: "workspace-script", script: "test" },
+    options: {},
+    execId: newExecId(),
+    stdio: { kind: "pipes" },
+    ...fields,
+  };
+}
+
+/**
+ * A spawn envelope as the later daemon sends it: runtimeInstanceId third, purposes without
+ * payload. `fields` may override any key (runtimeInstanceId too) and keeps the canonical order.
+ */
+export function laterEnvelope(argv: string[], fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    type: "spawn",
+    protocolVersion: 1,
+    runtimeInstanceId: INSTANCE_ID,
+    argv,
+    env: {},
+    purpose: { kind: "workspace-script" },
     options: {},
     execId: newExecId(),
     stdio: { kind: "pipes" },

@@ -1,7 +1,8 @@
 /** A ready workspace for exec tests: a temp runtime home plus an adopted temp directory. */
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { request, runBinary, tempDir } from "./binary.ts";
+import { laterRequest, request, runBinary, tempDir } from "./binary.ts";
+import { INSTANCE_ID } from "./daemon.ts";
 import { missingTools } from "./tools.ts";
 
 export interface ReadyWorkspace {
@@ -17,20 +18,21 @@ export interface ReadyWorkspace {
 let counter = 0;
 
 /**
- * Creates a workspace through the compiled binary's `create` (host-directory, existing), the
- * way the daemon does. Envelopes and lifecycle requests must carry `options` so exec finds the
+ * Creates a workspace through the compiled binary's `create` (a directory source placed
+ * `existing`), the way the daemon of `dialect` does (the later one as INSTANCE_ID). Envelopes and lifecycle requests must carry `options` so exec finds the
  * same home.
  */
-export async function readyWorkspace(prefix = "ws", extraOptions: Record<string, unknown> = {}): Promise<ReadyWorkspace> {
+export async function readyWorkspace(prefix = "ws", dialect: "seed" | "later" = "seed", extraOptions: Record<string, unknown> = {}): Promise<ReadyWorkspace> {
   const dir = tempDir("phr-ws-");
   const home = join(dir.path, "home");
   const root = join(dir.path, "project");
   mkdirSync(root);
   const id = `${prefix}-${process.pid}-${++counter}`;
   const options = { stateDirectory: home, ...extraOptions };
-  const input = { workspaceId: id, project: { projectId: "p", source: { kind: "host-directory", path: root } }, placement: { kind: "existing" } };
+  const kind = dialect === "seed" ? "host-directory" : "directory";
+  const input = { workspaceId: id, project: { projectId: "p", source: { kind, path: root } }, placement: { kind: "existing" } };
   const result = await runBinary(["create", "--workspace-id", id], {
-    stdin: request(options, { input }),
+    stdin: dialect === "seed" ? request(options, { input }) : laterRequest(INSTANCE_ID, options, { input }),
     env: { PASEO_HOST_RUNTIME_HOME: home },
   });
   if (result.code !== 0) {

@@ -1,26 +1,122 @@
 /**
- * What the operator commands share: turning `--home`/`--owner` into the options the daemon
- * would send, running this same binary for a protocol operation, and plain-text tables.
+ * What the operator commands share: the flags that stand for the daemon's `options` (and their
+ * documentation), running this same binary for a protocol operation, and plain-text output.
  * Operator commands are for people; none of this is part of the protocol.
  */
 import { lazyChildProcess } from "../../platform/lazy.ts";
-import { resolve } from "node:path";
-import { commandUsage, type Invocation } from "../../cli.ts";
+import { existsSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import { HOME_ENV, UsageError, commandUsage, type FlagDoc, type Invocation } from "../../cli.ts";
 import { diagnose, writeAll } from "../../output.ts";
+import { DEFAULT_OWNER, DEFAULT_STOP_TIMEOUT_MS } from "../../options.ts";
+import { LifecycleResponse, parseMessage, type Dialect } from "../../protocol/index.ts";
 import { openExistingStore as openStoreIfPresent, type Store } from "../../store/db.ts";
 import { resolveHome } from "../../store/home.ts";
+import { getWorkspace, type WorkspaceRecord } from "../../store/workspaces.ts";
+import { DaemonConfigError, argv0Of, ourRuntimes, readDaemonConfig } from "./daemon-config.ts";
 
 /** Options flags every store-touching operator command takes. */
 export const STORE_FLAGS = ["home", "owner"] as const;
 
-/** The daemon `options` these flags stand for: `--home` → stateDirectory, `--owner` → owner. */
+/** Flags that give the daemon's whole `options` map: inline JSON, or a runtime of a config.json. */
+export const OPTIONS_FLAGS = ["options-json", "config", "runtime"] as const;
+
+/** A check for a flag that must be an absolute path; `empty` says why "" is refused. */
+function absolutePath(empty: string) {
+  return (value: string): string | null => {
+    if (value === "") return `must not be empty (${empty})`;
+    if (!isAbsolute(value)) return `must be an absolute path, got ${JSON.stringify(value)}`;
+    return null;
+  };
+}
+
+function jsonObject(value: string): string | null {
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return null;
+  } catch (error) {
+    return `is not valid JSON: ${(error as Error).message}`;
+  }
+  return "must be a JSON object (the daemon's options map)";
+}
+
+/** The documentation of flags several operator commands share; each spec spreads what it takes. */
+export const FLAG_DOCS = {
+  "workspace-id": { value: "W", help: "the workspace id (what the daemon calls it)" },
+  home: {
+    value: "DIR",
+    help: "the runtime home, absolute (options.stateDirectory)",
+    default: "$PASEO_HOST_RUNTIME_HOME, else the user's state directory",
+    check: absolutePath("an empty home would be the current directory"),
+  },
+  owner: { value: "NAME", help: "the owner stamped on workspaces (options.owner)", default: JSON.stringify(DEFAULT_OWNER) },
+  "options-json": { value: "JSON", help: "the daemon's whole options map, as JSON; --home, --owner and the like override its keys", check: jsonObject },
+  config: { value: "FILE", help: "take the options of a runtime in the daemon's config.json (e.g. ~/.paseo/config.json)" },
+  runtime: { value: "NAME", help: "which workspaceRuntimes entry of --config", default: "the only one that runs paseo-host-runtime" },
+  "helper-path": { value: "PATH", help: "absolute path of paseo-workspace-helper (options.helperPath)", check: absolutePath("give the helper's absolute path") },
+  json: { help: "print one JSON document (for scripts)" },
+} satisfies Record<string, FlagDoc>;
+
+/** The environment variables that decide the runtime home (for `env` in a spec). */
+export const STORE_ENV = HOME_ENV;
+
+/** The grace between SIGTERM and SIGKILL, as help text names it. */
+export const STOP_GRACE = `the stopTimeoutMs grace (default ${DEFAULT_STOP_TIMEOUT_MS} ms)`;
+
+/**
+ * The argv[0] the daemon runs this binary with, when `--config` named its runtime: protocol
+ * operations are run with it, so the configuration fingerprint they record and scope reconcile
+ * by (workspace/owner.ts configurationOf) is the daemon's own.
+ */
+let daemonArgv0: string | undefined;
+
+/** The argv[0] a protocol operation of this invocation runs with (see daemonArgv0). */
+export function operationArgv0(): string {
+  return daemonArgv0 ?? selfCommand()[0]!;
+}
+
+/**
+ * The daemon `options` the flags stand for: `--options-json` or `--config`'s runtime first,
+ * then `--home` → stateDirectory, `--owner` → owner over it. Throws UsageError.
+ */
 export function operatorOptions(invocation: Invocation): Record<string, unknown> {
-  const options: Record<string, unknown> = {};
+  const options = baseOptions(invocation);
   const home = invocation.flags.get("home");
-  if (home !== undefined) options.stateDirectory = resolve(home);
+  if (home !== undefined) options.stateDirectory = home;
   const owner = invocation.flags.get("owner");
   if (owner !== undefined) options.owner = owner;
   return options;
+}
+
+function baseOptions(invocation: Invocation): Record<string, unknown> {
+  const inline = invocation.flags.get("options-json");
+  const file = invocation.flags.get("config");
+  const runtime = invocation.flags.get("runtime");
+  const command = invocation.command;
+  if (inline !== undefined && file !== undefined) throw new UsageError("give either --options-json or --config, not both", command);
+  if (runtime !== undefined && file === undefined) throw new UsageError("--runtime goes with --config FILE", command);
+  if (inline !== undefined) return JSON.parse(inline) as Record<string, unknown>;
+  if (file === undefined) return {};
+  let config;
+  try {
+    config = readDaemonConfig(file);
+  } catch (error) {
+    if (error instanceof DaemonConfigError) throw new UsageError(`--config: ${error.message}`, command);
+    throw error;
+  }
+  const candidates = runtime === undefined ? ourRuntimes(config) : config.runtimes.filter((entry) => entry.name === runtime);
+  const names = config.runtimes.map((entry) => JSON.stringify(entry.name)).join(", ") || "none";
+  if (candidates.length === 0) {
+    const what = runtime === undefined ? "no runtime there runs paseo-host-runtime" : `it has no command runtime ${JSON.stringify(runtime)}`;
+    throw new UsageError(`--config ${config.path}: ${what} (command runtimes: ${names})`, command);
+  }
+  if (candidates.length > 1) throw new UsageError(`--config ${config.path}: several runtimes run paseo-host-runtime (${candidates.map((entry) => JSON.stringify(entry.name)).join(", ")}); pick one with --runtime NAME`, command);
+  const chosen = candidates[0]!;
+  if (chosen.remote !== null) throw new UsageError(`--config: runtime ${JSON.stringify(chosen.name)} works on ${chosen.remote} (--remote): its options apply on that host, not here`, command);
+  daemonArgv0 = argv0Of(chosen) ?? undefined;
+  const options = chosen.options ?? {};
+  if (typeof options !== "object" || options === null || Array.isArray(options)) throw new UsageError(`--config: runtime ${JSON.stringify(chosen.name)} has options that are not an object`, command);
+  return { ...(options as Record<string, unknown>) };
 }
 
 /** A usage error found after parsing: same shape as the CLI's (stderr, usage, exit 2). */
@@ -36,6 +132,16 @@ export function usageFailure(command: string, message: string): number {
  */
 export function openExistingStore(options: Record<string, unknown>): { store: Store | null; home: string } {
   return { store: openStoreIfPresent(options), home: resolveHome(options) };
+}
+
+/**
+ * For commands that only look (ls, ps): a home that does not exist is worth saying, since it
+ * is most often a mistyped --home. Returns the message, or null when the home exists.
+ */
+export function missingHomeMessage(options: Record<string, unknown>): string | null {
+  const home = resolveHome(options);
+  if (existsSync(home)) return null;
+  return `runtime home ${home} does not exist (nothing was ever created there; check --home, options.stateDirectory or PASEO_HOST_RUNTIME_HOME)`;
 }
 
 /** argv that runs this same program: the compiled binary, or bun + the entry script from source. */
@@ -60,32 +166,79 @@ export function selfEnv(): Record<string, string> {
 export interface OperationResult {
   status: number;
   stdout: string;
+  /** Its stderr, when captured ("" otherwise). */
+  stderr: string;
 }
 
-/**
- * Runs `paseo-host-runtime <args>` with `request` on stdin, as the daemon would. Its stderr
- * goes straight to ours, so its diagnostics reach the human unchanged (unless `quiet`).
- */
-export function runOperation(args: string[], request: unknown, timeoutMs?: number, quiet = false): OperationResult {
+export interface OperationOptions {
+  timeoutMs?: number;
+  /** inherit (default): its diagnostics reach the human unchanged; capture: returned; ignore. */
+  stderr?: "inherit" | "capture" | "ignore";
+}
+
+/** Runs `paseo-host-runtime <args>` with `request` on stdin, as the daemon would. */
+export function runOperation(args: string[], request: unknown, { timeoutMs, stderr = "inherit" }: OperationOptions = {}): OperationResult {
   const [program, ...prefix] = selfCommand();
   const { spawnSync } = lazyChildProcess();
   const result = spawnSync(program!, [...prefix, ...args], {
+    argv0: operationArgv0(),
     input: `${JSON.stringify(request)}\n`,
-    stdio: ["pipe", "pipe", quiet ? "ignore" : "inherit"],
+    stdio: ["pipe", "pipe", stderr === "capture" ? "pipe" : stderr],
     env: selfEnv(),
     maxBuffer: 16 * 1024 * 1024,
     timeout: timeoutMs,
     killSignal: "SIGKILL",
   });
   if (result.error && !result.signal) throw new Error(`cannot run ${args[0]}: ${result.error.message}`);
-  if (result.signal && !quiet) diagnose(`${args[0]} was killed by ${result.signal}`);
+  const captured = result.stderr?.toString() ?? "";
+  const killed = result.signal ? `${args[0]} was killed by ${result.signal}${timeoutMs === undefined ? "" : ` (limit ${timeoutMs} ms)`}` : "";
+  if (killed && stderr === "inherit") diagnose(killed);
   const status = result.status ?? 128;
-  return { status, stdout: result.stdout?.toString() ?? "" };
+  return { status, stdout: result.stdout?.toString() ?? "", stderr: stderr === "capture" ? `${captured}${killed}` : "" };
 }
 
-/** One JSON document for scripts. */
+/** The store's record of a workspace (any status), without creating a home to look. */
+export function recordedWorkspace(options: Record<string, unknown>, workspaceId: string): WorkspaceRecord | null {
+  const { store } = openExistingStore(options);
+  if (!store) return null;
+  try {
+    return getWorkspace(store.db, workspaceId);
+  } finally {
+    store.db.close();
+  }
+}
+
+/**
+ * The request fields that speak the dialect a workspace was created in (a later-dialect
+ * workspace with its recorded instance id), so operator commands reach either kind.
+ */
+export function dialectFields(record: WorkspaceRecord | null): { dialect: Dialect; fields: { runtimeInstanceId?: string } } {
+  if (record?.dialect === "later" && record.instanceId !== null) return { dialect: "later", fields: { runtimeInstanceId: record.instanceId } };
+  return { dialect: "seed", fields: {} };
+}
+
+/**
+ * Runs one lifecycle operation of this binary with `request` (its diagnostics reach the human)
+ * and returns its response in `dialect`, or null when it failed (`command: op failed` is added).
+ */
+export function callOperation(command: string, args: string[], request: Record<string, unknown>, dialect: Dialect): LifecycleResponse | null {
+  const result = runOperation(args, { protocolVersion: 1, ...request });
+  if (result.status !== 0) {
+    const at = args.indexOf("--workspace-id");
+    const what = at === -1 ? args[0] : `${args[0]} of workspace ${JSON.stringify(args[at + 1])}`;
+    diagnose(`${command}: ${what} failed (exit ${result.status}); see the reason above`);
+    return null;
+  }
+  return parseMessage(LifecycleResponse[dialect], result.stdout, `${args[0]} response`) as LifecycleResponse;
+}
+
+/**
+ * One JSON document for scripts. DEL and the C1 controls (U+007F to U+009F), which
+ * JSON.stringify leaves raw and some terminals obey, are written as \u escapes: the same JSON
+ * value, but a workload's bytes (its argv) cannot steer the terminal showing it.
+ */
 export function printJson(value: unknown): void {
-  console.log(JSON.stringify(value, null, 2));
+  console.log(JSON.stringify(value, null, 2).replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`));
 }
 
 /** Left-aligned columns separated by two spaces; the last column is not padded. */
@@ -104,4 +257,56 @@ export function formatTime(ms: number): string {
   const d = new Date(ms);
   const two = (n: number) => String(n).padStart(2, "0");
   return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
+/** A duration as people say it: "40 s", "5 min", "3 h", "2 days". */
+export function formatAge(ms: number): string {
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min`;
+  if (seconds < 48 * 3600) return `${Math.floor(seconds / 3600)} h`;
+  return `${Math.floor(seconds / 86400)} days`;
+}
+
+/** Bytes in binary units: "812 KiB", "12.5 MiB". */
+export function formatBytes(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${unit === 0 || value >= 100 ? Math.round(value) : value.toFixed(1)} ${units[unit]}`;
+}
+
+/** Control characters (C0, DEL, C1): never written raw to a person's terminal. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * A word as the shell reads it back: bare when safe, else single-quoted; with a control
+ * character, ANSI-C quoted (`$'a\x1bb'`) so no escape sequence reaches the terminal raw.
+ */
+export function shellQuote(word: string): string {
+  if (/^[\w@%+=:,./-]+$/.test(word)) return word;
+  if (!CONTROL.test(word)) return `'${word.replaceAll("'", `'\\''`)}'`;
+  const escaped = word.replace(/[\u0000-\u001f\u007f-\u009f'\\]/g, (char) => {
+    if (char === "'" || char === "\\") return `\\${char}`;
+    const code = char.charCodeAt(0);
+    return code < 0x80 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+  return `$'${escaped}'`;
+}
+
+/** Text for a person's terminal: control characters shown as \xHH / \uHHHH, never raw. */
+export function printable(text: string): string {
+  return text.replace(new RegExp(CONTROL.source, "g"), (char) => {
+    const code = char.charCodeAt(0);
+    return code < 0x80 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+
+/** An argv as one shell-readable line. */
+export function quoteArgv(argv: readonly string[]): string {
+  return argv.map(shellQuote).join(" ");
 }

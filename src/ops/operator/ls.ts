@@ -2,18 +2,25 @@ import type { Invocation } from "../../cli.ts";
 import { bootId, isSameLiveProcess, listProcesses } from "../../platform/process.ts";
 import { listWorkspaces, type WorkspaceRecord } from "../../store/workspaces.ts";
 import { rootProblem } from "../../workspace/confinement.ts";
-import { formatTable, openExistingStore, operatorOptions, printJson } from "./common.ts";
+import { diagnose } from "../../output.ts";
+import { formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 
 /** A workspace as `ls` shows it. */
 export interface WorkspaceSummary {
   workspaceId: string;
   owner: string;
+  /** The protocol dialect it was created in (seed | later); only requests in it reach it. */
+  dialect: string;
+  /** The later dialect's runtimeInstanceId of the daemon that made it, or null. */
+  runtimeInstanceId: string | null;
+  /** Fingerprint of the daemon configuration whose reconcile may remove it (null: made before schema v2, not listed since). */
+  configuration: string | null;
   /** creating | ready | paused | destroying. */
   status: string;
   /** For creating/destroying rows: whether the process doing that work is gone (the next operation takes over). */
   interrupted: boolean;
-  /** host-directory | git (where the files came from). */
+  /** host-directory | directory | git (where the files came from). */
   source: string;
   /** existing | branch | checkout | resolved-worktree (as asked for in create). */
   placement: string;
@@ -33,6 +40,9 @@ function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
   return {
     workspaceId: record.workspaceId,
     owner: record.owner,
+    dialect: record.dialect,
+    runtimeInstanceId: record.instanceId,
+    configuration: record.configuration,
     status: record.status,
     interrupted: busy && !holderAlive,
     source: input.project?.source?.kind ?? "?",
@@ -45,9 +55,15 @@ function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
   };
 }
 
-/** `ls [--owner O] [--home DIR] [--json]`: the workspaces of this runtime home. */
+/** `ls [--owner O] [--home DIR] [--json]`: the workspaces of this runtime home (a home that does not exist: exit 1). */
 export function ls(invocation: Invocation): number {
   const options = operatorOptions(invocation);
+  const missing = missingHomeMessage(options);
+  if (missing !== null) {
+    diagnose(missing);
+    return 1;
+  }
+  const owner = invocation.flags.get("owner") ?? (typeof options.owner === "string" ? options.owner : undefined);
   const { store, home } = openExistingStore(options);
   let workspaces: WorkspaceSummary[] = [];
   if (store) {
@@ -57,7 +73,7 @@ export function ls(invocation: Invocation): number {
       for (const execution of liveExecutions(store.db, undefined, processes)) {
         live.set(execution.workspaceId, (live.get(execution.workspaceId) ?? 0) + 1);
       }
-      workspaces = listWorkspaces(store.db, invocation.flags.get("owner")).map((record) => summarize(record, live.get(record.workspaceId) ?? 0));
+      workspaces = listWorkspaces(store.db, owner).map((record) => summarize(record, live.get(record.workspaceId) ?? 0));
     } finally {
       store.db.close();
     }
@@ -73,13 +89,15 @@ export function ls(invocation: Invocation): number {
   const rows = workspaces.map((w) => [
     w.workspaceId,
     w.owner,
+    w.configuration?.slice(0, 8) ?? "-",
+    w.dialect,
     w.interrupted ? `${w.status} (interrupted)` : w.status,
     w.source,
     w.kind ?? w.placement,
     String(w.liveExecutions),
     w.root ?? "-",
   ]);
-  console.log(formatTable(["WORKSPACE", "OWNER", "STATUS", "SOURCE", "KIND", "LIVE", "ROOT"], rows));
+  console.log(formatTable(["WORKSPACE", "OWNER", "CONFIG", "DIALECT", "STATUS", "SOURCE", "KIND", "LIVE", "ROOT"], rows));
   for (const w of workspaces) {
     if (w.problem) console.log(`! ${w.workspaceId}: ${w.problem}`);
     if (w.interrupted) console.log(`! ${w.workspaceId}: ${w.status === "creating" ? "create" : "destroy"} was interrupted (its process is gone); \`new\` or \`rm\` of it again takes over`);

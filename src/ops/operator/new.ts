@@ -7,10 +7,12 @@ import {
   parseMessage,
   parseStrict,
   type CreateInput,
+  type Placement,
   type PlacementIntent,
   type ProjectSource,
+  type State,
 } from "../../protocol/index.ts";
-import { operatorOptions, printJson, runOperation, usageFailure } from "./common.ts";
+import { operatorOptions, printJson, runOperation, shellQuote, usageFailure } from "./common.ts";
 
 /** `scheme://…` or scp-like `user@host:path`: a git URL rather than a host directory. */
 function isGitUrl(source: string): boolean {
@@ -61,25 +63,29 @@ export function newWorkspace(invocation: Invocation): number {
     diagnose(`new: create of workspace ${JSON.stringify(input.workspaceId)} failed (exit ${result.status}); see the reason above`);
     return 1;
   }
-  const response = parseMessage(LifecycleResponse, result.stdout, "create response");
+  const response = parseMessage(LifecycleResponse.seed, result.stdout, "create response");
   if (response.type !== "state") throw new Error(`create answered ${response.type}, expected state`);
   if (invocation.switches.has("json")) {
     printJson(response);
     return 0;
   }
-  const { state, placement } = response;
   const source = input.project.source;
-  const lines = [
-    `workspace ${state.workspaceId} is ${state.lifecycle}`,
+  const lines = stateLines(response.state, response.placement, [
     `  source       ${source.kind === "git" ? `${source.url}${source.revision ? ` @ ${source.revision}` : ""}` : source.path}`,
     `  placement    ${describePlacement(input.placement)}`,
-    `  cwd          ${placement.cwd}`,
-  ];
-  if (placement.hostVisiblePath !== undefined) lines.push(`  host path    ${placement.hostVisiblePath}`);
-  for (const [key, value] of Object.entries(state.lifecycleEnvironment ?? {})) lines.push(`  env          ${key}=${value}`);
-  lines.push(`next: paseo-host-runtime run --workspace-id ${state.workspaceId}${homeHint(invocation)} -- COMMAND...`);
+  ]);
+  lines.push(`next: paseo-host-runtime run --workspace-id ${shellQuote(response.state.workspaceId)}${homeHint(invocation)} -- COMMAND...`);
   console.log(lines.join("\n"));
   return 0;
+}
+
+/** A workspace's public state as people read it (new, workspace resume, workspace inspect). */
+export function stateLines(state: State, placement: Placement, extra: string[] = []): string[] {
+  const lines = [`workspace ${state.workspaceId} is ${state.lifecycle}`, ...extra, `  cwd          ${placement.cwd}`];
+  // Only the seed dialect's placement has hostVisiblePath.
+  if ("hostVisiblePath" in placement && placement.hostVisiblePath !== undefined) lines.push(`  host path    ${placement.hostVisiblePath}`);
+  for (const [key, value] of Object.entries(state.lifecycleEnvironment ?? {})) lines.push(`  env          ${key}=${value}`);
+  return lines;
 }
 
 function describePlacement(placement: PlacementIntent): string {
@@ -96,16 +102,12 @@ function describePlacement(placement: PlacementIntent): string {
   }
 }
 
-/** The `--home`/`--owner` flags to repeat in a suggested command line. */
+/** The flags that select the home and options, to repeat in a suggested command line. */
 export function homeHint(invocation: Invocation): string {
   const parts: string[] = [];
-  for (const name of ["home", "owner"]) {
+  for (const name of ["home", "owner", "config", "runtime", "options-json"]) {
     const value = invocation.flags.get(name);
     if (value !== undefined) parts.push(` --${name} ${shellQuote(value)}`);
   }
   return parts.join("");
-}
-
-function shellQuote(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }

@@ -1,10 +1,12 @@
 import type { Database } from "bun:sqlite";
 import type { Invocation } from "../../cli.ts";
+import { diagnose } from "../../output.ts";
 import { isSameLiveProcess, listProcesses, type ProcessInfo } from "../../platform/process.ts";
+import { cgroupMemoryBytes, commandLine, residentBytes } from "../../platform/resources.ts";
 import { unfinishedExecutions, type ExecutionRecord } from "../../store/executions.ts";
 import { listWorkspaces } from "../../store/workspaces.ts";
 import { workloadMembers } from "../../platform/process-group.ts";
-import { formatTable, formatTime, openExistingStore, operatorOptions, printJson } from "./common.ts";
+import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printable, quoteArgv } from "./common.ts";
 
 /** A live execution as `ps` shows it. Never its environment: that may hold secrets. */
 export interface LiveExecution {
@@ -23,32 +25,54 @@ export interface LiveExecution {
   processes: number;
 }
 
+/** What `ps` adds for people: the leader's argv as it runs now, and the workload's memory. */
+export interface ExecutionDetails extends LiveExecution {
+  /** The leader's exact argv (Linux), or null (starting, gone, or a platform that gives only text). */
+  argv: string[] | null;
+  /** The command line, shell-quoted when the argv is exact. */
+  command: string;
+  /** Resident memory of the workload's processes (or its cgroup's memory.current), bytes. */
+  memoryBytes: number | null;
+  /** Where memoryBytes comes from. */
+  memorySource: "rss" | "cgroup" | null;
+}
+
+interface Live {
+  entry: LiveExecution;
+  record: ExecutionRecord;
+  members: ProcessInfo[];
+}
+
 /**
  * Executions that are really alive now. The store only says what was started and not yet
  * seen finishing; liveness is re-derived from the kernel for every record.
  */
 export function liveExecutions(db: Database, workspaceId?: string, processes: ProcessInfo[] = listProcesses()): LiveExecution[] {
-  const live: LiveExecution[] = [];
-  for (const record of unfinishedExecutions(db, workspaceId)) {
-    const entry = liveEntry(record, processes);
-    if (entry) live.push(entry);
-  }
-  return live;
+  return live(db, workspaceId, processes).map(({ entry }) => entry);
 }
 
-function liveEntry(record: ExecutionRecord, processes: ProcessInfo[]): LiveExecution | null {
+function live(db: Database, workspaceId: string | undefined, processes: ProcessInfo[]): Live[] {
+  const found: Live[] = [];
+  for (const record of unfinishedExecutions(db, workspaceId)) {
+    const one = liveEntry(record, processes);
+    if (one) found.push(one);
+  }
+  return found;
+}
+
+function liveEntry(record: ExecutionRecord, processes: ProcessInfo[]): Live | null {
   let pid: number | null = record.pid;
   let state: LiveExecution["state"] = "running";
-  let members = 0;
+  let members: ProcessInfo[] = [];
   if (record.pid === 0) {
     // Claimed but not launched: alive only while the wrapper that claimed it is.
     if (!isSameLiveProcess(record.wrapperPid, record.wrapperStartTicks)) return null;
     [pid, state] = [null, "starting"];
   } else {
-    members = workloadMembers(record, processes).length;
-    if (members === 0) return null;
+    members = workloadMembers(record, processes);
+    if (members.length === 0) return null;
   }
-  return {
+  const entry: LiveExecution = {
     workspaceId: record.workspaceId,
     execId: record.execId,
     pid,
@@ -58,24 +82,123 @@ function liveEntry(record: ExecutionRecord, processes: ProcessInfo[]): LiveExecu
     argv0: record.argv0,
     state,
     startedAt: new Date(record.startedAt).toISOString(),
-    processes: members,
+    processes: members.length,
+  };
+  return { entry, record, members };
+}
+
+/**
+ * The memory of one execution: its cgroup's memory.current when it has a cgroup of its own,
+ * else the resident memory of its live processes. (Containment passes the cgroup directory.)
+ */
+export function executionMemory(members: readonly ProcessInfo[], cgroupDir: string | null = null): { bytes: number | null; source: ExecutionDetails["memorySource"] } {
+  if (cgroupDir !== null) {
+    const bytes = cgroupMemoryBytes(cgroupDir);
+    if (bytes !== null) return { bytes, source: "cgroup" };
+  }
+  const bytes = residentBytes(members.map((member) => member.pid));
+  return { bytes, source: bytes === null ? null : "rss" };
+}
+
+function withDetails({ entry, members }: Live): ExecutionDetails {
+  const line = entry.pid === null ? null : commandLine(entry.pid);
+  const memory = executionMemory(members);
+  return {
+    ...entry,
+    argv: line?.argv ?? null,
+    // The workload can rewrite its own argv: quoted, with control characters escaped.
+    command: line === null ? printable(entry.argv0) : line.argv ? quoteArgv(line.argv) : printable(line.text),
+    memoryBytes: memory.bytes,
+    memorySource: memory.source,
   };
 }
 
-/** `ps [--workspace-id W] [--owner O] [--home DIR] [--json]`: live executions of this home. */
+/** `--format` field → its text. The JSON keys, plus `age` and `memory` as people read them. */
+const FIELDS: Record<string, (e: ExecutionDetails, now: number) => string> = {
+  workspaceId: (e) => e.workspaceId,
+  execId: (e) => e.execId,
+  pid: (e) => (e.pid === null ? "-" : String(e.pid)),
+  wrapperPid: (e) => String(e.wrapperPid),
+  mode: (e) => e.mode,
+  purpose: (e) => e.purpose,
+  state: (e) => e.state,
+  startedAt: (e) => e.startedAt,
+  age: (e, now) => formatAge(now - Date.parse(e.startedAt)),
+  processes: (e) => String(e.processes),
+  memory: (e) => (e.memoryBytes === null ? "-" : formatBytes(e.memoryBytes)),
+  memoryBytes: (e) => (e.memoryBytes === null ? "-" : String(e.memoryBytes)),
+  argv0: (e) => e.argv0,
+  command: (e) => e.command,
+};
+
+/** Every `--format` field name, for help. */
+export const FORMAT_FIELDS = Object.keys(FIELDS);
+
+/** The default table: header → field. */
+const DEFAULT_COLUMNS: [string, string][] = [
+  ["WORKSPACE", "workspaceId"],
+  ["EXEC ID", "execId"],
+  ["PID", "pid"],
+  ["MODE", "mode"],
+  ["PURPOSE", "purpose"],
+  ["AGE", "age"],
+  ["MEMORY", "memory"],
+  ["COMMAND", "command"],
+];
+
+type Format = { kind: "table"; columns: [string, string][] } | { kind: "template"; template: string };
+
+/** A `--format` value: `{{.field}}` template (with \t and \n), or a comma-separated field list. Throws on an unknown field. */
+export function parseFormat(value: string): Format {
+  const unknown = (name: string) => new Error(`unknown field ${JSON.stringify(name)} (fields: ${FORMAT_FIELDS.join(", ")})`);
+  if (value.includes("{{")) {
+    for (const match of value.matchAll(/\{\{\s*\.?([\w-]+)\s*\}\}/g)) if (!(match[1]! in FIELDS)) throw unknown(match[1]!);
+    return { kind: "template", template: value.replaceAll("\\t", "\t").replaceAll("\\n", "\n") };
+  }
+  const names = value.split(",").map((name) => name.trim());
+  for (const name of names) if (!(name in FIELDS)) throw unknown(name);
+  return { kind: "table", columns: names.map((name) => [name.replace(/([a-z])([A-Z])/g, "$1 $2").toUpperCase(), name]) };
+}
+
+/** `--format`'s check for the CLI (a usage error names the unknown field). */
+export function formatProblem(value: string): string | null {
+  try {
+    parseFormat(value);
+    return null;
+  } catch (error) {
+    return `has an ${(error as Error).message}`;
+  }
+}
+
+function render(executions: ExecutionDetails[], format: Format): string {
+  const now = Date.now();
+  if (format.kind === "template") {
+    return executions.map((e) => format.template.replace(/\{\{\s*\.?([\w-]+)\s*\}\}/g, (_, name: string) => printable(FIELDS[name]!(e, now)))).join("\n");
+  }
+  const rows = executions.map((e) => format.columns.map(([, field]) => printable(FIELDS[field]!(e, now))));
+  return formatTable(format.columns.map(([header]) => header), rows);
+}
+
+/** `ps [-w W] [-q] [--format F] [--json]`: live executions of this home. */
 export function ps(invocation: Invocation): number {
   const options = operatorOptions(invocation);
+  const missing = missingHomeMessage(options);
+  if (missing !== null) {
+    diagnose(missing);
+    return 1;
+  }
   const workspaceId = invocation.flags.get("workspace-id");
-  const owner = invocation.flags.get("owner");
+  const owner = invocation.flags.get("owner") ?? (typeof options.owner === "string" ? options.owner : undefined);
   const { store, home } = openExistingStore(options);
-  let executions: LiveExecution[] = [];
+  let executions: ExecutionDetails[] = [];
   if (store) {
     try {
-      executions = liveExecutions(store.db, workspaceId);
+      let found = live(store.db, workspaceId, listProcesses());
       if (owner !== undefined) {
         const owned = new Set(listWorkspaces(store.db, owner).map((w) => w.workspaceId));
-        executions = executions.filter((e) => owned.has(e.workspaceId));
+        found = found.filter(({ entry }) => owned.has(entry.workspaceId));
       }
+      executions = found.map(withDetails);
     } finally {
       store.db.close();
     }
@@ -84,19 +207,20 @@ export function ps(invocation: Invocation): number {
     printJson({ home, executions });
     return 0;
   }
+  if (invocation.switches.has("quiet")) {
+    if (executions.length) console.log(executions.map((e) => e.execId).join("\n"));
+    return 0;
+  }
+  const format = invocation.flags.get("format");
+  if (format !== undefined) {
+    const text = render(executions, parseFormat(format));
+    if (text !== "") console.log(text);
+    return 0;
+  }
   if (executions.length === 0) {
     console.log(`no live executions${workspaceId === undefined ? "" : ` in workspace ${workspaceId}`} (home ${home})`);
     return 0;
   }
-  const rows = executions.map((e) => [
-    e.workspaceId,
-    e.execId,
-    e.pid === null ? "-" : String(e.pid),
-    e.mode,
-    e.purpose,
-    e.state === "starting" ? "starting" : formatTime(Date.parse(e.startedAt)),
-    e.argv0,
-  ]);
-  console.log(formatTable(["WORKSPACE", "EXEC ID", "PID", "MODE", "PURPOSE", "STARTED", "ARGV0"], rows));
+  console.log(render(executions, { kind: "table", columns: DEFAULT_COLUMNS }));
   return 0;
 }

@@ -1,36 +1,55 @@
 import type { Invocation } from "../../cli.ts";
+import { readOptions } from "../../options.ts";
 import { diagnose } from "../../output.ts";
-import { LifecycleResponse, parseMessage } from "../../protocol/index.ts";
-import { getWorkspace } from "../../store/workspaces.ts";
-import { openExistingStore, operatorOptions, printJson, runOperation } from "./common.ts";
+import { callOperation, dialectFields, openExistingStore, operatorOptions, printJson, recordedWorkspace } from "./common.ts";
+import { liveExecutions } from "./ps.ts";
 
-/** Whether the store knows the workspace (any status), without creating a home to look. */
-function exists(options: Record<string, unknown>, workspaceId: string): boolean {
+/** The exec ids of the workspace's live executions. */
+function liveExecIds(options: Record<string, unknown>, workspaceId: string): string[] {
   const { store } = openExistingStore(options);
-  if (!store) return false;
+  if (!store) return [];
   try {
-    return getWorkspace(store.db, workspaceId) !== null;
+    return liveExecutions(store.db, workspaceId).map((execution) => execution.execId);
   } finally {
     store.db.close();
   }
 }
 
 /**
- * `rm`: runs this binary's own `destroy` for one workspace, as the daemon would: its live
- * executions are killed, storage it owns removed, an adopted directory left alone.
+ * `rm`: runs this binary's own `destroy` for one workspace, as the daemon would (storage it owns
+ * removed, an adopted directory left alone). It speaks the dialect the workspace was created in
+ * (a later-dialect workspace with its recorded instance id), so leftovers of either daemon can be
+ * removed; the owner must still match. Like `docker rm`, it refuses while executions are live;
+ * with `--force` it first runs `pause`, which stops them as pause does (SIGTERM,
+ * options.stopTimeoutMs, then SIGKILL), then `destroy`.
  */
 export function rm(invocation: Invocation): number {
   const workspaceId = invocation.flags.get("workspace-id")!;
   const options = operatorOptions(invocation);
-  const existed = exists(options, workspaceId);
-  const result = runOperation(["destroy", "--workspace-id", workspaceId], { protocolVersion: 1, options });
-  if (result.status !== 0) {
-    diagnose(`rm: destroy of workspace ${JSON.stringify(workspaceId)} failed (exit ${result.status}); see the reason above`);
+  const force = invocation.switches.has("force");
+  const record = recordedWorkspace(options, workspaceId);
+  // Another owner's workspace: destroy refuses it ("ownership mismatch") before anything else.
+  const ours = record !== null && record.owner === readOptions(options).owner;
+  const live = ours ? liveExecIds(options, workspaceId) : [];
+  if (live.length > 0 && !force) {
+    diagnose(
+      `rm: workspace ${JSON.stringify(workspaceId)} has ${live.length} live execution(s) (${live.join(", ")}); nothing was changed. ` +
+        "Stop them first (paseo-host-runtime workspace pause), or pass --force (SIGTERM, the stopTimeoutMs grace, then SIGKILL)",
+    );
     return 1;
   }
-  const response = parseMessage(LifecycleResponse, result.stdout, "destroy response");
+  const { dialect, fields } = dialectFields(record);
+  const request = { ...fields, options };
+  // pause stops with the grace; a workspace being created or destroyed has nothing pause could stop.
+  const pausable = record !== null && (record.status === "ready" || record.status === "paused");
+  if (force && pausable && !callOperation("rm", ["pause", "--workspace-id", workspaceId], request, dialect)) return 1;
+  const response = callOperation("rm", ["destroy", "--workspace-id", workspaceId], request, dialect);
+  if (!response) return 1;
   if (response.type !== "ok") throw new Error(`destroy answered ${response.type}, expected ok`);
-  if (invocation.switches.has("json")) printJson({ workspaceId, existed, destroyed: true });
-  else console.log(existed ? `workspace ${workspaceId} destroyed` : `workspace ${workspaceId} did not exist; nothing to do`);
+  const existed = record !== null;
+  const stopped = force ? live.length : 0;
+  if (invocation.switches.has("json")) printJson({ workspaceId, existed, destroyed: true, stoppedExecutions: stopped });
+  else if (!existed) console.log(`workspace ${workspaceId} did not exist; nothing to do`);
+  else console.log(`workspace ${workspaceId} destroyed${stopped ? ` (${stopped} live execution(s) stopped first)` : ""}`);
   return 0;
 }

@@ -15,11 +15,12 @@ import {
   EventSequence,
   FrameDecoder,
   ProcessEvent,
+  Purpose,
   ResizeControl,
   SignalControl,
   SpawnEnvelope,
   encodeFrame,
-  type Purpose,
+  type SeedOf,
   type Stdio,
 } from "../../protocol/index.ts";
 import { operatorOptions, runOperation, selfCommand, selfEnv, usageFailure } from "./common.ts";
@@ -31,8 +32,8 @@ const RESIZE_ACK_MS = 1000;
 /** The daemon's budget for the `signal … SIGKILL` cleanup after a protocol failure. */
 const CLEANUP_MS = 1000;
 
-/** Purpose kinds `run --purpose` offers; the ones needing more fields get fixed values. */
-const PURPOSES: Record<string, () => Purpose> = {
+/** Purpose kinds `run --purpose` offers (run speaks the seed dialect); the ones needing more fields get fixed values. */
+export const PURPOSES: Record<string, () => SeedOf<typeof Purpose>> = {
   terminal: () => ({ kind: "terminal", terminalId: `run-${process.pid}` }),
   "workspace-script": () => ({ kind: "workspace-script", script: "run" }),
   "workspace-helper": () => ({ kind: "workspace-helper" }),
@@ -69,7 +70,7 @@ function terminalSize(): { rows: number; cols: number } {
 }
 
 /** The spawn envelope the flags describe, or a usage message. */
-function buildEnvelope(invocation: Invocation, pty: boolean): SpawnEnvelope | string {
+function buildEnvelope(invocation: Invocation, pty: boolean): SeedOf<typeof SpawnEnvelope> | string {
   const env = workloadEnv(invocation);
   if (typeof env === "string") return env;
   const kind = invocation.flags.get("purpose") ?? (pty ? "terminal" : "workspace-script");
@@ -422,10 +423,48 @@ class ResizeQueue {
 async function finish(client: WrapperClient, workspaceId: string, envelope: SpawnEnvelope): Promise<Ending> {
   const ending = await client.ended;
   if (ending.violation !== null) {
-    runOperation(["signal", "--workspace-id", workspaceId, "--exec-id", envelope.execId, "--signal", "SIGKILL"], { protocolVersion: 1, options: envelope.options }, CLEANUP_MS, true);
+    runOperation(["signal", "--workspace-id", workspaceId, "--exec-id", envelope.execId, "--signal", "SIGKILL"], { protocolVersion: 1, options: envelope.options }, { timeoutMs: CLEANUP_MS, stderr: "ignore" });
     if (client.child.exitCode === null && client.child.signalCode === null) client.child.kill("SIGKILL");
   }
   return ending;
+}
+
+/** What a captured exec printed and how it ended (see captureExec). */
+export interface CapturedExec {
+  stdout: string;
+  stderr: string;
+  /** The fd 4 exit, when the lifecycle completed. */
+  exit: Ending["exit"];
+  /** Why it failed as a protocol exchange or before launch, or null. */
+  failure: string | null;
+}
+
+/**
+ * Runs one non-interactive exec the way the daemon does (stdin closed at once, stdout and
+ * stderr collected), SIGKILLing it after `timeoutMs`. For doctor's helper check.
+ */
+export async function captureExec(workspaceId: string, envelope: SpawnEnvelope, timeoutMs: number): Promise<CapturedExec> {
+  const client = new WrapperClient(workspaceId, envelope, ["pipe", "pipe", "pipe"]);
+  client.closeControls();
+  client.child.stdin?.end();
+  const chunks: Record<"stdout" | "stderr", Buffer[]> = { stdout: [], stderr: [] };
+  client.child.stdout!.on("data", (chunk: Buffer) => chunks.stdout.push(chunk));
+  client.child.stderr!.on("data", (chunk: Buffer) => chunks.stderr.push(chunk));
+  const timer = setTimeout(() => client.fail(`no exit within ${timeoutMs} ms`), timeoutMs);
+  const killer = setInterval(() => {
+    if (client.violation !== null && client.child.exitCode === null) client.child.kill("SIGKILL");
+  }, 50);
+  let ending: Ending;
+  try {
+    ending = await finish(client, workspaceId, envelope);
+  } finally {
+    clearTimeout(timer);
+    clearInterval(killer);
+  }
+  const stderr = Buffer.concat(chunks.stderr).toString().trim();
+  let failure = ending.violation ?? ending.error;
+  if (failure === null && !ending.started) failure = stderr || `exec ended (${ending.wrapper.signal ?? `exit ${ending.wrapper.code}`}) without starting`;
+  return { stdout: Buffer.concat(chunks.stdout).toString(), stderr, exit: ending.exit, failure };
 }
 
 /** `run --workspace-id W [--pty] [--cwd REL] [--env K=V]... [--inherit-env] [--purpose KIND] [--helper-path PATH] -- ARGV...` */

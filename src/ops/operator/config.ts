@@ -1,0 +1,144 @@
+/**
+ * `config check [FILE]`: reads the Paseo daemon's config.json (default `$PASEO_HOME/config.json`,
+ * PASEO_HOME defaulting to ~/.paseo), finds every runtime that runs paseo-host-runtime, and
+ * judges its `options` with the schema every operation uses: unknown keys (with the nearest
+ * known one), bad values, homes that would be refused, and runtimes sharing a home and owner.
+ * Exit 0 when clean, 1 when a problem was found.
+ */
+import type { Invocation } from "../../cli.ts";
+import { diagnose } from "../../output.ts";
+import { DEFAULT_OWNER, optionProblems, readOptions, unknownOptions } from "../../options.ts";
+import { resolveHome } from "../../store/home.ts";
+import { printJson } from "./common.ts";
+import { configurationOf } from "../../workspace/owner.ts";
+import { DaemonConfigError, argv0Of, defaultConfigPath, ourRuntimes, readDaemonConfig, type CommandRuntime } from "./daemon-config.ts";
+import { checkRuntimeHome } from "./home-check.ts";
+import { renderChecks, type Check } from "./report.ts";
+
+/** One runtime's verdict. */
+interface RuntimeReport {
+  name: string;
+  command: string[] | null;
+  thisBinary: boolean;
+  remote: string | null;
+  /** The runtime home and owner, when its options are valid (home: null for a remote runtime). */
+  home: string | null;
+  owner: string | null;
+  /** The configuration fingerprint its workspaces are stamped with (workspace/owner.ts), when known. */
+  configuration: string | null;
+  checks: Check[];
+}
+
+function unknownKeyChecks(options: Record<string, unknown>): Check[] {
+  return unknownOptions(options).map(({ key, nearest }) => {
+    const guess = nearest === null ? "" : `; did you mean ${JSON.stringify(nearest)}?`;
+    return { name: "option", status: "fail", detail: `unknown option ${JSON.stringify(key)}, ignored by the runtime${guess}` };
+  });
+}
+
+function judge(runtime: CommandRuntime): RuntimeReport {
+  const report: RuntimeReport = { name: runtime.name, command: runtime.argv, thisBinary: runtime.thisBinary, remote: runtime.remote, home: null, owner: null, configuration: null, checks: [] };
+  const add = (check: Check) => report.checks.push(check);
+  if (runtime.otherCopy) add({ name: "command", status: "warn", detail: `${runtime.program} is another paseo-host-runtime than this one (${process.execPath}); judged with this binary's schema`, hint: `${runtime.program} config check   # judge it with that binary` });
+  if (runtime.note && runtime.program !== null && !runtime.thisBinary) add({ name: "command", status: "fail", detail: runtime.note });
+  const raw = runtime.options ?? {};
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    add({ name: "options", status: "fail", detail: `options must be an object, got ${JSON.stringify(raw)}` });
+    return report;
+  }
+  const options = raw as Record<string, unknown>;
+  unknownKeyChecks(options).forEach(add);
+  for (const problem of optionProblems(options)) add({ name: "option", status: "fail", detail: problem });
+  // The home and owner are judged even when another value is bad: they are what sharing is about.
+  const placing = Object.fromEntries(Object.entries(options).filter(([key]) => key === "owner" || key === "stateDirectory"));
+  if (optionProblems(placing).length > 0) return report;
+  const settings = readOptions(placing);
+  report.owner = settings.owner;
+  const argv0 = argv0Of(runtime);
+  if (argv0 !== null) report.configuration = configurationOf(options, argv0);
+  if (runtime.remote !== null) {
+    add({ name: "home", status: "info", detail: `on ${runtime.remote} (--remote): not checked here; run doctor on that host` });
+    return report;
+  }
+  const { check } = checkRuntimeHome(settings);
+  if (settings.stateDirectory === undefined) check.detail += " (stateDirectory unset: the home follows the daemon's environment; this is what this environment gives)";
+  add({ ...check, name: "home" });
+  try {
+    report.home = resolveHome(settings);
+  } catch {
+    // Already reported by the home check.
+  }
+  return report;
+}
+
+/**
+ * Two runtimes of one host with the same home and owner see each other's workspaces as their
+ * own, and each one's reconcile destroys what the other made: always with an explicit owner
+ * (the owner is reconcile's whole scope), and with the default owner when their configurations
+ * are the same too (reconcile is then limited to its configuration; workspace/owner.ts).
+ */
+function sharedHomes(reports: RuntimeReport[]): void {
+  const seen = new Map<string, RuntimeReport[]>();
+  for (const report of reports) {
+    if (report.owner === null || (report.home === null && report.remote === null)) continue;
+    const key = JSON.stringify([report.remote, report.home, report.owner]);
+    const earlier = seen.get(key) ?? [];
+    seen.set(key, [...earlier, report]);
+    const where = report.remote === null ? `home ${report.home}` : `the home on ${report.remote}`;
+    for (const first of earlier) {
+      const pair = `runtimes ${JSON.stringify(first.name)} and ${JSON.stringify(report.name)} share ${where} and owner ${JSON.stringify(report.owner)}`;
+      const apart = report.owner === DEFAULT_OWNER && first.configuration !== null && report.configuration !== null && first.configuration !== report.configuration;
+      if (apart) {
+        report.checks.push({ name: "shared", status: "info", detail: `${pair}; with the default owner, reconcile keeps their workspaces apart by configuration` });
+        continue;
+      }
+      const why = report.owner === DEFAULT_OWNER ? " (the same configuration too)" : "";
+      report.checks.push({
+        name: "shared",
+        status: "fail",
+        detail: `${pair}${why}: each one's reconcile would destroy the other's workspaces`,
+        hint: `# give each runtime its own "owner" (or its own "stateDirectory")`,
+      });
+    }
+  }
+}
+
+/** `config check [FILE] [--json]`. */
+export function configCheck(invocation: Invocation): number {
+  const path = invocation.args[0] ?? defaultConfigPath();
+  let config;
+  try {
+    config = readDaemonConfig(path);
+  } catch (error) {
+    if (!(error instanceof DaemonConfigError)) throw error;
+    diagnose(`config check: ${error.message}`);
+    return 1;
+  }
+  const ours = ourRuntimes(config);
+  const reports = ours.map(judge);
+  sharedHomes(reports);
+  const problems = reports.reduce((sum, report) => sum + report.checks.filter((check) => check.status === "fail").length, 0);
+  const others = config.runtimes.filter((runtime) => !ours.includes(runtime)).map((runtime) => runtime.name);
+  if (invocation.switches.has("json")) {
+    printJson({ path: config.path, runtimes: reports, otherRuntimes: others, problems });
+    return problems === 0 && reports.length > 0 ? 0 : 1;
+  }
+  const lines = [`${config.path}: ${reports.length} runtime(s) run paseo-host-runtime${others.length ? `; not checked (another command): ${others.join(", ")}` : ""}`];
+  if (reports.length === 0) {
+    const unresolved = config.runtimes.filter((runtime) => runtime.note !== null && !runtime.otherCopy);
+    for (const runtime of unresolved) lines.push(`  runtime ${JSON.stringify(runtime.name)}: ${runtime.note}`);
+    lines.push(`no runtime in it has "command": [${JSON.stringify(process.execPath)}, ...] (workspaceRuntimes entries of type "command")`);
+    console.log(lines.join("\n"));
+    return 1;
+  }
+  for (const report of reports) {
+    lines.push("", `runtime ${JSON.stringify(report.name)}: ${JSON.stringify(report.command)}${report.remote ? ` (remote: ${report.remote})` : ""}`);
+    const checks = [...report.checks];
+    const optionsBad = checks.some((check) => (check.name === "option" || check.name === "options") && check.status === "fail");
+    if (!optionsBad) checks.unshift({ name: "options", status: "ok", detail: `valid; owner ${JSON.stringify(report.owner)}` });
+    lines.push(...renderChecks(checks, false, "  "));
+  }
+  lines.push("", problems === 0 ? "no problems found" : `${problems} problem(s) found`);
+  console.log(lines.join("\n"));
+  return problems === 0 ? 0 : 1;
+}

@@ -1,0 +1,113 @@
+/**
+ * doctor's helper check: where `paseo-workspace-helper` comes from with the daemon's env `{}`,
+ * and whether its `describe` works through this runtime exactly as the daemon runs it after a
+ * create (exec, purpose workspace-helper, env `{}`, cwd the workspace root). The workspace is a
+ * throwaway one: its own runtime home and directory in a temp dir, destroyed and removed after,
+ * so doctor leaves nothing behind.
+ */
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { describeHelperResolution, HELPER_NAME, type HelperResolution } from "../../exec/helper.ts";
+import { lazyOs } from "../../platform/lazy.ts";
+import { VERSION } from "../../version.ts";
+import { runOperation, shellQuote } from "./common.ts";
+import type { Check } from "./report.ts";
+import { captureExec, newExecId } from "./run.ts";
+
+/** What the later daemon requires of the helper's describe (SPEC-later-dialect §4). */
+export const REQUIRED_CAPABILITIES = ["files", "watch", "resolve-command"] as const;
+
+const NAME = "workspace helper";
+const CREATE_TIMEOUT_MS = 30_000;
+const DESCRIBE_TIMEOUT_MS = 15_000;
+const INSTALLER = "https://github.com/getpaseo/paseo-host-runtime/releases/latest/download/install.sh";
+
+/** The fix for a missing or broken helper: install the one of the operator's Paseo release beside this binary. */
+function installAdvice(): Pick<Check, "hint" | "alternatives"> {
+  const dir = shellQuote(dirname(process.execPath));
+  const pinned = /^\d+\.\d+\.\d+/.test(VERSION) ? ` --version ${VERSION}` : "";
+  return {
+    hint: `curl -fsSL ${INSTALLER} | sh -s --${pinned} --dir ${dir} --helper-from HELPER_FILE_OR_URL --helper-sha256 HEX   # the paseo-workspace-helper of your Paseo release and its SHA-256`,
+    alternatives: [`# set "helperPath" (absolute) in the runtime's options in Paseo's config.json (doctor: --helper-path PATH)`],
+  };
+}
+
+/**
+ * What the helper's describe answered, or why it did not: `unchecked` when the throwaway
+ * workspace could not be made (not the helper's fault; another check names the cause).
+ */
+type Described = { ok: true; capabilities: string[]; protocolVersion: unknown; version: unknown } | { ok: false; reason: string; unchecked?: boolean };
+
+/** Runs `paseo-workspace-helper describe` through this runtime in a throwaway workspace. */
+export async function describeThroughRuntime(helperPath: string | undefined): Promise<Described> {
+  const dir = realpathSync(mkdtempSync(join(lazyOs().tmpdir(), "paseo-host-runtime-doctor-")));
+  const workspaceId = "doctor-helper-check";
+  const root = join(dir, "workspace");
+  const options = { stateDirectory: join(dir, "home"), owner: "doctor", ...(helperPath === undefined ? {} : { helperPath }) };
+  try {
+    mkdirSync(root);
+    const input = { workspaceId, project: { projectId: "doctor", source: { kind: "host-directory", path: root } }, placement: { kind: "existing" } };
+    const created = runOperation(["create", "--workspace-id", workspaceId], { protocolVersion: 1, input, options }, { timeoutMs: CREATE_TIMEOUT_MS, stderr: "capture" });
+    if (created.status !== 0) return { ok: false, unchecked: true, reason: `create of a throwaway workspace failed: ${firstLine(created.stderr)}` };
+    const envelope = {
+      type: "spawn" as const,
+      protocolVersion: 1 as const,
+      argv: [HELPER_NAME, "describe"],
+      env: {},
+      purpose: { kind: "workspace-helper" as const },
+      options,
+      execId: newExecId(),
+      stdio: { kind: "pipes" as const },
+    };
+    const ran = await captureExec(workspaceId, envelope, DESCRIBE_TIMEOUT_MS);
+    if (ran.failure !== null) return { ok: false, reason: `exec failed: ${firstLine(ran.failure)}` };
+    if (ran.exit?.code !== 0) return { ok: false, reason: `describe ended with ${ran.exit?.signal ?? `exit ${ran.exit?.code}`}${ran.stderr ? `: ${firstLine(ran.stderr)}` : ""}` };
+    return parseDescribe(ran.stdout);
+  } finally {
+    runOperation(["destroy", "--workspace-id", workspaceId], { protocolVersion: 1, options }, { timeoutMs: CREATE_TIMEOUT_MS, stderr: "ignore" });
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function firstLine(text: string): string {
+  return text.trim().split("\n")[0]?.replace(/^paseo-host-runtime: /, "") || "(no message)";
+}
+
+function parseDescribe(stdout: string): Described {
+  let value: unknown;
+  try {
+    value = JSON.parse(stdout);
+  } catch {
+    return { ok: false, reason: `describe did not print one JSON value: ${JSON.stringify(stdout.slice(0, 120))}` };
+  }
+  const capabilities = (value as { capabilities?: unknown } | null)?.capabilities;
+  if (!Array.isArray(capabilities) || !capabilities.every((item) => typeof item === "string")) {
+    return { ok: false, reason: `describe printed no capabilities list: ${stdout.trim().slice(0, 120)}` };
+  }
+  const { protocolVersion, version } = value as { protocolVersion?: unknown; version?: unknown };
+  return { ok: true, capabilities, protocolVersion, version };
+}
+
+function where(found: HelperResolution): string {
+  return `${found.path} (from ${found.source}${found.javascript ? ", JavaScript run by the embedded engine" : ""})`;
+}
+
+/** The helper check: not found → warn (with the install command); found but broken → fail. */
+export async function checkHelper(helperPath: string | undefined): Promise<Check> {
+  let found: HelperResolution;
+  try {
+    found = describeHelperResolution(helperPath);
+  } catch (error) {
+    const detail = `${(error as Error).message}; the daemon runs its describe after every create and counts a failure as a failed create`;
+    return { name: NAME, status: "warn", detail, ...installAdvice() };
+  }
+  const described = await describeThroughRuntime(helperPath);
+  if (!described.ok && described.unchecked) return { name: NAME, status: "skip", detail: `${where(found)}; its describe was not run: ${described.reason}` };
+  if (!described.ok) return { name: NAME, status: "fail", detail: `${where(found)}: ${described.reason}`, ...installAdvice() };
+  const missing = REQUIRED_CAPABILITIES.filter((capability) => !described.capabilities.includes(capability));
+  const shown = `describe through exec: capabilities ${described.capabilities.join(", ") || "none"}`;
+  if (missing.length > 0) {
+    return { name: NAME, status: "fail", detail: `${where(found)}: ${shown}; missing ${missing.join(", ")} (the daemon requires ${REQUIRED_CAPABILITIES.join(", ")})`, ...installAdvice() };
+  }
+  return { name: NAME, status: "ok", detail: `${where(found)}: ${shown}` };
+}

@@ -1,0 +1,91 @@
+/**
+ * One `--remote` call: the hosts, how to reach them, and the options the remote side gets.
+ * The daemon's options are read once (src/options.ts); what travels to a host is derived here.
+ */
+import { lazyOs } from "../platform/lazy.ts";
+import { readOptions, type RemoteOptions, type RuntimeOptions } from "../options.ts";
+import { resolveHome } from "../store/home.ts";
+import { controlDirectory, type SshSettings } from "./ssh.ts";
+import { parseSshUrl, type RemoteHost } from "./url.ts";
+
+/** What the command line says: `--remote URL [--ssh-config FILE]`. */
+export interface RemoteCall {
+  /** The `--remote` host: first of the host list, and the one `describe` asks. */
+  primary: RemoteHost;
+  /** `--ssh-config FILE` (absolute), or null for ssh's own default configuration. */
+  configFile: string | null;
+}
+
+/** Everything an operation needs to reach its hosts. */
+export interface RemoteContext {
+  call: RemoteCall;
+  options: RuntimeOptions;
+  remote: RemoteOptions;
+  /** The `--remote` host, then options.remote.hosts, one entry per host key. */
+  hosts: RemoteHost[];
+  settings: SshSettings;
+  /** The local runtime home (control sockets, placements). */
+  home: string;
+  /** The daemon's options as the remote side gets them. */
+  remoteSideOptions: Record<string, unknown>;
+}
+
+/** Settings when there are no options (`describe`): one plain connection, ssh's defaults. */
+export function bareSettings(call: RemoteCall): SshSettings {
+  const defaults = readOptions({ remote: {} }).remote!;
+  return { configFile: call.configFile, controlDir: null, ...timing(defaults) };
+}
+
+function timing(remote: RemoteOptions) {
+  return {
+    controlPersistSeconds: remote.controlPersistSeconds,
+    connectTimeoutSeconds: remote.connectTimeoutSeconds,
+    serverAliveIntervalSeconds: remote.serverAliveIntervalSeconds,
+  };
+}
+
+/** The context of one call whose request carried `raw` options (validated here). */
+export function remoteContext(call: RemoteCall, raw: Record<string, unknown>): RemoteContext {
+  const options = readOptions(raw);
+  const remote = options.remote ?? readOptions({ remote: {} }).remote!;
+  const hosts = [call.primary];
+  for (const url of remote.hosts ?? []) {
+    const host = parseSshUrl(url);
+    if (!hosts.some((known) => known.key === host.key)) hosts.push(host);
+  }
+  const home = resolveHome(options);
+  const controlDir = remote.controlPersistSeconds > 0 ? controlDirectory(home) : null;
+  return {
+    call,
+    options,
+    remote,
+    hosts,
+    settings: { configFile: call.configFile, controlDir, ...timing(remote) },
+    home,
+    remoteSideOptions: remoteSideOptions(raw, options, remote),
+  };
+}
+
+/** The owner the remote side stamps: remote.owner, else `<owner>@<this host's name>`. */
+export function remoteOwner(options: RuntimeOptions, remote: RemoteOptions): string {
+  return remote.owner ?? `${options.owner}@${lazyOs().hostname()}`;
+}
+
+/**
+ * The daemon's options minus everything local: `remote` (hosts never learn about each
+ * other) and the local paths; the remote home, owner and helper come from options.remote.
+ * hostVisiblePath is never exposed: the files are not on the daemon's host. The same map for
+ * every operation, so the remote side fingerprints one configuration (workspace/owner.ts).
+ */
+function remoteSideOptions(raw: Record<string, unknown>, options: RuntimeOptions, remote: RemoteOptions): Record<string, unknown> {
+  const local = new Set(["remote", "stateDirectory", "helperPath", "owner"]);
+  // fromEntries: a key such as "__proto__" stays an ordinary key and travels as it came.
+  const out: Record<string, unknown> = Object.fromEntries(Object.entries(raw).filter(([key]) => !local.has(key)));
+  out.owner = remoteOwner(options, remote);
+  if (remote.stateDirectory !== undefined) out.stateDirectory = remote.stateDirectory;
+  if (remote.helperPath !== undefined) out.helperPath = remote.helperPath;
+  // A shipped repository's mirror has an empty working tree: "existing" is always a private clone.
+  out.hostDirectory = "clone";
+  out.exposeHostVisiblePath = false;
+  return out;
+}

@@ -1,0 +1,173 @@
+/**
+ * The protocol operations of a `--remote` runtime: each one is carried to the workspace's host
+ * as `ssh … <remote binary> <op> <args>` with the request (its options rewritten for the remote
+ * side) on stdin. The remote's stdout, stderr and exit status come back unchanged; ssh's own
+ * failures (exit 255) become exit 1 with a line saying so.
+ */
+import type { Invocation } from "../cli.ts";
+import { DescribeResponse, LifecycleRequest, LifecycleResponse, dialectOf, encodeFrame, parseMessage, type CreateInput } from "../protocol/index.ts";
+import { diagnose, writeAll, writeStdout } from "../output.ts";
+import { readLifecycleRequest } from "../ops/request.ts";
+import { withExistingStore } from "../store/db.ts";
+import { forgetPlacement, placementsOf } from "../store/placements.ts";
+import { createInputOf } from "../workspace/input.ts";
+import { bareSettings, remoteContext, type RemoteCall, type RemoteContext } from "./context.ts";
+import { hashPlacement, hostByKey, placeWorkspace, routeWorkspace } from "./placement.ts";
+import { shipSources } from "./source.ts";
+import { SSH_FAILED, runRemote, type SshSettings } from "./ssh.ts";
+import type { RemoteHost } from "./url.ts";
+import { execThroughRemote } from "./wrapper.ts";
+
+/** The operations a `--remote` runtime carries to its hosts. */
+export const REMOTE_OPERATIONS = ["describe", "create", "inspect", "pause", "resume", "destroy", "reconcile", "signal", "exec"] as const;
+
+/** Runs one protocol operation on the right host. */
+export async function forward(call: RemoteCall, invocation: Invocation): Promise<number> {
+  switch (invocation.command) {
+    case "describe":
+      return await describeRemote(call);
+    case "exec":
+      return await execThroughRemote(call, invocation);
+    case "create":
+      return await createRemote(call, invocation);
+    case "destroy":
+      return await destroyRemote(call, invocation);
+    case "reconcile":
+      return await reconcileRemote(call);
+    default:
+      return await workspaceOperation(call, invocation);
+  }
+}
+
+/** The operation's own argv, as the daemon gave it (the contract's per-op arguments). */
+function operationWords(host: RemoteHost, invocation: Invocation): string[] {
+  const words = [host.binary, invocation.command];
+  for (const [name, value] of invocation.flags) words.push(`--${name}`, value);
+  return words;
+}
+
+/**
+ * What the remote side gets on stdin: the daemon's request in its own dialect (instance id and
+ * all), with the remote side's options, and for create the shipped input.
+ */
+function remoteRequest(ctx: RemoteContext, request: LifecycleRequest, changes: { input?: CreateInput; workspaceIds?: string[] } = {}): Uint8Array {
+  const value = { ...request, ...changes, options: ctx.remoteSideOptions } as LifecycleRequest;
+  return Buffer.from(encodeFrame(LifecycleRequest, value, "remote lifecycle request"));
+}
+
+/**
+ * The remote status as ours: unchanged, except ssh's own failure (255), which is exit 1 with
+ * a diagnostic, and an explanation next to a remote shell's "not found" (127).
+ */
+function localStatus(host: RemoteHost, status: number): number {
+  if (status === SSH_FAILED) {
+    diagnose(`ssh to ${host.key} failed (exit 255): the host was not reached, refused us, or the remote side was killed (ssh's message, if any, is above)`);
+    return 1;
+  }
+  if (status === 127) diagnose(`${host.key}: the remote shell could not run ${JSON.stringify(host.binary)} (exit 127); install paseo-host-runtime there or name its path in the URL (ssh://host/path/to/paseo-host-runtime)`);
+  return status;
+}
+
+/** Runs the operation on `host` and passes its stdout through. */
+async function relay(ctx: RemoteContext, host: RemoteHost, invocation: Invocation, stdin: Uint8Array): Promise<number> {
+  const result = await runRemote(host, ctx.settings, operationWords(host, invocation), stdin);
+  // Bytes as they came; nothing at all when ssh failed midway (the daemon parses the whole of stdout).
+  if (result.status !== SSH_FAILED) writeAll(1, result.stdout);
+  return localStatus(host, result.status);
+}
+
+/** Reads the request and builds the context (options validated before anything is contacted). */
+function readCall(call: RemoteCall): { request: LifecycleRequest; ctx: RemoteContext } {
+  const request = readLifecycleRequest();
+  return { request, ctx: remoteContext(call, request.options) };
+}
+
+/** inspect, pause, resume, signal: to the workspace's host, as they are. */
+async function workspaceOperation(call: RemoteCall, invocation: Invocation): Promise<number> {
+  const { request, ctx } = readCall(call);
+  const host = routeWorkspace(ctx, invocation.flags.get("workspace-id")!);
+  return await relay(ctx, host, invocation, remoteRequest(ctx, request));
+}
+
+/** create: place (recorded first), ship host-directory sources, then the remote create. */
+async function createRemote(call: RemoteCall, invocation: Invocation): Promise<number> {
+  const { request, ctx } = readCall(call);
+  const input = createInputOf(request, invocation.flags.get("workspace-id")!, ctx.options.allowedGitProtocols);
+  const host = await placeWorkspace(ctx, input.workspaceId);
+  const shipped = await shipSources(ctx, host, input);
+  return await relay(ctx, host, invocation, remoteRequest(ctx, request, { input: shipped }));
+}
+
+/** destroy: on the recorded host; the record goes once the host says ok. */
+async function destroyRemote(call: RemoteCall, invocation: Invocation): Promise<number> {
+  const { request, ctx } = readCall(call);
+  const workspaceId = invocation.flags.get("workspace-id")!;
+  const host = routeWorkspace(ctx, workspaceId);
+  const status = await relay(ctx, host, invocation, remoteRequest(ctx, request));
+  if (status === 0) await withExistingStore(ctx.options, ({ db }) => forgetPlacement(db, ctx.options.owner, workspaceId), () => undefined);
+  return status;
+}
+
+/**
+ * reconcile: every configured host, and every host a workspace is recorded on, gets the listed
+ * ids that live there (its own only: hosts never learn about each other). All must succeed.
+ */
+async function reconcileRemote(call: RemoteCall): Promise<number> {
+  const { request, ctx } = readCall(call);
+  const dialect = dialectOf(request);
+  const listed = request.workspaceIds;
+  if (!listed) throw new Error("reconcile needs `workspaceIds` in the lifecycle request (the ids the daemon still knows; [] for none)");
+  const recorded = await withExistingStore(ctx.options, ({ db }) => placementsOf(db, ctx.options.owner), () => new Map<string, string>());
+  const hosts = new Map(ctx.hosts.map((host) => [host.key, host]));
+  for (const key of recorded.values()) if (!hosts.has(key)) hosts.set(key, hostByKey(ctx, key));
+  const idsOf = new Map<string, string[]>([...hosts.keys()].map((key) => [key, []]));
+  for (const id of listed) idsOf.get(recorded.get(id) ?? hashPlacement(ctx.hosts, id).key)!.push(id);
+  const words = (host: RemoteHost) => [host.binary, "reconcile"];
+  const results = await Promise.all(
+    [...hosts.values()].map(async (host) => {
+      const stdin = remoteRequest(ctx, request, { workspaceIds: idsOf.get(host.key)! });
+      const result = await runRemote(host, ctx.settings, words(host), stdin);
+      if (result.status === 0) parseMessage(LifecycleResponse[dialect], new TextDecoder().decode(result.stdout), `reconcile response of ${host.key}`);
+      return { host, status: localStatus(host, result.status) };
+    }),
+  );
+  const failed = results.filter((result) => result.status !== 0);
+  await withExistingStore(
+    ctx.options,
+    ({ db }) => {
+      for (const [id, key] of recorded) {
+        if (!listed.includes(id) && !failed.some((result) => result.host.key === key)) forgetPlacement(db, ctx.options.owner, id);
+      }
+    },
+    () => undefined,
+  );
+  if (failed.length > 0) {
+    diagnose(`reconcile failed on ${failed.map((result) => result.host.key).join(", ")}; the other hosts were reconciled`);
+    return failed[0]!.status;
+  }
+  writeStdout(encodeFrame(LifecycleResponse[dialect], { type: "ok", protocolVersion: 1 }, "lifecycle response"));
+  return 0;
+}
+
+/** Answers of `describe`, asked at most once per host in this process. */
+const described = new Map<string, Promise<DescribeResponse>>();
+
+/** The remote binary's own describe (the remote host decides what it supports). */
+export function describeHost(host: RemoteHost, settings: SshSettings): Promise<DescribeResponse> {
+  let answer = described.get(host.key);
+  if (!answer) {
+    answer = runRemote(host, settings, [host.binary, "describe"], null).then((result) => {
+      if (localStatus(host, result.status) !== 0) throw new Error(`describe failed on ${host.key} (exit ${result.status})`);
+      return parseMessage(DescribeResponse, new TextDecoder().decode(result.stdout), `describe response of ${host.key}`);
+    });
+    described.set(host.key, answer);
+  }
+  return answer;
+}
+
+/** describe: the `--remote` host's answer, canonical (the daemon gives no options to describe). */
+async function describeRemote(call: RemoteCall): Promise<number> {
+  const answer = await describeHost(call.primary, bareSettings(call));
+  writeStdout(encodeFrame(DescribeResponse, answer, "describe response"));
+  return 0;
+}

@@ -1,0 +1,187 @@
+/**
+ * `remote doctor ssh://host`: what a `--remote` runtime needs from one host, checked the way
+ * the runtime itself reaches it: ssh in batch mode, a quiet remote shell, the remote binary at
+ * this version, its own `doctor`, and the round-trip time of a shared connection.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import { UsageError, commandUsage, parseArgs, type CommandSpec } from "../cli.ts";
+import { diagnose, writeAll } from "../output.ts";
+import { readOptions } from "../options.ts";
+import type { Check } from "../ops/operator/doctor.ts";
+import { VERSION } from "../version.ts";
+import { remoteOwner } from "./context.ts";
+import { closeShared, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
+import { parseSshUrl, type RemoteHost } from "./url.ts";
+
+const MARK: Record<Check["status"], string> = { ok: "✓", fail: "✗", warn: "!", info: "·", skip: "-" };
+/** Round trips measured over the shared connection. */
+const ROUND_TRIPS = 5;
+
+/** The `remote` operator command (listed with the others; src/remote/main.ts runs it, since it takes a URL argument). */
+export const REMOTE_COMMAND: CommandSpec = {
+  required: [],
+  optional: ["ssh-config", "remote-home", "owner", "remote-owner"],
+  switches: ["json"],
+  usage: "doctor ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]",
+  summary: "`remote doctor ssh://HOST`: check a remote host for `--remote` (ssh, remote binary and version, its doctor, round-trip time)",
+  flags: {
+    "ssh-config": { value: "FILE", help: "an ssh_config for ssh -F (identity, known hosts, port)", default: "~/.ssh/config" },
+    "remote-home": { value: "DIR", help: "the remote runtime home its doctor checks (options.remote.stateDirectory)" },
+    owner: { value: "NAME", help: "the local owner (options.owner); the remote owner defaults to NAME@<this host>", default: "default" },
+    "remote-owner": { value: "NAME", help: "the remote owner its doctor checks (options.remote.owner)" },
+    json: { help: "one JSON document instead of text" },
+  },
+  examples: ["paseo-host-runtime remote doctor ssh://builder@buildbox", "paseo-host-runtime remote doctor ssh://buildbox:2222/opt/paseo/bin/paseo-host-runtime --ssh-config ~/.ssh/paseo_config --json"],
+  env: { PATH: "ssh is found on it", HOME: "~/.ssh/config and known hosts are read from it unless --ssh-config" },
+};
+
+/** `remote doctor URL [flags]`. */
+export async function remoteDoctor(argv: readonly string[]): Promise<number> {
+  let host: RemoteHost;
+  let flags;
+  try {
+    const [sub, url, ...rest] = argv;
+    if (sub !== "doctor") throw new UsageError(`unknown remote command ${JSON.stringify(sub ?? "")}: the one command is \`remote doctor ssh://host\``, "remote");
+    if (url === undefined || url.startsWith("--")) throw new UsageError("remote doctor needs the host: ssh://[user@]host[:port]", "remote");
+    try {
+      host = parseSshUrl(url);
+    } catch (error) {
+      throw new UsageError((error as Error).message, "remote");
+    }
+    flags = parseArgs(["remote", ...rest]);
+    const config = flags.flags.get("ssh-config");
+    if (config !== undefined && !isAbsolute(config)) throw new UsageError(`--ssh-config must be an absolute path, got ${JSON.stringify(config)}`, "remote");
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    diagnose(error.message);
+    writeAll(2, commandUsage("remote"));
+    return 2;
+  }
+  const get = (name: string) => flags.flags.get(name);
+  const local = readOptions({ ...(get("owner") ? { owner: get("owner") } : {}), remote: {} });
+  const owner = get("remote-owner") ?? remoteOwner(local, local.remote!);
+  const settings: SshSettings = {
+    configFile: get("ssh-config") ?? null,
+    controlDir: null,
+    controlPersistSeconds: 0,
+    connectTimeoutSeconds: local.remote!.connectTimeoutSeconds,
+    serverAliveIntervalSeconds: local.remote!.serverAliveIntervalSeconds,
+  };
+  const checks = await runRemoteChecks(host, settings, get("remote-home") ?? null, owner);
+  return report(checks, flags.switches.has("json"));
+}
+
+async function runRemoteChecks(host: RemoteHost, settings: SshSettings, remoteHome: string | null, owner: string): Promise<Check[]> {
+  const checks: Check[] = [];
+  const ssh = sshClient();
+  checks.push(ssh);
+  if (ssh.status === "fail") return checks;
+  const reach = await checkReach(host, settings);
+  checks.push(reach);
+  if (reach.status === "fail") return checks;
+  const binary = await checkBinary(host, settings);
+  checks.push(binary);
+  if (binary.status !== "fail") checks.push(...(await remoteChecks(host, settings, remoteHome, owner)));
+  checks.push(await checkRoundTrip(host, settings));
+  return checks;
+}
+
+function sshClient(): Check {
+  try {
+    const program = sshProgram();
+    const version = Bun.spawnSync([program, "-V"], { stdout: "pipe", stderr: "pipe" }).stderr.toString().trim();
+    return { name: "ssh client", status: "ok", detail: `${program} (${version})` };
+  } catch (error) {
+    return { name: "ssh client", status: "fail", detail: (error as Error).message, hint: "install the OpenSSH client (Debian: apt-get install openssh-client)" };
+  }
+}
+
+/** One plain connection: authentication in batch mode, and a remote shell that prints nothing. */
+async function checkReach(host: RemoteHost, settings: SshSettings): Promise<Check> {
+  const name = "ssh connection";
+  const started = performance.now();
+  const result = await runRemote(host, settings, ["true"], null);
+  const ms = Math.round(performance.now() - started);
+  if (result.status !== 0) {
+    return {
+      name,
+      status: "fail",
+      detail: `ssh ${host.key} true exited ${result.status} (ssh's message is above)`,
+      hint: "ssh must log in without a prompt (BatchMode): a key in the ssh configuration, and the host key in known_hosts (ssh -o BatchMode=yes once by hand)",
+    };
+  }
+  if (result.stdout.length > 0) {
+    const shown = JSON.stringify(Buffer.from(result.stdout).subarray(0, 60).toString());
+    return { name, status: "fail", detail: `the remote shell printed ${result.stdout.length} bytes for \`true\`: ${shown}`, hint: "make the remote user's shell startup files print nothing when not interactive" };
+  }
+  return { name, status: "ok", detail: `${host.key} in ${ms} ms (new connection, batch mode)` };
+}
+
+async function checkBinary(host: RemoteHost, settings: SshSettings): Promise<Check> {
+  const name = "remote version";
+  const result = await runRemote(host, settings, [host.binary, "--version"], null);
+  const text = new TextDecoder().decode(result.stdout).trim();
+  const install = "ssh HOST 'curl -fsSL https://github.com/getpaseo/paseo-host-runtime/releases/latest/download/install.sh | sh' (or name the path in the URL)";
+  if (result.status !== 0) return { name, status: "fail", detail: `${host.binary} --version exited ${result.status} on ${host.key}`, hint: install };
+  const version = /^paseo-host-runtime (\S+)/.exec(text)?.[1];
+  if (version !== VERSION) {
+    return { name, status: "fail", detail: `${text || "(no output)"}; this side is ${VERSION}`, hint: `install the same version there: ssh HOST 'curl -fsSL …/install.sh | sh -s -- --version ${VERSION}'` };
+  }
+  return { name, status: "ok", detail: `${text} at ${host.binary}` };
+}
+
+/** The remote `doctor --json`, line by line. */
+async function remoteChecks(host: RemoteHost, settings: SshSettings, remoteHome: string | null, owner: string): Promise<Check[]> {
+  const words = [host.binary, "doctor", "--json", "--owner", owner, ...(remoteHome === null ? [] : ["--home", remoteHome])];
+  const result = await runRemote(host, settings, words, null);
+  try {
+    const answer = JSON.parse(new TextDecoder().decode(result.stdout)) as { checks: Check[] };
+    return answer.checks.map((check) => ({ ...check, name: `remote ${check.name}` }));
+  } catch {
+    return [{ name: "remote doctor", status: "fail", detail: `doctor --json on ${host.key} exited ${result.status} without a report` }];
+  }
+}
+
+/**
+ * Median of a few `true` runs over one shared connection (what every operation after the first
+ * costs). Its own control socket in a private directory: closing it afterwards must never cut
+ * the shared connection a running daemon uses.
+ */
+async function checkRoundTrip(host: RemoteHost, base: SshSettings): Promise<Check> {
+  const name = "round trip";
+  const dir = mkdtempSync("/tmp/phr-doctor-");
+  const settings: SshSettings = { ...base, controlDir: dir, controlPersistSeconds: 10 };
+  const times: number[] = [];
+  try {
+    for (let i = 0; i <= ROUND_TRIPS; i++) {
+      const started = performance.now();
+      const result = await runRemote(host, settings, ["true"], null);
+      if (result.status !== 0) return { name, status: "warn", detail: `a shared connection failed (exit ${result.status})` };
+      if (i > 0) times.push(performance.now() - started);
+    }
+  } finally {
+    closeShared(host, settings);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  times.sort((a, b) => a - b);
+  const median = times[Math.floor(times.length / 2)]!;
+  return { name, status: "info", detail: `${median.toFixed(1)} ms median of ${ROUND_TRIPS} commands over one shared connection (ControlMaster)` };
+}
+
+function report(checks: Check[], json: boolean): number {
+  const failed = checks.filter((check) => check.status === "fail");
+  if (json) {
+    console.log(JSON.stringify({ ok: failed.length === 0, checks }, null, 2));
+    return failed.length === 0 ? 0 : 1;
+  }
+  const width = Math.max(...checks.map((check) => check.name.length));
+  const lines: string[] = [];
+  for (const check of checks) {
+    lines.push(`${MARK[check.status]} ${check.name.padEnd(width)}  ${check.detail}`);
+    if (check.hint && (check.status === "fail" || check.status === "warn")) lines.push(`  ${" ".repeat(width)}  fix: ${check.hint}`);
+  }
+  lines.push("", failed.length ? `${failed.length} required check(s) failed: ${failed.map((check) => check.name).join(", ")}` : "all required checks passed");
+  console.log(lines.join("\n"));
+  return failed.length === 0 ? 0 : 1;
+}

@@ -1,0 +1,54 @@
+/**
+ * Entry of a `--remote` call: `paseo-host-runtime --remote ssh://… [--ssh-config FILE] <op> …`,
+ * and of the operator command `remote doctor`. The operation's own argv after the global flags
+ * is exactly the contract's, parsed by the same parser as a local call.
+ */
+import { isAbsolute } from "node:path";
+import { COMMANDS, UsageError, commandUsage, hasGlobalFlags, parseArgs, parseGlobalFlags, type Invocation } from "../cli.ts";
+import { diagnose, writeAll, writeStdout } from "../output.ts";
+import type { RemoteCall } from "./context.ts";
+import { REMOTE_OPERATIONS, forward } from "./dispatch.ts";
+import { remoteDoctor } from "./doctor.ts";
+import { parseSshUrl } from "./url.ts";
+
+const USAGE = "Usage: paseo-host-runtime --remote ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] <operation> [options]\n";
+
+/** True when argv is for this module: global flags first, or the `remote` operator command. */
+export function isRemoteCall(argv: readonly string[]): boolean {
+  return hasGlobalFlags(argv) || argv[0] === "remote";
+}
+
+/** Runs a remote call; returns the exit status (2 for usage errors, like a local call). */
+export async function remoteMain(argv: readonly string[]): Promise<number> {
+  if (argv[0] === "remote") return await remoteDoctor(argv.slice(1));
+  let call: RemoteCall;
+  let invocation: Invocation;
+  try {
+    const globals = parseGlobalFlags(argv);
+    if (globals.remote === null) throw new UsageError("--ssh-config is only for --remote ssh://…");
+    let primary;
+    try {
+      primary = parseSshUrl(globals.remote);
+    } catch (error) {
+      throw new UsageError(`--remote: ${(error as Error).message}`);
+    }
+    if (globals.sshConfig !== null && !isAbsolute(globals.sshConfig)) throw new UsageError(`--ssh-config must be an absolute path, got ${JSON.stringify(globals.sshConfig)}`);
+    const [command] = globals.rest;
+    if (command === undefined) throw new UsageError("missing operation after --remote");
+    if (!(REMOTE_OPERATIONS as readonly string[]).includes(command)) {
+      throw new UsageError(`--remote carries the protocol operations (${REMOTE_OPERATIONS.join(", ")}), not ${JSON.stringify(command)}; for a check of a host use \`paseo-host-runtime remote doctor ssh://…\``);
+    }
+    if (COMMANDS[command] && (globals.rest.includes("--help") || globals.rest.includes("-h"))) {
+      writeStdout(commandUsage(command));
+      return 0;
+    }
+    invocation = parseArgs(globals.rest);
+    call = { primary, configFile: globals.sshConfig };
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    diagnose(error.message);
+    writeAll(2, error.command ? commandUsage(error.command) : USAGE);
+    return 2;
+  }
+  return await forward(call, invocation);
+}

@@ -1,0 +1,157 @@
+/**
+ * The system OpenSSH client, as this runtime uses it: batch mode (never a prompt), no
+ * forwarding of any kind, no tty, nothing of ssh's own on stdout, and one shared connection
+ * per host (ControlMaster) whose socket lives in a 0700 directory of the local runtime home.
+ */
+import { lstatSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { RemoteHost } from "./url.ts";
+
+/** How this runtime talks to its hosts (from the command line and options.remote). */
+export interface SshSettings {
+  /** `--ssh-config FILE` (ssh -F): identity, known hosts, proxies; else the user's ~/.ssh/config. */
+  configFile: string | null;
+  /** Directory of the control sockets; null: no connection reuse (one handshake per call). */
+  controlDir: string | null;
+  controlPersistSeconds: number;
+  connectTimeoutSeconds: number;
+  serverAliveIntervalSeconds: number;
+}
+
+/** ssh's exit status for its own failures (connection, authentication, a remote killed by a signal). */
+export const SSH_FAILED = 255;
+
+/**
+ * The longest control socket path we hand to ssh: sun_path holds 104 bytes on macOS (108 on
+ * Linux), and ssh first binds a temporary name 17 characters longer than ControlPath.
+ */
+const MAX_CONTROL_PATH = 104 - 1 - 17;
+
+/** Quotes one word for the remote user's POSIX shell (sshd runs every command through it). */
+export function shellQuote(word: string): string {
+  if (word.includes("\0")) throw new Error("a remote command word must not contain a NUL byte");
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The control socket of one host: a short hash of everything that selects the connection, so
+ * the path fits in a socket address however long the home is (see MAX_CONTROL_PATH).
+ */
+export function controlPath(dir: string, host: RemoteHost, configFile: string | null): string {
+  const name = new Bun.CryptoHasher("sha256").update(`${host.key}\n${configFile ?? ""}`).digest("hex").slice(0, 16);
+  return join(dir, name);
+}
+
+/**
+ * The directory for control sockets: `<home>/ssh`, created 0700 and refused when another user
+ * could reach it; `/tmp/paseo-host-runtime-<uid>` when the home path is too long or has characters
+ * ssh would read as tokens or separators. null: no reuse possible (said once by the caller).
+ */
+export function controlDirectory(home: string): string {
+  const inHome = join(home, "ssh");
+  const fits = (dir: string) => dir.length + 1 + 16 <= MAX_CONTROL_PATH && /^[A-Za-z0-9_./-]+$/.test(dir);
+  const dir = fits(inHome) ? inHome : `/tmp/paseo-host-runtime-${process.getuid?.() ?? 0}`;
+  if (!fits(dir)) throw new Error(`no short enough directory for ssh control sockets (${inHome} is too long)`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const stat = lstatSync(dir);
+  const uid = process.getuid?.();
+  if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) {
+    throw new Error(`${dir} must be a directory of this user with mode 0700 (it holds ssh control sockets); refusing to use it`);
+  }
+  return dir;
+}
+
+/** ssh's options, before the destination. */
+export function sshOptions(host: RemoteHost, settings: SshSettings): string[] {
+  const o = (option: string) => ["-o", option];
+  const args = ["-T", "-x", "-a", "-e", "none"];
+  if (settings.configFile !== null) args.push("-F", settings.configFile);
+  args.push(
+    ...o("BatchMode=yes"),
+    ...o("RequestTTY=no"),
+    ...o("ClearAllForwardings=yes"),
+    ...o("ForwardAgent=no"),
+    ...o("ForwardX11=no"),
+    ...o("PermitLocalCommand=no"),
+    ...o("LogLevel=ERROR"),
+    ...o(`ConnectTimeout=${settings.connectTimeoutSeconds}`),
+    ...o(`ServerAliveInterval=${settings.serverAliveIntervalSeconds}`),
+  );
+  if (settings.controlDir !== null && settings.controlPersistSeconds > 0) {
+    args.push(...o("ControlMaster=auto"), ...o(`ControlPath=${controlPath(settings.controlDir, host, settings.configFile)}`), ...o(`ControlPersist=${settings.controlPersistSeconds}`));
+  } else {
+    args.push(...o("ControlMaster=no"), ...o("ControlPath=none"));
+  }
+  if (host.port !== null) args.push("-p", String(host.port));
+  if (host.user !== null) args.push("-l", host.user);
+  return args;
+}
+
+/** The whole ssh argv running `words` (already the remote program and its arguments) on `host`. */
+export function sshArgv(host: RemoteHost, settings: SshSettings, words: readonly string[]): string[] {
+  return [sshProgram(), ...sshOptions(host, settings), "--", host.host, words.map(shellQuote).join(" ")];
+}
+
+/** Asks the shared connection of `host` (if any) to close: `ssh -O exit`. */
+export function closeShared(host: RemoteHost, settings: SshSettings): void {
+  Bun.spawnSync([sshProgram(), ...sshOptions(host, settings), "-O", "exit", "--", host.host], { stdin: "ignore", stdout: "ignore", stderr: "ignore", env: sshEnv() });
+}
+
+let cachedSsh: string | undefined;
+
+/** The ssh client on PATH. */
+export function sshProgram(): string {
+  if (cachedSsh) return cachedSsh;
+  const found = Bun.which("ssh", { PATH: process.env.PATH ?? "" });
+  if (!found) throw new Error(`ssh was not found on PATH (${process.env.PATH ?? "unset"}); install the OpenSSH client (Debian: openssh-client)`);
+  cachedSsh = found;
+  return found;
+}
+
+/**
+ * The environment for ssh: ours, minus what would make an embedded Bun behave differently in
+ * a child (ssh itself ignores it, but ProxyCommand children inherit it).
+ */
+export function sshEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && key !== "BUN_OPTIONS" && key !== "BUN_BE_BUN") env[key] = value;
+  }
+  return env;
+}
+
+/** What one remote command printed and how it ended. */
+export interface RemoteResult {
+  /** The remote command's exit status; SSH_FAILED also when ssh itself failed. */
+  status: number;
+  stdout: Uint8Array;
+}
+
+/** The most a lifecycle operation may print; real answers are a few hundred bytes. */
+const MAX_STDOUT = 4 * 1024 * 1024;
+
+/**
+ * Runs `words` on `host` with `stdin` (or none), collecting stdout (bounded); stderr (ssh's and
+ * the remote's) goes straight to ours.
+ */
+export async function runRemote(host: RemoteHost, settings: SshSettings, words: readonly string[], stdin: Uint8Array | null): Promise<RemoteResult> {
+  const proc = Bun.spawn(sshArgv(host, settings, words), {
+    stdin: stdin === null ? "ignore" : stdin,
+    stdout: "pipe",
+    stderr: "inherit",
+    env: sshEnv(),
+  });
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of proc.stdout) {
+    total += chunk.length;
+    if (total > MAX_STDOUT) {
+      proc.kill("SIGKILL");
+      await proc.exited;
+      throw new Error(`${host.key} printed more than ${MAX_STDOUT} bytes on stdout`);
+    }
+    chunks.push(chunk);
+  }
+  await proc.exited;
+  return { status: proc.exitCode ?? SSH_FAILED, stdout: Buffer.concat(chunks) };
+}

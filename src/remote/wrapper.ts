@@ -1,0 +1,364 @@
+/**
+ * `exec` of a `--remote` runtime, the local half. The daemon spawns it exactly like a local
+ * wrapper (fd 0–2 the workload's, fd 3 controls, fd 4 events); it opens one ssh session running
+ * `exec-remote` on the workspace's host and carries every descriptor over the multiplex of
+ * mux.ts. The remote side runs an ordinary remote `exec`, so every exec rule (envelope checks,
+ * containment, PTY, signals) is the remote host's own. Here:
+ * - fd 4 events pass through unchanged, judged by EventSequence; `eof` and `exit` wait until
+ *   the output received before them is written (unless the daemon stopped reading);
+ * - SIGINT/SIGTERM/SIGHUP received here go to the remote wrapper, as the daemon's would;
+ * - the exit is mirrored; a connection lost before `exit` is an `error` event and exit 1
+ *   (the remote side then ends the workload itself).
+ */
+import type { ChildProcess } from "node:child_process";
+import type { Readable } from "node:stream";
+import type { Invocation } from "../cli.ts";
+import { CONTROL_FD, requireProtocolFds } from "../exec/controls.ts";
+import { EventWriter } from "../exec/events.ts";
+import { mirrorExit } from "../exec/mirror.ts";
+import { SignalForwarder } from "../exec/signals.ts";
+import { diagnose, writeAll } from "../output.ts";
+import { lazyChildProcess } from "../platform/lazy.ts";
+import { dup2 } from "../platform/libc.ts";
+import { Control, FrameDecoder, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
+import { closeSync, openSync } from "node:fs";
+import { remoteContext, type RemoteCall } from "./context.ts";
+import { Channel, MAX_DATA, MuxDecoder, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux, type MuxFrame } from "./mux.ts";
+import { routeWorkspace } from "./placement.ts";
+import { FdSink } from "./sink.ts";
+import { SSH_FAILED, sshArgv, sshEnv } from "./ssh.ts";
+import type { RemoteHost } from "./url.ts";
+import { Hello, WrapperExit, parseWire } from "./wire.ts";
+
+/** How long `eof`/`exit` wait for earlier output when the daemon's reader makes no progress. */
+const OUTPUT_IDLE_MS = 250;
+/** How long, after `exit`, we keep draining fd 0 and fd 3 so the daemon's ends are not reset. */
+const HANGUP_WAIT_MS = 250;
+/** How much of ssh's own stderr is kept for a failure report. */
+const MAX_SSH_MESSAGES = 16 * 1024;
+
+/** `exec --workspace-id W` through `--remote`. */
+export async function execThroughRemote(call: RemoteCall, invocation: Invocation): Promise<number> {
+  // First of all: a SIGTERM landing before its handler would kill us and leave nothing to forward it.
+  const signals = new SignalForwarder().install();
+  process.chdir("/");
+  requireProtocolFds();
+  const controls = new RawControls();
+  const envelope = await controls.envelope();
+  const ctx = remoteContext(call, envelope.options);
+  const workspaceId = invocation.flags.get("workspace-id")!;
+  const host = routeWorkspace(ctx, workspaceId);
+  const remoteEnvelope = encodeFrame(SpawnEnvelope, { ...envelope, options: ctx.remoteSideOptions }, "spawn envelope");
+  const words = [host.binary, "exec-remote", "--workspace-id", workspaceId];
+  const session = new Session(host, envelope, sshArgv(host, ctx.settings, words));
+  return await session.run(remoteEnvelope, controls, signals);
+}
+
+/**
+ * fd 3 as bytes: the first line is the spawn envelope (decoded here, to route and rewrite it);
+ * everything after it travels unchanged, so the remote `exec` judges the controls itself.
+ */
+class RawControls {
+  readonly #reader = Bun.file(CONTROL_FD).stream().getReader();
+  #rest: Uint8Array = new Uint8Array(0);
+
+  async envelope(): Promise<SpawnEnvelope> {
+    const decoder = new FrameDecoder(Control, "fd 3 control");
+    let held = 0;
+    for (;;) {
+      const { done, value } = await this.#reader.read().catch((error: Error) => {
+        throw new ProtocolError(`cannot read fd 3: ${error.message}`);
+      });
+      if (done) {
+        decoder.end();
+        throw new ProtocolError("fd 3 reached EOF before the spawn envelope");
+      }
+      const nl = value.indexOf(0x0a);
+      const [frame] = decoder.push(nl === -1 ? value : value.subarray(0, nl + 1));
+      held += nl === -1 ? value.length : 0;
+      if (held > MAX_FRAME_BYTES) throw new ProtocolError(`fd 3 control frame 1: longer than ${MAX_FRAME_BYTES} bytes`);
+      if (!frame) continue;
+      if (frame.type !== "spawn") throw new ProtocolError(`the first fd 3 frame must be a spawn envelope, got ${frame.type}`);
+      this.#rest = value.subarray(nl + 1);
+      return frame;
+    }
+  }
+
+  /** The bytes after the envelope, chunk by chunk, until EOF (null). */
+  async next(): Promise<Uint8Array | null> {
+    if (this.#rest.length > 0) {
+      const rest = this.#rest;
+      this.#rest = new Uint8Array(0);
+      return rest;
+    }
+    const { done, value } = await this.#reader.read().catch(() => ({ done: true as const, value: undefined }));
+    return done ? null : value;
+  }
+}
+
+/** How the remote exec ended, as far as this side saw it. */
+interface Seen {
+  hello: boolean;
+  /** The remote wrapper's own exit (EXIT frame). */
+  wrapper: WrapperExit | null;
+  /** The remote side's own failure (ERROR frame), or a failure of the multiplex itself. */
+  failure: string | null;
+}
+
+/** One ssh session carrying one exec. */
+class Session {
+  readonly #events: EventWriter;
+  readonly #stdout = new FdSink(1);
+  readonly #stderr = new FdSink(2);
+  readonly #stdin = new SendCredit();
+  readonly #windows = [new ReceiveWindow(), new ReceiveWindow(), new ReceiveWindow()];
+  readonly #decoder = new MuxDecoder("toLocal");
+  readonly #eventDecoder = new FrameDecoder(ProcessEvent, "remote fd 4 event");
+  readonly #seen: Seen = { hello: false, wrapper: null, failure: null };
+  /** Events in mux order; `eof`/`exit` wait for earlier output (see #deliverEvents). */
+  #eventQueue: ProcessEvent[] = [];
+  #delivering: Promise<void> = Promise.resolve();
+  #lastProgress = performance.now();
+  #ended = false;
+  #sshMessages: Buffer = Buffer.alloc(0);
+  /** The `exit` event as delivered: what this wrapper mirrors. */
+  #exit: { code: number | null; signal: string | null } = { code: 1, signal: null };
+  #ssh!: ChildProcess;
+
+  constructor(
+    readonly host: RemoteHost,
+    readonly envelope: SpawnEnvelope,
+    readonly argv: string[],
+  ) {
+    this.#events = new EventWriter(envelope.stdio.kind);
+  }
+
+  async run(remoteEnvelope: string, controls: RawControls, signals: SignalForwarder): Promise<number> {
+    const [program, ...args] = this.argv;
+    // Its own process group: a signal meant for us never cuts the connection behind our back.
+    this.#ssh = lazyChildProcess().spawn(program!, args, { stdio: ["pipe", "pipe", "pipe"], detached: true, env: sshEnv() });
+    const spawned = new Promise<void>((resolve, reject) => {
+      this.#ssh.once("spawn", resolve);
+      this.#ssh.once("error", reject);
+    });
+    await spawned;
+    const toRemote = this.#ssh.stdin!;
+    toRemote.on("error", () => {});
+    this.#send(encodeMux(MuxType.OPEN, 0, remoteEnvelope));
+    signals.attach((signal) => {
+      if (!this.#ended) this.#send(encodeMux(MuxType.SIGNAL, 0, signal));
+    });
+    const stdinDone = this.#pumpStdin();
+    const controlsDone = this.#pumpControls(controls);
+    // ssh's own messages (and a remote side that crashed) are not the workload's stderr: they
+    // are kept, bounded, and shown only when the exec did not complete.
+    this.#ssh.stderr!.on("data", (chunk: Buffer) => {
+      if (this.#sshMessages.length < MAX_SSH_MESSAGES) this.#sshMessages = Buffer.concat([this.#sshMessages, chunk]).subarray(0, MAX_SSH_MESSAGES);
+    });
+    const status = await this.#readRemote();
+    this.#ended = true;
+    signals.close();
+    await this.#delivering;
+    await Promise.all([this.#stdout.drained(), this.#stderr.drained()]);
+    return await this.#conclude(status, stdinDone, controlsDone);
+  }
+
+  #send(frame: Uint8Array): void {
+    const stdin = this.#ssh.stdin!;
+    if (!stdin.destroyed && !stdin.writableEnded) stdin.write(frame);
+  }
+
+  /** Reads the multiplex until ssh ends; returns ssh's exit status. */
+  async #readRemote(): Promise<number> {
+    const stdout = this.#ssh.stdout as Readable;
+    const exited = new Promise<number>((resolve) => this.#ssh.once("exit", (code, signal) => resolve(code ?? (signal ? SSH_FAILED : 1))));
+    await new Promise<void>((resolve) => {
+      stdout.on("data", (chunk: Buffer) => {
+        if (this.#seen.failure !== null) return;
+        try {
+          if (!this.#seen.hello) this.#checkGreeting(chunk);
+          for (const frame of this.#decoder.push(chunk)) this.#onFrame(frame);
+        } catch (error) {
+          this.#fail((error as Error).message);
+        }
+      });
+      stdout.on("end", resolve);
+      stdout.on("error", () => resolve());
+    });
+    if (this.#decoder.pendingBytes > 0 && this.#seen.failure === null) this.#fail(`the multiplex from ${this.host.key} ended inside a frame`);
+    const status = await exited;
+    this.#ssh.stdin!.destroy();
+    return status;
+  }
+
+  /** The first bytes must be a HELLO frame; anything else is a remote shell printing at login, or no runtime at all. */
+  #checkGreeting(chunk: Buffer): void {
+    if (this.#decoder.pendingBytes === 0 && chunk.length > 0 && (chunk[0] !== MuxType.HELLO || (chunk.length > 1 && chunk[1] !== 0))) {
+      const shown = JSON.stringify(chunk.subarray(0, 60).toString("latin1"));
+      throw new ProtocolError(`${this.host.key} did not start the exec multiplex; its first bytes were ${shown} (a remote shell startup file that prints to stdout breaks it)`);
+    }
+  }
+
+  #onFrame(frame: MuxFrame): void {
+    if (!this.#seen.hello && frame.type !== MuxType.HELLO) throw new ProtocolError(`the first frame from ${this.host.key} must be HELLO`);
+    switch (frame.type) {
+      case MuxType.HELLO:
+        parseWire(Hello, frame.payload, "mux hello");
+        this.#seen.hello = true;
+        return;
+      case MuxType.DATA:
+        return this.#onData(frame);
+      case MuxType.EOF:
+        return this.#onEof(frame.channel);
+      case MuxType.CREDIT:
+        return this.#stdin.grant(creditOf(frame));
+      case MuxType.EXIT:
+        this.#seen.wrapper = parseWire(WrapperExit, frame.payload, "mux exit");
+        return;
+      case MuxType.ERROR:
+        this.#seen.failure = `${this.host.key}: ${new TextDecoder().decode(frame.payload)}`;
+        return;
+    }
+  }
+
+  #onData(frame: MuxFrame): void {
+    const { channel, payload } = frame;
+    if (channel === Channel.EVENTS) {
+      for (const event of this.#eventDecoder.push(payload)) this.#eventQueue.push(event);
+      this.#delivering = this.#delivering.then(() => this.#deliverEvents());
+      return;
+    }
+    const window = this.#windows[channel]!;
+    window.arrived(payload.length, `${this.host.key} channel ${channel}`);
+    const sink = channel === Channel.STDOUT ? this.#stdout : this.#stderr;
+    void sink.write(payload).then(() => {
+      window.written(payload.length);
+      this.#lastProgress = performance.now();
+      if (!this.#ended) this.#send(encodeCredit(channel, payload.length));
+    });
+  }
+
+  #onEof(channel: number): void {
+    if (channel === Channel.EVENTS) {
+      this.#delivering = this.#delivering.then(() => this.#eventDecoder.end());
+      return;
+    }
+    // The daemon sees EOF once what came before is written, as when the workload closes it locally.
+    const sink = channel === Channel.STDOUT ? this.#stdout : this.#stderr;
+    void sink.drained().then(() => releaseDescriptor(channel));
+  }
+
+  /**
+   * Writes queued events to fd 4 in order. `eof` and `exit` first wait for the output queued
+   * before them, as long as the daemon keeps reading (a stalled reader gets them anyway, like a
+   * local PTY wrapper's daemon does).
+   */
+  async #deliverEvents(): Promise<void> {
+    for (let event = this.#eventQueue.shift(); event; event = this.#eventQueue.shift()) {
+      if (event.type === "eof" || event.type === "exit") await this.#outputWritten();
+      try {
+        this.#emit(event);
+      } catch (error) {
+        this.#fail(`the remote events broke the lifecycle: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  async #outputWritten(): Promise<void> {
+    while ((this.#stdout.pending > 0 || this.#stderr.pending > 0) && performance.now() - this.#lastProgress < OUTPUT_IDLE_MS) {
+      await Promise.race([Promise.all([this.#stdout.drained(), this.#stderr.drained()]), Bun.sleep(OUTPUT_IDLE_MS / 5)]);
+    }
+  }
+
+  #emit(event: ProcessEvent): void {
+    switch (event.type) {
+      case "started":
+        // The workload's pid is the remote host's; none of ours stands for it.
+        return this.#events.started(0);
+      case "resized":
+        return this.#events.resized(event.id);
+      case "eof":
+        return this.#events.eof();
+      case "exit":
+        this.#exit = { code: event.code, signal: event.signal };
+        return this.#events.exit(event.code, event.signal);
+      case "error":
+        return this.#events.error(event.message);
+    }
+  }
+
+  /** A broken multiplex: one error event, and the connection cut (the remote side then ends the workload). */
+  #fail(message: string): void {
+    if (this.#seen.failure !== null) return;
+    this.#seen.failure = message;
+    this.#ssh.kill("SIGKILL");
+  }
+
+  /** fd 0 → channel 0, never more than the remote side has room for. */
+  async #pumpStdin(): Promise<void> {
+    const reader = Bun.file(0).stream().getReader();
+    try {
+      for (;;) {
+        await this.#stdin.wait();
+        if (this.#ended) return;
+        const { done, value } = await reader.read();
+        if (this.#ended) return;
+        if (done) return this.#send(encodeMux(MuxType.EOF, Channel.STDIN));
+        for (let at = 0; at < value.length; ) {
+          await this.#stdin.wait();
+          if (this.#ended) return;
+          const n = this.#stdin.take(value.length - at);
+          this.#send(encodeMux(MuxType.DATA, Channel.STDIN, value.subarray(at, at + n)));
+          at += n;
+        }
+      }
+    } catch {
+      // fd 0 failing is the daemon going away; the workload's fate is decided by the remote side.
+    } finally {
+      reader.releaseLock();
+    }
+  }
+
+  /** fd 3 after the envelope → channel 3, unchanged. */
+  async #pumpControls(controls: RawControls): Promise<void> {
+    for (let chunk = await controls.next(); chunk; chunk = await controls.next()) {
+      for (let at = 0; at < chunk.length; at += MAX_DATA) {
+        if (!this.#ended) this.#send(encodeMux(MuxType.DATA, Channel.CONTROLS, chunk.subarray(at, at + MAX_DATA)));
+      }
+    }
+    if (!this.#ended) this.#send(encodeMux(MuxType.EOF, Channel.CONTROLS));
+  }
+
+  /** Reports how it ended and returns (or dies by) the status the daemon should see. */
+  async #conclude(sshStatus: number, stdinDone: Promise<void>, controlsDone: Promise<void>): Promise<number> {
+    const { hello, wrapper, failure } = this.#seen;
+    const sequence = this.#events.sequence;
+    const clean = failure === null && (sequence.complete || wrapper !== null);
+    if (!clean && this.#sshMessages.length > 0) writeAll(2, this.#sshMessages);
+    if (!sequence.complete) {
+      const lost = failure ?? (hello && wrapper === null ? `lost the connection to ${this.host.key} before the remote exec ended (ssh exit ${sshStatus}); the remote side ends the workload` : null);
+      if (lost !== null && (hello || sequence.started)) this.#events.error(lost);
+      this.#events.close();
+      if (lost !== null) diagnose(`exec ${this.envelope.execId} on ${this.host.key}: ${lost}`);
+    }
+    await Promise.race([Promise.all([stdinDone, controlsDone]), Bun.sleep(HANGUP_WAIT_MS)]);
+    if (sequence.complete && failure === null) {
+      return await mirrorExit(this.#exit.code, this.#exit.signal);
+    }
+    if (failure !== null || (hello && wrapper === null)) return 1;
+    if (wrapper !== null) return await mirrorExit(wrapper.code, wrapper.signal);
+    if (sshStatus === 127) {
+      diagnose(`${this.host.key}: the remote shell could not run ${JSON.stringify(this.host.binary)} (exit 127); install paseo-host-runtime there or name its path in the URL`);
+      return 127;
+    }
+    diagnose(`exec on ${this.host.key} could not start: ssh exited ${sshStatus}${sshStatus === SSH_FAILED ? " (the host was not reached or refused us; ssh's message, if any, is above)" : ""}`);
+    return 1;
+  }
+}
+
+/** Points a descriptor at /dev/null so the daemon sees EOF now, and no later open reuses the number. */
+function releaseDescriptor(fd: number): void {
+  const devNull = openSync("/dev/null", "r+");
+  dup2(devNull, fd);
+  closeSync(devNull);
+}

@@ -1,0 +1,37 @@
+/**
+ * Where each workspace of a `--remote` runtime lives: one row per (owner, workspace id), written
+ * before the remote create runs, so every later operation (and a cleanup after a crash) goes
+ * to the same host. Hosts are named by their `user@host:port` key, never with credentials.
+ */
+import type { Database } from "bun:sqlite";
+import { now } from "./db.ts";
+
+/** The host recorded for a workspace, or null. */
+export function placedHost(db: Database, owner: string, workspaceId: string): string | null {
+  const row = db.query("SELECT host FROM remote_placements WHERE owner = ? AND workspace_id = ?").get(owner, workspaceId) as { host: string } | null;
+  return row?.host ?? null;
+}
+
+/**
+ * Records `host` for a workspace unless one is recorded already, in one transaction, and
+ * returns the host that is recorded now: of two concurrent creates, both get the first choice.
+ */
+export function placeOnce(db: Database, owner: string, workspaceId: string, host: string): string {
+  return db
+    .transaction(() => {
+      db.run("INSERT OR IGNORE INTO remote_placements (owner, workspace_id, host, placed_at) VALUES (?, ?, ?, ?)", [owner, workspaceId, host, now()]);
+      return placedHost(db, owner, workspaceId)!;
+    })
+    .immediate();
+}
+
+/** Every placement of `owner`: workspace id → host key. */
+export function placementsOf(db: Database, owner: string): Map<string, string> {
+  const rows = db.query("SELECT workspace_id, host FROM remote_placements WHERE owner = ? ORDER BY workspace_id").all(owner) as { workspace_id: string; host: string }[];
+  return new Map(rows.map((row) => [row.workspace_id, row.host]));
+}
+
+/** Forgets a workspace's placement (after the remote destroy succeeded). */
+export function forgetPlacement(db: Database, owner: string, workspaceId: string): void {
+  db.transaction(() => db.run("DELETE FROM remote_placements WHERE owner = ? AND workspace_id = ?", [owner, workspaceId])).immediate();
+}

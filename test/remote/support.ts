@@ -1,0 +1,78 @@
+/** Running protocol operations through `--remote`, the way a daemon configured with it does. */
+import { readdirSync, readFileSync } from "node:fs";
+import { runBinary } from "../support/binary.ts";
+import type { OpResult } from "../lifecycle/support.ts";
+import type { SshLab } from "../support/sshd.ts";
+
+/** One lifecycle operation through `--remote` (the lab's URL and ssh configuration). */
+export async function remoteOp(lab: SshLab, name: string, workspaceId: string | null, body: Record<string, unknown>, prefix = lab.prefix): Promise<OpResult> {
+  const args = workspaceId === null ? [name] : [name, "--workspace-id", workspaceId];
+  const result = await runBinary([...prefix, ...args], { stdin: `${JSON.stringify({ protocolVersion: 1, ...body })}\n` });
+  return { ...result, json: result.stdout === "" ? null : JSON.parse(result.stdout) };
+}
+
+/** Pids of live processes whose command line contains `marker` (zombies excluded). */
+export function processesWith(marker: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, "utf8");
+      const state = readFileSync(`/proc/${name}/stat`, "utf8").split(") ").at(-1)!.split(" ")[0];
+      if (cmdline.includes(marker) && state !== "Z") pids.push(Number(name));
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  return pids;
+}
+
+/** Resolves once `check` is true; throws after `ms` (the message says what never happened). */
+export async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await Bun.sleep(20);
+  }
+}
+
+/** Resident memory of a process in KiB (VmRSS), or null when it is gone. */
+export function rssKiB(pid: number): number | null {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Every workload a test file starts carries this in its env, so leftovers can be found and killed. */
+export const MARK = { PHR_REMOTE_TEST: String(process.pid) };
+
+/** Pids of live processes carrying MARK in their environment. */
+export function markedPids(): number[] {
+  const wanted = `PHR_REMOTE_TEST=${process.pid}`;
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`, "latin1").split("\0").includes(wanted)) pids.push(Number(name));
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return pids;
+}
+
+/** SIGKILLs whatever a test left running (by the mark); returns how many there were. */
+export function killMarked(): number {
+  const pids = markedPids();
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+  return pids.length;
+}
