@@ -7,6 +7,7 @@ import type { Subprocess } from "bun";
 import { writeSync } from "node:fs";
 import { readProcess } from "../platform/process.ts";
 import { explainSandboxFailure, findInSandbox, SANDBOX_FDS } from "../platform/sandbox.ts";
+import { isSignalName } from "./mirror.ts";
 import { ProgramError } from "./program.ts";
 import type { SandboxReport, SandboxRequest } from "./sandbox-init.ts";
 import type { Launched } from "./workload.ts";
@@ -98,14 +99,26 @@ export class SandboxedWorkload implements Launched {
     this.#send({ type: "recorded" });
   }
 
+  /**
+   * The init's second report. The workload runs beside the init as the same user, so a report
+   * is checked before it is mirrored: an exit code 0–255, or a signal that kills by default
+   * (never one that would stop the wrapper, say).
+   */
   async #follow(): Promise<void> {
-    const report = await this.#reports.next();
-    if (report?.type === "exited") {
+    let report: SandboxReport | null = null;
+    try {
+      report = await this.#reports.next();
+    } catch (error) {
+      this.problem = `the sandbox init's report is unreadable: ${(error as Error).message}`;
+      return;
+    }
+    if (report?.type === "exited" && plausibleEnd(report.code, report.signal)) {
       this.exitCode = report.code;
       this.signalCode = report.signal;
       return;
     }
-    this.problem = `the sandbox ended without reporting how the workload ended (bwrap ${this.#bwrap.signalCode ?? `exit status ${this.#bwrap.exitCode}`})`;
+    if (report) this.problem = `the sandbox init reported an impossible end: ${JSON.stringify(report).slice(0, 200)}`;
+    else this.problem = `the sandbox ended without reporting how the workload ended (bwrap ${this.#bwrap.signalCode ?? `exit status ${this.#bwrap.exitCode}`})`;
   }
 
   /**
@@ -153,6 +166,14 @@ export class SandboxedWorkload implements Launched {
       if (code !== "EPIPE" && code !== "ECONNRESET") throw error;
     }
   }
+}
+
+/** Signals whose default action does not end a process: no workload dies of them. */
+const NOT_FATAL = new Set(["SIGSTOP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGCONT", "SIGCHLD", "SIGURG", "SIGWINCH"]);
+
+function plausibleEnd(code: unknown, signal: unknown): boolean {
+  if (signal === null) return Number.isInteger(code) && (code as number) >= 0 && (code as number) <= 255;
+  return code === null && typeof signal === "string" && isSignalName(signal) && !NOT_FATAL.has(signal);
 }
 
 /** bwrap's stderr in pipes mode (its messages and the init's), bounded; "" when it has none. */

@@ -266,6 +266,24 @@ describe.skipIf(missing.length > 0)("the contract holds inside", () => {
     }
   }
 
+  test("a workload that kills the sandbox init gets no say in its reported end: an error event, exit 1, nothing left", async () => {
+    const tag = `phr-${crypto.randomUUID()}`;
+    // Once started, SIGUSR1 makes the workload SIGKILL its parent, the sandbox init.
+    const script = `trap 'kill -KILL $PPID' USR1; while :; do sleep 0.05; done # ${tag}`;
+    const handle = startExec(sandboxed.id, envelope(["/bin/sh", "-c", script], { options: sandboxed.options, env: { PATH } }));
+    handle.closeStdin();
+    await handle.waitEvent("started");
+    const workload = listProcesses().find((p) => p.state !== "Z" && readFileSync(`/proc/${p.pid}/cmdline`, "latin1").startsWith("/bin/sh\0-c\0trap"))!;
+    process.kill(workload.pid, "SIGUSR1");
+    const result = await handle.done;
+    expect(result.violation).toBeNull();
+    expect(result.events.map((e) => e.type)).toEqual(["started", "error", "eof", "exit"]);
+    expect((result.events[1] as { message: string }).message).toContain("the sandbox ended without reporting how the workload ended");
+    expect(result.events.at(-1)).toEqual({ type: "exit", protocolVersion: 1, code: 1, signal: null });
+    expect(result.code).toBe(1);
+    expect(listProcesses().filter((p) => p.state !== "Z" && readFileSync(`/proc/${p.pid}/cmdline`, "latin1").includes(tag))).toEqual([]);
+  });
+
   test("neither the daemon's fd 3 and 4 nor the root descriptor reach any process of the sandbox", async () => {
     const handle = startExec(sandboxed.id, envelope(["sleep", "30"], { options: sandboxed.options, env: { PATH } }));
     handle.closeStdin();
