@@ -13,8 +13,8 @@
  * Until `recorded` arrives the init blocks in a read, so it cannot reap the workload: the
  * workload's pid stays the workload (alive or zombie) while the wrapper looks it up.
  */
-import { closeSync, fstatSync, openSync, readSync, writeSync, constants } from "node:fs";
-import { identityOf } from "../platform/directory.ts";
+import { closeSync, readSync, writeSync } from "node:fs";
+import { identityOf, openDirectory } from "../platform/directory.ts";
 import { becomeForegroundGroup, setCloseOnExec } from "../platform/libc.ts";
 import { readProcess } from "../platform/process.ts";
 import { SANDBOX_FDS } from "../platform/sandbox.ts";
@@ -116,19 +116,18 @@ class LaunchError extends Error {
 }
 
 /**
- * The checked directory, found again inside the sandbox: the path is walked again here (the
- * sandbox sees only the workspace and read-only system directories, so no walk can leave
- * them), and the directory reached must be the very one the wrapper checked, by device and
- * inode. Else the workload does not start.
+ * The checked directory, found again inside the sandbox: the path is walked again here (no
+ * walk can reach beyond what the sandbox shows), and the directory reached must be the very
+ * one the wrapper checked, by device and inode. Else the workload does not start.
  */
 function openCheckedCwd(request: SandboxRequest): number {
   let fd: number;
   try {
-    fd = openSync(request.cwd, constants.O_RDONLY | constants.O_DIRECTORY | 0o2000000 /* O_CLOEXEC */);
+    fd = openDirectory(request.cwd);
   } catch (error) {
     throw new LaunchError(`cwd ${JSON.stringify(request.cwd)} cannot be opened inside the sandbox: ${(error as Error).message}`, 1);
   }
-  if (identityOf(fd) !== request.cwdIdentity || !fstatSync(fd).isDirectory()) {
+  if (identityOf(fd) !== request.cwdIdentity) {
     closeSync(fd);
     throw new LaunchError(`cwd ${JSON.stringify(request.cwd)} changed while the sandbox started (it is no longer the directory that was checked); nothing was launched`, 1);
   }

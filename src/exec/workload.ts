@@ -14,8 +14,8 @@ import { signalAndWait, stopWorkload, type WorkloadIdentity } from "../platform/
 const LEFTOVER_GRACE_MS = 200;
 
 /**
- * The launched workload as the wrapper follows it: the spawned process itself (a Bun
- * Subprocess fits as is), or the workload inside the sandbox (src/exec/sandboxed.ts).
+ * The launched workload as the wrapper follows it: the spawned process itself (directWorkload),
+ * or the workload inside the Linux sandbox (src/exec/sandboxed.ts).
  */
 export interface Launched {
   /** The workload leader's pid. */
