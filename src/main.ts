@@ -3,7 +3,6 @@ import { diagnose, writeAll, writeStdout } from "./output.ts";
 import { TARGET, VERSION } from "./version.ts";
 import { HANDLERS } from "./ops/index.ts";
 import { OPERATOR_COMMANDS } from "./ops/operator/index.ts";
-import { SANDBOX_EXEC, SANDBOX_INIT, sandboxExec, sandboxInit } from "./exec/sandbox-init.ts";
 import { isRemoteCall, remoteMain } from "./remote/main.ts";
 import { isTerminalQuick } from "./platform/tty.ts";
 
@@ -48,9 +47,6 @@ function asksForHelp(argv: readonly string[]): string | null {
 }
 
 async function main(argv: string[]): Promise<number> {
-  // Inside the Linux sandbox only (bwrap runs this binary there); never listed in --help.
-  if (argv[0] === SANDBOX_INIT && argv.length === 1) return sandboxInit();
-  if (argv[0] === SANDBOX_EXEC && argv.length === 1) return sandboxExec();
   if (argv.length === 0) {
     writeAll(2, helpText(VERSION));
     return 2;

@@ -1,20 +1,21 @@
 import type { SpawnEnvelope } from "../protocol/index.ts";
 import { selfIdentity } from "../platform/process.ts";
-import { filesToShow, sandboxLaunch, sandboxTool, SandboxUnavailable, type Launch } from "../platform/sandbox.ts";
+import { filesToShow, SANDBOX_FDS, sandboxLaunch, sandboxTool, SandboxUnavailable, type Launch } from "../platform/sandbox.ts";
 import { openStore, type Store } from "../store/db.ts";
 import { reserveExecution } from "../store/executions.ts";
 import { whileReady } from "../workspace/access.ts";
 import type { OpenRoot } from "../workspace/confinement.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { closeDescriptor, identityOf, leaveSpawnDirectory, openDirectory } from "../platform/directory.ts";
-import { duplicateDescriptor } from "../platform/libc.ts";
+import { duplicateDescriptor, memoryFile } from "../platform/libc.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { ownershipOf, type Ownership } from "../workspace/owner.ts";
 import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
 import { sandboxView } from "../workspace/sandbox-view.ts";
 import { helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
-import { SANDBOX_INIT, type SandboxRequest } from "./sandbox-init.ts";
+import type { SandboxRequest } from "./sandbox-protocol.ts";
+import { SANDBOX_INIT_SOURCE, sandboxInitCommand } from "./sandboxed.ts";
 
 /** A descriptor the spawn hands to the child at its index (Bun.spawn's stdio array). */
 export type SpawnStdio = "inherit" | "ignore" | "pipe" | number;
@@ -101,19 +102,23 @@ function isolationTool(options: RuntimeOptions): string | null {
 function sandboxed(launch: Launch & { files: string[] }, tool: string, mode: "pipes" | "pty", record: WorkspaceRecord, root: OpenRoot, cwd: { path: string; fd: number }, options: RuntimeOptions) {
   const view = sandboxView(record, root, options);
   view.readOnly.push(...filesToShow(process.platform === "linux" ? [process.execPath, ...launch.files] : launch.files, view));
-  const spawned = sandboxLaunch(launch, view, tool, [process.execPath, SANDBOX_INIT]);
+  const spawned = sandboxLaunch(launch, view, tool, sandboxInitCommand());
   if (process.platform !== "linux") return { launch: spawned, sandbox: null };
-  const request: SandboxRequest = { type: "run", mode, program: launch.program, argv: launch.argv, env: launch.env, cwd: cwd.path, cwdIdentity: identityOf(cwd.fd) };
+  const stdio = mode === "pipes" ? ([SANDBOX_FDS.stdin, SANDBOX_FDS.stdout, SANDBOX_FDS.stderr] as [number, number, number]) : null;
+  const request: SandboxRequest = { type: "run", mode, program: launch.program, argv: launch.argv, env: launch.env, cwd: cwd.path, cwdIdentity: identityOf(cwd.fd), stdio };
   const held: number[] = [];
   try {
     let bound = root.fd;
     if (view.root !== root.path) held.push((bound = openCheckout(view.root!, root)));
-    if (mode === "pty") return { launch: spawned, sandbox: { request, stdio: ["inherit", "inherit", "inherit", "pipe", bound] as SpawnStdioArray, held } };
+    const script = memoryFile("paseo-sandbox-init", SANDBOX_INIT_SOURCE);
+    held.push(script);
+    // Index = descriptor number in bwrap (SANDBOX_FDS).
+    if (mode === "pty") return { launch: spawned, sandbox: { request, stdio: ["inherit", "inherit", "inherit", "pipe", bound, script] as SpawnStdioArray, held } };
     // Pipes: bwrap's own stdio is /dev/null and a pipe for its messages; the daemon's fds 0-2 go
     // to the init alone (as duplicates: the spawn replaces 0-2 before it would copy them).
     const copies = [0, 1, 2].map(duplicateDescriptor);
     held.push(...copies);
-    return { launch: spawned, sandbox: { request, stdio: ["ignore", "ignore", "pipe", "pipe", bound, ...copies] as SpawnStdioArray, held } };
+    return { launch: spawned, sandbox: { request, stdio: ["ignore", "ignore", "pipe", "pipe", bound, script, ...copies] as SpawnStdioArray, held } };
   } catch (error) {
     for (const fd of held) closeDescriptor(fd);
     throw error;

@@ -6,11 +6,26 @@
 import type { Subprocess } from "bun";
 import { writeSync } from "node:fs";
 import { readProcess } from "../platform/process.ts";
-import { explainSandboxFailure, findInSandbox, SANDBOX_FDS } from "../platform/sandbox.ts";
+import { explainSandboxFailure, findInSandbox, SANDBOX_FDS, SANDBOX_INIT_PATH } from "../platform/sandbox.ts";
 import { isSignalName } from "./mirror.ts";
 import { ProgramError } from "./program.ts";
-import type { SandboxReport, SandboxRequest } from "./sandbox-init.ts";
+import type { SandboxReport, SandboxRequest } from "./sandbox-protocol.ts";
 import type { Launched } from "./workload.ts";
+// @ts-expect-error: a text import (the bundle embeds the file's text, not its code): see sandbox-init.ts.
+import INIT_SOURCE from "./sandbox-init.ts" with { type: "text" };
+
+/** sandbox-init.ts's text, which bwrap copies into the sandbox at SANDBOX_INIT_PATH. */
+export const SANDBOX_INIT_SOURCE = INIT_SOURCE as string;
+
+/**
+ * How bwrap starts the sandbox init: this binary's embedded engine running sandbox-init.ts,
+ * with no .env, bunfig or auto-install, talking on SANDBOX_FDS.control. Its env is its own (the
+ * workload's travels on the control socket).
+ */
+export function sandboxInitCommand(): { argv: string[]; env: Record<string, string> } {
+  const flags = ["--no-env-file", "--config=/dev/null", "--no-install"];
+  return { argv: [process.execPath, ...flags, SANDBOX_INIT_PATH, "init", String(SANDBOX_FDS.control)], env: { BUN_BE_BUN: "1" } };
+}
 
 /** How long release waits for the sandbox's pid namespace to be gone once bwrap exited. */
 const TEARDOWN_WAIT_MS = 2000;

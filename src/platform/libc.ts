@@ -1,4 +1,5 @@
 /** The few libc calls Node's API lacks, through bun:ffi (works inside compiled binaries). */
+import { writeSync } from "node:fs";
 import { dlopen, FFIType, ptr, read, type Pointer } from "bun:ffi";
 import { lazyOs } from "./lazy.ts";
 
@@ -213,58 +214,41 @@ export function unlock(fd: number): void {
 }
 
 /**
- * Descriptors and job control for the sandbox's launch (src/exec/prepare.ts and
- * src/exec/sandbox-init.ts): a process's calls on itself just before it execs into the
- * workload, and duplicates of the daemon's descriptors. `fcntl` is variadic; its one argument
- * is an int here.
+ * Descriptors for the sandbox's launch (src/exec/prepare.ts): duplicates of the daemon's, and
+ * the in-memory file bwrap copies the sandbox init from. `fcntl` is variadic; its one argument
+ * is an int here. `memfd_create` is Linux only (glibc 2.27, musl 1.1.20).
  */
-let jobLib: ReturnType<typeof loadJob> | undefined;
+let dupLib: ReturnType<typeof loadDup> | undefined;
 
-function loadJob() {
+function loadDup() {
   return dlopen(LIBC, {
-    setpgid: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-    tcsetpgrp: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-    signal: { args: [FFIType.i32, FFIType.u64], returns: FFIType.u64 },
     fcntl: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+    ...(process.platform === "linux" ? { memfd_create: { args: [FFIType.ptr, FFIType.u32], returns: FFIType.i32 } } : {}),
     [ERRNO_SYMBOL]: { args: [], returns: FFIType.ptr },
-  }).symbols;
+  }).symbols as { fcntl: (fd: number, cmd: number, arg: number) => number; memfd_create?: (name: Buffer, flags: number) => number } & Record<string, unknown>;
 }
 
-/** SIGTTOU is 22 on Linux and macOS alike. */
-const SIGTTOU = 22;
-const SIG_DFL = 0;
-const SIG_IGN = 1;
-const F_SETFD = 2;
-const FD_CLOEXEC = 1;
+const MFD_CLOEXEC = 1;
+
+/** A close-on-exec in-memory file holding `data`, its offset at 0 (Linux). */
+export function memoryFile(name: string, data: string): number {
+  const lib = (dupLib ??= loadDup());
+  const fd = lib.memfd_create!(cString(name), MFD_CLOEXEC);
+  if (fd < 0) throw failed(errnoOf(lib), "memfd_create");
+  const bytes = Buffer.from(data);
+  // Positional writes leave the offset at 0, where bwrap starts reading.
+  for (let offset = 0; offset < bytes.length; ) offset += writeSync(fd, bytes, offset, bytes.length - offset, offset);
+  return fd;
+}
+
 const F_DUPFD_CLOEXEC = process.platform === "darwin" ? 67 : 1030;
-
-/**
- * Makes this process the leader of a new process group and that group the foreground group of
- * the terminal on `fd` (its controlling terminal). A background group calling tcsetpgrp gets
- * SIGTTOU, so it is ignored for the call and restored to the default right after.
- */
-export function becomeForegroundGroup(fd: number): void {
-  const lib = (jobLib ??= loadJob());
-  if (lib.setpgid(0, 0) < 0) throw failed(errnoOf(lib), "setpgid(0, 0)");
-  lib.signal(SIGTTOU, SIG_IGN);
-  const result = lib.tcsetpgrp(fd, process.pid);
-  const errno = result < 0 ? errnoOf(lib) : 0;
-  lib.signal(SIGTTOU, SIG_DFL);
-  if (result < 0) throw failed(errno, `tcsetpgrp(${fd}, ${process.pid})`);
-}
-
-/** Marks `fd` close-on-exec: a successful exec closes it, which its reader sees as EOF. */
-export function setCloseOnExec(fd: number): void {
-  const lib = (jobLib ??= loadJob());
-  if (lib.fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) throw failed(errnoOf(lib), `fcntl(${fd}, F_SETFD, FD_CLOEXEC)`);
-}
 
 /**
  * A close-on-exec duplicate of `fd` numbered 10 or above: a spawn that also replaces fds 0–2
  * can then hand the original 0–2 on at other numbers without dup2 clobbering them first.
  */
 export function duplicateDescriptor(fd: number): number {
-  const lib = (jobLib ??= loadJob());
+  const lib = (dupLib ??= loadDup());
   const copy = lib.fcntl(fd, F_DUPFD_CLOEXEC, 10);
   if (copy < 0) throw failed(errnoOf(lib), `fcntl(${fd}, F_DUPFD_CLOEXEC)`);
   return copy;

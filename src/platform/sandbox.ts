@@ -19,9 +19,13 @@ export const BWRAP_PACKAGE = "bubblewrap";
 
 /**
  * Descriptor numbers in bwrap (and in the sandbox init after it), set by the spawn's stdio
- * array. bwrap closes `root` once it is mounted; only the init inherits the others.
+ * array. bwrap closes `root` once it is mounted and `init` once it is copied; only the
+ * sandbox init inherits the others (stdin, stdout and stderr in pipes mode only).
  */
-export const SANDBOX_FDS = { control: 3, root: 4, stdin: 5, stdout: 6, stderr: 7 } as const;
+export const SANDBOX_FDS = { control: 3, root: 4, init: 5, stdin: 6, stdout: 7, stderr: 8 } as const;
+
+/** Where the sandbox init's script is, inside the sandbox (bwrap copies it from SANDBOX_FDS.init). */
+export const SANDBOX_INIT_PATH = "/.paseo-sandbox-init.ts";
 
 /** What the workload sees of the host besides the system directories. */
 export interface SandboxView {
@@ -80,15 +84,16 @@ export function explainSandboxFailure(detail: string): string {
 
 /**
  * The one transformation: `launch` becomes what is spawned. Linux: bwrap with `init` as its
- * command (the workload itself travels over SANDBOX_FDS.control, never in argv: its env may
- * hold secrets), with an empty env. macOS: sandbox-exec in front of the workload, same env.
+ * command and env (the workload itself travels over SANDBOX_FDS.control, never in argv: its
+ * env may hold secrets). macOS: sandbox-exec in front of the workload, same env.
  */
-export function sandboxLaunch(launch: Launch, view: SandboxView, tool: string, init: readonly string[]): Launch {
+export function sandboxLaunch(launch: Launch, view: SandboxView, tool: string, init: { argv: string[]; env: Record<string, string> }): Launch {
   if (process.platform === "darwin") {
     // sandbox-exec execvp's its first argument, so argv[0] becomes the program's path.
     return { program: tool, argv: ["sandbox-exec", "-p", sandboxProfile(view, launch), launch.program, ...launch.argv.slice(1)], env: launch.env };
   }
-  return { program: tool, argv: ["bwrap", ...bwrapArguments(view), "--", ...init], env: {} };
+  const script = ["--perms", "0444", "--file", String(SANDBOX_FDS.init), SANDBOX_INIT_PATH];
+  return { program: tool, argv: ["bwrap", ...bwrapArguments(view), ...script, "--", ...init.argv], env: init.env };
 }
 
 /**

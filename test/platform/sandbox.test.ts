@@ -60,12 +60,13 @@ describe("bwrap's arguments", () => {
     expect(filesToShow(["/usr/bin/git", "/tmp/ws/project/run.sh", "/opt/tools/x", "/home/u/bin/tool"], view)).toEqual(["/home/u/bin/tool"]);
   });
 
-  test("on Linux the launch becomes bwrap with an empty env, the workload going over the control socket", () => {
+  test("on Linux the launch becomes bwrap with the init's own env, the workload going over the control socket", () => {
     if (process.platform !== "linux") return;
-    const launch = sandboxLaunch({ program: "/usr/bin/env", argv: ["env"], env: { SECRET: "x" } }, view, "/usr/bin/bwrap", ["/bin/runtime", "__sandbox-init"]);
+    const init = { argv: ["/bin/runtime", "-e", "source", "init", "3"], env: { BUN_BE_BUN: "1" } };
+    const launch = sandboxLaunch({ program: "/usr/bin/env", argv: ["env"], env: { SECRET: "x" } }, view, "/usr/bin/bwrap", init);
     expect(launch.program).toBe("/usr/bin/bwrap");
-    expect(launch.env).toEqual({});
-    expect(launch.argv.slice(-3)).toEqual(["--", "/bin/runtime", "__sandbox-init"]);
+    expect(launch.env).toEqual({ BUN_BE_BUN: "1" });
+    expect(launch.argv.slice(-6)).toEqual(["--", ...init.argv]);
     expect(launch.argv.join(" ")).not.toContain("SECRET");
   });
 });
