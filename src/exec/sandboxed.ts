@@ -35,6 +35,7 @@ const DIAGNOSTIC_LIMIT = 16 * 1024;
 /** Splits the control socket into JSON reports; null once it reached EOF. */
 class ReportReader {
   readonly #reader;
+  readonly #decoder = new TextDecoder();
   #text = "";
   #done = false;
 
@@ -53,7 +54,7 @@ class ReportReader {
       if (this.#done) return null;
       const { done, value } = await this.#reader.read().catch(() => ({ done: true, value: undefined }));
       if (done || !value) this.#done = true;
-      else this.#text += Buffer.from(value).toString("utf8");
+      else this.#text += this.#decoder.decode(value, { stream: true });
     }
   }
 }
