@@ -16,7 +16,8 @@ import { HARDENING_FLAGS, SPEED_FLAGS } from "../release/compile.ts";
 import { openStore } from "../src/store/db.ts";
 import { insertCreating, updateWorkspace } from "../src/store/workspaces.ts";
 import { BenchExec, envelope } from "./driver.ts";
-import { BIN, runProcess, tempDir, type RunResult } from "./procs.ts";
+import { testCgroupRoot } from "../test/support/cgroup.ts";
+import { BIN, onCleanup, runProcess, tempDir, type RunResult } from "./procs.ts";
 import { figure, skipped, type Figure } from "./report.ts";
 import { summarize, type Summary } from "./stats.ts";
 
@@ -165,7 +166,10 @@ export async function lifecycleFigures(options: LifecycleOptions): Promise<Figur
   }
 
   const dir = tempDir("phr-bench-adopt-");
-  const homeOptions = { stateDirectory: join(dir, "home") };
+  // Its executions' cgroups go under a root of the bench's own, removed at cleanup.
+  const cgroups = testCgroupRoot();
+  if (cgroups) onCleanup(cgroups.cleanup);
+  const homeOptions = { stateDirectory: join(dir, "home"), ...(cgroups ? { cgroupRoot: cgroups.path } : {}) };
   const project = join(dir, "project");
   mkdirSync(project);
   const pair = await against(options, request(homeOptions), async (i) => {
@@ -186,7 +190,7 @@ export async function lifecycleFigures(options: LifecycleOptions): Promise<Figur
  * The daemon's bounded cleanup: the wrapper is SIGKILLed right after `started` and `signal
  * --signal SIGKILL` must reap the detached three-process workload within 750 ms.
  */
-async function signalCleanupFigure(options: LifecycleOptions, homeOptions: { stateDirectory: string }, project: string): Promise<Figure> {
+async function signalCleanupFigure(options: LifecycleOptions, homeOptions: { stateDirectory: string; cgroupRoot?: string }, project: string): Promise<Figure> {
   const id = "bench-signal";
   await op(["create", "--workspace-id", id], request(homeOptions, { input: createInput(id, project) }), "state");
   const stdin = request(homeOptions);

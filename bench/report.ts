@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "nod
 import { cpus, loadavg, release, totalmem, type } from "node:os";
 import { join } from "node:path";
 
-export type Family = "parser" | "signals" | "exec" | "lifecycle" | "throughput" | "remote";
+export type Family = "parser" | "signals" | "exec" | "lifecycle" | "throughput" | "remote" | "containment";
 
 /** One measured figure. `ratio` = value / baseline.value (see `better` for which way is good). */
 export interface Figure {
@@ -110,6 +110,7 @@ const FAMILY_TITLES: Record<Family, string> = {
   lifecycle: "4. Lifecycle latency (wall time per process, p50)",
   throughput: "5. Throughput of the workload's stdout",
   remote: "6. --remote over OpenSSH on 127.0.0.1 (wall time, p50)",
+  containment: "7. Containment: exec and crash cleanup per mode",
 };
 
 /** The one readable table: one section per family, one row per figure, then the details. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * `npm run bench [-- --quick] [-- --only=parser,signals,exec,lifecycle,throughput,remote]`
+ * `npm run bench [-- --quick] [-- --only=parser,signals,exec,lifecycle,throughput,remote,containment]`
  *
  * Runs every figure family against dist/paseo-host-runtime (build it first: `npm run build`),
  * prints one table and writes bench/results/latest.json. `--quick` (CI) trims trial counts and
@@ -18,9 +18,10 @@ import { machineInfo, renderTable, writeResults, type Family, type Figure } from
 import { signalFigures } from "./signals.ts";
 import { throughputFigures } from "./throughput.ts";
 import { remoteFigures } from "./remote.ts";
+import { containmentFigures } from "./containment.ts";
 import { buildSigstamp } from "./workloads.ts";
 
-const FAMILIES: Family[] = ["parser", "signals", "exec", "lifecycle", "throughput", "remote"];
+const FAMILIES: Family[] = ["parser", "signals", "exec", "lifecycle", "throughput", "remote", "containment"];
 const MiB = 2 ** 20;
 
 /** Trial counts: the issue's minimums in quick mode, more in a full run. */
@@ -29,6 +30,7 @@ function settings(quick: boolean) {
     parser: { frames: 10_000, minCpuMs: quick ? 150 : 500, rounds: quick ? 2 : 3 },
     signals: { trials: quick ? 300 : 1000, warmup: quick ? 20 : 50 },
     exec: { trials: quick ? 20 : 100, warmup: quick ? 3 : 5 },
+    containment: { trials: quick ? 20 : 60, warmup: quick ? 3 : 5, minCpuMs: quick ? 100 : 300 },
     lifecycle: { trials: quick ? 20 : 100, warmup: quick ? 3 : 5, manyWorkspaces: 1000 },
     throughput: { pipesBytes: 256 * MiB, ptyBytes: (quick ? 32 : 256) * MiB, runs: quick ? 5 : 9 },
     remote: { trials: quick ? 6 : 16, warmup: 2, throughputBytes: (quick ? 16 : 64) * MiB },
@@ -85,6 +87,7 @@ async function main(): Promise<void> {
       if (family === "exec") figures.push(...(await execFigures({ ...config.exec, workspace: await needWorkspace(), sandboxed: await sandboxedWorkspace(), sigstamp })));
       if (family === "lifecycle") figures.push(...(await lifecycleFigures(config.lifecycle)));
       if (family === "remote") figures.push(...(await remoteFigures(config.remote)));
+      if (family === "containment") figures.push(...(await containmentFigures({ ...config.containment, workspace: await needWorkspace() })));
       if (family === "throughput") figures.push(...(await throughputFigures({ ...config.throughput, workspace: await needWorkspace() })));
     } catch (error) {
       console.error(`bench: ${family} failed: ${(error as Error).stack ?? error}`);

@@ -157,6 +157,26 @@ export const RemoteOptions = v.strictObject(
 
 export type RemoteOptions = v.InferOutput<typeof RemoteOptions>;
 
+/**
+ * A cgroup v2 limit: the file's own syntax as a string, or a plain integer. `pattern` says
+ * what the file accepts; `check` adds the kernel's ranges. The value is written as given.
+ */
+function limit(name: string, what: string, pattern: RegExp, check: (value: string) => boolean = () => true) {
+  const message = mustBe(name, what);
+  return v.pipe(
+    v.union([v.pipe(v.number(message), v.integer(message), v.minValue(0, message)), v.string(message)], message),
+    v.check((value) => pattern.test(String(value)) && check(String(value)), message),
+    v.transform((value) => String(value)),
+  );
+}
+
+/** cpu.max: "max" or a quota, optionally with a period; both in µs, period 1000 to 1000000, quota at least 1000. */
+function cpuMaxInRange(value: string): boolean {
+  const [quota, period] = value.split(" ");
+  if (quota !== "max" && Number(quota) < 1000) return false;
+  return period === undefined || (Number(period) >= 1000 && Number(period) <= 1_000_000);
+}
+
 /** Every option this runtime reads, with its default. Key order is the documented order. */
 export const RuntimeOptions = v.object({
   /** Stamped on every workspace; operations on another owner's workspace are refused. */
@@ -183,6 +203,16 @@ export const RuntimeOptions = v.object({
   gitTimeoutMs: v.optional(milliseconds("gitTimeoutMs", 86_400_000, 1), DEFAULT_GIT_TIMEOUT_MS),
   /** Settings of `--remote` (see RemoteOptions); absent when the runtime runs locally. */
   remote: v.optional(RemoteOptions),
+  /** auto: a cgroup per execution when a cgroup v2 hierarchy is usable, else process groups. */
+  containment: v.optional(v.picklist(["auto", "cgroup", "process-group"], mustBe("containment", `"auto", "cgroup" or "process-group"`)), "auto"),
+  /** A writable, delegated cgroup v2 directory to hold this runtime's cgroups (else autodetected). */
+  cgroupRoot: v.optional(absolutePath("cgroupRoot")),
+  /** memory.max of each workspace's cgroup. */
+  memoryMax: v.optional(limit("memoryMax", `"max" or a number of bytes, optionally with a K, M, G or T suffix (memory.max syntax)`, /^(max|[0-9]+[KMGT]?)$/)),
+  /** pids.max of each workspace's cgroup. */
+  pidsMax: v.optional(limit("pidsMax", `"max" or a positive number of processes (pids.max syntax)`, /^(max|[1-9][0-9]*)$/)),
+  /** cpu.max of each workspace's cgroup. */
+  cpuMax: v.optional(limit("cpuMax", `"max", "QUOTA" or "QUOTA PERIOD" in microseconds, quota ≥ 1000, period 1000–1000000 (cpu.max syntax)`, /^(max|[0-9]+)( [0-9]+)?$/, cpuMaxInRange)),
   /** `sandbox`: every workload runs under bubblewrap (macOS: sandbox-exec); `none` runs it as the daemon's user, unconfined. */
   isolation: v.optional(v.picklist(ISOLATIONS, mustBe("isolation", `"none" or "sandbox"`)), "none"),
   /** Under the sandbox: `host` shares the host's network, `none` gives the workload no network at all. */

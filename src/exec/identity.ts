@@ -1,23 +1,17 @@
-import { readProcess, type ProcessInfo } from "../platform/process.ts";
-
-/** How long a freshly spawned workload may take to show up as its own session leader. */
-const LEADER_TIMEOUT_MS = 1000;
+import type { ProcessInfo } from "../platform/process.ts";
 
 /**
- * Confirms the spawned pid is our workload: started no earlier than the wrapper, and leader
- * of its own group and (unless `sessionLeader` is false: a sandboxed PTY workload, whose
- * session is bwrap's) of its own session. Returns its /proc facts, or `exited` with them when
- * it already finished (a zombie still has its start time).
+ * Checks a freshly spawned process is our workload: started no earlier than the wrapper, and
+ * leader of its own group and (unless `sessionLeader` is false: a sandboxed PTY workload, whose
+ * session is bwrap's) of its own session. Bun.spawn returns once the child has exec'd, so both
+ * are settled by then; a zombie that already finished still has its start time. Read before
+ * the wrapper yields to its event loop, so the child cannot have been reaped yet (in the
+ * sandbox: while the sandbox init waits to be told the identity is recorded).
  */
-export async function confirmLeader(pid: number, notBefore: number, sessionLeader = true): Promise<{ info: ProcessInfo; exited: boolean }> {
-  const deadline = performance.now() + LEADER_TIMEOUT_MS;
-  for (;;) {
-    const info = readProcess(pid);
-    if (!info) throw new Error(`workload ${pid} vanished before its identity could be read`);
-    if (info.startTicks < notBefore) throw new Error(`pid ${pid} started before this wrapper: not our workload`);
-    if (info.state === "Z") return { info, exited: true };
-    if (info.pgid === pid && (info.sid === pid || !sessionLeader)) return { info, exited: false };
-    if (performance.now() > deadline) throw new Error(`workload ${pid} did not become a session leader within ${LEADER_TIMEOUT_MS} ms`);
-    await Bun.sleep(1);
-  }
+export function checkLeader(info: ProcessInfo | null, pid: number, notBefore: number, sessionLeader = true): ProcessInfo {
+  if (!info) throw new Error(`workload ${pid} vanished before its identity could be read`);
+  if (info.startTicks < notBefore) throw new Error(`pid ${pid} started before this wrapper: not our workload`);
+  const leads = info.pgid === pid && (info.sid === pid || !sessionLeader);
+  if (info.state !== "Z" && !leads) throw new Error(`workload ${pid} is not the leader of its own ${sessionLeader ? "session" : "group"} (pgid ${info.pgid}, sid ${info.sid})`);
+  return info;
 }

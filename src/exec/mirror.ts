@@ -1,17 +1,10 @@
-import { lazyOs } from "../platform/lazy.ts";
 import { disableCoreDumps } from "../platform/libc.ts";
+import { signalNumber } from "../platform/signals.ts";
+
+export { isSignalName, signalNumber } from "../platform/signals.ts";
 
 const CORE_SIGNALS = new Set(["SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGSEGV", "SIGSYS", "SIGXCPU", "SIGXFSZ"]);
 
-/** True for a signal name this platform knows ("SIGTERM"); never a number. */
-export function isSignalName(name: string): name is NodeJS.Signals {
-  return /^SIG[A-Z0-9]+$/.test(name) && signalNumber(name) !== undefined;
-}
-
-/** Signal number for a name, or undefined for an unknown name. */
-export function signalNumber(name: string): number | undefined {
-  return (lazyOs().constants.signals as Record<string, number>)[name];
-}
 
 /**
  * Ends the wrapper the way the workload ended: the same exit code, or death by the same

@@ -1,10 +1,13 @@
 import type { SpawnEnvelope } from "../protocol/index.ts";
+import { isCgroup, makeCgroup, ownCgroupDir, primeMigration } from "../platform/cgroup.ts";
 import { selfIdentity } from "../platform/process.ts";
 import { filesToShow, SANDBOX_FDS, sandboxLaunch, sandboxTool, SandboxUnavailable, type Launch } from "../platform/sandbox.ts";
 import { openStore, type Store } from "../store/db.ts";
-import { reserveExecution } from "../store/executions.ts";
+import { markFinished, reserveExecution } from "../store/executions.ts";
+import { getWorkspace, updateWorkspace } from "../store/workspaces.ts";
 import { whileReady } from "../workspace/access.ts";
 import type { OpenRoot } from "../workspace/confinement.ts";
+import { checkLimits, ContainmentError, executionCgroupOf, prepareWorkspaceCgroup, resolveContainment, workspaceCgroupOf, type Containment } from "../workspace/containment.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { closeDescriptor, identityOf, leaveSpawnDirectory, openDirectory } from "../platform/directory.ts";
 import { duplicateDescriptor, memoryFile } from "../platform/libc.ts";
@@ -52,6 +55,10 @@ export interface LaunchPlan {
   sandbox: { request: SandboxRequest; stdio: SpawnStdioArray; held: number[] } | null;
   /** Start time of this wrapper: the workload cannot be older. */
   wrapperStartTicks: number;
+  /** The execution's own cgroup (made, recorded, empty), or null under process-group containment. */
+  cgroup: string | null;
+  /** This wrapper's own cgroup, to come back to after the spawn, and the migration primed for it. */
+  origin: { dir: string; primed: Promise<void> } | null;
 }
 
 /**
@@ -139,16 +146,25 @@ function openCheckout(path: string, root: OpenRoot): number {
 }
 
 /**
- * Checks workspace, cwd and program, then claims the execution identity, all inside the one
- * transaction that sees the workspace ready (so pause and destroy cannot slip in between).
+ * Checks containment, workspace, cwd and program, then claims the execution identity (with
+ * the cgroup it will run in), all inside the one transaction that sees the workspace ready,
+ * so pause and destroy cannot slip in between. The cgroup is made only once it is on record.
  */
 export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
   const options = readOptions(envelope.options);
   const tool = isolationTool(options);
+  // Started first: it overlaps the kernel's grace period with the work below (platform/cgroup.ts).
+  const own = options.containment !== "process-group" ? ownCgroupDir() : null;
+  const origin = own === null ? null : { dir: own, primed: primeMigration(own) };
   const store = openStore(options);
+  const containment = refuseUncontained(() => {
+    const found = resolveContainment(options, store.home);
+    checkLimits(found, options);
+    return found;
+  });
   const self = selfIdentity();
   const owner = ownershipOf(envelope, options.owner);
-  return whileReady(store.db, workspaceId, owner, (root, record) => {
+  const plan = whileReady(store.db, workspaceId, owner, (root, record) => {
     const { cwd, cwdFd } = openCwd(root, envelope.cwd ?? "");
     let held: number[] = [];
     try {
@@ -158,6 +174,7 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
         : { launch: resolved, sandbox: null };
       held = sandbox?.held ?? [];
       const { program, argv, env } = launch;
+      const where = cgroupsOf(store, workspaceId, envelope.execId, containment);
       reserveExecution(store.db, {
         workspaceId,
         execId: envelope.execId,
@@ -167,15 +184,54 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
         bootId: self.bootId,
         wrapperPid: self.pid,
         wrapperStartTicks: self.startTicks,
+        cgroup: where?.execution ?? null,
       });
       const rootDir = { path: root.path, fd: root.fd };
-      return { workspaceId, execId: envelope.execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, sandbox, wrapperStartTicks: self.startTicks };
+      const cgroup = where?.execution ?? null;
+      return { workspaceId, execId: envelope.execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, sandbox, wrapperStartTicks: self.startTicks, cgroup, origin, where };
     } catch (error) {
       if (cwdFd !== root.fd) closeDescriptor(cwdFd);
       for (const fd of held) closeDescriptor(fd);
       throw error;
     }
   });
+  if (plan.where && containment.kind === "cgroup") {
+    const { workspace, execution } = plan.where;
+    try {
+      if (!isCgroup(workspace)) prepareWorkspaceCgroup(containment, workspaceId, options, workspace);
+      makeCgroup(execution);
+    } catch (error) {
+      markFinished(store.db, workspaceId, plan.execId);
+      releaseDirectories(plan);
+      refuseUncontained(() => {
+        throw error;
+      });
+    }
+  }
+  return plan;
+}
+
+/**
+ * The workspace's and the execution's cgroups; the workspace's is recorded on its row the first
+ * time (inside the caller's transaction), so destroy finds it whatever the options say later.
+ */
+function cgroupsOf(store: Store, workspaceId: string, execId: string, containment: Containment) {
+  if (containment.kind !== "cgroup") return null;
+  const recorded = getWorkspace(store.db, workspaceId)?.cgroup ?? null;
+  const workspace = recorded ?? workspaceCgroupOf(containment.homeCgroup, workspaceId);
+  if (recorded === null) updateWorkspace(store.db, workspaceId, { cgroup: workspace });
+  return { workspace, execution: executionCgroupOf(workspace, execId) };
+}
+
+/** Containment problems refuse the exec before anything runs: exit 1, reason and fix on stderr. */
+function refuseUncontained<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof ContainmentError) throw new ProgramError(`cannot launch: ${error.message}`, 1);
+    if (error instanceof ProgramError) throw error;
+    throw new ProgramError(`cannot launch: ${(error as Error).message}`, 1);
+  }
 }
 
 /** The envelope's cwd beneath the root: its path, and a descriptor of exactly that directory. */

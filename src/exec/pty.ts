@@ -1,19 +1,17 @@
 import type { Subprocess } from "bun";
 import type { ResizeControl } from "../protocol/index.ts";
-import { readProcess, sendSignal } from "../platform/process.ts";
+import { readProcess, sendSignal, type ProcessIdentity } from "../platform/process.ts";
 import { markFinished } from "../store/executions.ts";
 import type { ControlReader } from "./controls.ts";
 import { EventWriter } from "./events.ts";
-import { launched, launchFailed } from "./launch.ts";
+import { launchWorkload, type Launched } from "./launch.ts";
 import { isSignalName } from "./mirror.ts";
-import { releaseDirectories, type LaunchPlan } from "./prepare.ts";
-import { spawnDirectory } from "../platform/directory.ts";
+import type { LaunchPlan } from "./prepare.ts";
 import { ProgramError } from "./program.ts";
 import { PtyOutput } from "./pty-output.ts";
 import type { SignalForwarder } from "./signals.ts";
 import { releaseStdio } from "./stdio.ts";
-import { signalWorkload, type WorkloadIdentity } from "../platform/process-group.ts";
-import { failWorkload, finishWorkload, startWorkload, type Launched, type Outcome } from "./workload.ts";
+import { failWorkload, finishWorkload, startWorkload, type Outcome } from "./workload.ts";
 
 /** The terminal's EOF character (VEOF, ^D), sent once when the daemon closes fd 0. */
 const EOF_CHARACTER = "\x04";
@@ -45,45 +43,23 @@ export async function runPty(plan: LaunchPlan, controls: ControlReader, signals:
   const stdio = plan.envelope.stdio as { rows: number; cols: number };
   const size = early.resizes.at(-1) ?? stdio;
   const output = new PtyOutput();
-  const { argv } = plan;
-  let proc: Subprocess;
-  try {
-    proc = Bun.spawn([plan.program, ...argv.slice(1)], {
-      argv0: argv[0],
-      cwd: spawnDirectory(plan.cwdFd),
-      env: plan.env,
-      terminal: { cols: size.cols, rows: size.rows, data: (_terminal, chunk) => output.write(chunk), exit: () => output.onMasterClosed() },
-      ...(plan.sandbox ? { stdio: plan.sandbox.stdio } : {}),
-    } as Parameters<typeof Bun.spawn>[1]);
-  } catch (error) {
-    throw launchFailed(plan, error);
-  } finally {
-    releaseDirectories(plan);
-  }
+  const launched = await launchWorkload(plan, {
+    terminal: { cols: size.cols, rows: size.rows, data: (_terminal, chunk) => output.write(chunk), exit: () => output.onMasterClosed() },
+  });
+  const { proc } = launched;
   const terminal = proc.terminal!;
-  let workload: Launched;
-  let identity: WorkloadIdentity;
-  try {
-    workload = await launched(plan, proc);
-    identity = await startWorkload(plan, workload, events);
-  } catch (error) {
-    terminal.close();
-    throw error;
-  }
+  const identity = startWorkload(launched, events);
   output.attach(identity.pid);
   for (const resize of early.resizes) events.resized(resize.id);
   for (const signal of early.signals) signals.receive(signal);
-  // SIGKILL goes through the identity check of signalWorkload; other signals need the group to still be ours.
-  signals.attach((signal) => {
-    if (signal === "SIGKILL" || workload.mayForward()) deliverPtySignal(identity, signal);
-  });
+  signals.attach((signal) => deliverPtySignal(launched, signal));
   const session: Session = { ended: false };
   const input = pumpInput(terminal, session);
-  const control = followControls(controls, identity, events, signals, terminal);
-  await workload.exited;
+  const control = followControls(controls, launched, events, signals, terminal);
+  await proc.exited;
   session.ended = true;
   signals.close();
-  const outcome = await finishWorkload(plan, identity, workload, events, async () => {
+  const outcome = await finishWorkload(plan, launched, events, async () => {
     output.releaseSlave();
     await output.waitMasterClosed(MASTER_DRAIN_MS);
     terminal.close();
@@ -125,7 +101,7 @@ function takeEarlyControls(plan: LaunchPlan, controls: ControlReader, events: Ev
  */
 async function followControls(
   controls: ControlReader,
-  identity: WorkloadIdentity,
+  launched: Launched,
   events: EventWriter,
   signals: SignalForwarder,
   terminal: NonNullable<Subprocess["terminal"]>,
@@ -143,7 +119,7 @@ async function followControls(
       }
     }
   } catch (error) {
-    failWorkload(identity, events, (error as Error).message);
+    failWorkload(launched, events, (error as Error).message);
     await controls.drain();
   }
 }
@@ -172,16 +148,22 @@ async function pumpInput(terminal: NonNullable<Subprocess["terminal"]>, session:
 
 /**
  * A signal for a PTY workload goes to the terminal's foreground group (a shell's running job)
- * and to the session leader's group; SIGKILL ends every member of the session.
+ * and to the session leader's group; SIGKILL ends the whole execution (its cgroup, or every
+ * proven member of its session). Only delivered while the leader is unreaped: its group and
+ * session ids cannot be anyone else's then.
  */
-function deliverPtySignal(identity: WorkloadIdentity, signal: NodeJS.Signals): void {
+function deliverPtySignal(launched: Launched, signal: NodeJS.Signals): void {
   if (signal === "SIGKILL") {
-    signalWorkload(identity, signal);
+    launched.scope.killAll().catch(() => {
+      // Reported by the cleanup that follows the leader's end.
+    });
     return;
   }
+  if (!launched.mayForward()) return;
+  const identity: ProcessIdentity = launched.leader;
   const leader = readProcess(identity.pid);
-  sendSignal(-identity.pgid, signal);
-  if (leader && leader.startTicks === identity.startTicks && leader.tpgid > 0 && leader.tpgid !== identity.pgid) {
+  sendSignal(-identity.pid, signal);
+  if (leader && leader.startTicks === identity.startTicks && leader.tpgid > 0 && leader.tpgid !== identity.pid) {
     sendSignal(-leader.tpgid, signal);
   }
 }

@@ -10,7 +10,6 @@ import { explainSandboxFailure, findInSandbox, SANDBOX_FDS, SANDBOX_INIT_PATH } 
 import { isSignalName } from "./mirror.ts";
 import { ProgramError } from "./program.ts";
 import type { SandboxReport, SandboxRequest } from "./sandbox-protocol.ts";
-import type { Launched } from "./workload.ts";
 // @ts-expect-error: a text import (the bundle embeds the file's text, not its code): see sandbox-init.ts.
 import INIT_SOURCE from "./sandbox-init.ts" with { type: "text" };
 
@@ -59,7 +58,12 @@ class ReportReader {
   }
 }
 
-export class SandboxedWorkload implements Launched {
+/**
+ * The workload inside one sandbox, as the wrapper follows it: its pid on the host, its exact end
+ * as the init reports it (the leader-process view launch.ts gives pipes.ts and pty.ts), and the
+ * end of the sandbox itself.
+ */
+export class SandboxedWorkload {
   readonly #bwrap: Subprocess;
   readonly #control: number;
   readonly #reports: ReportReader;
@@ -67,11 +71,14 @@ export class SandboxedWorkload implements Launched {
   #leader = { pid: 0, startTicks: 0 };
   #initPid = 0;
   #initStartTicks = 0;
+  /** The sandbox's own processes on the host: bwrap, its init, the sandbox init. */
+  machinery: number[] = [];
   exitCode: number | null = null;
-  signalCode: string | null = null;
+  signalCode: NodeJS.Signals | null = null;
+  /** Set when the workload's end could not be learned. */
   problem: string | null = null;
   /** Resolves once the workload's end is known (or the sandbox ended without telling it). */
-  exited: Promise<void> = Promise.resolve();
+  exited: Promise<number> = Promise.resolve(0);
 
   constructor(bwrap: Subprocess, request: SandboxRequest) {
     this.#bwrap = bwrap;
@@ -83,6 +90,11 @@ export class SandboxedWorkload implements Launched {
 
   get pid(): number {
     return this.#leader.pid;
+  }
+
+  /** The PTY, held by bwrap's session (PTY mode). */
+  get terminal(): Subprocess["terminal"] {
+    return this.#bwrap.terminal;
   }
 
   /**
@@ -97,7 +109,8 @@ export class SandboxedWorkload implements Launched {
         this.#leader = { pid: found.pid, startTicks: report.startTicks };
         this.#initPid = found.init;
         this.#initStartTicks = readProcess(found.init)?.startTicks ?? 0;
-        this.exited = this.#follow();
+        this.machinery = [this.#bwrap.pid, found.init, readProcess(found.pid)?.ppid ?? found.init];
+        this.exited = this.#follow().then(() => this.exitCode ?? 1);
         return;
       }
       this.#bwrap.kill("SIGKILL");
@@ -130,7 +143,7 @@ export class SandboxedWorkload implements Launched {
     }
     if (report?.type === "exited" && plausibleEnd(report.code, report.signal)) {
       this.exitCode = report.code;
-      this.signalCode = report.signal;
+      this.signalCode = report.signal as NodeJS.Signals | null;
       return;
     }
     if (report) this.problem = `the sandbox init reported an impossible end: ${JSON.stringify(report).slice(0, 200)}`;

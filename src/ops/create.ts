@@ -1,6 +1,9 @@
 import type { Invocation } from "../cli.ts";
 import { requireSandbox } from "../platform/sandbox.ts";
 import { withStore } from "../store/db.ts";
+import { resolveHome } from "../store/home.ts";
+import { getWorkspace } from "../store/workspaces.ts";
+import { applyWorkspaceLimits, checkLimits, resolveContainment } from "../workspace/containment.ts";
 import { claimCreate, finishCreate, madeFreshContent, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
 import { createInputOf, effectiveHostDirectory, keptInput } from "../workspace/input.ts";
 import { childTracker, repoGuard } from "../workspace/lock.ts";
@@ -21,6 +24,9 @@ export async function create(invocation: Invocation): Promise<number> {
   const checked = createInputOf(request, invocation.flags.get("workspace-id")!, options.allowedGitProtocols);
   const hostDirectory = effectiveHostDirectory(checked, options.hostDirectory);
   const policy = { protocols: options.allowedGitProtocols, timeoutMs: options.gitTimeoutMs };
+  // Refused before anything changes: containment "cgroup" without a usable hierarchy, or limits it cannot apply.
+  const containment = resolveContainment(options, resolveHome(options));
+  checkLimits(containment, options);
   return withStore(options, async ({ db, home }) => {
     // From here on only the kept input exists: its URLs carry no credential.
     const kept = keptInput(home, checked);
@@ -42,6 +48,7 @@ export async function create(invocation: Invocation): Promise<number> {
         tracker: childTracker(db, input.workspaceId),
         guard: repoGuard(db),
       });
+      applyWorkspaceLimits(db, input.workspaceId, getWorkspace(db, input.workspaceId)?.cgroup ?? null, containment, options);
       record = finishCreate(db, input.workspaceId, built);
     } catch (error) {
       await undoCreate(db, home, input.workspaceId);

@@ -17,7 +17,7 @@ export async function pause(invocation: Invocation): Promise<number> {
     const previous = await claimExisting(db, workspaceId, owner, "pause", "paused");
     try {
       await reapOrphanChild(db, previous);
-      await stopWorkspaceExecutions(db, workspaceId, options.stopTimeoutMs);
+      await stopWorkspaceExecutions(db, workspaceId, options.stopTimeoutMs, previous.cgroup);
     } finally {
       releaseLock(db, workspaceId);
     }

@@ -1,6 +1,8 @@
 import type { Invocation } from "../cli.ts";
 import { requireSandbox } from "../platform/sandbox.ts";
 import { withStore } from "../store/db.ts";
+import { resolveHome } from "../store/home.ts";
+import { applyWorkspaceLimits, checkLimits, resolveContainment } from "../workspace/containment.ts";
 import { getWorkspace, updateWorkspace } from "../store/workspaces.ts";
 import { claimExisting, reapOrphanChild, releaseLock, write } from "../workspace/lock.ts";
 import { restoreRoot } from "../workspace/restore.ts";
@@ -9,18 +11,22 @@ import { readLifecycleCall, respond } from "./request.ts";
 
 /**
  * `resume`: paused → ready, ready → ready. The root is checked again; a worktree whose
- * directory vanished is re-added for its branch. Missing → error.
+ * directory vanished is re-added for its branch; the workspace cgroup's limits are written
+ * again (the options may have changed). Missing → error.
  */
 export async function resume(invocation: Invocation): Promise<number> {
   const { options, owner } = readLifecycleCall();
   // Fail closed: a workspace meant to be sandboxed is never made usable without a working sandbox.
   if (options.isolation === "sandbox") requireSandbox(options.network);
   const workspaceId = invocation.flags.get("workspace-id")!;
+  const containment = resolveContainment(options, resolveHome(options));
+  checkLimits(containment, options);
   return withStore(options, async ({ db }) => {
     const previous = await claimExisting(db, workspaceId, owner, "resume");
     try {
       await reapOrphanChild(db, previous);
       await restoreRoot(db, previous);
+      applyWorkspaceLimits(db, workspaceId, previous.cgroup, containment, options);
       write(db, () => updateWorkspace(db, workspaceId, { status: "ready" }));
     } finally {
       releaseLock(db, workspaceId);

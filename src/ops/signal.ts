@@ -1,7 +1,7 @@
 import type { Invocation } from "../cli.ts";
 import { isSignalName } from "../exec/mirror.ts";
-import { identityOf } from "../workspace/executions.ts";
-import { signalAndWait } from "../platform/process-group.ts";
+import { isSameProcess } from "../platform/process.ts";
+import { signalExecution, wrapperOf } from "../workspace/executions.ts";
 import { withExistingStore } from "../store/db.ts";
 import { getExecution, markFinished } from "../store/executions.ts";
 import { getWorkspace } from "../store/workspaces.ts";
@@ -12,9 +12,10 @@ import { readLifecycleCall } from "./request.ts";
 const KILL_WAIT_MS = 5000;
 
 /**
- * `signal`: the daemon's bounded cleanup path. Finds the workload by workspace + exec id,
- * verifies it is still the same process, signals its group and session, and returns only once
- * every member is gone. Works after the wrapper died; idempotent.
+ * `signal`: the daemon's bounded cleanup path. Finds the execution by workspace + exec id and
+ * signals everything of it — its cgroup, or (process groups) its group and session while its
+ * leader proves them its own — and returns only once it is gone. Works after the wrapper
+ * died, also when it died while launching; idempotent.
  */
 export async function signal(invocation: Invocation): Promise<number> {
   const { options, owner } = readLifecycleCall();
@@ -31,10 +32,12 @@ export async function signal(invocation: Invocation): Promise<number> {
     const workspace = getWorkspace(db, workspaceId);
     if (workspace) assertOwner(workspace, owner);
     const record = getExecution(db, workspaceId, execId);
-    if (!record || record.pid === 0) return notReady();
+    if (!record) return notReady();
     if (record.finishedAt !== null) return 0;
+    // Claimed, not launched, and its wrapper still at it: nothing to signal yet.
+    if (record.pid === 0 && isSameProcess(wrapperOf(record))) return notReady();
     const waitMs = name === "SIGKILL" ? KILL_WAIT_MS : options.stopTimeoutMs;
-    if (!(await signalAndWait(identityOf(record), name, waitMs))) {
+    if (!(await signalExecution(record, name, waitMs))) {
       throw new Error(`execution ${JSON.stringify(execId)} is still running ${waitMs} ms after ${name}`);
     }
     markFinished(db, workspaceId, execId);

@@ -1,69 +1,221 @@
 /**
- * Ending a workload's whole process group and session, and knowing when it is gone.
- * Shared by the wrapper's completion cleanup, `signal`, pause, destroy and reconcile.
+ * Process-group containment: ending a workload's process group and session when no cgroup
+ * holds it (macOS; Linux without a delegated cgroup v2 hierarchy).
+ *
+ * Nothing here signals a process that is not provably the workload or its descendant. A
+ * group or session id X is trusted only while something pins the number X to the leader's
+ * group: the leader itself holding pid X (running or as a zombie), or — through a pidfd taken
+ * while it did — any member of its group. The kernel never hands out a number still used as a
+ * pid, group or session id, so while X is pinned every process of group or session X descends
+ * from the leader. Without a pin, X may already name a stranger's session (pid reuse), and
+ * what is left is left alone.
  */
-import { bootId, listProcesses, sendSignal, type ProcessInfo } from "./process.ts";
-
-/** What identifies a workload: its leader (pid = pgid = sid) and when it started. */
-export interface WorkloadIdentity {
-  pid: number;
-  pgid: number;
-  startTicks: number;
-  bootId: string;
-}
+import { closeSync } from "node:fs";
+import { EINVAL, ESRCH, hasPidfd, pidfdOpen, pidfdSignal } from "./libc.ts";
+import { holdsPid, listProcesses, readProcess, sendSignal, type ProcessIdentity, type ProcessInfo } from "./process.ts";
+import { signalNumber } from "./signals.ts";
 
 /**
- * Live processes that belong to the workload: same process group or same session.
- * The kernel never hands out a pid still used as a group or session id, so a member is ours
- * unless the leader pid now names a different process (then the group is long gone).
+ * What proves group and session X are still the leader's. The leader holding pid X does; so
+ * does, on Linux 6.9+, a pidfd of the leader taken while it held X, for as long as any process
+ * of that very group exists (a zombie included): the group's members pin the number X, so no
+ * stranger can have a group or session X meanwhile. Checked before and after each sweep.
  */
-export function workloadMembers(id: WorkloadIdentity, processes: ProcessInfo[] = listProcesses()): ProcessInfo[] {
-  if (id.pid <= 0 || id.bootId !== bootId()) return [];
-  const leader = processes.find((info) => info.pid === id.pid);
-  if (leader && leader.startTicks !== id.startTicks) return [];
-  return processes.filter((info) => info.state !== "Z" && info.pid !== process.pid && (info.pgid === id.pgid || info.sid === id.pgid));
-}
+export class Proof {
+  private constructor(
+    readonly leader: ProcessIdentity,
+    private readonly group: GroupHandle | null,
+    private readonly owned: boolean,
+  ) {}
 
-/** Sends `signal` to the group and to every session member outside it (a shell's jobs). */
-export function signalWorkload(id: WorkloadIdentity, signal: NodeJS.Signals, members = workloadMembers(id)): number {
-  if (members.length === 0) return 0;
-  sendSignal(-id.pgid, signal);
-  for (const member of members) {
-    if (member.pgid !== id.pgid) sendSignal(member.pid, signal);
-  }
-  return members.length;
-}
-
-/**
- * Signals the workload and waits until no member is left, up to `timeoutMs`.
- * SIGKILL is re-sent on every poll so a fork racing the first kill is caught too.
- * Returns true when the workload is gone.
- */
-export async function signalAndWait(id: WorkloadIdentity, signal: NodeJS.Signals, timeoutMs: number): Promise<boolean> {
-  const deadline = performance.now() + timeoutMs;
-  let members = workloadMembers(id);
-  if (members.length === 0) return true;
-  signalWorkload(id, signal, members);
-  if (signal !== "SIGKILL" && signal !== "SIGCONT") signalWorkload(id, "SIGCONT", members);
-  const signalled = new Set(members.map((member) => member.pid));
-  let pause = 1;
-  for (;;) {
-    await Bun.sleep(pause);
-    pause = Math.min(pause * 2, 20);
-    members = workloadMembers(id);
-    if (members.length === 0) return true;
-    if (performance.now() >= deadline) return false;
-    const fresh = signal === "SIGKILL" ? members : members.filter((member) => !signalled.has(member.pid));
-    if (fresh.length > 0) {
-      signalWorkload(id, signal, fresh);
-      for (const member of fresh) signalled.add(member.pid);
+  /** A proof for a recorded leader; the pidfd is taken only if the leader still holds its pid. */
+  static of(leader: ProcessIdentity, group?: GroupHandle | null): Proof {
+    if (group !== undefined) return new Proof(leader, group, false);
+    if (!holdsPid(leader)) return new Proof(leader, null, false);
+    const opened = GroupHandle.open(leader.pid);
+    // Opened by number: it names the leader only if the leader still holds the number now.
+    if (opened && !holdsPid(leader)) {
+      opened.close();
+      return new Proof(leader, null, false);
     }
+    return new Proof(leader, opened, true);
+  }
+
+  holds(): boolean {
+    return holdsPid(this.leader) || (this.group?.exists() ?? false);
+  }
+
+  /** Live members of group and session X, or null when nothing proves them the leader's. */
+  members(processes?: ProcessInfo[]): ProcessInfo[] | null {
+    if (!this.holds()) return null;
+    const all = processes ?? listProcesses();
+    if (!this.holds()) return null;
+    const id = this.leader.pid;
+    return all.filter((info) => info.state !== "Z" && info.pid !== process.pid && (info.pgid === id || info.sid === id));
+  }
+
+  /** Signals group X: through the pidfd when there is one, else kill(-X) right after a check. */
+  signalGroup(signal: NodeJS.Signals): void {
+    if (this.group) {
+      this.group.signal(signal);
+      return;
+    }
+    if (holdsPid(this.leader)) sendSignal(-this.leader.pid, signal);
+  }
+
+  close(): void {
+    if (this.owned) this.group?.close();
   }
 }
 
-/** SIGTERM, a grace period, then SIGKILL until gone. Throws if even SIGKILL did not end it. */
-export async function stopWorkload(id: WorkloadIdentity, graceMs: number, killTimeoutMs = 5000): Promise<void> {
-  if (graceMs > 0 && (await signalAndWait(id, "SIGTERM", graceMs))) return;
-  if (await signalAndWait(id, "SIGKILL", killTimeoutMs)) return;
-  throw new Error(`workload ${id.pid} survived SIGKILL for ${killTimeoutMs} ms`);
+/**
+ * Live members of the leader's group and session (the leader included while it runs), or
+ * null when nothing proves that group and session are still its own.
+ */
+export function provenMembers(leader: ProcessIdentity, processes?: ProcessInfo[]): ProcessInfo[] | null {
+  const proof = Proof.of(leader);
+  try {
+    return proof.members(processes);
+  } finally {
+    proof.close();
+  }
+}
+
+/**
+ * Signals one process known by (pid, start time). On Linux through a pidfd whose process is
+ * checked after opening, so a pid recycled since it was listed is never hit. Returns false
+ * when that process is gone.
+ */
+export function signalKnown(member: { pid: number; startTicks: number }, signal: NodeJS.Signals): boolean {
+  if (!hasPidfd) {
+    // macOS (unverified): no pidfd; the window between this check and kill(2) stays open.
+    const info = readProcess(member.pid);
+    return info !== null && info.startTicks === member.startTicks && sendSignal(member.pid, signal);
+  }
+  const fd = pidfdOpen(member.pid);
+  if (fd < 0) return false;
+  try {
+    const info = readProcess(member.pid);
+    if (!info || info.startTicks !== member.startTicks) return false;
+    const result = pidfdSignal(fd, signalNumber(signal)!, false);
+    if (result === -ESRCH) return false;
+    if (result < 0) throw new Error(`pidfd_send_signal(${member.pid}, ${signal}) failed: errno ${-result}`);
+    return true;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** How an attempt to end a workload came out. */
+export interface Ending {
+  /** Every process proven to be the workload's is gone. */
+  gone: boolean;
+  /** Processes of group or session X left alone because nothing proves they are the workload's. */
+  leftAlone: number;
+}
+
+/**
+ * Signals the workload and waits until no proven member is left, up to `timeoutMs`. Members
+ * are remembered by identity, so one proven while the proof held stays proven after; what
+ * shows up only after the proof is gone is left alone and counted. SIGKILL is re-sent on every
+ * poll so a fork racing the first kill is caught too. `group`: the wrapper's own handle.
+ */
+export async function signalAndWait(leader: ProcessIdentity, signal: NodeJS.Signals, timeoutMs: number, group?: GroupHandle | null): Promise<Ending> {
+  const proof = Proof.of(leader, group);
+  try {
+    const deadline = performance.now() + timeoutMs;
+    const known = new Map<number, number>();
+    const signalled = new Set<number>();
+    let pause = 1;
+    for (let first = true; ; first = false) {
+      const members = proof.members();
+      for (const member of members ?? []) known.set(member.pid, member.startTicks);
+      const alive = [...known].filter(([pid, startTicks]) => isRunning(pid, startTicks));
+      if (alive.length === 0) return { gone: true, leftAlone: members === null ? strays(leader.pid, known).length : 0 };
+      if (!first && performance.now() >= deadline) return { gone: false, leftAlone: 0 };
+      if (members !== null) proof.signalGroup(signal);
+      for (const [pid, startTicks] of alive) {
+        if (signal !== "SIGKILL" && signalled.has(pid)) continue;
+        signalKnown({ pid, startTicks }, signal);
+        if (signal !== "SIGKILL" && signal !== "SIGCONT") signalKnown({ pid, startTicks }, "SIGCONT");
+        signalled.add(pid);
+      }
+      await Bun.sleep(pause);
+      pause = Math.min(pause * 2, 20);
+    }
+  } finally {
+    proof.close();
+  }
+}
+
+function isRunning(pid: number, startTicks: number): boolean {
+  const info = readProcess(pid);
+  return info !== null && info.state !== "Z" && info.startTicks === startTicks;
+}
+
+/** Live processes of group or session `id` that were never proven the workload's. */
+function strays(id: number, known: Map<number, number>): ProcessInfo[] {
+  return listProcesses().filter((info) => info.state !== "Z" && (info.pgid === id || info.sid === id) && known.get(info.pid) !== info.startTicks);
+}
+
+/**
+ * SIGTERM, a grace period, then SIGKILL until every proven member is gone. Throws if even
+ * SIGKILL did not end them; says how many unprovable processes it left alone.
+ */
+export async function stopWorkload(leader: ProcessIdentity, graceMs: number, group?: GroupHandle | null, killTimeoutMs = 5000): Promise<Ending> {
+  if (graceMs > 0) {
+    const ending = await signalAndWait(leader, "SIGTERM", graceMs, group);
+    if (ending.gone) return ending;
+  }
+  const ending = await signalAndWait(leader, "SIGKILL", killTimeoutMs, group);
+  if (ending.gone) return ending;
+  throw new Error(`workload ${leader.pid} survived SIGKILL for ${killTimeoutMs} ms`);
+}
+
+/**
+ * A pidfd of a group's leader: it names that group exactly, even after the leader was reaped
+ * and its number handed out again. Null where pidfds or group signalling through them are
+ * missing (macOS, Linux < 6.9). Only meaningful if opened while the leader held its pid.
+ */
+export class GroupHandle {
+  private constructor(
+    private readonly fd: number,
+    readonly pgid: number,
+  ) {}
+
+  /** Opens the handle by pid: the caller proves that pid is the leader (an unreaped child, or checked after). */
+  static open(pid: number): GroupHandle | null {
+    if (!hasPidfd) return null;
+    const fd = pidfdOpen(pid);
+    if (fd < 0) return null;
+    // Probe the group flag once: signal 0 checks without delivering anything.
+    if (pidfdSignal(fd, 0, true) === -EINVAL) {
+      closeSync(fd);
+      return null;
+    }
+    return new GroupHandle(fd, pid);
+  }
+
+  #closed = false;
+
+  /** Signals every process of the group (0: only checks); false when none is left (or the handle is closed). */
+  signal(signal: NodeJS.Signals | 0): boolean {
+    // A closed descriptor's number may name another pidfd by now: never use it again.
+    if (this.#closed) return false;
+    const result = pidfdSignal(this.fd, signal === 0 ? 0 : signalNumber(signal)!, true);
+    if (result === -ESRCH) return false;
+    if (result < 0) throw new Error(`pidfd_send_signal(group ${this.pgid}, ${signal}) failed: errno ${-result}`);
+    return true;
+  }
+
+  /** Whether any process of the group still exists (a zombie counts: it still pins the number). */
+  exists(): boolean {
+    return this.signal(0);
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    closeSync(this.fd);
+  }
 }

@@ -30,10 +30,21 @@ export function bootId(): string {
   return cachedBootId;
 }
 
-let self: { pid: number; startTicks: number; bootId: string } | undefined;
+/**
+ * Who a process is, as recorded: a pid alone can be recycled, so every record that names a
+ * process (workload, wrapper, lock holder, git child) keeps its start time and boot too.
+ */
+export interface ProcessIdentity {
+  pid: number;
+  /** Start time in clock ticks since boot (Linux), or seconds since the epoch (macOS). */
+  startTicks: number;
+  bootId: string;
+}
+
+let self: ProcessIdentity | undefined;
 
 /** This process's own identity (cached: it cannot change while we run). */
-export function selfIdentity(): { pid: number; startTicks: number; bootId: string } {
+export function selfIdentity(): ProcessIdentity {
   if (self) return self;
   const info = readProcess(process.pid);
   if (!info) throw new Error(`cannot read the identity of this process (pid ${process.pid})`);
@@ -99,10 +110,25 @@ export function listProcesses(): ProcessInfo[] {
   return out;
 }
 
-/** True when `pid` is alive (not a zombie) and is the process that had `startTicks`. */
-export function isSameLiveProcess(pid: number, startTicks: number): boolean {
-  const info = readProcess(pid);
-  return info !== null && info.state !== "Z" && info.startTicks === startTicks;
+/**
+ * True when `id` names a process that is running now: same boot, same start time, not a
+ * zombie (a zombie has finished; only its parent's wait is missing). The one liveness check
+ * every record of a process goes through.
+ */
+export function isSameProcess(id: ProcessIdentity): boolean {
+  if (id.pid <= 0 || id.bootId !== bootId()) return false;
+  const info = readProcess(id.pid);
+  return info !== null && info.state !== "Z" && info.startTicks === id.startTicks;
+}
+
+/**
+ * True when the process `id` names still holds its pid: running or a zombie not yet reaped.
+ * While it does, no other process can be given that number, nor a group or session of it.
+ */
+export function holdsPid(id: ProcessIdentity): boolean {
+  if (id.pid <= 0 || id.bootId !== bootId()) return false;
+  const info = readProcess(id.pid);
+  return info !== null && info.startTicks === id.startTicks;
 }
 
 /** Sends a signal, returning false when the target no longer exists. */

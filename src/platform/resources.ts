@@ -3,7 +3,7 @@
  * /proc; macOS (unverified here) asks ps(1). Never the environment: it may hold secrets.
  */
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readCounter } from "./cgroup.ts";
 
 const isLinux = process.platform === "linux";
 
@@ -57,12 +57,7 @@ function vmRssKib(pid: number): number {
 
 /** A cgroup v2 directory's memory.current (every process in it, page cache included), or null. */
 export function cgroupMemoryBytes(cgroupDir: string): number | null {
-  try {
-    const value = Number(readFileSync(join(cgroupDir, "memory.current"), "latin1").trim());
-    return Number.isFinite(value) ? value : null;
-  } catch {
-    return null;
-  }
+  return readCounter(cgroupDir, "memory.current");
 }
 
 /** One `ps -o FIELD=` value of a process (macOS), or null. */

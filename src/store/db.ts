@@ -11,7 +11,8 @@ import { digestInputText } from "./input-digest.ts";
  *    keep their input without URL credentials plus a keyed digest of it (input_digest),
  *    and the protocol dialect, runtime instance and configuration they belong to (dialect,
  *    instance_id, configuration); the remote_placements table records where each workspace of
- *    a `--remote` runtime lives (src/store/placements.ts).
+ *    a `--remote` runtime lives (src/store/placements.ts); workspaces and executions record
+ *    their cgroup (cgroup, see src/workspace/containment.ts).
  */
 export const SCHEMA_VERSION = 2;
 
@@ -65,7 +66,9 @@ CREATE TABLE workspaces (
   -- (NULL for a schema 1 row until a reconcile lists it).
   dialect TEXT NOT NULL DEFAULT 'seed' CHECK (dialect IN ('seed', 'later')),
   instance_id TEXT,
-  configuration TEXT
+  configuration TEXT,
+  -- The workspace's cgroup v2 directory once one was made (its limits live there).
+  cgroup TEXT
 ) STRICT;
 CREATE INDEX workspaces_owner ON workspaces (owner);
 -- Serializes git worktree changes per repository (its common git dir) within this home:
@@ -77,6 +80,8 @@ CREATE TABLE repo_locks (
   holder_boot TEXT NOT NULL
 ) STRICT;
 -- One row per execution identity, never reused. finished_at NULL = not known to be finished.
+-- cgroup: the execution's own cgroup, recorded before anything is spawned (NULL: process-group
+-- containment, whose identity is pid + start time).
 CREATE TABLE executions (
   workspace_id TEXT NOT NULL,
   exec_id TEXT NOT NULL,
@@ -93,6 +98,7 @@ CREATE TABLE executions (
   finished_at INTEGER,
   exit_code INTEGER,
   exit_signal TEXT,
+  cgroup TEXT,
   PRIMARY KEY (workspace_id, exec_id)
 ) STRICT;
 CREATE INDEX executions_live ON executions (workspace_id) WHERE finished_at IS NULL;
@@ -112,6 +118,8 @@ ALTER TABLE workspaces ADD COLUMN input_digest TEXT NOT NULL DEFAULT '';
 ALTER TABLE workspaces ADD COLUMN dialect TEXT NOT NULL DEFAULT 'seed' CHECK (dialect IN ('seed', 'later'));
 ALTER TABLE workspaces ADD COLUMN instance_id TEXT;
 ALTER TABLE workspaces ADD COLUMN configuration TEXT;
+ALTER TABLE workspaces ADD COLUMN cgroup TEXT;
+ALTER TABLE executions ADD COLUMN cgroup TEXT;
 ${REMOTE_PLACEMENTS}`);
     removeStoredCredentials(db, home);
   },

@@ -18,6 +18,8 @@ export interface ExecutionRecord {
   finishedAt: number | null;
   exitCode: number | null;
   exitSignal: string | null;
+  /** The execution's cgroup directory (cgroup containment), or null (process-group containment). */
+  cgroup: string | null;
 }
 
 const FIELDS: [column: string, name: keyof ExecutionRecord][] = [
@@ -36,6 +38,7 @@ const FIELDS: [column: string, name: keyof ExecutionRecord][] = [
   ["finished_at", "finishedAt"],
   ["exit_code", "exitCode"],
   ["exit_signal", "exitSignal"],
+  ["cgroup", "cgroup"],
 ];
 
 /** The select list of an ExecutionRecord, optionally qualified by a table alias. */
@@ -55,6 +58,8 @@ export interface Reservation {
   bootId: string;
   wrapperPid: number;
   wrapperStartTicks: number;
+  /** Where the workload will run (cgroup containment): recorded before the cgroup is made. */
+  cgroup?: string | null;
 }
 
 /**
@@ -66,9 +71,14 @@ export function reserveExecution(db: Database, r: Reservation): void {
   if (used) throw new Error(`execution identity ${JSON.stringify(r.execId)} was already used in workspace ${JSON.stringify(r.workspaceId)}; identities are never reused`);
   db.query(
     `INSERT INTO executions (workspace_id, exec_id, mode, purpose, argv0, pid, pgid, start_ticks, boot_id,
-       wrapper_pid, wrapper_start_ticks, started_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, 0, 0, 0, ?6, ?7, ?8, ?9)`,
-  ).run(r.workspaceId, r.execId, r.mode, r.purpose, r.argv0, r.bootId, r.wrapperPid, r.wrapperStartTicks, now());
+       wrapper_pid, wrapper_start_ticks, started_at, cgroup)
+     VALUES (?1, ?2, ?3, ?4, ?5, 0, 0, 0, ?6, ?7, ?8, ?9, ?10)`,
+  ).run(r.workspaceId, r.execId, r.mode, r.purpose, r.argv0, r.bootId, r.wrapperPid, r.wrapperStartTicks, now(), r.cgroup ?? null);
+}
+
+/** True while a reservation may still launch: not launched yet and not finished (cancelled). */
+export function mayLaunch(db: Database, workspaceId: string, execId: string): boolean {
+  return db.query("SELECT 1 FROM executions WHERE workspace_id = ?1 AND exec_id = ?2 AND pid = 0 AND finished_at IS NULL").get(workspaceId, execId) !== null;
 }
 
 /**
@@ -86,7 +96,7 @@ export function recordLaunch(db: Database, workspaceId: string, execId: string, 
 }
 
 /** Records a launched execution in one step (tests and tools that launch without reserving). */
-export function insertExecution(db: Database, record: Omit<ExecutionRecord, "startedAt" | "finishedAt" | "exitCode" | "exitSignal">): void {
+export function insertExecution(db: Database, record: Omit<ExecutionRecord, "startedAt" | "finishedAt" | "exitCode" | "exitSignal" | "cgroup"> & { cgroup?: string | null }): void {
   reserveExecution(db, record);
   recordLaunch(db, record.workspaceId, record.execId, record.pid, record.pgid, record.startTicks);
 }
@@ -107,14 +117,12 @@ export function unfinishedExecutions(db: Database, workspaceId?: string): Execut
 }
 
 /**
- * Finishes a reservation that has not launched yet (pid 0), so the wrapper's recordLaunch
- * fails and it stops what it started. False when it launched meanwhile: stop that instead.
+ * Finishes every reservation of a workspace that has not launched yet (pid 0): their wrappers
+ * then launch nothing (their launch re-checks the reservation under the write lock). Run it
+ * in its own write transaction after the workspace stopped being ready.
  */
-export function cancelReservation(db: Database, workspaceId: string, execId: string): boolean {
-  const result = db
-    .query(`UPDATE executions SET finished_at = ?3 WHERE workspace_id = ?1 AND exec_id = ?2 AND pid = 0 AND finished_at IS NULL`)
-    .run(workspaceId, execId, now());
-  return result.changes === 1;
+export function cancelReservations(db: Database, workspaceId: string): number {
+  return db.query(`UPDATE executions SET finished_at = ?2 WHERE workspace_id = ?1 AND pid = 0 AND finished_at IS NULL`).run(workspaceId, now()).changes;
 }
 
 /** Marks an execution finished; keeps the first recorded outcome. */

@@ -1,6 +1,9 @@
 import type { Database } from "bun:sqlite";
+import type { ProcessIdentity } from "../platform/process.ts";
 import type { Dialect } from "../protocol/index.ts";
 import { now } from "./db.ts";
+
+export type { ProcessIdentity };
 
 /**
  * creating: intent recorded, materialization under way (or abandoned by a dead creator);
@@ -11,13 +14,6 @@ export type WorkspaceStatus = "creating" | "ready" | "paused" | "destroying";
 
 /** How the root came to be: adopted in place, or owned storage under the runtime home. */
 export type MaterializationKind = "adopted" | "copy" | "clone" | "worktree";
-
-/** The identity of a live process, as recorded: pid alone can be recycled. */
-export interface ProcessIdentity {
-  pid: number;
-  startTicks: number;
-  bootId: string;
-}
 
 /** Durable facts about what a create made, so destroy and crash recovery undo exactly that. */
 export interface WorkspaceDetails {
@@ -77,12 +73,14 @@ export interface WorkspaceRecord {
   /** The process running a long operation on this workspace, if any (it may have died). */
   lock: ProcessIdentity | null;
   lockOp: string | null;
-  /** The git process the lock holder is waiting for (same boot as the holder). */
-  child: { pid: number; startTicks: number } | null;
+  /** The git process the lock holder is waiting for (recorded with the holder's boot). */
+  child: ProcessIdentity | null;
   /** Recorded when the create finished; null while creating, and for a workspace made before schema 2 until first used. */
   confinement: Confinement | null;
   createdAt: number;
   updatedAt: number;
+  /** The workspace's cgroup directory once one was made (cgroup containment), else null. */
+  cgroup: string | null;
 }
 
 interface Row {
@@ -109,6 +107,7 @@ interface Row {
   root_identity: string | null;
   checkout_identity: string | null;
   worktree_gitdir: string | null;
+  cgroup: string | null;
 }
 
 function fromRow(row: Row): WorkspaceRecord {
@@ -127,10 +126,11 @@ function fromRow(row: Row): WorkspaceRecord {
     details: JSON.parse(row.details_json) as WorkspaceDetails,
     lock: row.lock_pid === null ? null : { pid: row.lock_pid, startTicks: row.lock_start ?? -1, bootId: row.lock_boot ?? "" },
     lockOp: row.lock_op,
-    child: row.child_pid === null ? null : { pid: row.child_pid, startTicks: row.child_start ?? -1 },
+    child: row.child_pid === null ? null : { pid: row.child_pid, startTicks: row.child_start ?? -1, bootId: row.lock_boot ?? "" },
     confinement: row.root_identity === null ? null : { root: row.root_identity, checkout: row.checkout_identity, gitdir: row.worktree_gitdir },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    cgroup: row.cgroup,
   };
 }
 
@@ -201,6 +201,7 @@ export interface WorkspacePatch {
   confinement?: Confinement | null;
   /** Reconcile adopts a listed workspace into the configuration that listed it. */
   configuration?: string;
+  cgroup?: string | null;
 }
 
 /** Applies `patch` to a row; returns false when no such row exists. */
@@ -234,6 +235,7 @@ export function updateWorkspace(db: Database, workspaceId: string, patch: Worksp
     set("worktree_gitdir", patch.confinement?.gitdir ?? null);
   }
   if (patch.configuration !== undefined) set("configuration", patch.configuration);
+  if (patch.cgroup !== undefined) set("cgroup", patch.cgroup);
   set("updated_at", now());
   values.push(workspaceId);
   const result = db.query(`UPDATE workspaces SET ${sets.join(", ")} WHERE workspace_id = ?${values.length}`).run(...values);

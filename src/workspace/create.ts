@@ -3,6 +3,7 @@
  * over), recording intent, finishing, and undoing exactly what a failed create made.
  */
 import type { Database } from "bun:sqlite";
+import { removeWorkspaceCgroup } from "./containment.ts";
 import { stopWorkspaceExecutions } from "./executions.ts";
 import { diagnose } from "../output.ts";
 import { selfIdentity } from "../platform/process.ts";
@@ -54,7 +55,8 @@ export async function recoverAbandoned(db: Database, home: string, previous: Wor
   const workspaceId = previous.workspaceId;
   diagnose(`workspace ${JSON.stringify(workspaceId)}: cleaning up after an interrupted ${previous.lockOp ?? previous.status} (pid ${previous.lock?.pid ?? "?"})`);
   await reapOrphanChild(db, previous);
-  await stopWorkspaceExecutions(db, workspaceId, 0);
+  await stopWorkspaceExecutions(db, workspaceId, 0, previous.cgroup);
+  if (previous.cgroup) removeWorkspaceCgroup(previous.cgroup);
   await removeOwned(home, previous, {
     undo: previous.status === "creating",
     tracker: childTracker(db, workspaceId),
@@ -63,7 +65,7 @@ export async function recoverAbandoned(db: Database, home: string, previous: Wor
   });
   write(db, () => {
     deleteExecutions(db, workspaceId);
-    updateWorkspace(db, workspaceId, { status: "creating", input: kept.input, inputDigest: kept.inputDigest, hostDirectory, kind: null, root: null, details: {} });
+    updateWorkspace(db, workspaceId, { status: "creating", input: kept.input, inputDigest: kept.inputDigest, hostDirectory, kind: null, root: null, details: {}, cgroup: null });
   });
 }
 
@@ -104,6 +106,7 @@ export async function undoCreate(db: Database, home: string, workspaceId: string
   if (!record) return;
   try {
     await removeOwned(home, record, { undo: true, tracker: childTracker(db, workspaceId), guard: repoGuard(db) });
+    if (record.cgroup) removeWorkspaceCgroup(record.cgroup);
     write(db, () => {
       deleteExecutions(db, workspaceId);
       deleteWorkspace(db, workspaceId);

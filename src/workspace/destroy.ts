@@ -1,5 +1,6 @@
 /** Destroying a workspace: shared by `destroy` and `reconcile`. */
 import type { Database } from "bun:sqlite";
+import { removeWorkspaceCgroup } from "./containment.ts";
 import { stopWorkspaceExecutions } from "./executions.ts";
 import { deleteExecutions } from "../store/executions.ts";
 import { deleteWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
@@ -11,7 +12,8 @@ import { logLine } from "../log/runtime-log.ts";
 /**
  * Destroys `workspaceId` if it exists (idempotent): waits for a live operation on it to end,
  * records the intent (`destroying`), SIGKILLs every live execution and waits until they are
- * gone, removes the owned storage (never an adopted directory), then forgets the records.
+ * gone, removes its cgroups and the owned storage (never an adopted directory), then forgets
+ * the records.
  * A create that died midway is undone completely, including the branch it made.
  * Returns false when there was nothing to destroy.
  */
@@ -26,7 +28,8 @@ export async function destroyWorkspace(db: Database, home: string, workspaceId: 
   });
   if (!previous) return false;
   await reapOrphanChild(db, previous);
-  await stopWorkspaceExecutions(db, workspaceId, 0);
+  await stopWorkspaceExecutions(db, workspaceId, 0, previous.cgroup);
+  if (previous.cgroup) removeWorkspaceCgroup(previous.cgroup);
   // A record still `creating` here belongs to a create that died (live ones are waited for).
   const abandonedCreate = previous.status === "creating";
   await removeOwned(home, previous, { undo: abandonedCreate, staleLocks: abandonedCreate, tracker: childTracker(db, workspaceId), guard: repoGuard(db) });

@@ -1,44 +1,93 @@
-/** A workspace's executions as a whole: stop them all (pause, destroy), reap abandoned ones (reconcile). */
+/**
+ * A workspace's executions as a whole: stop them all (pause, destroy), end one (signal), reap
+ * abandoned ones (reconcile). An execution with a cgroup is ended through it; one without is
+ * ended through its process group and session, as far as they are provably its own.
+ */
 import type { Database } from "bun:sqlite";
-import { isSameLiveProcess } from "../platform/process.ts";
-import { cancelReservation, markFinished, unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
-import { stopWorkload, workloadMembers, type WorkloadIdentity } from "../platform/process-group.ts";
+import { dirname, join } from "node:path";
+import { diagnose } from "../output.ts";
+import { childCgroups, endCgroup, removeCgroup, signalCgroup } from "../platform/cgroup.ts";
+import { signalAndWait, stopWorkload, type Ending } from "../platform/process-group.ts";
+import { isSameProcess, type ProcessIdentity } from "../platform/process.ts";
+import { cancelReservations, markFinished, unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
+import { write } from "./lock.ts";
 
-/** The identity part of an execution record. */
-export function identityOf(record: ExecutionRecord): WorkloadIdentity {
-  return { pid: record.pid, pgid: record.pgid, startTicks: record.startTicks, bootId: record.bootId };
+/** The workload's leader as recorded (pid 0 until launched). */
+export function leaderOf(record: ExecutionRecord): ProcessIdentity {
+  return { pid: record.pid, startTicks: record.startTicks, bootId: record.bootId };
+}
+
+/** The wrapper that claimed the execution. */
+export function wrapperOf(record: ExecutionRecord): ProcessIdentity {
+  return { pid: record.wrapperPid, startTicks: record.wrapperStartTicks, bootId: record.bootId };
+}
+
+/** Says on stderr what process-group containment could not prove and so did not touch. */
+function reportLeftAlone(record: ExecutionRecord, ending: Ending): void {
+  if (ending.leftAlone === 0) return;
+  diagnose(
+    `execution ${JSON.stringify(record.execId)} of workspace ${JSON.stringify(record.workspaceId)}: its leader (pid ${record.pid}) is gone, so ${ending.leftAlone} process(es) still in its group or session cannot be proven to be its own and were left alone (process-group containment; cgroup containment ends them)`,
+  );
 }
 
 /**
- * Stops every live execution of a workspace (pause: grace then SIGKILL; destroy: graceMs 0)
- * and marks them finished. Returns only when all of them are gone. The caller has already made
- * the workspace non-ready, so no new reservation appears; one still launching is cancelled, or,
- * if it recorded its launch first, stopped on the next pass.
+ * Sends `signal` to one execution and waits up to `timeoutMs` until it is gone; false when it
+ * still runs. Through its cgroup, or its proven group and session members.
  */
-export async function stopWorkspaceExecutions(db: Database, workspaceId: string, graceMs: number): Promise<number> {
-  let stopped = 0;
-  for (;;) {
-    const records = unfinishedExecutions(db, workspaceId);
-    if (records.length === 0) return stopped;
-    const launched = records.filter((record) => record.pid !== 0);
-    await Promise.all(launched.map((record) => stopWorkload(identityOf(record), graceMs)));
-    for (const record of launched) markFinished(db, record.workspaceId, record.execId);
-    // A reservation that launched meanwhile is not cancelled; the next pass stops it.
-    for (const record of records) if (record.pid === 0) cancelReservation(db, record.workspaceId, record.execId);
-    stopped += launched.length;
+export async function signalExecution(record: ExecutionRecord, signal: NodeJS.Signals, timeoutMs: number): Promise<boolean> {
+  if (record.cgroup) {
+    if (!(await signalCgroup(record.cgroup, signal, timeoutMs))) return false;
+    removeCgroup(record.cgroup);
+    return true;
   }
+  // Without a cgroup, a reservation never launched anything: the gate runs nothing without its wrapper.
+  if (record.pid === 0) return true;
+  const ending = await signalAndWait(leaderOf(record), signal, timeoutMs);
+  reportLeftAlone(record, ending);
+  return ending.gone;
+}
+
+/** Ends one execution: SIGTERM, `graceMs`, SIGKILL (graceMs 0: SIGKILL at once). Throws if that fails. */
+export async function endExecution(record: ExecutionRecord, graceMs: number): Promise<void> {
+  if (record.cgroup) {
+    await endCgroup(record.cgroup, graceMs);
+    removeCgroup(record.cgroup);
+    return;
+  }
+  if (record.pid === 0) return;
+  reportLeftAlone(record, await stopWorkload(leaderOf(record), graceMs));
+}
+
+/**
+ * Stops every execution of a workspace (pause: grace then SIGKILL; destroy: graceMs 0) and
+ * marks them finished; returns only when all are gone. The caller has already made the
+ * workspace non-ready, so no reservation appears any more. Cancelling the pending ones in
+ * one write transaction first means none of their wrappers launches after it, and none is
+ * inside the workspace cgroup, which is then ended as a whole: every execution of it, one
+ * launching right now, and whatever escaped its session.
+ */
+export async function stopWorkspaceExecutions(db: Database, workspaceId: string, graceMs: number, workspaceCgroup: string | null): Promise<number> {
+  const before = unfinishedExecutions(db, workspaceId);
+  write(db, () => cancelReservations(db, workspaceId));
+  const records = unfinishedExecutions(db, workspaceId);
+  const cgroups = new Set([workspaceCgroup, ...before.map((record) => record.cgroup && dirname(record.cgroup))].filter((dir): dir is string => !!dir));
+  await Promise.all([...[...cgroups].map((dir) => endCgroup(dir, graceMs)), ...records.filter((record) => !record.cgroup).map((record) => endExecution(record, graceMs))]);
+  for (const record of records) markFinished(db, record.workspaceId, record.execId);
+  // The executions' own cgroups are empty now (a cancelled one may never have held anything).
+  for (const dir of cgroups) for (const child of childCgroups(dir)) removeCgroup(join(dir, child));
+  return records.length;
 }
 
 /**
  * Reconcile's sweep, limited to the workspaces in its scope. An execution whose wrapper lives is the
- * wrapper's to finish (it may be launching right now); otherwise a live workload is killed
+ * wrapper's to finish (it may be launching right now); otherwise what is left of it is ended
  * (nobody is left to report or clean it up) and the record marked finished.
  */
 export async function reapAbandonedExecutions(db: Database, workspaceIds: readonly string[]): Promise<number> {
   let reaped = 0;
   for (const record of workspaceIds.flatMap((id) => unfinishedExecutions(db, id))) {
-    if (isSameLiveProcess(record.wrapperPid, record.wrapperStartTicks)) continue;
-    if (workloadMembers(identityOf(record)).length > 0) await stopWorkload(identityOf(record), 0);
+    if (isSameProcess(wrapperOf(record))) continue;
+    await endExecution(record, 0);
     markFinished(db, record.workspaceId, record.execId);
     reaped++;
   }

@@ -7,7 +7,7 @@ import { isTerminal } from "../platform/tty.ts";
 import { writeAll } from "../output.ts";
 import { redactCredentials } from "../redact.ts";
 import { bootId, readProcess } from "../platform/process.ts";
-import { stopWorkload } from "../platform/process-group.ts";
+import { GroupHandle, stopWorkload } from "../platform/process-group.ts";
 import { gitEnvironment, gitPath, LOCAL_GIT, type GitSettings } from "./git-environment.ts";
 
 /** A git command that failed: the message quotes git's stderr. */
@@ -95,14 +95,17 @@ export async function gitRun(cwd: string, args: readonly string[], tracker: Chil
     stderr: live ? "inherit" : "pipe",
     detached: true,
   });
+  // Taken while git is our unreaped child: it proves git's group even once git was reaped.
+  const group = GroupHandle.open(proc.pid);
   const startTicks = openGate(proc, tracker);
   let stopping: Promise<void> | null = null;
-  const timer = setTimeout(() => (stopping = expire(proc, startTicks)), settings.policy.timeoutMs);
+  const timer = setTimeout(() => (stopping = expire(proc, startTicks, group)), settings.policy.timeoutMs);
   const stderr = live ? "" : await new Response(proc.stderr as ReadableStream).text();
   const code = await proc.exited;
   clearTimeout(timer);
   if (stopping) await stopping;
   else tellWatchdog(proc, "done");
+  group?.close();
   tracker.finished();
   if (stopping) throw new GitTimeoutError(args, cwd, settings.policy.timeoutMs);
   if (code !== 0) throw new GitError(args, cwd, proc.exitCode, live ? "(see git's output above)" : stderr);
@@ -136,10 +139,10 @@ function openGate(proc: Bun.Subprocess<"pipe", number, "pipe" | "inherit">, trac
  * whatever is left gets SIGKILL (the watchdog itself, or everything if it never ran), and we
  * wait until the group and session are empty.
  */
-async function expire(proc: Bun.Subprocess<"pipe", number, "pipe" | "inherit">, startTicks: number): Promise<void> {
+async function expire(proc: Bun.Subprocess<"pipe", number, "pipe" | "inherit">, startTicks: number, group: GroupHandle | null): Promise<void> {
   tellWatchdog(proc, null);
   await Promise.race([proc.exited, Bun.sleep(GIT_STOP_GRACE_MS + 1000)]);
-  await stopWorkload({ pid: proc.pid, pgid: proc.pid, startTicks, bootId: bootId() }, 0);
+  await stopWorkload({ pid: proc.pid, startTicks, bootId: bootId() }, 0, group);
 }
 
 /** Sends the watchdog its last line (none: it ends git) and closes the pipe (it may be gone already). */

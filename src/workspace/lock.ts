@@ -7,15 +7,10 @@
 import type { Database } from "bun:sqlite";
 import { stopWorkload } from "../platform/process-group.ts";
 import { diagnose } from "../output.ts";
-import { bootId, isSameLiveProcess, selfIdentity } from "../platform/process.ts";
+import { isSameProcess, selfIdentity } from "../platform/process.ts";
 import { deleteRepoLock, getRepoLock, getWorkspace, setRepoLock, updateWorkspace, type ProcessIdentity, type WorkspaceRecord } from "../store/workspaces.ts";
 import type { ChildTracker } from "./git.ts";
 import { assertOwner, type Ownership } from "./owner.ts";
-
-/** True when the recorded process is still the same live process. */
-export function isAlive(holder: ProcessIdentity): boolean {
-  return holder.bootId === bootId() && isSameLiveProcess(holder.pid, holder.startTicks);
-}
 
 function isSelf(holder: ProcessIdentity): boolean {
   const me = selfIdentity();
@@ -25,12 +20,12 @@ function isSelf(holder: ProcessIdentity): boolean {
 /** The live process other than us holding the record's lock, or null when the lock is free or its holder died. */
 export function liveHolder(record: WorkspaceRecord): ProcessIdentity | null {
   if (!record.lock || isSelf(record.lock)) return null;
-  return isAlive(record.lock) ? record.lock : null;
+  return isSameProcess(record.lock) ? record.lock : null;
 }
 
 /** True when the record's lock was left by a process that died holding it. */
 export function isAbandoned(record: WorkspaceRecord): boolean {
-  return record.lock !== null && !isSelf(record.lock) && !isAlive(record.lock);
+  return record.lock !== null && !isSelf(record.lock) && !isSameProcess(record.lock);
 }
 
 /** What one attempt decided: wait for a live holder, or a result. */
@@ -94,8 +89,7 @@ export function releaseLock(db: Database, workspaceId: string): void {
  */
 export async function reapOrphanChild(db: Database, previous: WorkspaceRecord): Promise<void> {
   if (!previous.child || !previous.lock) return;
-  const { pid, startTicks } = previous.child;
-  await stopWorkload({ pid, pgid: pid, startTicks, bootId: previous.lock.bootId }, 0);
+  await stopWorkload(previous.child, 0);
   write(db, () => updateWorkspace(db, previous.workspaceId, { child: null }));
 }
 
@@ -127,7 +121,7 @@ export function repoGuard(db: Database): RepoGuard {
     while (
       !write(db, () => {
         const holder = getRepoLock(db, commonDir);
-        if (holder && !isSelf(holder) && isAlive(holder)) return false;
+        if (holder && !isSelf(holder) && isSameProcess(holder)) return false;
         setRepoLock(db, commonDir, me);
         return true;
       })

@@ -10,7 +10,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { listProcesses } from "../../src/platform/process.ts";
 import { request, runBinary, tempDir } from "../support/binary.ts";
-import { envelope, startExec, type ExecOptions, type ExecResult } from "../support/daemon.ts";
+import { envelope, newExecId, startExec, type ExecOptions, type ExecResult } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
 import { create, createInput, git, makeRepo, ok, op } from "../lifecycle/support.ts";
@@ -199,7 +199,7 @@ describe.skipIf(missing.length > 0)("a sandboxed workload still does its work", 
       // A project below the repository's top: the workspace root is a subdirectory of the worktree.
       const json = ok(await create(options, createInput("wt", { kind: "host-directory", path: join(repo, "app") }, { kind: "branch", branchName: "topic", baseRef: "main" })));
       const root: string = json.placement.cwd;
-      const ws = { id: "wt", home: options.stateDirectory, root, options, cleanup: () => {} } as ReadyWorkspace;
+      const ws: ReadyWorkspace = { id: "wt", home: options.stateDirectory, root, options, cgroupRoot: null, cleanup: () => {} };
       const identity = "-c user.name=t -c user.email=t@example.invalid";
       const script = [
         `echo change > sandboxed.txt && git add sandboxed.txt && git ${identity} commit -qm "from the sandbox" && echo committed`,
@@ -303,6 +303,52 @@ describe.skipIf(missing.length > 0)("the contract holds inside", () => {
     expect(result.events.at(-1)).toEqual({ type: "exit", protocolVersion: 1, code: null, signal: "SIGTERM" });
     const alive = new Set(listProcesses().filter((p) => p.state !== "Z").map((p) => p.pid));
     expect(sandbox.filter((pid) => alive.has(pid))).toEqual([]);
+  });
+});
+
+describe.skipIf(missing.length > 0)("the sandbox under cgroup containment", () => {
+  test("the execution's cgroup holds the workload, not the sandbox's own processes; `signal SIGTERM` through it ends the workload as SIGTERM, exactly", async () => {
+    if (!sandboxed.cgroupRoot) return void console.warn("skipped: no cgroup v2 here: the sandbox runs under process-group containment");
+    const execId = newExecId();
+    const handle = startExec(sandboxed.id, envelope(["sleep", "30"], { options: sandboxed.options, env: { PATH }, execId }));
+    handle.closeStdin();
+    await handle.waitEvent("started");
+    const cgroupOf = (pid: number) => readFileSync(`/proc/${pid}/cgroup`, "utf8").trim();
+    const [bwrap, init, sandboxInit, workload] = descendants(handle.pid);
+    expect(cgroupOf(workload!)).not.toBe(cgroupOf(handle.pid));
+    expect([bwrap, init, sandboxInit].map((pid) => cgroupOf(pid!))).toEqual([0, 1, 2].map(() => cgroupOf(handle.pid)));
+    const op = await runBinary(["signal", "--workspace-id", sandboxed.id, "--exec-id", execId, "--signal", "SIGTERM"], { stdin: request(sandboxed.options) });
+    expect(op.stderr).toBe("");
+    expect(op.code).toBe(0);
+    const result = await handle.done;
+    expect(result.events.map((e) => e.type)).toEqual(["started", "eof", "exit"]);
+    expect(result.events.at(-1)).toEqual({ type: "exit", protocolVersion: 1, code: null, signal: "SIGTERM" });
+  });
+});
+
+describe.skipIf(missing.length > 0)("the sandbox under process-group containment", () => {
+  test("exit 143 and SIGTERM (forwarded, and through `signal`) are told apart; a background job does not outlive it", async () => {
+    const ws = await readyWorkspace("sandbox-pg", "seed", { isolation: "sandbox", containment: "process-group" });
+    try {
+      expect((await sh(ws, "exit 143")).events.at(-1)).toEqual({ type: "exit", protocolVersion: 1, code: 143, signal: null });
+      const tag = `${50 + Math.floor(Math.random() * 1000) / 1000}`;
+      const forwarded = startExec(ws.id, envelope(["/bin/sh", "-c", `sleep ${tag} & wait`], { options: ws.options, env: { PATH } }));
+      forwarded.closeStdin();
+      await forwarded.waitEvent("started");
+      process.kill(forwarded.pid, "SIGTERM");
+      const result = await forwarded.done;
+      expect(result.events.at(-1)).toEqual({ type: "exit", protocolVersion: 1, code: null, signal: "SIGTERM" });
+      expect(listProcesses().filter((p) => p.state !== "Z" && cmdlineOf(p.pid).includes(`sleep\0${tag}`))).toEqual([]);
+      const execId = newExecId();
+      const signalled = startExec(ws.id, envelope(["sleep", "30"], { options: ws.options, env: { PATH }, execId }));
+      signalled.closeStdin();
+      await signalled.waitEvent("started");
+      const op = await runBinary(["signal", "--workspace-id", ws.id, "--exec-id", execId, "--signal", "SIGTERM"], { stdin: request(ws.options) });
+      expect(op.code).toBe(0);
+      expect((await signalled.done).events.at(-1)).toEqual({ type: "exit", protocolVersion: 1, code: null, signal: "SIGTERM" });
+    } finally {
+      ws.cleanup();
+    }
   });
 });
 

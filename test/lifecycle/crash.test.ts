@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isSameLiveProcess } from "../../src/platform/process.ts";
+import { bootId, isSameProcess } from "../../src/platform/process.ts";
 import { stalledServer } from "../support/git-servers.ts";
 import { BIN, branches, create, createInput, git, lab, makeRemote, makeRepo, ok, op, ownedEntries, processesMentioning, record, recordedChild, records, worktrees, type Lab } from "./support.ts";
 
@@ -107,17 +107,17 @@ test("a create killed while holding the lock blocks nobody: destroy waits, then 
     const input = createInput("stuck", { kind: "git", url: `git://127.0.0.1:${server.port}/stuck.git`, revision: "" });
     const holder = Bun.spawn([BIN, "create", "--workspace-id", "stuck"], { stdin: new Blob([`${JSON.stringify({ protocolVersion: 1, input, options: t.options })}\n`]), stdout: "ignore", stderr: "ignore" });
     const child = await recordedChild(t.home, "stuck");
-    expect(isSameLiveProcess(child.pid, child.startTicks)).toBe(true);
+    expect(isSameProcess({ ...child, bootId: bootId() })).toBe(true);
     expect(readFileSync(`/proc/${child.pid}/cmdline`, "utf8")).toContain("clone");
 
     const destroy = op("destroy", "stuck", { options: t.options });
     await Bun.sleep(300);
-    expect(isSameLiveProcess(child.pid, child.startTicks)).toBe(true);
+    expect(isSameProcess({ ...child, bootId: bootId() })).toBe(true);
     holder.kill("SIGKILL");
     await holder.exited;
     const destroyed = await destroy;
     expect(destroyed.code, destroyed.stderr).toBe(0);
-    expect(isSameLiveProcess(child.pid, child.startTicks)).toBe(false);
+    expect(isSameProcess({ ...child, bootId: bootId() })).toBe(false);
     expect(records(t.home)).toEqual([]);
     expect(ownedEntries(t.home)).toEqual([]);
   } finally {
@@ -140,7 +140,7 @@ test("after a create killed mid-clone, the next create (another input) kills the
     const created = await create(t.options, createInput("again", { kind: "git", url, revision: "" }));
     expect(created.code, created.stderr).toBe(0);
     expect(created.stderr).toContain("cleaning up after an interrupted create");
-    expect(isSameLiveProcess(child.pid, child.startTicks)).toBe(false);
+    expect(isSameProcess({ ...child, bootId: bootId() })).toBe(false);
     expect(ownedEntries(t.home)).toHaveLength(1);
     ok(await op("destroy", "again", { options: t.options }));
   } finally {

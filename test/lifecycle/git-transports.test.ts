@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isSameLiveProcess, readProcess } from "../../src/platform/process.ts";
+import { bootId, isSameProcess, readProcess } from "../../src/platform/process.ts";
 import { gitPath } from "../../src/workspace/git-environment.ts";
 import { gitTransport } from "../../src/workspace/git-url.ts";
 import { stalledServer } from "../support/git-servers.ts";
@@ -157,7 +157,7 @@ describe("a stalled server", () => {
         expect(commands.some((command) => command.startsWith(`${gitPath()} clone -- ${url}`))).toBe(true);
         if (scheme === "http") expect(commands.some((command) => command.includes("remote-http"))).toBe(true);
         // Gone before create answered: git, its remote helper, the gate's watchdog.
-        expect(connected.filter((process) => isSameLiveProcess(process.pid, process.startTicks))).toEqual([]);
+        expect(connected.filter((process) => isSameProcess({ ...process, bootId: bootId() }))).toEqual([]);
         expect(processesMentioning(t.home)).toEqual([]);
         expect(processesMentioning(`127.0.0.1:${server.port}`)).toEqual([]);
         expect(records(t.home)).toEqual([]);
@@ -224,7 +224,7 @@ test("a create SIGKILLed mid-clone leaves no git process behind: the gate's watc
     const child = await recordedChild(t.home, "w1");
     // Nobody runs another operation: git must go because its creator died, not because of a takeover.
     await killCreate(running, child);
-    expect(isSameLiveProcess(child.pid, child.startTicks)).toBe(false);
+    expect(isSameProcess({ ...child, bootId: bootId() })).toBe(false);
     expect(ok(await op("inspect", "w1", { options: t.options })).inspection).toEqual({ status: "missing" });
   } finally {
     server.stop();

@@ -8,6 +8,8 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
+import { directoryOf, mountOf } from "../../src/platform/cgroup.ts";
+import { bootId, readProcess } from "../../src/platform/process.ts";
 import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
 import { create, createInput, lab, makeRepo, ok, op, record, type Lab } from "./support.ts";
 
@@ -92,4 +94,46 @@ test("schema 1 workspaces survive the upgrade; identity is recorded at first exe
   const root: string = tree.placement.cwd;
   const gitdir = readFileSync(join(root, ".git"), "utf8").trim().replace(/^gitdir: /, "");
   expect(record(t.home, "tree")!.confinement).toEqual({ root: identity(root), checkout: identity(root), gitdir });
+});
+
+test("schema 1 executions survive the upgrade as process-group executions; new ones record their cgroup", async () => {
+  const plain = join(t.dir, "plain");
+  mkdirSync(plain);
+  ok(await create(t.options, createInput("w", { kind: "host-directory", path: plain })));
+  downgradeToV1();
+  // An execution a schema 1 wrapper started and still runs: its leader by pid and start time.
+  const old = Bun.spawn(["sleep", "60"], { detached: true, stdio: ["ignore", "ignore", "ignore"] });
+  try {
+    const info = readProcess(old.pid)!;
+    const v1 = new Database(join(t.home, "state.sqlite"));
+    v1.query(
+      `INSERT INTO executions (workspace_id, exec_id, mode, purpose, argv0, pid, pgid, start_ticks, boot_id, wrapper_pid, wrapper_start_ticks, started_at)
+       VALUES ('w', 'old', 'pipes', 'workspace-script', 'sleep', ?1, ?1, ?2, ?3, ?4, ?5, 1)`,
+    ).run(old.pid, info.startTicks, bootId(), process.pid, readProcess(process.pid)!.startTicks);
+    v1.close();
+
+    const env = envelope(["/bin/cat", "/proc/self/cgroup"], { options: t.options, env: {} });
+    const handle = startExec("w", env);
+    handle.closeStdin();
+    const ran = await handle.done;
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(schemaVersion()).toBe("2");
+    const rows = new Database(join(t.home, "state.sqlite"), { readonly: true });
+    const cgroups = rows.query("SELECT exec_id AS id, cgroup FROM executions ORDER BY started_at").all() as { id: string; cgroup: string | null }[];
+    rows.close();
+    expect(cgroups[0]).toEqual({ id: "old", cgroup: null });
+    const cgroupRoot = t.options.cgroupRoot as string | undefined;
+    if (cgroupRoot) {
+      expect(cgroups[1]!.cgroup!.startsWith(`${cgroupRoot}/paseo-`)).toBe(true);
+      const line = ran.stdout.toString().split("\n").find((entry) => entry.startsWith("0::"))!;
+      expect(directoryOf(mountOf(cgroupRoot)!, line.slice(3))).toBe(cgroups[1]!.cgroup);
+    }
+
+    // pause still ends the schema 1 execution, by its process group (its leader proves it).
+    ok(await op("pause", "w", { options: { ...t.options, stopTimeoutMs: 2000 } }));
+    await old.exited;
+    expect(old.signalCode).toBe("SIGTERM");
+  } finally {
+    if (old.exitCode === null && old.signalCode === null) old.kill("SIGKILL");
+  }
 });

@@ -10,6 +10,7 @@ import { getWorkspace, listWorkspaces, type WorkspaceRecord } from "../../src/st
 import { unfinishedExecutions } from "../../src/store/executions.ts";
 import { LifecycleResponse, encodeFrame, parseMessage, type Dialect } from "../../src/protocol/index.ts";
 import { BIN, runBinary, tempDir, type RunResult } from "../support/binary.ts";
+import { testCgroupRoot } from "../support/cgroup.ts";
 import { INSTANCE_ID } from "../support/daemon.ts";
 
 export { BIN };
@@ -77,7 +78,12 @@ export function lab(prefix = "phr-life-"): Lab {
   const dir = tempDir(prefix);
   const path = realpathSync(dir.path);
   const home = join(path, "home");
-  return { dir: path, home, options: { stateDirectory: home }, cleanup: dir.cleanup };
+  const cgroups = testCgroupRoot();
+  const cleanup = () => {
+    cgroups?.cleanup();
+    dir.cleanup();
+  };
+  return { dir: path, home, options: { stateDirectory: home, ...(cgroups ? { cgroupRoot: cgroups.path } : {}) }, cleanup };
 }
 
 /** A lab with a fresh repository in it: where most lifecycle tests start. */

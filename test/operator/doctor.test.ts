@@ -23,7 +23,7 @@ interface Check {
   alternatives?: string[];
 }
 
-const NAMES = ["binary", "runtime home", "database", "git", "pty", "process identity", "workspace helper", "cgroup v2", "sandbox tools"];
+const NAMES = ["binary", "runtime home", "database", "git", "pty", "process identity", "workspace helper", "containment", "sandbox tools"];
 
 const DESCRIBE = JSON.stringify({ protocolVersion: 1, version: 1, capabilities: ["files", "watch", "resolve-command"] });
 

@@ -2,6 +2,9 @@
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, runBinary, tempDir, type RunOptions, type RunResult } from "../support/binary.ts";
+import { ownCgroupDir } from "../../src/platform/cgroup.ts";
+import { homeCgroupOf } from "../../src/workspace/containment.ts";
+import { removeCgroupTree, testCgroupRoot } from "../support/cgroup.ts";
 
 export { BIN };
 
@@ -11,6 +14,10 @@ export interface Sandbox {
   home: string;
   /** HOME / XDG_STATE_HOME / PASEO_HOME pointed inside the sandbox, so no fallback reaches the real ones. */
   env: Record<string, string>;
+  /** `--options-json` naming a private cgroup root, for commands that run executions ([] without cgroup v2). */
+  cgroupArgs: string[];
+  /** That private cgroup root, or null. */
+  cgroupRoot: string | null;
   cleanup: () => void;
 }
 
@@ -18,6 +25,7 @@ export function sandbox(): Sandbox {
   const dir = tempDir("phr-op-");
   const path = realpathSync(dir.path);
   mkdirSync(join(path, "user-home"));
+  const cgroups = testCgroupRoot();
   return {
     path,
     home: join(path, "runtime-home"),
@@ -30,7 +38,15 @@ export function sandbox(): Sandbox {
       LC_ALL: "C.UTF-8",
       NO_COLOR: "",
     },
-    cleanup: dir.cleanup,
+    cgroupArgs: cgroups ? ["--options-json", JSON.stringify({ cgroupRoot: cgroups.path })] : [],
+    cgroupRoot: cgroups?.path ?? null,
+    cleanup: () => {
+      cgroups?.cleanup();
+      // A command run without cgroupArgs found the real hierarchy: remove what it made there for this home.
+      const own = ownCgroupDir();
+      if (own) removeCgroupTree(homeCgroupOf(own, join(path, "runtime-home")));
+      dir.cleanup();
+    },
   };
 }
 

@@ -98,7 +98,7 @@ describe("ls", () => {
 describe("ps", () => {
   test("shows a running execution (human and JSON) without its env, and forgets it once it ended", async () => {
     expect(await psJson()).toEqual([]);
-    const run = Bun.spawn([BIN, "run", "--workspace-id", "alpha", "--home", box.home, "--owner", "team-a", "--env", "SECRET=hunter2-value", "--", "/bin/sleep", "30"], {
+    const run = Bun.spawn([BIN, "run", "--workspace-id", "alpha", "--home", box.home, "--owner", "team-a", ...box.cgroupArgs, "--env", "SECRET=hunter2-value", "--", "/bin/sleep", "30"], {
       env: { ...process.env, ...box.env },
       stdio: ["ignore", "ignore", "pipe"],
     });
@@ -110,6 +110,8 @@ describe("ps", () => {
     });
     expect(live).toMatchObject({ workspaceId: "alpha", mode: "pipes", purpose: "workspace-script", argv0: "/bin/sleep", state: "running" });
     expect(live!.execId).toMatch(/^[0-9a-f]{32}$/);
+    // Its own cgroup, under the runtime home's, under the root it was given.
+    if (box.cgroupRoot) expect((live as unknown as { cgroup: string }).cgroup).toMatch(new RegExp(`^${box.cgroupRoot}/paseo-[0-9a-f]{16}/w-[0-9a-f]{32}/e-[0-9a-f]{32}$`));
 
     const human = await op(box, ["ps", "--home", box.home]);
     const lines = human.stdout.trimEnd().split("\n");
@@ -122,6 +124,7 @@ describe("ps", () => {
     expect((await psJson("--workspace-id", "alpha")).map((e) => e.execId)).toEqual([live!.execId]);
     const ls = JSON.parse((await op(box, ["ls", "--home", box.home, "--json"])).stdout);
     expect(ls.workspaces.map((w: { liveExecutions: number }) => w.liveExecutions)).toEqual([1, 0]);
+    if (box.cgroupRoot) expect(ls.workspaces.map((w: { cgroup: string | null }) => w.cgroup?.startsWith(`${box.cgroupRoot}/paseo-`) ?? null)).toEqual([true, null]);
 
     run.kill("SIGTERM");
     await run.exited;

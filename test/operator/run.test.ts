@@ -13,7 +13,7 @@ beforeAll(async () => {
   box = sandbox();
   workspace = join(box.path, "project");
   mkdirSync(join(workspace, "sub"), { recursive: true });
-  const made = await op(box, ["new", "--workspace-id", "w", "--source", workspace, "--home", box.home]);
+  const made = await op(box, ["new", "--workspace-id", "w", "--source", workspace, "--home", box.home, ...box.cgroupArgs]);
   if (made.code !== 0) throw new Error(`new failed: ${made.stderr}`);
 });
 
@@ -32,7 +32,7 @@ interface Ran {
 
 /** Starts `run` with piped stdio; `stdin` is written then closed (or left open with `keepStdin`). */
 function start(args: string[], stdin?: string | Uint8Array, keepStdin = false) {
-  const proc = Bun.spawn([BIN, "run", "--workspace-id", "w", "--home", box.home, ...args], {
+  const proc = Bun.spawn([BIN, "run", "--workspace-id", "w", "--home", box.home, ...box.cgroupArgs, ...args], {
     env: { ...process.env, ...box.env },
     stdin: "pipe",
     stdout: "pipe",
@@ -160,7 +160,7 @@ describe("run --pty under a real terminal (tmux)", () => {
     const workload = 'stty size; read line; echo "line=$line"; stty size; exec sleep 30';
     writeFileSync(
       script,
-      `'${BIN}' run --pty --workspace-id w --home '${box.home}' --env ${PATH} -- sh -c '${workload}'\nrc=$?\nstty -a > '${sttyFile}'\necho "rc=$rc" > '${rcFile}'\nsleep 30\n`,
+      `'${BIN}' run --pty --workspace-id w --home '${box.home}' ${box.cgroupArgs.map((arg) => `'${arg}'`).join(" ")} --env ${PATH} -- sh -c '${workload}'\nrc=$?\nstty -a > '${sttyFile}'\necho "rc=$rc" > '${rcFile}'\nsleep 30\n`,
     );
     const pane = () => tmux("capture-pane", "-p", "-t", "op").stdout.toString();
     try {

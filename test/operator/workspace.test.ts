@@ -34,7 +34,7 @@ async function ids(owner?: string): Promise<string[]> {
 describe("workspace pause, resume and inspect", () => {
   test("pause stops what runs (SIGTERM) and refuses new runs; inspect shows paused; resume makes it ready", async () => {
     const dir = await newWorkspace("life");
-    const sleeper = Bun.spawn([BIN, "run", "-w", "life", "--home", box.home, "--", "/bin/sleep", "60"], { env: { ...process.env, ...box.env }, stdio: ["ignore", "ignore", "ignore"] });
+    const sleeper = Bun.spawn([BIN, "run", "-w", "life", "--home", box.home, ...box.cgroupArgs, "--", "/bin/sleep", "60"], { env: { ...process.env, ...box.env }, stdio: ["ignore", "ignore", "ignore"] });
     started.push(sleeper);
     await waitFor("the sleep to run", async () => {
       const list = JSON.parse((await op(box, ["ps", "--home", box.home, "--json"])).stdout).executions as { state: string }[];
@@ -47,7 +47,7 @@ describe("workspace pause, resume and inspect", () => {
     expect(paused.stdout).toBe("workspace life is paused (1 live execution(s) were stopped); resume it with: paseo-host-runtime workspace resume -w life\n");
     await sleeper.exited;
     expect(sleeper.signalCode).toBe("SIGTERM");
-    const refused = await op(box, ["run", "-w", "life", "--home", box.home, "--", "/bin/true"]);
+    const refused = await op(box, ["run", "-w", "life", "--home", box.home, ...box.cgroupArgs, "--", "/bin/true"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('workspace "life" is paused');
 
@@ -60,7 +60,7 @@ describe("workspace pause, resume and inspect", () => {
     expect(JSON.parse(resumed.stdout)).toMatchObject({ type: "state", protocolVersion: 1, state: { workspaceId: "life", lifecycle: "ready" }, placement: { cwd: dir } });
     const json = await op(box, ["workspace", "inspect", "-w", "life", "--home", box.home, "--json"]);
     expect(JSON.parse(json.stdout)).toMatchObject({ type: "inspection", inspection: { status: "ready" } });
-    expect((await op(box, ["run", "-w", "life", "--home", box.home, "--", "/bin/true"])).code).toBe(0);
+    expect((await op(box, ["run", "-w", "life", "--home", box.home, ...box.cgroupArgs, "--", "/bin/true"])).code).toBe(0);
   });
 
   test("inspect: missing and error exit 1 with the answer shown", async () => {

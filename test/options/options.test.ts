@@ -13,6 +13,7 @@ describe("the options reader", () => {
       logMaxBytes: 4 * 1024 * 1024,
       allowedGitProtocols: ["https", "ssh", "git", "file"],
       gitTimeoutMs: 600_000,
+      containment: "auto",
       isolation: "none",
       network: "host",
       sandboxReadOnly: [],
@@ -38,7 +39,20 @@ describe("the options reader", () => {
     expect(Object.getPrototypeOf(options.lifecycleEnvironment)).toBe(Object.prototype);
   });
 
+  test("containment options: the mode, the cgroup root, and limits in the cgroup files' own syntax", () => {
+    const options = readOptions({ containment: "cgroup", cgroupRoot: "/sys/fs/cgroup/x", memoryMax: 1048576, pidsMax: "max", cpuMax: "50000 100000" });
+    expect(options).toMatchObject({ containment: "cgroup", cgroupRoot: "/sys/fs/cgroup/x", memoryMax: "1048576", pidsMax: "max", cpuMax: "50000 100000" });
+    expect(readOptions({ memoryMax: "512M", pidsMax: 64, cpuMax: "max" })).toMatchObject({ memoryMax: "512M", pidsMax: "64", cpuMax: "max" });
+  });
+
   test.each([
+    [{ containment: "docker" }, 'options.containment must be "auto", "cgroup" or "process-group", got "docker"'],
+    [{ cgroupRoot: "sys/fs/cgroup" }, 'options.cgroupRoot must be an absolute path, got "sys/fs/cgroup"'],
+    [{ memoryMax: "1Q" }, 'options.memoryMax must be "max" or a number of bytes, optionally with a K, M, G or T suffix (memory.max syntax), got "1Q"'],
+    [{ memoryMax: -1 }, "options.memoryMax must be", ],
+    [{ pidsMax: 0 }, 'options.pidsMax must be "max" or a positive number of processes (pids.max syntax), got 0'],
+    [{ cpuMax: "10 100" }, 'options.cpuMax must be "max", "QUOTA" or "QUOTA PERIOD" in microseconds, quota ≥ 1000, period 1000–1000000 (cpu.max syntax), got "10 100"'],
+    [{ cpuMax: "50000 2000000" }, "options.cpuMax must be"],
     [{ owner: "" }, 'options.owner must be a non-empty string without NUL, got ""'],
     [{ owner: 7 }, "options.owner must be a non-empty string without NUL, got 7"],
     [{ stateDirectory: "rel/dir" }, 'options.stateDirectory must be an absolute path, got "rel/dir"'],

@@ -9,6 +9,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { BIN, tempDir } from "./binary.ts";
+import { testCgroupRoot } from "./cgroup.ts";
 
 export const SSHD = "/usr/sbin/sshd";
 
@@ -23,8 +24,8 @@ export interface SshLab {
   remoteHome: string;
   /** The local (daemon-side) runtime home: control sockets and placements. */
   localHome: string;
-  /** Daemon options selecting both homes. */
-  options: { stateDirectory: string; remote: { stateDirectory: string; [key: string]: unknown } };
+  /** Daemon options selecting both homes (and a private cgroup root, which the remote side uses). */
+  options: { stateDirectory: string; cgroupRoot?: string; remote: { stateDirectory: string; [key: string]: unknown } };
   dir: string;
   sshd: Subprocess;
   /** Closes every shared connection, stops sshd, removes everything. */
@@ -142,6 +143,8 @@ export async function startSshd(binary = BIN, peer?: SshLab): Promise<SshLab> {
   );
   const url = `ssh://root@127.0.0.1:${port}${binary}`;
   const running = sshd!;
+  // The remote side is this machine: its executions' cgroups go under a root this lab removes.
+  const cgroups = testCgroupRoot();
   return {
     port,
     url,
@@ -149,13 +152,14 @@ export async function startSshd(binary = BIN, peer?: SshLab): Promise<SshLab> {
     configFile,
     remoteHome,
     localHome,
-    options: { stateDirectory: localHome, remote: { stateDirectory: remoteHome } },
+    options: { stateDirectory: localHome, ...(cgroups ? { cgroupRoot: cgroups.path } : {}), remote: { stateDirectory: remoteHome } },
     dir,
     sshd: running,
     async stop() {
       closeMasters(localHome, configFile);
       running.kill("SIGTERM");
       await running.exited;
+      cgroups?.cleanup();
       cleanup();
     },
   };

@@ -2,6 +2,7 @@
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { laterRequest, request, runBinary, tempDir } from "./binary.ts";
+import { testCgroupRoot } from "./cgroup.ts";
 import { INSTANCE_ID } from "./daemon.ts";
 import { missingTools } from "./tools.ts";
 
@@ -10,8 +11,10 @@ export interface ReadyWorkspace {
   home: string;
   /** The adopted directory (the workspace root). */
   root: string;
-  /** Options to put in envelopes and lifecycle requests. */
-  options: { stateDirectory: string } & Record<string, unknown>;
+  /** Options to put in envelopes and lifecycle requests (a private cgroupRoot where cgroups work). */
+  options: { stateDirectory: string; cgroupRoot?: string; containment?: string } & Record<string, unknown>;
+  /** The private cgroup root, or null without cgroup v2. */
+  cgroupRoot: string | null;
   cleanup: () => void;
 }
 
@@ -19,16 +22,22 @@ let counter = 0;
 
 /**
  * Creates a workspace through the compiled binary's `create` (a directory source placed
- * `existing`), the way the daemon of `dialect` does (the later one as INSTANCE_ID). Envelopes and lifecycle requests must carry `options` so exec finds the
- * same home.
+ * `existing`), the way the daemon of `dialect` does (the later one as INSTANCE_ID). Envelopes
+ * and lifecycle requests must carry `options` so exec finds the same home and cgroup root;
+ * `extra` options (containment) go into them too.
  */
-export async function readyWorkspace(prefix = "ws", dialect: "seed" | "later" = "seed", extraOptions: Record<string, unknown> = {}): Promise<ReadyWorkspace> {
+export async function readyWorkspace(prefix = "ws", dialect: "seed" | "later" = "seed", extra: { containment?: string } & Record<string, unknown> = {}): Promise<ReadyWorkspace> {
   const dir = tempDir("phr-ws-");
+  const cgroups = testCgroupRoot();
+  const cleanup = () => {
+    cgroups?.cleanup();
+    dir.cleanup();
+  };
   const home = join(dir.path, "home");
   const root = join(dir.path, "project");
   mkdirSync(root);
   const id = `${prefix}-${process.pid}-${++counter}`;
-  const options = { stateDirectory: home, ...extraOptions };
+  const options = { stateDirectory: home, ...(cgroups ? { cgroupRoot: cgroups.path } : {}), ...extra };
   const kind = dialect === "seed" ? "host-directory" : "directory";
   const input = { workspaceId: id, project: { projectId: "p", source: { kind, path: root } }, placement: { kind: "existing" } };
   const result = await runBinary(["create", "--workspace-id", id], {
@@ -36,10 +45,10 @@ export async function readyWorkspace(prefix = "ws", dialect: "seed" | "later" = 
     env: { PASEO_HOST_RUNTIME_HOME: home },
   });
   if (result.code !== 0) {
-    dir.cleanup();
+    cleanup();
     throw new Error(`create failed (${result.code}): ${result.stderr}`);
   }
-  return { id, home, root: realpathSync(root), options, cleanup: dir.cleanup };
+  return { id, home, root: realpathSync(root), options, cgroupRoot: cgroups?.path ?? null, cleanup };
 }
 
 /**

@@ -1,11 +1,14 @@
 import { lazyChildProcess } from "../../platform/lazy.ts";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import type { Invocation } from "../../cli.ts";
 import { bootId, listProcesses, readProcess } from "../../platform/process.ts";
 import { SCHEMA_VERSION, readSchemaVersion, storePath } from "../../store/db.ts";
 import { listWorkspaces } from "../../store/workspaces.ts";
 import { TARGET, VERSION } from "../../version.ts";
 import { readOptions, type RuntimeOptions } from "../../options.ts";
+import { availableControllers } from "../../platform/cgroup.ts";
+import { resolveHome } from "../../store/home.ts";
+import { checkLimits, ContainmentError, resolveContainment, type Containment } from "../../workspace/containment.ts";
 import { BWRAP_PACKAGE, probeSandbox, sandboxTool } from "../../platform/sandbox.ts";
 import { operatorOptions, printJson } from "./common.ts";
 import { checkHelper } from "./helper-check.ts";
@@ -116,15 +119,28 @@ function checkProcessIdentity(): Check {
   }
 }
 
-function checkCgroup(): Check {
-  const name = "cgroup v2";
-  if (process.platform !== "linux") return { name, status: "info", detail: "not applicable on this platform (informational)" };
+/** Which containment executions get, and why; the limits, when asked for, must be applicable. */
+function checkContainment(options: RuntimeOptions, home: string | null): Check {
+  const name = "containment";
+  let containment: Containment;
   try {
-    const controllers = readFileSync("/sys/fs/cgroup/cgroup.controllers", "utf8").trim();
-    return { name, status: "ok", detail: `present (controllers: ${controllers || "none delegated"}; informational)` };
-  } catch {
-    return { name, status: "info", detail: "not found at /sys/fs/cgroup (informational; nothing uses it yet)" };
+    containment = resolveContainment(options, home ?? resolveHome(options));
+    checkLimits(containment, options);
+  } catch (error) {
+    if (error instanceof ContainmentError) return { name, status: "fail", detail: error.problem, hint: error.fix };
+    return { name, status: "fail", detail: message(error) };
   }
+  if (containment.kind === "process-group") {
+    const detail = `process groups: ${containment.reason}; a workload that leaves its session (setsid, a daemon) escapes cleanup`;
+    if (options.containment === "process-group" || process.platform !== "linux") return { name, status: "ok", detail };
+    return { name, status: "warn", detail, hint: "give the runtime a delegated cgroup v2 hierarchy (README: Containment) for a cgroup per execution" };
+  }
+  const controllers = availableControllers(containment.root);
+  return {
+    name,
+    status: "ok",
+    detail: `cgroup v2, a cgroup per execution under ${containment.homeCgroup} (root ${containment.root}, ${containment.source}; controllers available there: ${controllers.join(" ") || "none"})`,
+  };
 }
 
 function checkSandboxTools(): Check {
@@ -161,7 +177,7 @@ export async function runChecks(options: RuntimeOptions): Promise<Check[]> {
     await checkPty(),
     checkProcessIdentity(),
     await checkHelper(options.helperPath),
-    checkCgroup(),
+    checkContainment(options, home.home),
     options.isolation === "sandbox" ? checkSandbox(options) : checkSandboxTools(),
   ];
 }

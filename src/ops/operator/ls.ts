@@ -1,9 +1,11 @@
 import type { Invocation } from "../../cli.ts";
-import { bootId, isSameLiveProcess, listProcesses } from "../../platform/process.ts";
+import { readCounter } from "../../platform/cgroup.ts";
+import { cgroupMemoryBytes } from "../../platform/resources.ts";
+import { isSameProcess, listProcesses } from "../../platform/process.ts";
 import { listWorkspaces, type WorkspaceRecord } from "../../store/workspaces.ts";
 import { rootProblem } from "../../workspace/confinement.ts";
 import { diagnose } from "../../output.ts";
-import { formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson } from "./common.ts";
+import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 
 /** A workspace as `ls` shows it. */
@@ -30,13 +32,17 @@ export interface WorkspaceSummary {
   /** Why a ready or paused root cannot be used, or null. */
   problem: string | null;
   liveExecutions: number;
+  /** The workspace's cgroup (cgroup containment), and what it uses now when its controllers are enabled. */
+  cgroup: string | null;
+  memoryCurrent: number | null;
+  pidsCurrent: number | null;
   createdAt: string;
 }
 
 function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
   const input = record.input as { project?: { source?: { kind?: string } }; placement?: { kind?: string } };
   const busy = record.status === "creating" || record.status === "destroying";
-  const holderAlive = record.lock !== null && record.lock.bootId === bootId() && isSameLiveProcess(record.lock.pid, record.lock.startTicks);
+  const holderAlive = record.lock !== null && isSameProcess(record.lock);
   return {
     workspaceId: record.workspaceId,
     owner: record.owner,
@@ -51,6 +57,9 @@ function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
     root: record.root,
     problem: busy ? null : rootProblem(record),
     liveExecutions: live,
+    cgroup: record.cgroup,
+    memoryCurrent: record.cgroup ? cgroupMemoryBytes(record.cgroup) : null,
+    pidsCurrent: record.cgroup ? readCounter(record.cgroup, "pids.current") : null,
     createdAt: new Date(record.createdAt).toISOString(),
   };
 }
@@ -86,6 +95,7 @@ export function ls(invocation: Invocation): number {
     console.log(`no workspaces (home ${home})`);
     return 0;
   }
+  const usage = workspaces.some((w) => w.memoryCurrent !== null || w.pidsCurrent !== null);
   const rows = workspaces.map((w) => [
     w.workspaceId,
     w.owner,
@@ -95,9 +105,10 @@ export function ls(invocation: Invocation): number {
     w.source,
     w.kind ?? w.placement,
     String(w.liveExecutions),
+    ...(usage ? [w.memoryCurrent === null ? "-" : formatBytes(w.memoryCurrent), w.pidsCurrent === null ? "-" : String(w.pidsCurrent)] : []),
     w.root ?? "-",
   ]);
-  console.log(formatTable(["WORKSPACE", "OWNER", "CONFIG", "DIALECT", "STATUS", "SOURCE", "KIND", "LIVE", "ROOT"], rows));
+  console.log(formatTable(["WORKSPACE", "OWNER", "CONFIG", "DIALECT", "STATUS", "SOURCE", "KIND", "LIVE", ...(usage ? ["MEMORY", "PIDS"] : []), "ROOT"], rows));
   for (const w of workspaces) {
     if (w.problem) console.log(`! ${w.workspaceId}: ${w.problem}`);
     if (w.interrupted) console.log(`! ${w.workspaceId}: ${w.status === "creating" ? "create" : "destroy"} was interrupted (its process is gone); \`new\` or \`rm\` of it again takes over`);

@@ -1,11 +1,13 @@
 import type { Database } from "bun:sqlite";
 import type { Invocation } from "../../cli.ts";
 import { diagnose } from "../../output.ts";
-import { isSameLiveProcess, listProcesses, type ProcessInfo } from "../../platform/process.ts";
+import { isPopulated, processesIn, readCounter } from "../../platform/cgroup.ts";
+import { provenMembers } from "../../platform/process-group.ts";
+import { isSameProcess, listProcesses, type ProcessInfo } from "../../platform/process.ts";
 import { cgroupMemoryBytes, commandLine, residentBytes } from "../../platform/resources.ts";
 import { unfinishedExecutions, type ExecutionRecord } from "../../store/executions.ts";
 import { listWorkspaces } from "../../store/workspaces.ts";
-import { workloadMembers } from "../../platform/process-group.ts";
+import { leaderOf, wrapperOf } from "../../workspace/executions.ts";
 import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printable, quoteArgv } from "./common.ts";
 
 /** A live execution as `ps` shows it. Never its environment: that may hold secrets. */
@@ -21,8 +23,11 @@ export interface LiveExecution {
   /** "running", or "starting" while the wrapper has claimed the identity but not launched yet. */
   state: "running" | "starting";
   startedAt: string;
-  /** Live processes in the workload's group or session. */
+  /** Live processes of the execution: in its cgroup, or proven members of its group and session. */
   processes: number;
+  /** The execution's cgroup (cgroup containment), and its pids.current when that controller is enabled. */
+  cgroup: string | null;
+  pidsCurrent: number | null;
 }
 
 /** What `ps` adds for people: the leader's argv as it runs now, and the workload's memory. */
@@ -61,17 +66,21 @@ function live(db: Database, workspaceId: string | undefined, processes: ProcessI
 }
 
 function liveEntry(record: ExecutionRecord, processes: ProcessInfo[]): Live | null {
-  let pid: number | null = record.pid;
-  let state: LiveExecution["state"] = "running";
+  // Claimed but not launched: "starting" while the wrapper that claimed it lives.
+  const launching = record.pid === 0 && isSameProcess(wrapperOf(record));
+  const pid: number | null = record.pid === 0 ? null : record.pid;
   let members: ProcessInfo[] = [];
-  if (record.pid === 0) {
-    // Claimed but not launched: alive only while the wrapper that claimed it is.
-    if (!isSameLiveProcess(record.wrapperPid, record.wrapperStartTicks)) return null;
-    [pid, state] = [null, "starting"];
-  } else {
-    members = workloadMembers(record, processes);
+  if (record.cgroup) {
+    // Whatever runs in its cgroup is the execution's, a wrapper that died mid-launch included.
+    if (!launching && !isPopulated(record.cgroup)) return null;
+    const inside = new Set(processesIn(record.cgroup));
+    members = processes.filter((info) => inside.has(info.pid) && info.state !== "Z");
+  } else if (!launching) {
+    if (record.pid === 0) return null;
+    members = provenMembers(leaderOf(record), processes) ?? [];
     if (members.length === 0) return null;
   }
+  const state: LiveExecution["state"] = launching ? "starting" : "running";
   const entry: LiveExecution = {
     workspaceId: record.workspaceId,
     execId: record.execId,
@@ -83,6 +92,8 @@ function liveEntry(record: ExecutionRecord, processes: ProcessInfo[]): Live | nu
     state,
     startedAt: new Date(record.startedAt).toISOString(),
     processes: members.length,
+    cgroup: record.cgroup,
+    pidsCurrent: record.cgroup ? readCounter(record.cgroup, "pids.current") : null,
   };
   return { entry, record, members };
 }
@@ -100,9 +111,9 @@ export function executionMemory(members: readonly ProcessInfo[], cgroupDir: stri
   return { bytes, source: bytes === null ? null : "rss" };
 }
 
-function withDetails({ entry, members }: Live): ExecutionDetails {
+function withDetails({ entry, members, record }: Live): ExecutionDetails {
   const line = entry.pid === null ? null : commandLine(entry.pid);
-  const memory = executionMemory(members);
+  const memory = executionMemory(members, record.cgroup);
   return {
     ...entry,
     argv: line?.argv ?? null,
@@ -127,6 +138,8 @@ const FIELDS: Record<string, (e: ExecutionDetails, now: number) => string> = {
   processes: (e) => String(e.processes),
   memory: (e) => (e.memoryBytes === null ? "-" : formatBytes(e.memoryBytes)),
   memoryBytes: (e) => (e.memoryBytes === null ? "-" : String(e.memoryBytes)),
+  pids: (e) => (e.pidsCurrent === null ? "-" : String(e.pidsCurrent)),
+  cgroup: (e) => e.cgroup ?? "-",
   argv0: (e) => e.argv0,
   command: (e) => e.command,
 };

@@ -1,0 +1,383 @@
+/**
+ * cgroup v2 (Linux): where the hierarchy is, and the few file operations containment needs.
+ * A cgroup is a directory; a process joins one by writing its pid to `cgroup.procs`, and
+ * `cgroup.kill` SIGKILLs every process of a cgroup and its descendants, forks included.
+ */
+import { accessSync, closeSync, constants, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, writeFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
+import { lazyOs } from "./lazy.ts";
+import { ESRCH, pidfdOpen, pidfdSignal } from "./libc.ts";
+import { signalNumber } from "./signals.ts";
+
+export const isLinux = process.platform === "linux";
+
+/** One line of /proc/self/mountinfo that matters here. */
+export interface Mount {
+  /** Where it is mounted. */
+  mountPoint: string;
+  /** The directory of the filesystem shown there (not "/" inside a cgroup namespace's view). */
+  root: string;
+  fsType: string;
+  /** Super-block options: for cgroup v1, the controllers of that hierarchy. */
+  superOptions: string[];
+}
+
+/** mountinfo escapes space, tab, newline and backslash as octal. */
+function unescape(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+}
+
+/** Parses /proc/self/mountinfo (proc(5)): fields, optional fields, "-", type, source, options. */
+export function parseMountinfo(text: string): Mount[] {
+  const mounts: Mount[] = [];
+  for (const line of text.split("\n")) {
+    const fields = line.split(" ");
+    const dash = fields.indexOf("-");
+    if (dash < 6 || fields.length < dash + 4) continue;
+    mounts.push({ root: unescape(fields[3]!), mountPoint: unescape(fields[4]!), fsType: fields[dash + 1]!, superOptions: fields[dash + 3]!.split(",") });
+  }
+  return mounts;
+}
+
+let mountCache: Mount[] | undefined;
+
+/** Every mount this process sees. */
+export function mounts(): Mount[] {
+  mountCache ??= isLinux ? parseMountinfo(readFileSync("/proc/self/mountinfo", "utf8")) : [];
+  return mountCache;
+}
+
+/** The cgroup v1 controllers mounted on this host (a hybrid host keeps memory, pids and cpu there). */
+export function cgroupV1Controllers(): string[] {
+  const known = new Set(["cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "net_cls", "blkio", "perf_event", "net_prio", "hugetlb", "pids", "rdma", "misc"]);
+  return [...new Set(mounts().filter((m) => m.fsType === "cgroup").flatMap((m) => m.superOptions.filter((o) => known.has(o))))];
+}
+
+/** This process's cgroup v2 path (the `0::` line of /proc/<pid>/cgroup), or null (no v2, or the process is gone). */
+export function cgroupPathOf(pid: number | "self" = "self"): string | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/cgroup`, "utf8");
+  } catch {
+    return null;
+  }
+  const line = text.split("\n").find((entry) => entry.startsWith("0::"));
+  return line === undefined ? null : line.slice(3);
+}
+
+/** The cgroup v2 mounts, the conventional places first (/sys/fs/cgroup, a hybrid host's /sys/fs/cgroup/unified). */
+export function cgroupV2Mounts(): Mount[] {
+  const order = (m: Mount) => (m.mountPoint === "/sys/fs/cgroup" ? 0 : m.mountPoint === "/sys/fs/cgroup/unified" ? 1 : 2);
+  return mounts()
+    .filter((m) => m.fsType === "cgroup2")
+    .sort((a, b) => order(a) - order(b));
+}
+
+/** The directory of hierarchy path `path` under `mount`, or null when that mount does not show it. */
+export function directoryOf(mount: Mount, path: string): string | null {
+  const inside = relative(mount.root, path);
+  if (inside.startsWith("..")) return null;
+  return inside === "" ? mount.mountPoint : join(mount.mountPoint, inside);
+}
+
+/** The mount a directory lies in (longest mount point that contains it), or null. */
+export function mountOf(dir: string): Mount | null {
+  let best: Mount | null = null;
+  for (const mount of mounts()) {
+    const inside = relative(mount.mountPoint, dir);
+    if (inside.startsWith("..") || (inside !== "" && inside.startsWith(sep))) continue;
+    if (!best || mount.mountPoint.length >= best.mountPoint.length) best = mount;
+  }
+  return best;
+}
+
+/** The hierarchy path of a cgroup directory ("/a/b"), given its mount. */
+export function hierarchyPath(mount: Mount, dir: string): string {
+  const inside = relative(mount.mountPoint, dir);
+  return join(mount.root, inside === "" ? "." : inside).replace(/\/$/, "") || "/";
+}
+
+/** This process's own cgroup directory, or null when it is not under a visible cgroup v2 mount. */
+export function ownCgroupDir(): string | null {
+  const path = cgroupPathOf();
+  if (path === null) return null;
+  for (const mount of cgroupV2Mounts()) {
+    const dir = directoryOf(mount, path);
+    if (dir !== null && existsSync(join(dir, "cgroup.procs"))) return dir;
+  }
+  return null;
+}
+
+/** Linux kernel version as [major, minor]. */
+export function kernelVersion(): [number, number] {
+  const match = /^(\d+)\.(\d+)/.exec(lazyOs().release());
+  return match ? [Number(match[1]), Number(match[2])] : [0, 0];
+}
+
+function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException).code;
+}
+
+/** The cgroup was removed: ENOENT, or ENODEV when it went while its file was open. */
+function isGone(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === "ENOENT" || code === "ENODEV";
+}
+
+/** Whether the current user may write `path`. */
+export function writable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True when `dir` is a cgroup directory (it has `cgroup.procs`). */
+export function isCgroup(dir: string): boolean {
+  try {
+    return statSync(join(dir, "cgroup.procs")).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Creates a cgroup (mkdir); true when it was made now, false when it existed. */
+export function makeCgroup(dir: string): boolean {
+  try {
+    mkdirSync(dir, { mode: 0o755 });
+    return true;
+  } catch (error) {
+    if (errorCode(error) === "EEXIST") return false;
+    throw new Error(`cannot create cgroup ${dir}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Removes an empty cgroup (rmdir). True when it is gone; false when it still has processes
+ * or child cgroups (EBUSY, ENOTEMPTY), which a caller may expect (a sibling still in use).
+ */
+export function removeCgroup(dir: string): boolean {
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch (error) {
+    const code = errorCode(error);
+    if (isGone(error)) return true;
+    if (code === "EBUSY" || code === "ENOTEMPTY") return false;
+    throw new Error(`cannot remove cgroup ${dir}: ${(error as Error).message}`);
+  }
+}
+
+/** Child cgroups of `dir` (names). */
+export function childCgroups(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+  } catch (error) {
+    if (isGone(error)) return [];
+    throw error;
+  }
+}
+
+/** SIGKILLs every process in `dir` and below; false when the cgroup does not exist. */
+export function killCgroup(dir: string): boolean {
+  try {
+    writeFileSync(join(dir, "cgroup.kill"), "1");
+    return true;
+  } catch (error) {
+    if (isGone(error)) return false;
+    throw new Error(`cannot kill cgroup ${dir} (cgroup.kill): ${(error as Error).message}`);
+  }
+}
+
+/** True while `dir` or a descendant holds a process (`populated 1` in cgroup.events). */
+export function isPopulated(dir: string): boolean {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, "cgroup.events"), "utf8");
+  } catch (error) {
+    if (isGone(error)) return false;
+    throw new Error(`cannot read ${join(dir, "cgroup.events")}: ${(error as Error).message}`);
+  }
+  return /^populated 1$/m.test(text);
+}
+
+/** Waits until `dir` holds no process, up to `timeoutMs`; true when it is empty. */
+export async function waitEmpty(dir: string, timeoutMs: number): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  let pause = 1;
+  while (isPopulated(dir)) {
+    if (performance.now() >= deadline) return false;
+    await Bun.sleep(pause);
+    pause = Math.min(pause * 2, 20);
+  }
+  return true;
+}
+
+/** Moves process `pid` (all its threads) into cgroup `dir`. */
+export function moveInto(dir: string, pid: number): void {
+  try {
+    writeFileSync(join(dir, "cgroup.procs"), String(pid));
+  } catch (error) {
+    throw new Error(`cannot move pid ${pid} into cgroup ${dir}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Moves this process into the cgroup it already is in, off the event loop, so that the real
+ * moves a little later are quick. Without the `favordynmods` mount option, the first cgroup
+ * migration after a quiet spell waits for an RCU grace period (5–16 ms measured on this 2-core
+ * VM) while holding the cgroup lock; those within a grace period after it do not. Its failure
+ * is tolerated: the real move reports it.
+ */
+export async function primeMigration(current: string): Promise<void> {
+  try {
+    await writeFile(join(current, "cgroup.procs"), String(process.pid));
+  } catch {
+    // The real move into the execution's cgroup says what is wrong.
+  }
+}
+
+/** Pids in `dir` and every cgroup below it. */
+export function processesIn(dir: string): number[] {
+  const pids: number[] = [];
+  const visit = (at: string) => {
+    let text: string;
+    try {
+      text = readFileSync(join(at, "cgroup.procs"), "utf8");
+    } catch (error) {
+      if (isGone(error)) return;
+      throw error;
+    }
+    for (const line of text.split("\n")) if (line !== "") pids.push(Number(line));
+    for (const child of childCgroups(at)) visit(join(at, child));
+  };
+  visit(dir);
+  return pids;
+}
+
+/**
+ * Sends `signal` to process `pid` only if it is, at that moment, inside the cgroup whose
+ * hierarchy path is `path` (or below): a pidfd is opened first, then membership checked, so a
+ * pid that exited and was reused meanwhile is never hit. False when it is gone or elsewhere.
+ */
+export function signalIfInside(pid: number, path: string, signal: NodeJS.Signals): boolean {
+  const fd = pidfdOpen(pid);
+  if (fd < 0) return false;
+  try {
+    const where = cgroupPathOf(pid);
+    if (where === null || (where !== path && !where.startsWith(`${path}/`))) return false;
+    const result = pidfdSignal(fd, signalNumber(signal)!, false);
+    if (result === -ESRCH) return false;
+    if (result < 0) throw new Error(`pidfd_send_signal(${pid}, ${signal}) failed: errno ${-result}`);
+    return true;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Controllers a cgroup can use (`cgroup.controllers`). */
+export function availableControllers(dir: string): string[] {
+  return words(join(dir, "cgroup.controllers"));
+}
+
+/** Controllers a cgroup hands to its children (`cgroup.subtree_control`). */
+export function delegatedControllers(dir: string): string[] {
+  return words(join(dir, "cgroup.subtree_control"));
+}
+
+function words(path: string): string[] {
+  try {
+    return readFileSync(path, "utf8").trim().split(/\s+/).filter(Boolean);
+  } catch (error) {
+    if (isGone(error)) return [];
+    throw error;
+  }
+}
+
+/** Enables controllers for the children of `dir`; throws with the kernel's reason (EBUSY, EACCES…). */
+export function delegateControllers(dir: string, controllers: readonly string[]): void {
+  const missing = controllers.filter((name) => !delegatedControllers(dir).includes(name));
+  if (missing.length === 0) return;
+  try {
+    writeFileSync(join(dir, "cgroup.subtree_control"), missing.map((name) => `+${name}`).join(" "));
+  } catch (error) {
+    const code = errorCode(error);
+    const why = code === "EBUSY" ? "it holds processes itself (cgroup v2 allows controllers only above cgroups without processes)" : (error as Error).message;
+    throw new Error(`cannot enable ${missing.join(", ")} in ${join(dir, "cgroup.subtree_control")}: ${why}`);
+  }
+}
+
+/** Writes one interface file (`memory.max`, `pids.max`, `cpu.max`…). */
+export function writeInterface(dir: string, file: string, value: string): void {
+  try {
+    writeFileSync(join(dir, file), value);
+  } catch (error) {
+    throw new Error(`cannot write ${JSON.stringify(value)} to ${join(dir, file)}: ${(error as Error).message}`);
+  }
+}
+
+/** A counter such as `memory.current` or `pids.current`, or null when the file is not there. */
+export function readCounter(dir: string, file: string): number | null {
+  try {
+    const value = Number(readFileSync(join(dir, file), "utf8").trim());
+    return Number.isFinite(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether `dir` is the top of its hierarchy (the root cgroup has no cgroup.kill of its own). */
+export function isHierarchyRoot(dir: string): boolean {
+  const mount = mountOf(dir);
+  return mount !== null && mount.fsType === "cgroup2" && mount.mountPoint === dir && mount.root === "/";
+}
+
+/** Whether cgroup.kill can be used below `dir` (Linux 5.14). */
+export function supportsKill(dir: string): boolean {
+  if (existsSync(join(dir, "cgroup.kill"))) return true;
+  if (!isHierarchyRoot(dir)) return false;
+  const [major, minor] = kernelVersion();
+  return major > 5 || (major === 5 && minor >= 14);
+}
+
+/**
+ * Sends `signal` to every process in `dir` and below, newcomers included, until the cgroup is
+ * empty or `timeoutMs` passed; true when it is empty. SIGKILL goes through cgroup.kill (which
+ * also catches forks racing it), other signals to each process checked to be inside, followed
+ * by SIGCONT so a stopped process can act on it.
+ */
+export async function signalCgroup(dir: string, signal: NodeJS.Signals, timeoutMs: number): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  const mount = mountOf(dir);
+  const path = mount ? hierarchyPath(mount, dir) : dir;
+  const signalled = new Set<number>();
+  let pause = 1;
+  for (;;) {
+    if (!isPopulated(dir)) return true;
+    if (performance.now() >= deadline) return false;
+    if (signal === "SIGKILL") {
+      if (!killCgroup(dir)) return true;
+    } else {
+      for (const pid of processesIn(dir)) {
+        if (signalled.has(pid)) continue;
+        signalled.add(pid);
+        if (signalIfInside(pid, path, signal) && signal !== "SIGCONT") signalIfInside(pid, path, "SIGCONT");
+      }
+    }
+    await Bun.sleep(pause);
+    pause = Math.min(pause * 2, signal === "SIGKILL" ? 10 : 20);
+  }
+}
+
+/** SIGTERM to everything in `dir`, up to `graceMs`, then cgroup.kill until empty; throws if that fails. */
+export async function endCgroup(dir: string, graceMs: number, killTimeoutMs = 5000): Promise<void> {
+  if (!isPopulated(dir)) return;
+  if (graceMs > 0 && (await signalCgroup(dir, "SIGTERM", graceMs))) return;
+  if (await signalCgroup(dir, "SIGKILL", killTimeoutMs)) return;
+  throw new Error(`cgroup ${dir} still holds processes ${processesIn(dir).join(", ")} ${killTimeoutMs} ms after cgroup.kill`);
+}

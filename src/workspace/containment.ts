@@ -1,0 +1,249 @@
+/**
+ * Which containment holds a workspace's executions, and where their cgroups are.
+ *
+ * cgroup containment (Linux, a usable cgroup v2 hierarchy):
+ *
+ *   <cgroupRoot>/                        options.cgroupRoot, else this process's own cgroup
+ *     paseo-<sha256(home)[:16]>/         one per runtime home; no processes, only workspaces
+ *       w-<sha256(workspaceId)[:32]>/    one per workspace; its limits (memory.max…) live here
+ *         e-<sha256(execId)[:32]>/       one per execution: the workload and all it starts
+ *
+ * Otherwise process-group containment: a workload is its session and process group, trusted
+ * only while its leader holds its pid (src/platform/process-group.ts).
+ */
+import type { Database } from "bun:sqlite";
+import { realpathSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import {
+  availableControllers,
+  cgroupV1Controllers,
+  cgroupV2Mounts,
+  childCgroups,
+  delegateControllers,
+  isCgroup,
+  isLinux,
+  kernelVersion,
+  makeCgroup,
+  mountOf,
+  ownCgroupDir,
+  processesIn,
+  removeCgroup,
+  supportsKill,
+  writable,
+  writeInterface,
+} from "../platform/cgroup.ts";
+import type { RuntimeOptions } from "../options.ts";
+import { updateWorkspace } from "../store/workspaces.ts";
+import { write } from "./lock.ts";
+import { workspaceKey } from "./paths.ts";
+
+/** What holds the executions started by this call. */
+export type Containment =
+  | {
+      kind: "cgroup";
+      /** The cgroup directory everything of this runtime home goes under. */
+      root: string;
+      /** How the root was found: "options.cgroupRoot" or "autodetected from /proc/self/cgroup". */
+      source: string;
+      /** `<root>/paseo-<hash>`: this runtime home's cgroup. */
+      homeCgroup: string;
+    }
+  | {
+      kind: "process-group";
+      /** Why cgroups are not used (for doctor). */
+      reason: string;
+    };
+
+/** `containment: "cgroup"` asked for what this host cannot give; says what is missing and how to fix it. */
+export class ContainmentError extends Error {
+  override name = "ContainmentError";
+  constructor(
+    readonly problem: string,
+    readonly fix: string,
+  ) {
+    super(`${problem}; fix: ${fix}`);
+  }
+}
+
+interface Problem {
+  problem: string;
+  fix: string;
+}
+
+const DELEGATE_FIX =
+  "run the daemon where a cgroup v2 subtree is delegated to its user — as root, in a systemd service with Delegate=yes, or under `systemd-run --user --scope -p Delegate=yes` — or set options.cgroupRoot to such a directory (README: Containment)";
+
+/** Why `root` cannot hold this runtime's cgroups, or null when it can. */
+export function cgroupRootProblem(root: string): Problem | null {
+  if (!isLinux) return { problem: "cgroups exist only on Linux", fix: 'set options.containment to "process-group" (or "auto")' };
+  const mount = mountOf(root);
+  if (!isCgroup(root) || mount?.fsType !== "cgroup2") {
+    const what = mount?.fsType === "cgroup" ? "a cgroup v1 directory" : isCgroup(root) ? "not on a cgroup v2 mount" : "not a cgroup directory";
+    const v2 = cgroupV2Mounts()[0]?.mountPoint;
+    return { problem: `options.cgroupRoot ${root} is ${what}`, fix: v2 ? `point options.cgroupRoot at a delegated directory under ${v2}` : "this host has no cgroup v2 hierarchy mounted" };
+  }
+  if (!supportsKill(root)) {
+    const [major, minor] = kernelVersion();
+    return { problem: `this kernel (${major}.${minor}) has no cgroup.kill`, fix: 'cgroup containment needs Linux 5.14 or newer; set options.containment to "process-group"' };
+  }
+  const uid = process.getuid?.() ?? -1;
+  if (!writable(root)) return { problem: `cgroup ${root} is not writable by uid ${uid} (not delegated to this user)`, fix: DELEGATE_FIX };
+  const own = ownCgroupDir();
+  if (own === null) return { problem: "this process's cgroup (/proc/self/cgroup) is not visible under any cgroup v2 mount", fix: DELEGATE_FIX };
+  const common = commonAncestor(own, root);
+  if (!writable(join(common, "cgroup.procs"))) {
+    return { problem: `moving a workload from this process's cgroup ${own} into ${root} needs write access to ${join(common, "cgroup.procs")}, which uid ${uid} lacks`, fix: `start the daemon inside the delegated subtree; ${DELEGATE_FIX}` };
+  }
+  return null;
+}
+
+function commonAncestor(a: string, b: string): string {
+  let dir = a;
+  while (relative(dir, b).startsWith("..")) dir = dirname(dir);
+  return dir;
+}
+
+/** The cgroup root for `options`: the configured one, or this process's own cgroup. */
+export function findCgroupRoot(options: Pick<RuntimeOptions, "cgroupRoot">): { root: string; source: string } | Problem {
+  if (options.cgroupRoot !== undefined) return { root: options.cgroupRoot, source: "options.cgroupRoot" };
+  if (!isLinux) return { problem: "cgroups exist only on Linux", fix: 'nothing to do: process groups are used on this platform' };
+  if (cgroupV2Mounts().length === 0) {
+    return { problem: "no cgroup v2 hierarchy is mounted (this host has cgroup v1 only)", fix: "boot with systemd.unified_cgroup_hierarchy=1, or mount one (mount -t cgroup2 none /sys/fs/cgroup/unified)" };
+  }
+  const own = ownCgroupDir();
+  if (own === null) return { problem: "/proc/self/cgroup names no cgroup v2 directory visible here", fix: DELEGATE_FIX };
+  return { root: own, source: "autodetected from /proc/self/cgroup" };
+}
+
+/** `<root>/paseo-<hash of the home's real path>`. */
+export function homeCgroupOf(root: string, home: string): string {
+  let real = home;
+  try {
+    real = realpathSync(home);
+  } catch {
+    // A home not made yet: its path is its name.
+  }
+  return join(root, `paseo-${new Bun.CryptoHasher("sha256").update(real).digest("hex").slice(0, 16)}`);
+}
+
+/** The workspace's cgroup under a home cgroup. */
+export function workspaceCgroupOf(homeCgroup: string, workspaceId: string): string {
+  return join(homeCgroup, `w-${workspaceKey(workspaceId)}`);
+}
+
+/** The execution's cgroup under its workspace's. */
+export function executionCgroupOf(workspaceCgroup: string, execId: string): string {
+  return join(workspaceCgroup, `e-${new Bun.CryptoHasher("sha256").update(execId).digest("hex").slice(0, 32)}`);
+}
+
+/**
+ * The containment in force for `options`. "auto" falls back to process groups (with the reason
+ * kept for doctor); "cgroup" throws ContainmentError instead. Looks only: creates nothing.
+ */
+export function resolveContainment(options: RuntimeOptions, home: string): Containment {
+  if (options.containment === "process-group") return { kind: "process-group", reason: 'options.containment is "process-group"' };
+  const found = findCgroupRoot(options);
+  const problem = "problem" in found ? found : cgroupRootProblem(found.root);
+  if (problem) {
+    if (options.containment === "cgroup") throw new ContainmentError(`options.containment is "cgroup" but ${problem.problem}`, problem.fix);
+    return { kind: "process-group", reason: `${problem.problem} (${problem.fix})` };
+  }
+  const { root, source } = found as { root: string; source: string };
+  return { kind: "cgroup", root, source, homeCgroup: homeCgroupOf(root, home) };
+}
+
+/** One limit option as a cgroup interface file. */
+interface Limit {
+  option: "memoryMax" | "pidsMax" | "cpuMax";
+  controller: "memory" | "pids" | "cpu";
+  file: string;
+  value: string | undefined;
+}
+
+function limitsOf(options: RuntimeOptions): Limit[] {
+  return [
+    { option: "memoryMax", controller: "memory", file: "memory.max", value: options.memoryMax },
+    { option: "pidsMax", controller: "pids", file: "pids.max", value: options.pidsMax },
+    { option: "cpuMax", controller: "cpu", file: "cpu.max", value: options.cpuMax },
+  ];
+}
+
+/**
+ * Refuses, before anything changes, limits this containment cannot apply: a controller that is
+ * not available in the cgroup root, or no cgroups at all. Returns the controllers needed.
+ */
+export function checkLimits(containment: Containment, options: RuntimeOptions): string[] {
+  const wanted = limitsOf(options).filter((limit) => limit.value !== undefined);
+  if (wanted.length === 0) return [];
+  const names = wanted.map((limit) => `options.${limit.option}`).join(", ");
+  if (containment.kind === "process-group") {
+    throw new ContainmentError(`${names} needs cgroup containment, but process groups are in force: ${containment.reason}`, "give the runtime a delegated cgroup v2 hierarchy (README: Containment), or drop the limit options");
+  }
+  const available = availableControllers(containment.root);
+  for (const limit of wanted) {
+    if (available.includes(limit.controller)) continue;
+    const onV1 = cgroupV1Controllers().includes(limit.controller);
+    const where = onV1 ? `; on this host the ${limit.controller} controller is bound to cgroup v1 (a hybrid hierarchy), so cgroup v2 cannot have it` : "";
+    throw new ContainmentError(
+      `options.${limit.option} needs the ${limit.controller} controller, which is not available in ${containment.root} (cgroup.controllers: ${available.join(" ") || "none"})${where}`,
+      onV1
+        ? "boot with systemd.unified_cgroup_hierarchy=1 (pure cgroup v2), or drop the option"
+        : `delegate it: systemd Delegate=${limit.controller} (or Delegate=yes), or enable it in the parent's cgroup.subtree_control; or drop the option`,
+    );
+  }
+  return [...new Set(wanted.map((limit) => limit.controller))];
+}
+
+/**
+ * Makes the workspace's cgroup (and the home's) when missing and writes its limits: the value
+ * asked for, or "max" for a limit no longer asked for whose file exists. Returns its path.
+ * `at` is a recorded path to keep using; otherwise the one under the home cgroup.
+ */
+export function prepareWorkspaceCgroup(containment: Extract<Containment, { kind: "cgroup" }>, workspaceId: string, options: RuntimeOptions, at?: string | null): string {
+  const controllers = checkLimits(containment, options);
+  const dir = at ?? workspaceCgroupOf(containment.homeCgroup, workspaceId);
+  const home = dirname(dir);
+  if (!isCgroup(dirname(home))) throw new Error(`cgroup root ${dirname(home)} no longer exists; resume the workspace to move its cgroup under the current one`);
+  // A concurrent destroy may remove the (then empty) home cgroup between the two mkdirs.
+  for (let attempt = 0; ; attempt++) {
+    makeCgroup(home);
+    if (controllers.length > 0) {
+      delegateControllers(dirname(home), controllers);
+      delegateControllers(home, controllers);
+    }
+    try {
+      makeCgroup(dir);
+      break;
+    } catch (error) {
+      if (attempt >= 3 || isCgroup(home)) throw error;
+    }
+  }
+  for (const limit of limitsOf(options)) {
+    if (limit.value !== undefined) writeInterface(dir, limit.file, limit.value);
+    else if (availableControllers(dir).includes(limit.controller)) writeInterface(dir, limit.file, "max");
+  }
+  return dir;
+}
+
+/**
+ * Removes a workspace's cgroup once nothing runs in it: its (empty) execution cgroups, itself,
+ * and its home cgroup when that holds no other workspace. Throws when something still runs.
+ */
+export function removeWorkspaceCgroup(dir: string): void {
+  for (const child of childCgroups(dir)) removeCgroup(join(dir, child));
+  if (!removeCgroup(dir)) throw new Error(`cgroup ${dir} still holds processes ${processesIn(dir).join(", ")}`);
+  removeCgroup(dirname(dir));
+}
+
+/**
+ * create and resume: the workspace's cgroup gets its limits. It is made now when limits are
+ * asked for or one exists already; otherwise the first exec makes it. Its path is recorded
+ * before it is made, so destroy finds it even after a crash in between.
+ */
+export function applyWorkspaceLimits(db: Database, workspaceId: string, recorded: string | null, containment: Containment, options: RuntimeOptions): void {
+  const wanted = checkLimits(containment, options);
+  if (containment.kind !== "cgroup" || (wanted.length === 0 && recorded === null)) return;
+  const dir = recorded ?? workspaceCgroupOf(containment.homeCgroup, workspaceId);
+  if (recorded === null) write(db, () => updateWorkspace(db, workspaceId, { cgroup: dir }));
+  prepareWorkspaceCgroup(containment, workspaceId, options, dir);
+}
