@@ -4,7 +4,7 @@
  * keys are reported by `unknownOptions`, never rejected.
  */
 import * as v from "valibot";
-import { isAbsolute } from "node:path";
+import { isAbsolute, normalize } from "node:path";
 import { isSshUrl } from "./remote/url.ts";
 
 /** The owner stamped on workspaces when `options.owner` is absent. */
@@ -29,6 +29,12 @@ const NEVER_GIT_PROTOCOLS: Record<string, string> = {
   fd: "needs descriptors the runtime never passes, so git would wait forever",
 };
 
+/** How workloads are confined: not at all (the default), or inside the platform's sandbox. */
+export const ISOLATIONS = ["none", "sandbox"] as const;
+export type Isolation = (typeof ISOLATIONS)[number];
+/** A sandboxed workload's network: the host's, or none. */
+export const NETWORKS = ["host", "none"] as const;
+
 /** `got "x"` for a diagnostic; `undefined` and functions are not JSON. */
 function shown(value: unknown): string {
   return value === undefined ? "nothing" : JSON.stringify(value);
@@ -44,6 +50,21 @@ function absolutePath(name: string) {
   return v.pipe(
     v.string(message),
     v.check((path) => isAbsolute(path) && !path.includes("\0"), message),
+  );
+}
+
+/** A list of absolute, normalized paths (no `..`, `.`, `//` or trailing `/`), default []. */
+function absolutePaths(name: string) {
+  const message = mustBe(name, "a list of absolute paths (normalized, without NUL)");
+  return v.optional(
+    v.array(
+      v.pipe(
+        v.string(message),
+        v.check((path) => isAbsolute(path) && !path.includes("\0") && normalize(path) === path && (path === "/" || !path.endsWith("/")), message),
+      ),
+      message,
+    ),
+    [],
   );
 }
 
@@ -192,6 +213,14 @@ export const RuntimeOptions = v.object({
   pidsMax: v.optional(limit("pidsMax", `"max" or a positive number of processes (pids.max syntax)`, /^(max|[1-9][0-9]*)$/)),
   /** cpu.max of each workspace's cgroup. */
   cpuMax: v.optional(limit("cpuMax", `"max", "QUOTA" or "QUOTA PERIOD" in microseconds, quota ≥ 1000, period 1000–1000000 (cpu.max syntax)`, /^(max|[0-9]+)( [0-9]+)?$/, cpuMaxInRange)),
+  /** `sandbox`: every workload runs under bubblewrap (macOS: sandbox-exec); `none` runs it as the daemon's user, unconfined. */
+  isolation: v.optional(v.picklist(ISOLATIONS, mustBe("isolation", `"none" or "sandbox"`)), "none"),
+  /** Under the sandbox: `host` shares the host's network, `none` gives the workload no network at all. */
+  network: v.optional(v.picklist(NETWORKS, mustBe("network", `"host" or "none"`)), "host"),
+  /** Under the sandbox: more host paths the workload sees read-only, at the same path. */
+  sandboxReadOnly: absolutePaths("sandboxReadOnly"),
+  /** Under the sandbox: more host paths the workload sees read-write, at the same path. */
+  sandboxReadWrite: absolutePaths("sandboxReadWrite"),
 });
 
 export type RuntimeOptions = v.InferOutput<typeof RuntimeOptions>;

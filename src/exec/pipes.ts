@@ -15,10 +15,10 @@ export async function runPipes(plan: LaunchPlan, controls: ControlReader, signal
   const { proc } = launched;
   releaseStdio();
   const identity = startWorkload(launched, events);
-  // Straight to the group, no /proc scan: until Bun reaps the leader (our child) its group id
-  // cannot be reused, so the check is just "not reaped yet". Latency matters here.
+  // Straight to the group, no /proc scan: until the leader is reaped its group id cannot be
+  // reused, so the check is just "not reaped yet" (launch.ts). Latency matters here.
   signals.attach((signal) => {
-    if (proc.exitCode === null && proc.signalCode === null) sendSignal(-identity.pid, signal);
+    if (launched.mayForward()) sendSignal(-identity.pid, signal);
   });
   void expectControlEof(controls, launched, events);
   await proc.exited;

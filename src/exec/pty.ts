@@ -147,6 +147,7 @@ function deliverPtySignal(launched: Launched, signal: NodeJS.Signals): void {
     });
     return;
   }
+  if (!launched.mayForward()) return;
   const identity: ProcessIdentity = launched.leader;
   const leader = readProcess(identity.pid);
   sendSignal(-identity.pid, signal);
