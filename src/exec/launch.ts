@@ -14,6 +14,7 @@
  */
 import type { Subprocess } from "bun";
 import { closeSync } from "node:fs";
+import { diagnose } from "../output.ts";
 import { endCgroup, killCgroup, moveInto, removeCgroup } from "../platform/cgroup.ts";
 import { spawnDirectory } from "../platform/directory.ts";
 import { makePipe } from "../platform/libc.ts";
@@ -272,8 +273,9 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
     if (!write(plan.store.db, () => recordLaunch(plan.store.db, plan.workspaceId, plan.execId, leader.pid, leader.pid, leader.startTicks))) throw cancelled(plan);
   } catch (error) {
     workload.kill();
-    await workload.release().catch(() => {});
-    if (plan.cgroup) await endCgroup(plan.cgroup, 0).catch(() => {});
+    // The launch failed and says why below; a cleanup failing on top of it is reported, not thrown.
+    await workload.release().catch((cleanup: Error) => diagnose(`the sandbox of a failed launch did not end cleanly: ${cleanup.message}`));
+    if (plan.cgroup) await endCgroup(plan.cgroup, 0).catch((cleanup: Error) => diagnose(`cannot end the cgroup of a failed launch: ${cleanup.message}`));
     group?.close();
     bwrap.terminal?.close();
     finishRecord(plan);

@@ -67,6 +67,16 @@ export function forwardedSignals(mode: "pipes" | "pty"): NodeJS.Signals[] {
   return names.filter(isSignalName);
 }
 
+/** SIG_IGN for what the engine cannot catch, so that they cannot kill the wrapper. */
+function ignoreUncatchable(): void {
+  try {
+    for (const number of [...realtimeSignals(), ...UNCATCHABLE.map(signalNumber)]) if (number !== undefined) ignoreSignal(number);
+  } catch {
+    // libc cannot be loaded (dlopen): those signals keep their default action. Not said on fd 2,
+    // which may already be the workload's stderr to the daemon; nothing else depends on it.
+  }
+}
+
 export type Deliver = (signal: NodeJS.Signals) => void;
 
 export class SignalForwarder {
@@ -86,7 +96,7 @@ export class SignalForwarder {
     process.on("SIGPIPE", () => {
       // A closed fd 4 or log: the write that hit it reports EPIPE itself.
     });
-    for (const number of [...realtimeSignals(), ...UNCATCHABLE.map(signalNumber)]) if (number !== undefined) ignoreSignal(number);
+    ignoreUncatchable();
     return this;
   }
 
