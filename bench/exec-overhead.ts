@@ -10,6 +10,10 @@
  *   (shared pages split between the processes that map them: what they cost together),
  *   against the 4 GiB the issue allows. Aim: well under (≤ half).
  * Rounds rotate the wrapped runs (pipes and PTY), the empty program and the direct /bin/true.
+ * - With the sandbox (isolation "sandbox", when bwrap is installed): the same wall time and
+ *   spawn → started, beside the unsandboxed exec of the same run (trials alternate the two), and
+ *   bwrap alone starting /bin/true with the same namespaces (what bubblewrap itself costs, the
+ *   rest is the in-sandbox init); the resident memory of the sandbox init while it holds a workload.
  */
 import { readFileSync } from "node:fs";
 import { msBetween } from "./clock.ts";
@@ -19,11 +23,15 @@ import { BIN, sleep, trackWorkload, withTimeout } from "./procs.ts";
 import { figure, skipped, type Figure } from "./report.ts";
 import { summarize, type Summary } from "./stats.ts";
 import { StampReader, type Sigstamp } from "./workloads.ts";
+import { listProcesses } from "../src/platform/process.ts";
+import { bwrapArguments, sandboxTool } from "../src/platform/sandbox.ts";
 
 export interface ExecOptions {
   trials: number;
   warmup: number;
   workspace: { id: string; options: Record<string, unknown> };
+  /** The same kind of workspace under isolation "sandbox"; null when bwrap is missing (why, then). */
+  sandboxed: { id: string; options: Record<string, unknown> } | string;
   sigstamp: Sigstamp;
   empty: EmptyProgram;
   /** How many execs run at once for the memory figure (200 in the issue). */
@@ -33,9 +41,9 @@ export interface ExecOptions {
 const TRUE = "/bin/true";
 const RUN_TIMEOUT_MS = 10_000;
 
-async function wrappedTrue(options: ExecOptions, mode: "pipes" | "pty"): Promise<{ wallMs: number; startedMs: number }> {
+async function wrappedTrue(options: ExecOptions, mode: "pipes" | "pty", workspace = options.workspace): Promise<{ wallMs: number; startedMs: number }> {
   const stdio = mode === "pty" ? { kind: "pty", rows: 24, cols: 80 } : { kind: "pipes" };
-  const exec = new BenchExec(options.workspace.id, envelope([TRUE], { options: options.workspace.options, stdio }), { keepControls: mode === "pty" });
+  const exec = new BenchExec(workspace.id, envelope([TRUE], { options: workspace.options, stdio }), { keepControls: mode === "pty" });
   exec.closeStdin();
   const done = await withTimeout(exec.done, RUN_TIMEOUT_MS, `${mode} exec of ${TRUE}`);
   exec.closeControls();
@@ -57,11 +65,11 @@ function fmt(s: Summary): string {
   return `p50 ${s.p50.toFixed(2)} / p90 ${s.p90.toFixed(2)} / max ${s.max.toFixed(1)} ms`;
 }
 
-/** VmHWM and VmRSS of a live process, in MiB. */
-function memoryOf(pid: number): { peakMiB: number; rssMiB: number } {
+/** VmHWM, VmRSS and RssAnon (its private part) of a live process, in MiB. */
+function memoryOf(pid: number): { peakMiB: number; rssMiB: number; anonMiB: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
-  return { peakMiB: kib("VmHWM") / 1024, rssMiB: kib("VmRSS") / 1024 };
+  return { peakMiB: kib("VmHWM") / 1024, rssMiB: kib("VmRSS") / 1024, anonMiB: kib("RssAnon") / 1024 };
 }
 
 /** Rss, Pss and private bytes of a live process (MiB), from smaps_rollup; null when it is gone. */
@@ -93,6 +101,91 @@ async function holdingPeak(options: ExecOptions, mode: "pipes" | "pty") {
     exec.closeStdin();
     await withTimeout(exec.done, RUN_TIMEOUT_MS, `${mode} sigstamp exec: exit`);
     exec.closeControls();
+  }
+}
+
+/** bwrap with the namespaces and mounts of every sandbox, starting /bin/true: bubblewrap's own cost. */
+function bwrapTrue(): string[] {
+  return [sandboxTool(), ...bwrapArguments({ root: null, readWrite: [], readOnly: [], network: "host" }), "--", TRUE];
+}
+
+/** The sandbox figures of `mode`: sandboxed exec beside the unsandboxed one of the same run. */
+async function sandboxFigures(options: ExecOptions, mode: "pipes" | "pty"): Promise<Figure[]> {
+  const title = `exec /bin/true, ${mode}, sandboxed: wall time`;
+  if (typeof options.sandboxed === "string") {
+    return [skipped({ id: `exec.${mode}.sandboxed`, family: "exec", title, unit: "ms", better: "lower", reason: options.sandboxed })];
+  }
+  const sandboxed: number[] = [];
+  const sandboxedStarted: number[] = [];
+  const plain: number[] = [];
+  const bwrap: number[] = [];
+  for (let i = 0; i < options.warmup + options.trials; i++) {
+    const first = i % 2 === 0;
+    const p1 = first ? await wrappedTrue(options, mode) : null;
+    const s = await wrappedTrue(options, mode, options.sandboxed);
+    const p2 = first ? null : await wrappedTrue(options, mode);
+    const b = await direct(bwrapTrue());
+    if (i < options.warmup) continue;
+    sandboxed.push(s.wallMs);
+    sandboxedStarted.push(s.startedMs);
+    plain.push((p1 ?? p2)!.wallMs);
+    bwrap.push(b);
+  }
+  const s = summarize(sandboxed);
+  const p = summarize(plain);
+  const b = summarize(bwrap);
+  const st = summarize(sandboxedStarted);
+  return [
+    figure({
+      id: `exec.${mode}.sandboxed`,
+      family: "exec",
+      title,
+      unit: "ms",
+      better: "lower",
+      value: s.p50,
+      baseline: { label: "the same exec without the sandbox", value: p.p50 },
+      detail: `sandbox adds ${(s.p50 - p.p50).toFixed(2)} ms (p50), of which bwrap alone starting /bin/true takes ${b.p50.toFixed(2)} ms; sandboxed ${fmt(s)}; unsandboxed ${fmt(p)}; spawn → started sandboxed ${fmt(st)}`,
+      stats: { trials: options.trials, sandboxed: s, unsandboxed: p, bwrapTrue: b, sandboxedStarted: st, overheadMsP50: s.p50 - p.p50 },
+    }),
+  ];
+}
+
+function childrenOf(pid: number): number[] {
+  return listProcesses()
+    .filter((p) => p.ppid === pid && p.state !== "Z")
+    .map((p) => p.pid);
+}
+
+/** VmRSS of the sandbox init (the sandboxed workload's parent) while it holds a long-running workload. */
+async function sandboxInitMemory(options: ExecOptions, describePeakMiB: number): Promise<Figure> {
+  const title = "sandbox init resident memory, pipes, long-running workload";
+  if (typeof options.sandboxed === "string") return skipped({ id: "exec.sandbox-init.rss", family: "exec", title, unit: "MiB", better: "lower", reason: options.sandboxed });
+  const stamps = new StampReader();
+  const exec = new BenchExec(options.sandboxed.id, envelope(options.sigstamp.argv, { options: options.sandboxed.options, stdio: { kind: "pipes" } }), { onStdout: stamps.feed });
+  try {
+    await withTimeout(exec.started, RUN_TIMEOUT_MS, "sandboxed exec of sigstamp: started");
+    // sigstamp's own pid is one of the sandbox's namespace: find the init on the host instead
+    // (wrapper → bwrap → bwrap's init → the sandbox init → sigstamp). The sandbox dies with the wrapper.
+    await withTimeout(stamps.ready, RUN_TIMEOUT_MS, "sandboxed sigstamp: ready");
+    await sleep(300);
+    const [bwrap] = childrenOf(exec.pid);
+    const init = childrenOf(childrenOf(bwrap ?? -1)[0] ?? -1)[0];
+    if (init === undefined) throw new Error("the sandbox init was not found below the wrapper");
+    const memory = memoryOf(init);
+    return figure({
+      id: "exec.sandbox-init.rss",
+      family: "exec",
+      title,
+      unit: "MiB",
+      better: "lower",
+      value: memory.rssMiB,
+      baseline: { label: "describe peak RSS", value: describePeakMiB },
+      detail: `VmRSS ${memory.rssMiB.toFixed(1)} MiB (VmHWM ${memory.peakMiB.toFixed(1)} MiB), of which private (RssAnon) ${memory.anonMiB.toFixed(1)} MiB, for the workload's whole life; the rest is the binary's pages, shared with the wrapper`,
+      stats: memory,
+    });
+  } finally {
+    exec.closeStdin();
+    await withTimeout(exec.done, RUN_TIMEOUT_MS, "sandboxed sigstamp exec: exit");
   }
 }
 
@@ -169,8 +262,10 @@ export async function execFigures(options: ExecOptions): Promise<Figure[]> {
       stats,
     }),
   );
+  for (const mode of ["pipes", "pty"] as const) figures.push(...(await sandboxFigures(options, mode)));
   const emptyPeak = await medianPeakRssMiB([options.empty.path]);
   const describePeak = await medianPeakRssMiB([BIN, "describe"]);
+  if (describePeak !== null) figures.push(await sandboxInitMemory(options, describePeak.median));
   for (const mode of ["pipes", "pty"] as const) {
     const memory = await holdingPeak(options, mode);
     const title = `wrapper peak RSS, ${mode}, long-running workload`;

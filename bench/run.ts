@@ -80,13 +80,20 @@ async function main(): Promise<void> {
     }
     return workspace;
   };
+  /** The exec figures' sandboxed workspace, or why there is none. */
+  const sandboxedWorkspace = async () => {
+    if (!Bun.which("bwrap")) return "bwrap not on PATH (apt-get install bubblewrap)";
+    const sandboxed = await readyWorkspace("bench-sandbox", "seed", { isolation: "sandbox" });
+    onCleanup(sandboxed.cleanup);
+    return sandboxed;
+  };
   for (const family of flags.only) {
     const begin = performance.now();
     console.error(`bench: ${family}…`);
     try {
       if (family === "parser") figures.push(...(await parserFigures(config.parser)));
       if (family === "signals") figures.push(...(await signalFigures({ ...config.signals, workspace: await needWorkspace(), sigstamp })));
-      if (family === "exec") figures.push(...(await execFigures({ ...config.exec, workspace: await needWorkspace(), sigstamp, empty })));
+      if (family === "exec") figures.push(...(await execFigures({ ...config.exec, workspace: await needWorkspace(), sandboxed: await sandboxedWorkspace(), sigstamp, empty })));
       if (family === "lifecycle") figures.push(...(await lifecycleFigures({ ...config.lifecycle, empty })));
       if (family === "remote") figures.push(...(await remoteFigures(config.remote)));
       if (family === "containment") figures.push(...(await containmentFigures({ ...config.containment, workspace: await needWorkspace(), empty })));

@@ -1,4 +1,5 @@
 /** argv → one validated invocation. Nothing here reads stdin or touches state. */
+import { signalNameProblem } from "./platform/signals.ts";
 
 /** How one flag is documented in `<command> --help`, and what its value must be. */
 export interface FlagDoc {
@@ -83,7 +84,7 @@ export const HOME_ENV: Readonly<Record<string, string>> = {
 const PROTOCOL_FLAGS: Readonly<Record<string, FlagDoc>> = {
   "workspace-id": { value: "W", help: "the workspace id the daemon addresses" },
   "exec-id": { value: "E", help: "the execution id of the spawn envelope" },
-  signal: { value: "SIG", help: "the signal to send, by name (the daemon sends SIGKILL)" },
+  signal: { value: "SIG", help: "the signal to send, by name (the daemon sends SIGKILL)", check: signalNameProblem },
 };
 
 const REQUEST = '{"protocolVersion":1,"options":{}}';

@@ -77,7 +77,16 @@ async function main(argv: string[]): Promise<number> {
     writeStdout(commandHelp(helpFor));
     return 0;
   }
-  if (isRemoteCall(argv)) return await (await import("./remote/main.ts")).remoteMain(argv);
+  if (isRemoteCall(argv)) {
+    const { remoteMain } = await import("./remote/main.ts");
+    try {
+      return await remoteMain(argv);
+    } catch (error) {
+      // `--remote … exec` run by hand, without the daemon's fd 3 and fd 4.
+      if (error instanceof UsageError) return usageError(error);
+      throw error;
+    }
+  }
   let invocation: Invocation;
   try {
     invocation = parseArgs(argv);

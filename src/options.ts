@@ -4,7 +4,7 @@
  * keys are reported by `unknownOptions`, never rejected.
  */
 import * as v from "valibot";
-import { isAbsolute } from "node:path";
+import { isAbsolute, normalize } from "node:path";
 import { isSshUrl } from "./remote/url.ts";
 import { once } from "./platform/lazy.ts";
 
@@ -38,6 +38,12 @@ function given<S extends v.GenericSchema>(build: () => S) {
   return v.lazy(once(build));
 }
 
+/** How workloads are confined: not at all (the default), or inside the platform's sandbox. */
+export const ISOLATIONS = ["none", "sandbox"] as const;
+export type Isolation = (typeof ISOLATIONS)[number];
+/** A sandboxed workload's network: the host's, or none. */
+export const NETWORKS = ["host", "none"] as const;
+
 /** `got "x"` for a diagnostic; `undefined` and functions are not JSON. */
 function shown(value: unknown): string {
   return value === undefined ? "nothing" : JSON.stringify(value);
@@ -53,6 +59,18 @@ function absolutePath(name: string) {
   return v.pipe(
     v.string(message),
     v.check((path) => isAbsolute(path) && !path.includes("\0"), message),
+  );
+}
+
+/** A list of absolute, normalized paths (no `..`, `.`, `//` or trailing `/`), default []. */
+function absolutePaths(name: string) {
+  const message = mustBe(name, "a list of absolute paths (normalized, without NUL)");
+  return v.array(
+    v.pipe(
+      v.string(message),
+      v.check((path) => isAbsolute(path) && !path.includes("\0") && normalize(path) === path && (path === "/" || !path.endsWith("/")), message),
+    ),
+    message,
   );
 }
 
@@ -206,6 +224,14 @@ const RuntimeOptionsSchema = v.object({
   pidsMax: v.optional(given(() => limit("pidsMax", `"max" or a positive number of processes (pids.max syntax)`, /^(max|[1-9][0-9]*)$/))),
   /** cpu.max of each workspace's cgroup. */
   cpuMax: v.optional(given(() => limit("cpuMax", `"max", "QUOTA" or "QUOTA PERIOD" in microseconds, quota ≥ 1000, period 1000–1000000 (cpu.max syntax)`, /^(max|[0-9]+)( [0-9]+)?$/, cpuMaxInRange))),
+  /** `sandbox`: every workload runs under bubblewrap (macOS: sandbox-exec); `none` runs it as the daemon's user, unconfined. */
+  isolation: v.optional(given(() => v.picklist(ISOLATIONS, mustBe("isolation", `"none" or "sandbox"`)))),
+  /** Under the sandbox: `host` shares the host's network, `none` gives the workload no network at all. */
+  network: v.optional(given(() => v.picklist(NETWORKS, mustBe("network", `"host" or "none"`)))),
+  /** Under the sandbox: more host paths the workload sees read-only, at the same path. */
+  sandboxReadOnly: v.optional(given(() => absolutePaths("sandboxReadOnly"))),
+  /** Under the sandbox: more host paths the workload sees read-write, at the same path. */
+  sandboxReadWrite: v.optional(given(() => absolutePaths("sandboxReadWrite"))),
 });
 
 /** The options as given: each key the map had, validated. */
@@ -225,6 +251,10 @@ function withDefaults(given: GivenOptions) {
     allowedGitProtocols: given.allowedGitProtocols ?? [...DEFAULT_GIT_PROTOCOLS],
     gitTimeoutMs: given.gitTimeoutMs ?? DEFAULT_GIT_TIMEOUT_MS,
     containment: given.containment ?? "auto",
+    isolation: given.isolation ?? "none",
+    network: given.network ?? "host",
+    sandboxReadOnly: given.sandboxReadOnly ?? [],
+    sandboxReadWrite: given.sandboxReadWrite ?? [],
   };
 }
 

@@ -1,19 +1,27 @@
-import { fstatSync } from "node:fs";
+import { describeDescriptor, type DescriptorKind } from "../platform/descriptor.ts";
 import { Control, FrameDecoder, ProtocolError } from "../protocol/index.ts";
 
 /** fd 3 carries controls from the daemon, fd 4 carries our events back. */
 export const CONTROL_FD = 3;
 export const EVENT_FD = 4;
 
-/** Fails clearly when `exec` was not started the daemon's way (five stdio descriptors). */
-export function requireProtocolFds(): void {
-  for (const fd of [CONTROL_FD, EVENT_FD]) {
-    try {
-      fstatSync(fd);
-    } catch {
-      throw new Error(`exec needs fd ${CONTROL_FD} (controls) and fd ${EVENT_FD} (events) from the daemon, but fd ${fd} is not open`);
+/** What fd 3 may be (`3< envelope.json` is a file), and fd 4 (`4>&1` on a terminal is a character device). */
+const CONTROL_KINDS: readonly DescriptorKind[] = ["pipe", "socket", "file"];
+const EVENT_KINDS: readonly DescriptorKind[] = ["pipe", "socket", "file", "character device"];
+
+/**
+ * Why this `exec` was not started the daemon's way (five stdio descriptors), or null. Run by
+ * hand with only three, fds 3 and 4 are Bun's own descriptors, which must never be read.
+ * The caller makes it a usage error.
+ */
+export function protocolFdsProblem(): string | null {
+  for (const [fd, kinds] of [[CONTROL_FD, CONTROL_KINDS], [EVENT_FD, EVENT_KINDS]] as const) {
+    const found = describeDescriptor(fd);
+    if (!kinds.includes(found.kind)) {
+      return `exec needs the spawn envelope on fd ${CONTROL_FD} and an event channel on fd ${EVENT_FD}; to run a command by hand use \`paseo-host-runtime run\` (fd ${fd} is ${found.what})`;
     }
   }
+  return null;
 }
 
 /**
@@ -55,6 +63,11 @@ export class ControlReader {
     return frames;
   }
 
+  /** Bytes already received beyond the frames taken so far (part of a frame included). */
+  get bufferedBytes(): number {
+    return this.#chunk.length + this.#decoder.pendingBytes;
+  }
+
   #take(): Control | null {
     while (this.#chunk.length > 0) {
       const nl = this.#chunk.indexOf(0x0a);
@@ -74,6 +87,7 @@ export class ControlReader {
   async drain(): Promise<void> {
     this.#chunk = new Uint8Array(0);
     while (!this.#done) {
+      // A read error is the daemon's end going away: nothing is left to drain.
       const { done } = await this.#reader.read().catch(() => ({ done: true }));
       if (done) this.#done = true;
     }
@@ -82,6 +96,8 @@ export class ControlReader {
   /** Stops reading (the stream is released; the daemon may still write). */
   cancel(): void {
     this.#done = true;
-    this.#reader.cancel().catch(() => {});
+    this.#reader.cancel().catch(() => {
+      // The stream already failed or ended: it is released either way.
+    });
   }
 }

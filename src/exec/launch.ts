@@ -10,20 +10,24 @@
  *   inside the workspace's cgroup, so killing that cgroup never kills a wrapper.
  * - process group: the wrapper spawns the launch gate (gate.ts), records its pid, and only
  *   then tells it what to become.
+ * - sandbox (isolation "sandbox", Linux): launchSandboxed below.
  */
 import type { Subprocess } from "bun";
 import { closeSync } from "node:fs";
+import { diagnose } from "../output.ts";
 import { endCgroup, killCgroup, moveInto, removeCgroup } from "../platform/cgroup.ts";
 import { spawnDirectory } from "../platform/directory.ts";
 import { makePipe } from "../platform/libc.ts";
 import { GroupHandle, stopWorkload } from "../platform/process-group.ts";
 import { bootId, readProcess, type ProcessIdentity, type ProcessInfo } from "../platform/process.ts";
-import { markFinished, mayLaunch, recordLaunch } from "../store/executions.ts";
+import { mayLaunch, recordLaunch } from "../store/executions.ts";
 import { write } from "../workspace/lock.ts";
 import { GATE_ENV, gateArgv, gateOutcome, openGate } from "./gate.ts";
 import { checkLeader } from "./identity.ts";
 import { releaseDirectories, type LaunchPlan } from "./prepare.ts";
 import { ProgramError } from "./program.ts";
+import { finishRecord } from "./record.ts";
+import { SandboxedWorkload } from "./sandboxed.ts";
 
 /** How pipes.ts and pty.ts want the child's stdio: inherited descriptors, or a fresh terminal. */
 export type StdioShape = { stdio: ["inherit", "inherit", "inherit"]; detached: true } | { terminal: Bun.TerminalOptions };
@@ -36,15 +40,25 @@ export interface ExecutionScope {
   finish(graceMs: number): Promise<void>;
 }
 
+/** What the modes follow of the workload's leader: the spawned process, or (sandbox) the init's word on it. */
+export type WorkloadProcess = Pick<Subprocess, "exited" | "exitCode" | "signalCode" | "terminal">;
+
 export interface Launched {
-  proc: Subprocess;
+  proc: WorkloadProcess;
   leader: ProcessIdentity;
   scope: ExecutionScope;
+  /** Whether a signal may still go to the leader's group: its number cannot have been reused. */
+  mayForward(): boolean;
+}
+
+/** Until Bun reaps the leader (our own child) its group id cannot be reused. */
+function whileUnreaped(proc: Subprocess): () => boolean {
+  return () => proc.exitCode === null && proc.signalCode === null;
 }
 
 /** A spawn that threw (ENOENT, EACCES…): release the reservation and explain. */
 export function launchFailed(plan: LaunchPlan, error: unknown): ProgramError {
-  markFinished(plan.store.db, plan.workspaceId, plan.execId);
+  finishRecord(plan);
   if (plan.cgroup) removeCgroup(plan.cgroup);
   const err = error as NodeJS.ErrnoException;
   const code = err.code === "ENOENT" ? 127 : 126;
@@ -63,6 +77,7 @@ function cancelled(plan: LaunchPlan): ProgramError {
  * when nothing runs.
  */
 export async function launchWorkload(plan: LaunchPlan, shape: StdioShape): Promise<Launched> {
+  if (plan.sandbox) return await launchSandboxed(plan, plan.sandbox, shape);
   return plan.cgroup ? await launchInCgroup(plan, plan.cgroup, shape) : await launchThroughGate(plan, shape);
 }
 
@@ -100,7 +115,7 @@ async function launchInCgroup(plan: LaunchPlan, cgroup: string, shape: StdioShap
     releaseDirectories(plan);
   }
   if (!leader || !proc) throw cancelled(plan);
-  return { proc, leader, scope: cgroupScope(cgroup) };
+  return { proc, leader, scope: cgroupScope(cgroup), mayForward: whileUnreaped(proc) };
 }
 
 /**
@@ -163,7 +178,7 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
     await Promise.all([gateOutcome(statusRead), proc.exited]);
     group?.close();
     proc.terminal?.close();
-    markFinished(plan.store.db, plan.workspaceId, plan.execId);
+    finishRecord(plan);
     throw cancelled(plan);
   }
   let failure: { code: number; message: string } | null;
@@ -179,10 +194,10 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
     await proc.exited;
     group?.close();
     proc.terminal?.close();
-    markFinished(plan.store.db, plan.workspaceId, plan.execId);
+    finishRecord(plan);
     throw new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])}: ${failure.message}`, failure.code);
   }
-  return { proc, leader, scope: groupScope(leader, group) };
+  return { proc, leader, scope: groupScope(leader, group), mayForward: whileUnreaped(proc) };
 }
 
 /**
@@ -200,6 +215,97 @@ function groupScope(leader: ProcessIdentity, group: GroupHandle | null): Executi
       } finally {
         group?.close();
       }
+    },
+  };
+}
+
+/**
+ * The sandbox: what is spawned is bwrap (prepare.ts made the plan's program its), in the
+ * execution's cgroup when there is one; the workload is the sandbox init's child, found through
+ * the init's first report (sandboxed.ts), and its identity is what is recorded. No gate is
+ * needed: bwrap dies with the wrapper (--die-with-parent), so a wrapper killed before the record
+ * leaves nothing running. Once the workload exists, the sandbox's own processes (bwrap, its
+ * init and the sandbox init) leave the execution's cgroup for the wrapper's: the cgroup then
+ * holds exactly the workload's processes, so a signal or cgroup.kill for the execution never
+ * ends the init before it reported the workload's exact end.
+ */
+async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan["sandbox"]>, shape: StdioShape): Promise<Launched> {
+  const spawnOptions = { argv0: plan.argv[0], env: plan.env, stdio: sandbox.stdio, ...("terminal" in shape ? { terminal: shape.terminal } : { detached: true }) };
+  const spawn = () => Bun.spawn([plan.program, ...plan.argv.slice(1)], { ...spawnOptions, cwd: spawnDirectory(plan.cwdFd) } as Parameters<typeof Bun.spawn>[1]);
+  let proc: Subprocess | undefined;
+  try {
+    if (plan.cgroup) {
+      if (plan.origin === null) throw new Error("this process's own cgroup is not visible");
+      const [cgroup, origin] = [plan.cgroup, plan.origin.dir];
+      await plan.origin.primed;
+      const allowed = write(plan.store.db, () => {
+        if (!mayLaunch(plan.store.db, plan.workspaceId, plan.execId)) return false;
+        moveInto(cgroup, process.pid);
+        try {
+          proc = spawn();
+        } finally {
+          comeBack(origin, cgroup);
+        }
+        return true;
+      });
+      if (!allowed) throw cancelled(plan);
+    } else proc = spawn();
+  } catch (error) {
+    if (plan.cgroup && proc) killCgroup(plan.cgroup);
+    proc?.kill("SIGKILL");
+    proc?.terminal?.close();
+    if (error instanceof ProgramError) throw error;
+    throw launchFailed(plan, error);
+  } finally {
+    releaseDirectories(plan);
+  }
+  const bwrap = proc!;
+  const workload = new SandboxedWorkload(bwrap, sandbox.request);
+  let group: GroupHandle | null = null;
+  let leader: ProcessIdentity;
+  try {
+    await workload.start();
+    // The init blocks until `recorded`: the workload's pid is the workload's until then.
+    if (plan.cgroup) for (const pid of workload.machinery) moveInto(plan.origin!.dir, pid);
+    const info = checkLeader(readProcess(workload.pid), workload.pid, plan.wrapperStartTicks, sandbox.request.mode === "pipes");
+    leader = { pid: workload.pid, startTicks: info.startTicks, bootId: bootId() };
+    group = GroupHandle.open(workload.pid);
+    if (!write(plan.store.db, () => recordLaunch(plan.store.db, plan.workspaceId, plan.execId, leader.pid, leader.pid, leader.startTicks))) throw cancelled(plan);
+  } catch (error) {
+    workload.kill();
+    // The launch failed and says why below; a cleanup failing on top of it is reported, not thrown.
+    await workload.release().catch((cleanup: Error) => diagnose(`the sandbox of a failed launch did not end cleanly: ${cleanup.message}`));
+    if (plan.cgroup) await endCgroup(plan.cgroup, 0).catch((cleanup: Error) => diagnose(`cannot end the cgroup of a failed launch: ${cleanup.message}`));
+    group?.close();
+    bwrap.terminal?.close();
+    finishRecord(plan);
+    if (plan.cgroup) removeCgroup(plan.cgroup);
+    if (error instanceof ProgramError) throw error;
+    throw new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])} in the sandbox: ${(error as Error).message}`, 1);
+  }
+  workload.confirmed();
+  return { proc: workload, leader, scope: sandboxScope(workload, leader, plan.cgroup, group), mayForward: () => workload.mayForward() };
+}
+
+/**
+ * A sandboxed execution's end: the workload's leftovers first (its cgroup, or its proven group
+ * and session), SIGTERM, the grace, SIGKILL; then the sandbox itself ends, and with it anything
+ * still in its pid namespace. killAll ends the workload's processes only, so the init still
+ * reports how the leader died.
+ */
+function sandboxScope(workload: SandboxedWorkload, leader: ProcessIdentity, cgroup: string | null, group: GroupHandle | null): ExecutionScope {
+  const base = cgroup ? cgroupScope(cgroup) : groupScope(leader, group);
+  return {
+    killAll: () => base.killAll(),
+    finish: async (graceMs) => {
+      try {
+        await base.finish(graceMs);
+      } finally {
+        group?.close();
+        await workload.release();
+      }
+      // Reported (as an error event) by finishWorkload, after which the exit says code 1.
+      if (workload.problem) throw new Error(workload.problem);
     },
   };
 }

@@ -1,14 +1,13 @@
 import { disableCoreDumps } from "../platform/libc.ts";
 import { signalNumber } from "../platform/signals.ts";
 
-export { isSignalName, signalNumber } from "../platform/signals.ts";
-
 const CORE_SIGNALS = new Set(["SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGSEGV", "SIGSYS", "SIGXCPU", "SIGXFSZ"]);
-
 
 /**
  * Ends the wrapper the way the workload ended: the same exit code, or death by the same
- * signal with its default disposition; 128+n when re-raising does not kill us (e.g. as PID 1).
+ * signal with its default disposition; 128+n when re-raising does not kill us (e.g. as PID 1,
+ * or SIGPWR, which the JavaScript engine handles itself). A death by a signal without a name
+ * arrives here as its exit code 128+n already (protocol/signal.ts).
  */
 export async function mirrorExit(code: number | null, signal: string | null): Promise<never> {
   if (signal === null) process.exit(code ?? 1);
@@ -20,9 +19,10 @@ export async function mirrorExit(code: number | null, signal: string | null): Pr
   process.on(name, restore);
   process.removeAllListeners(name);
   try {
-    process.kill(process.pid, name);
+    // By number: Bun's process.kill does not know every name of the table (SIGSTKFLT, SIGPWR).
+    process.kill(process.pid, number);
   } catch {
-    // Not deliverable to ourselves: fall through to the exit status.
+    // Not deliverable to ourselves: the exit status below says it instead.
   }
   await Bun.sleep(20);
   process.exit(128 + number);

@@ -1,18 +1,31 @@
 import type { SpawnEnvelope } from "../protocol/index.ts";
 import { isCgroup, makeCgroup, ownCgroupDir, primeMigration } from "../platform/cgroup.ts";
 import { selfIdentity } from "../platform/process.ts";
+import { filesToShow, SANDBOX_FDS, sandboxLaunch, sandboxTool, SandboxUnavailable, type Launch } from "../platform/sandbox.ts";
 import { openStore, type Store } from "../store/db.ts";
-import { markFinished, reserveExecution } from "../store/executions.ts";
+import { reserveExecution, type Reservation } from "../store/executions.ts";
 import { getWorkspace, updateWorkspace } from "../store/workspaces.ts";
 import { whileReady } from "../workspace/access.ts";
+import { settleEnded } from "../workspace/executions.ts";
 import type { OpenRoot } from "../workspace/confinement.ts";
 import { checkLimits, ContainmentError, executionCgroupOf, prepareWorkspaceCgroup, resolveContainment, workspaceCgroupOf, type Containment } from "../workspace/containment.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
-import { closeDescriptor, leaveSpawnDirectory } from "../platform/directory.ts";
+import { closeDescriptor, identityOf, leaveSpawnDirectory, openDirectory } from "../platform/directory.ts";
+import { duplicateDescriptor, memoryFile } from "../platform/libc.ts";
+import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { ownershipOf, type Ownership } from "../workspace/owner.ts";
 import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
+import { sandboxView } from "../workspace/sandbox-view.ts";
 import { helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
+import { finishRecord, recordRefusal } from "./record.ts";
+import type { SandboxRequest } from "./sandbox-protocol.ts";
+import { SANDBOX_INIT_SOURCE, sandboxInitCommand } from "./sandboxed.ts";
+
+/** A descriptor the spawn hands to the child at its index (Bun.spawn's stdio array). */
+export type SpawnStdio = "inherit" | "ignore" | "pipe" | number;
+/** Bun.spawn's stdio array: fds 0–2, then any further descriptors. */
+export type SpawnStdioArray = [SpawnStdio, SpawnStdio, SpawnStdio, ...SpawnStdio[]];
 
 /** Everything validated before launch: nothing here has started a process. */
 export interface LaunchPlan {
@@ -35,6 +48,13 @@ export interface LaunchPlan {
   /** The argv the workload gets (the envelope's, unless a JavaScript helper needs the embedded engine). */
   argv: string[];
   env: Record<string, string>;
+  /**
+   * Under the Linux sandbox: program, argv and env above are bwrap's (src/platform/sandbox.ts),
+   * the workload itself is what the sandbox init is asked to run, and the spawn hands over the
+   * descriptors in `stdio` (numbers as SANDBOX_FDS says). Null otherwise (macOS's sandbox-exec
+   * is only a different program and argv).
+   */
+  sandbox: { request: SandboxRequest; stdio: SpawnStdioArray; held: number[] } | null;
   /** Start time of this wrapper: the workload cannot be older. */
   wrapperStartTicks: number;
   /** The execution's own cgroup (made, recorded, empty), or null under process-group containment. */
@@ -56,23 +76,83 @@ export function workloadEnv(envelope: SpawnEnvelope): Record<string, string> {
 }
 
 /**
- * The file to execute: argv[0] through PATH, or the workspace helper's own resolution. The later
- * dialect has no helperCommand: its helper must be on the workload's PATH, which for a host
- * runtime is the host's (the runtime's own, inherited from the daemon) since the call's env is {}.
+ * The file to execute (argv[0] through PATH, or the workspace helper's own resolution), and the
+ * files it needs (for the sandbox to show). The later dialect has no helperCommand: its helper
+ * must be on the workload's PATH, which for a host runtime is the host's (the runtime's own,
+ * inherited from the daemon) since the call's env is {}.
  */
-function resolveLaunch(envelope: SpawnEnvelope, owner: Ownership, options: RuntimeOptions, env: Record<string, string>, cwd: string) {
+function resolveLaunch(envelope: SpawnEnvelope, owner: Ownership, options: RuntimeOptions, env: Record<string, string>, cwd: string): Launch & { files: string[] } {
   const name = envelope.argv[0]!;
   if (envelope.purpose.kind === "workspace-helper" && !name.includes("/")) {
     const hostPath = owner.dialect === "later" ? process.env.PATH : undefined;
-    return helperLaunch(resolveHelper(name, env, cwd, options.helperPath, hostPath), envelope.argv, env);
+    const helper = resolveHelper(name, env, cwd, options.helperPath, hostPath);
+    return { ...helperLaunch(helper, envelope.argv, env), files: [process.execPath, helper.path] };
   }
-  return { program: resolveProgram(name, env, cwd), argv: [...envelope.argv], env };
+  const program = resolveProgram(name, env, cwd);
+  return { program, argv: [...envelope.argv], env, files: [program] };
+}
+
+/** The sandbox tool, or null without isolation; its absence refuses the exec (exit 1) before anything is launched. */
+function isolationTool(options: RuntimeOptions): string | null {
+  if (options.isolation !== "sandbox") return null;
+  try {
+    return sandboxTool();
+  } catch (error) {
+    if (error instanceof SandboxUnavailable) throw new ProgramError(error.message, 1);
+    throw error;
+  }
+}
+
+/**
+ * The launch as spawned under the sandbox, and (Linux) what the sandbox init runs. The view
+ * also shows the program's file and this binary (the init, and the engine of a JavaScript
+ * helper) when the system directories do not already.
+ */
+function sandboxed(launch: Launch & { files: string[] }, tool: string, mode: "pipes" | "pty", record: WorkspaceRecord, root: OpenRoot, cwd: { path: string; fd: number }, options: RuntimeOptions) {
+  const view = sandboxView(record, root, options);
+  view.readOnly.push(...filesToShow(process.platform === "linux" ? [process.execPath, ...launch.files] : launch.files, view));
+  const spawned = sandboxLaunch(launch, view, tool, sandboxInitCommand());
+  if (process.platform !== "linux") return { launch: spawned, sandbox: null };
+  const stdio = mode === "pipes" ? ([SANDBOX_FDS.stdin, SANDBOX_FDS.stdout, SANDBOX_FDS.stderr] as [number, number, number]) : null;
+  const request: SandboxRequest = { type: "run", mode, program: launch.program, argv: launch.argv, env: launch.env, cwd: cwd.path, cwdIdentity: identityOf(cwd.fd), stdio };
+  const held: number[] = [];
+  try {
+    let bound = root.fd;
+    if (view.root !== root.path) held.push((bound = openCheckout(view.root!, root)));
+    const script = memoryFile("paseo-sandbox-init", SANDBOX_INIT_SOURCE);
+    held.push(script);
+    // Index = descriptor number in bwrap (SANDBOX_FDS).
+    if (mode === "pty") return { launch: spawned, sandbox: { request, stdio: ["inherit", "inherit", "inherit", "pipe", bound, script] as SpawnStdioArray, held } };
+    // Pipes: bwrap's own stdio is /dev/null and a pipe for its messages; the daemon's fds 0-2 go
+    // to the init alone (as duplicates: the spawn replaces 0-2 before it would copy them).
+    const copies = [0, 1, 2].map(duplicateDescriptor);
+    held.push(...copies);
+    return { launch: spawned, sandbox: { request, stdio: ["ignore", "ignore", "pipe", "pipe", bound, script, ...copies] as SpawnStdioArray, held } };
+  } catch (error) {
+    for (const fd of held) closeDescriptor(fd);
+    throw error;
+  }
+}
+
+/**
+ * The owned checkout the root lies in, opened again (it was proven a moment ago, in this same
+ * transaction) and compared with what was just seen, so bwrap binds exactly that directory.
+ */
+function openCheckout(path: string, root: OpenRoot): number {
+  const fd = openDirectory(path);
+  if (identityOf(fd) !== root.seen.checkout) {
+    closeDescriptor(fd);
+    throw new ProgramError(`the checkout ${path} changed while the sandbox was prepared; nothing was launched`, 1);
+  }
+  return fd;
 }
 
 /**
  * Checks containment, workspace, cwd and program, then claims the execution identity (with
  * the cgroup it will run in), all inside the one transaction that sees the workspace ready,
  * so pause and destroy cannot slip in between. The cgroup is made only once it is on record.
+ * Whatever refuses the exec once the store is open, the identity ends up recorded as finished
+ * (record.ts recordRefusal), so the daemon's cleanup `signal` finds it already clean.
  */
 export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
   const options = readOptions(envelope.options);
@@ -80,34 +160,54 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
   const own = options.containment !== "process-group" ? ownCgroupDir() : null;
   const origin = own === null ? null : { dir: own, primed: primeMigration(own) };
   const store = openStore(options);
+  const self = selfIdentity();
+  const owner = ownershipOf(envelope, options.owner);
+  const reservation: Reservation = {
+    workspaceId,
+    execId: envelope.execId,
+    mode: envelope.stdio.kind,
+    purpose: envelope.purpose.kind,
+    argv0: envelope.argv[0]!,
+    bootId: self.bootId,
+    wrapperPid: self.pid,
+    wrapperStartTicks: self.startTicks,
+  };
+  try {
+    return claimLaunch(store, options, owner, reservation, envelope, origin);
+  } catch (error) {
+    recordRefusal(store, reservation, owner);
+    throw error;
+  }
+}
+
+function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, reservation: Reservation, envelope: SpawnEnvelope, origin: LaunchPlan["origin"]): LaunchPlan {
+  const { workspaceId, execId } = reservation;
+  const tool = isolationTool(options);
   const containment = refuseUncontained(() => {
     const found = resolveContainment(options, store.home);
     checkLimits(found, options);
     return found;
   });
-  const self = selfIdentity();
-  const owner = ownershipOf(envelope, options.owner);
-  const plan = whileReady(store.db, workspaceId, owner, (root) => {
+  const plan = whileReady(store.db, workspaceId, owner, (root, record) => {
+    // Records its wrapper could not finish (a full disk) are finished here, by the kernel's word.
+    settleEnded(store.db, workspaceId);
     const { cwd, cwdFd } = openCwd(root, envelope.cwd ?? "");
+    let held: number[] = [];
     try {
-      const { program, argv, env } = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
-      const where = cgroupsOf(store, workspaceId, envelope.execId, containment);
-      reserveExecution(store.db, {
-        workspaceId,
-        execId: envelope.execId,
-        mode: envelope.stdio.kind,
-        purpose: envelope.purpose.kind,
-        argv0: envelope.argv[0]!,
-        bootId: self.bootId,
-        wrapperPid: self.pid,
-        wrapperStartTicks: self.startTicks,
-        cgroup: where?.execution ?? null,
-      });
+      const resolved = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
+      const { launch, sandbox } = tool
+        ? sandboxed(resolved, tool, envelope.stdio.kind, record, root, { path: cwd, fd: cwdFd }, options)
+        : { launch: resolved, sandbox: null };
+      held = sandbox?.held ?? [];
+      const { program, argv, env } = launch;
+      const where = cgroupsOf(store, workspaceId, execId, containment);
+      reserveExecution(store.db, { ...reservation, cgroup: where?.execution ?? null });
       const rootDir = { path: root.path, fd: root.fd };
       const cgroup = where?.execution ?? null;
-      return { workspaceId, execId: envelope.execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, wrapperStartTicks: self.startTicks, cgroup, origin, where };
+      return { workspaceId, execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, sandbox, wrapperStartTicks: reservation.wrapperStartTicks, cgroup, origin, where };
     } catch (error) {
       if (cwdFd !== root.fd) closeDescriptor(cwdFd);
+      for (const fd of held) closeDescriptor(fd);
       throw error;
     }
   });
@@ -117,7 +217,7 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
       if (!isCgroup(workspace)) prepareWorkspaceCgroup(containment, workspaceId, options, workspace);
       makeCgroup(execution);
     } catch (error) {
-      markFinished(store.db, workspaceId, plan.execId);
+      finishRecord(plan);
       releaseDirectories(plan);
       refuseUncontained(() => {
         throw error;
@@ -157,9 +257,10 @@ function openCwd(root: OpenRoot, relative: string): { cwd: string; cwdFd: number
   return { cwd, cwdFd: cwd === root.path ? root.fd : openInside(root.fd, root.path, relative, "cwd") };
 }
 
-/** Closes the plan's directory descriptors: call once the spawn returned (or failed). */
+/** Closes the plan's directory descriptors (and the sandbox's copies of fds 0–2): call once the spawn returned (or failed). */
 export function releaseDirectories(plan: LaunchPlan): void {
   leaveSpawnDirectory();
   if (plan.cwdFd !== plan.root.fd) closeDescriptor(plan.cwdFd);
   closeDescriptor(plan.root.fd);
+  for (const fd of plan.sandbox?.held ?? []) closeDescriptor(fd);
 }

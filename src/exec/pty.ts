@@ -1,17 +1,14 @@
 import type { Subprocess } from "bun";
 import type { ResizeControl } from "../protocol/index.ts";
 import { readProcess, sendSignal, type ProcessIdentity } from "../platform/process.ts";
-import { markFinished } from "../store/executions.ts";
 import type { ControlReader } from "./controls.ts";
 import { EventWriter } from "./events.ts";
 import { launchWorkload, type Launched } from "./launch.ts";
-import { isSignalName } from "./mirror.ts";
 import type { LaunchPlan } from "./prepare.ts";
-import { ProgramError } from "./program.ts";
 import { PtyOutput } from "./pty-output.ts";
 import type { SignalForwarder } from "./signals.ts";
 import { releaseStdio } from "./stdio.ts";
-import { failWorkload, finishWorkload, startWorkload, type Outcome } from "./workload.ts";
+import { failWorkload, finishWorkload, refuseBeforeLaunch, startWorkload, type Outcome } from "./workload.ts";
 
 /** The terminal's EOF character (VEOF, ^D), sent once when the daemon closes fd 0. */
 const EOF_CHARACTER = "\x04";
@@ -21,12 +18,6 @@ const MASTER_DRAIN_MS = 300;
 const OUTPUT_SETTLE_MS = 250;
 /** How long the wrapper waits, after `exit`, for the daemon to close fd 0 and fd 3 (it does on exit). */
 const HANGUP_WAIT_MS = 250;
-
-/** A signal frame's name must be a real signal; anything else is a protocol error. */
-function checkSignalName(name: string): NodeJS.Signals {
-  if (!isSignalName(name)) throw new Error(`unsupported signal ${JSON.stringify(name)} in a PTY signal frame`);
-  return name;
-}
 
 /** Set once the leader was reaped: input is then drained, no longer forwarded. */
 interface Session {
@@ -81,14 +72,11 @@ function takeEarlyControls(plan: LaunchPlan, controls: ControlReader, events: Ev
   try {
     for (const frame of controls.takeBuffered()) {
       if (frame.type === "resize") resizes.push(frame);
-      else if (frame.type === "signal") signals.push(checkSignalName(frame.signal));
+      else if (frame.type === "signal") signals.push(frame.signal as NodeJS.Signals);
       else throw new Error("a second spawn envelope on fd 3");
     }
   } catch (error) {
-    markFinished(plan.store.db, plan.workspaceId, plan.execId);
-    events.error((error as Error).message);
-    events.close();
-    throw new ProgramError(`${(error as Error).message}; nothing was launched`, 1);
+    throw refuseBeforeLaunch(plan, events, (error as Error).message);
   }
   return { resizes, signals };
 }
@@ -113,7 +101,7 @@ async function followControls(
         if (!terminal.closed) terminal.resize(frame.cols, frame.rows);
         events.resized(frame.id);
       } else if (frame.type === "signal") {
-        signals.receive(checkSignalName(frame.signal));
+        signals.receive(frame.signal as NodeJS.Signals);
       } else {
         throw new Error("a second spawn envelope on fd 3");
       }
@@ -159,6 +147,7 @@ function deliverPtySignal(launched: Launched, signal: NodeJS.Signals): void {
     });
     return;
   }
+  if (!launched.mayForward()) return;
   const identity: ProcessIdentity = launched.leader;
   const leader = readProcess(identity.pid);
   sendSignal(-identity.pid, signal);

@@ -1,20 +1,34 @@
 /**
- * The part of a workload's life both modes share: proving its identity before `started`,
- * and turning its end into cleanup, `eof`, `exit` and the finished record.
+ * The part of a workload's life both modes share: refusing before launch, proving its
+ * identity before `started`, and turning its end into cleanup, the record, `eof` and `exit`.
  */
+import { removeCgroup } from "../platform/cgroup.ts";
 import type { ProcessIdentity } from "../platform/process.ts";
-import { markFinished } from "../store/executions.ts";
+import { exitBySignal, type ExitStatus } from "../protocol/index.ts";
 import type { EventWriter } from "./events.ts";
 import type { Launched } from "./launch.ts";
-import type { LaunchPlan } from "./prepare.ts";
+import { releaseDirectories, type LaunchPlan } from "./prepare.ts";
+import { ProgramError } from "./program.ts";
+import { finishRecord } from "./record.ts";
 
 /** Grace given to what is left of the execution after the leader exited. */
 const LEFTOVER_GRACE_MS = 200;
 
-/** How a workload ended. */
-export interface Outcome {
-  code: number | null;
-  signal: string | null;
+/** How a workload ended: exactly what the fd 4 `exit` says. */
+export type Outcome = ExitStatus;
+
+/**
+ * A protocol failure found before launch (a bad frame with the envelope): nothing runs. The
+ * record is finished, the plan's directories and (empty) cgroup released, one `error` event is
+ * sent and fd 4 closed; the caller throws the result.
+ */
+export function refuseBeforeLaunch(plan: LaunchPlan, events: EventWriter, message: string): ProgramError {
+  finishRecord(plan);
+  releaseDirectories(plan);
+  if (plan.cgroup) removeCgroup(plan.cgroup);
+  events.error(message);
+  events.close();
+  return new ProgramError(`${message}; nothing was launched`, 1);
 }
 
 /** The workload is launched, contained and on record (launch.ts checked it leads its session): `started`. */
@@ -23,15 +37,23 @@ export function startWorkload(launched: Launched, events: EventWriter): ProcessI
   return launched.leader;
 }
 
-/** After the leader was reaped: end what is left of the execution, record, then `eof` and `exit`. */
-export async function finishWorkload(plan: LaunchPlan, launched: Launched, events: EventWriter, beforeEof?: () => Promise<void>): Promise<Outcome> {
+/** What the reaped leader's status says: its code, its signal's name, or 128+n for a signal without one. */
+function outcomeOf(launched: Launched): Outcome {
   const { proc } = launched;
-  const signal = proc.signalCode === null ? null : String(proc.signalCode);
-  const outcome: Outcome = { code: signal ? null : proc.exitCode, signal };
-  if (outcome.code === null && outcome.signal === null) outcome.code = 1;
+  if (proc.signalCode !== null) return exitBySignal(proc.signalCode);
+  return { code: proc.exitCode ?? 1, signal: null };
+}
+
+/**
+ * After the leader was reaped: end what is left of the execution, record, then `eof` and
+ * `exit`. Nothing here may keep `eof` and `exit` from the daemon: cleanup failures become an
+ * error event, a store that refuses the record is reported (record.ts).
+ */
+export async function finishWorkload(plan: LaunchPlan, launched: Launched, events: EventWriter, beforeEof?: () => Promise<void>): Promise<Outcome> {
+  const outcome = outcomeOf(launched);
   await launched.scope.finish(LEFTOVER_GRACE_MS).catch((error: Error) => events.error(error.message));
   if (beforeEof) await beforeEof().catch((error: Error) => events.error(error.message));
-  markFinished(plan.store.db, plan.workspaceId, plan.execId, outcome);
+  finishRecord(plan, outcome);
   plan.store.db.close();
   events.eof();
   events.exit(outcome.code, outcome.signal);

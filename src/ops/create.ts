@@ -1,4 +1,5 @@
 import type { Invocation } from "../cli.ts";
+import { requireSandbox } from "../platform/sandbox.ts";
 import { withStore } from "../store/db.ts";
 import { resolveHome } from "../store/home.ts";
 import { getWorkspace } from "../store/workspaces.ts";
@@ -19,6 +20,8 @@ import { readLifecycleCall, respond } from "./request.ts";
  */
 export async function create(invocation: Invocation): Promise<number> {
   const { request, options, owner } = readLifecycleCall();
+  // Fail closed: a workspace meant to be sandboxed is never made usable without a working sandbox.
+  if (options.isolation === "sandbox") requireSandbox(options.network);
   const checked = createInputOf(request, invocation.flags.get("workspace-id")!, options.allowedGitProtocols);
   const hostDirectory = effectiveHostDirectory(checked, options.hostDirectory);
   const policy = { protocols: options.allowedGitProtocols, timeoutMs: options.gitTimeoutMs };

@@ -1,5 +1,5 @@
-import type { Invocation } from "../cli.ts";
-import { ControlReader, requireProtocolFds } from "../exec/controls.ts";
+import { UsageError, type Invocation } from "../cli.ts";
+import { ControlReader, protocolFdsProblem } from "../exec/controls.ts";
 import { mirrorExit } from "../exec/mirror.ts";
 import { runPipes } from "../exec/pipes.ts";
 import { runPty } from "../exec/pty.ts";
@@ -18,9 +18,11 @@ import { attachExecLog, logExecExited, logExecFailed, logExecRefused } from "./c
 export async function exec(invocation: Invocation): Promise<number> {
   const signals = new SignalForwarder().install();
   process.chdir("/");
-  requireProtocolFds();
+  const notTheDaemons = protocolFdsProblem();
+  if (notTheDaemons !== null) throw new UsageError(notTheDaemons, "exec");
   const controls = new ControlReader();
   const envelope = await readEnvelope(controls);
+  if (envelope.stdio.kind === "pty") signals.keepJobControl();
   const facts = { mode: envelope.stdio.kind, purpose: envelope.purpose.kind };
   logTo(invocation, envelope);
   let plan;

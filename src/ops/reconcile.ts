@@ -1,6 +1,7 @@
 import type { Invocation } from "../cli.ts";
 import { reapAbandonedExecutions } from "../workspace/executions.ts";
 import { withStore } from "../store/db.ts";
+import { deleteOrphanRecords } from "../store/executions.ts";
 import { getWorkspace, listWorkspaces, updateWorkspace } from "../store/workspaces.ts";
 import { destroyWorkspace } from "../workspace/destroy.ts";
 import { isAbandoned, liveHolder, write } from "../workspace/lock.ts";
@@ -41,6 +42,8 @@ export async function reconcile(_invocation: Invocation): Promise<number> {
       if (orphan || interrupted) await destroyWorkspace(db, home, record.workspaceId, owner);
     }
     await reapAbandonedExecutions(db, scope.map((record) => record.workspaceId));
+    // Refused exec ids of workspaces that do not exist: finished, nobody's, nothing to keep.
+    write(db, () => deleteOrphanRecords(db));
     respond({ type: "ok", protocolVersion: 1 }, owner.dialect);
     return 0;
   });

@@ -1,4 +1,5 @@
 import type { Invocation } from "../cli.ts";
+import { requireSandbox } from "../platform/sandbox.ts";
 import { withStore } from "../store/db.ts";
 import { resolveHome } from "../store/home.ts";
 import { applyWorkspaceLimits, checkLimits, resolveContainment } from "../workspace/containment.ts";
@@ -15,6 +16,8 @@ import { readLifecycleCall, respond } from "./request.ts";
  */
 export async function resume(invocation: Invocation): Promise<number> {
   const { options, owner } = readLifecycleCall();
+  // Fail closed: a workspace meant to be sandboxed is never made usable without a working sandbox.
+  if (options.isolation === "sandbox") requireSandbox(options.network);
   const workspaceId = invocation.flags.get("workspace-id")!;
   const containment = resolveContainment(options, resolveHome(options));
   checkLimits(containment, options);

@@ -1,5 +1,4 @@
 import type { Invocation } from "../cli.ts";
-import { isSignalName } from "../exec/mirror.ts";
 import { isSameProcess } from "../platform/process.ts";
 import { signalExecution, wrapperOf } from "../workspace/executions.ts";
 import { withExistingStore } from "../store/db.ts";
@@ -21,10 +20,8 @@ export async function signal(invocation: Invocation): Promise<number> {
   const { options, owner } = readLifecycleCall();
   const workspaceId = invocation.flags.get("workspace-id")!;
   const execId = invocation.flags.get("exec-id")!;
-  const name = invocation.flags.get("signal")!;
-  if (!isSignalName(name)) {
-    throw new Error(`unknown signal ${JSON.stringify(name)}: give a name such as SIGKILL or SIGTERM`);
-  }
+  // A name of the signal table: cli.ts refused anything else as a usage error, before reading stdin.
+  const name = invocation.flags.get("signal") as NodeJS.Signals;
   const notReady = (): number => {
     throw new Error(`execution identity ${JSON.stringify(execId)} of workspace ${JSON.stringify(workspaceId)} is not ready (never started)`);
   };

@@ -1,4 +1,5 @@
 /** The few libc calls Node's API lacks, through bun:ffi (works inside compiled binaries). */
+import { writeSync } from "node:fs";
 import type { Pointer } from "bun:ffi";
 import { lazyOs } from "./lazy.ts";
 
@@ -287,4 +288,90 @@ export function pidfdOpen(pid: number): number {
 export function pidfdSignal(fd: number, signal: number, group: boolean): number {
   const result = Number(linux().syscall(SYS_PIDFD_SEND_SIGNAL, fd, signal, 0, group ? PIDFD_SIGNAL_PROCESS_GROUP : 0));
   return result < 0 ? -errno() : 0;
+}
+
+let signalLib: ReturnType<typeof loadSignalCalls> | undefined;
+
+/** signal(2) and, on Linux, libc's real-time signal range (glibc and musl both export it). */
+function loadSignalCalls() {
+  return ffi().dlopen(LIBC, {
+    signal: { args: ["i32", "i64"], returns: ffi().FFIType.i64_fast },
+    ...(isLinux
+      ? {
+          __libc_current_sigrtmin: { args: [], returns: "i32" },
+          __libc_current_sigrtmax: { args: [], returns: "i32" },
+        }
+      : {}),
+  }).symbols as {
+    signal: (signal: number, handler: number) => number;
+    __libc_current_sigrtmin?: () => number;
+    __libc_current_sigrtmax?: () => number;
+  };
+}
+
+function signalCalls() {
+  signalLib ??= loadSignalCalls();
+  return signalLib;
+}
+
+/** SIG_IGN, and signal(2)'s SIG_ERR. */
+const SIG_IGN = 1;
+const SIG_ERR = -1;
+
+/**
+ * The real-time signals an application may use, SIGRTMIN..SIGRTMAX as libc numbers them
+ * (the ones below SIGRTMIN are libc's own); none outside Linux.
+ */
+export function realtimeSignals(): number[] {
+  const calls = signalCalls();
+  if (!calls.__libc_current_sigrtmin || !calls.__libc_current_sigrtmax) return [];
+  const numbers: number[] = [];
+  for (let n = calls.__libc_current_sigrtmin(); n <= calls.__libc_current_sigrtmax(); n++) numbers.push(n);
+  return numbers;
+}
+
+/** Sets signal `number` to SIG_IGN in this process (children start with the default again: Bun's spawn resets them). */
+export function ignoreSignal(number: number): void {
+  if (signalCalls().signal(number, SIG_IGN) === SIG_ERR) throw new Error(`signal(${number}, SIG_IGN) failed`);
+}
+
+/**
+ * Descriptors for the sandbox's launch (src/exec/prepare.ts): duplicates of the daemon's, and
+ * the in-memory file bwrap copies the sandbox init from. `fcntl` is variadic; its one argument
+ * is an int here. `memfd_create` is Linux only (glibc 2.27, musl 1.1.20).
+ */
+let dupLib: ReturnType<typeof loadDup> | undefined;
+
+function loadDup() {
+  return ffi().dlopen(LIBC, {
+    fcntl: { args: ["i32", "i32", "i32"], returns: "i32" },
+    ...(process.platform === "linux" ? { memfd_create: { args: ["ptr", "u32"], returns: "i32" } } : {}),
+    [ERRNO_SYMBOL]: { args: [], returns: "ptr" },
+  }).symbols as { fcntl: (fd: number, cmd: number, arg: number) => number; memfd_create?: (name: Buffer, flags: number) => number } & Record<string, unknown>;
+}
+
+const MFD_CLOEXEC = 1;
+
+/** A close-on-exec in-memory file holding `data`, its offset at 0 (Linux). */
+export function memoryFile(name: string, data: string): number {
+  const lib = (dupLib ??= loadDup());
+  const fd = lib.memfd_create!(cString(name), MFD_CLOEXEC);
+  if (fd < 0) throw failed(errnoOf(lib), "memfd_create");
+  const bytes = Buffer.from(data);
+  // Positional writes leave the offset at 0, where bwrap starts reading.
+  for (let offset = 0; offset < bytes.length; ) offset += writeSync(fd, bytes, offset, bytes.length - offset, offset);
+  return fd;
+}
+
+const F_DUPFD_CLOEXEC = process.platform === "darwin" ? 67 : 1030;
+
+/**
+ * A close-on-exec duplicate of `fd` numbered 10 or above: a spawn that also replaces fds 0–2
+ * can then hand the original 0–2 on at other numbers without dup2 clobbering them first.
+ */
+export function duplicateDescriptor(fd: number): number {
+  const lib = (dupLib ??= loadDup());
+  const copy = lib.fcntl(fd, F_DUPFD_CLOEXEC, 10);
+  if (copy < 0) throw failed(errnoOf(lib), `fcntl(${fd}, F_DUPFD_CLOEXEC)`);
+  return copy;
 }

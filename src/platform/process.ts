@@ -3,6 +3,7 @@
  * Identity = (boot id, pid, start time): a pid alone can be recycled.
  */
 import { closeSync, openSync, readFileSync, readSync, readdirSync } from "node:fs";
+import { signalNumber } from "./signals.ts";
 
 /** A process as the kernel reports it. `startTicks` is comparable only within one boot. */
 export interface ProcessInfo {
@@ -131,10 +132,13 @@ export function holdsPid(id: ProcessIdentity): boolean {
   return info !== null && info.startTicks === id.startTicks;
 }
 
-/** Sends a signal, returning false when the target no longer exists. */
+/**
+ * Sends a signal, returning false when the target no longer exists. By number: Bun's
+ * process.kill does not know every name of the signal table (SIGSTKFLT, SIGPWR).
+ */
 export function sendSignal(pid: number, signal: NodeJS.Signals | number): boolean {
   try {
-    process.kill(pid, signal);
+    process.kill(pid, typeof signal === "number" ? signal : signalNumber(signal)!);
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;

@@ -5,6 +5,7 @@
 import * as v from "valibot";
 import { jsonMap, nonNegativeInt, protocolVersion, runtimeInstanceId, stringMap, terminalSize } from "./common.ts";
 import { byDialect, detected, type OutputOf } from "./dialect.ts";
+import { SignalName } from "./signal.ts";
 
 /** A purpose that is only its kind. */
 function bare<K extends string>(kind: K) {
@@ -66,11 +67,11 @@ export const ResizeControl = v.strictObject({
   cols: terminalSize,
 });
 
-/** A PTY signal request, by name. */
+/** A PTY signal request, by a name of the signal table. */
 export const SignalControl = v.strictObject({
   type: v.literal("signal"),
   protocolVersion,
-  signal: v.string(),
+  signal: SignalName,
 });
 
 /** Any fd 3 frame. */

@@ -1,9 +1,8 @@
+import * as v from "valibot";
 import type { Mode } from "./describe.ts";
 import { ProtocolError } from "./errors.ts";
 import type { ProcessEvent } from "./events.ts";
-
-/** A signal name such as SIGTERM or SIGRTMIN; never a number, not even `SIG15`. */
-const SIGNAL_NAME = /^SIG[A-Z][A-Z0-9]*$/;
+import { SignalName } from "./signal.ts";
 
 /**
  * Judges an fd 4 event stream against SPEC §4: started → (resized)* → eof → exit, with
@@ -88,6 +87,6 @@ export class EventSequence {
 function checkExitStatus(code: number | null, signal: string | null): string | null {
   if ((code === null) === (signal === null)) return "exit event must carry exactly one of code and signal";
   if (code !== null && (code < 0 || code > 255)) return `exit code ${code} is outside 0..255`;
-  if (signal !== null && !SIGNAL_NAME.test(signal)) return `exit signal ${JSON.stringify(signal)} is not a signal name`;
+  if (signal !== null && !v.is(SignalName, signal)) return `exit signal ${JSON.stringify(signal)} is not a signal name`;
   return null;
 }

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { nonNegativeInt, protocolVersion } from "./common.ts";
+import { SignalName } from "./signal.ts";
 
 /** Any fd 4 frame. */
 export const ProcessEvent = v.variant("type", [
@@ -10,7 +11,7 @@ export const ProcessEvent = v.variant("type", [
     type: v.literal("exit"),
     protocolVersion,
     code: v.nullable(v.pipe(v.number(), v.integer())),
-    signal: v.nullable(v.string()),
+    signal: v.nullable(SignalName),
   }),
   v.strictObject({ type: v.literal("error"), protocolVersion, message: v.string() }),
 ]);

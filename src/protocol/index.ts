@@ -1,5 +1,6 @@
 /** Public v1 protocol: schemas, derived types, framing and the fd 4 lifecycle checker. */
 export * from "./common.ts";
+export * from "./signal.ts";
 export * from "./dialect.ts";
 export * from "./json.ts";
 export * from "./describe.ts";

@@ -11,7 +11,7 @@ import type { ChildProcess } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { selfCommand, selfEnv } from "../ops/operator/common.ts";
 import { lazyChildProcess } from "../platform/lazy.ts";
-import { isSignalName } from "../exec/mirror.ts";
+import { isSignalName } from "../platform/signals.ts";
 import { FrameDecoder, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame, parseMessage } from "../protocol/index.ts";
 import { VERSION } from "../version.ts";
 import { Channel, MuxDecoder, MuxType, SendCredit, encodeCredit, encodeMux, creditOf, type MuxFrame } from "./mux.ts";

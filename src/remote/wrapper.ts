@@ -12,8 +12,8 @@
  */
 import type { ChildProcess } from "node:child_process";
 import type { Readable } from "node:stream";
-import type { Invocation } from "../cli.ts";
-import { CONTROL_FD, requireProtocolFds } from "../exec/controls.ts";
+import { UsageError, type Invocation } from "../cli.ts";
+import { CONTROL_FD, protocolFdsProblem } from "../exec/controls.ts";
 import { EventWriter } from "../exec/events.ts";
 import { mirrorExit } from "../exec/mirror.ts";
 import { SignalForwarder } from "../exec/signals.ts";
@@ -42,7 +42,8 @@ export async function execThroughRemote(call: RemoteCall, invocation: Invocation
   // First of all: a SIGTERM landing before its handler would kill us and leave nothing to forward it.
   const signals = new SignalForwarder().install();
   process.chdir("/");
-  requireProtocolFds();
+  const notTheDaemons = protocolFdsProblem();
+  if (notTheDaemons !== null) throw new UsageError(notTheDaemons, "exec");
   const controls = new RawControls();
   const envelope = await controls.envelope();
   const ctx = remoteContext(call, envelope.options);

@@ -76,6 +76,19 @@ export function reserveExecution(db: Database, r: Reservation): void {
   ).run(r.workspaceId, r.execId, r.mode, r.purpose, r.argv0, r.bootId, r.wrapperPid, r.wrapperStartTicks, now(), r.cgroup ?? null);
 }
 
+/**
+ * Records an identity that was refused before anything launched, as finished at once (pid 0,
+ * no outcome), so `signal` answers "already clean" for it. An identity already on record is
+ * left exactly as it is (it may be another execution's: identities are never reused).
+ */
+export function recordRefused(db: Database, r: Reservation): void {
+  db.query(
+    `INSERT OR IGNORE INTO executions (workspace_id, exec_id, mode, purpose, argv0, pid, pgid, start_ticks, boot_id,
+       wrapper_pid, wrapper_start_ticks, started_at, finished_at, cgroup)
+     VALUES (?1, ?2, ?3, ?4, ?5, 0, 0, 0, ?6, ?7, ?8, ?9, ?9, NULL)`,
+  ).run(r.workspaceId, r.execId, r.mode, r.purpose, r.argv0, r.bootId, r.wrapperPid, r.wrapperStartTicks, now());
+}
+
 /** True while a reservation may still launch: not launched yet and not finished (cancelled). */
 export function mayLaunch(db: Database, workspaceId: string, execId: string): boolean {
   return db.query("SELECT 1 FROM executions WHERE workspace_id = ?1 AND exec_id = ?2 AND pid = 0 AND finished_at IS NULL").get(workspaceId, execId) !== null;
@@ -131,6 +144,16 @@ export function markFinished(db: Database, workspaceId: string, execId: string, 
     `UPDATE executions SET finished_at = ?3, exit_code = ?4, exit_signal = ?5
      WHERE workspace_id = ?1 AND exec_id = ?2 AND finished_at IS NULL`,
   ).run(workspaceId, execId, now(), exit?.code ?? null, exit?.signal ?? null);
+}
+
+/**
+ * Removes the finished records of workspaces that do not exist (exec ids refused before any
+ * such workspace existed, see recordRefused): one workspace id, or every one (reconcile).
+ */
+export function deleteOrphanRecords(db: Database, workspaceId?: string): number {
+  const orphan = "finished_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.workspace_id = executions.workspace_id)";
+  if (workspaceId === undefined) return db.query(`DELETE FROM executions WHERE ${orphan}`).run().changes;
+  return db.query(`DELETE FROM executions WHERE workspace_id = ?1 AND ${orphan}`).run(workspaceId).changes;
 }
 
 /** Removes every execution record of a workspace (destroy). */

@@ -44,12 +44,13 @@ export function openUsableRoot(db: Database, record: WorkspaceRecord): OpenRoot 
  * either is seen and stopped by pause, or sees "paused" here and must not go on.
  * On success `fn` owns `root.fd` (it must close it); if `fn` throws, it is closed here.
  */
-export function whileReady<T>(db: Database, workspaceId: string, owner: Ownership, fn: (root: OpenRoot) => T): T {
+export function whileReady<T>(db: Database, workspaceId: string, owner: Ownership, fn: (root: OpenRoot, record: WorkspaceRecord) => T): T {
   return db
     .transaction(() => {
-      const root = openUsableRoot(db, requireReadyWorkspace(db, workspaceId, owner));
+      const record = requireReadyWorkspace(db, workspaceId, owner);
+      const root = openUsableRoot(db, record);
       try {
-        return fn(root);
+        return fn(root, record);
       } catch (error) {
         closeDescriptor(root.fd);
         throw error;

@@ -2,7 +2,7 @@
 import type { Database } from "bun:sqlite";
 import { removeWorkspaceCgroup } from "./containment.ts";
 import { stopWorkspaceExecutions } from "./executions.ts";
-import { deleteExecutions } from "../store/executions.ts";
+import { deleteExecutions, deleteOrphanRecords } from "../store/executions.ts";
 import { deleteWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { childTracker, repoGuard, liveHolder, reapOrphanChild, takeLock, untilFree, write } from "./lock.ts";
 import { assertOwner, type Ownership } from "./owner.ts";
@@ -26,7 +26,11 @@ export async function destroyWorkspace(db: Database, home: string, workspaceId: 
     updateWorkspace(db, workspaceId, { status: "destroying" });
     return { done: record };
   });
-  if (!previous) return false;
+  if (!previous) {
+    // Nothing to destroy; exec ids refused while no such workspace existed are forgotten.
+    write(db, () => deleteOrphanRecords(db, workspaceId));
+    return false;
+  }
   await reapOrphanChild(db, previous);
   await stopWorkspaceExecutions(db, workspaceId, 0, previous.cgroup);
   if (previous.cgroup) removeWorkspaceCgroup(previous.cgroup);

@@ -6,11 +6,12 @@
 import type { Database } from "bun:sqlite";
 import { dirname, join } from "node:path";
 import { diagnose } from "../output.ts";
-import { childCgroups, endCgroup, removeCgroup, signalCgroup } from "../platform/cgroup.ts";
+import { childCgroups, endCgroup, isPopulated, removeCgroup, signalCgroup } from "../platform/cgroup.ts";
 import { signalAndWait, stopWorkload, type Ending } from "../platform/process-group.ts";
-import { isSameProcess, type ProcessIdentity } from "../platform/process.ts";
+import { holdsPid, isSameProcess, type ProcessIdentity } from "../platform/process.ts";
 import { cancelReservations, markFinished, unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
 import { write } from "./lock.ts";
+import { logLine } from "../log/runtime-log.ts";
 
 /** The workload's leader as recorded (pid 0 until launched). */
 export function leaderOf(record: ExecutionRecord): ProcessIdentity {
@@ -92,4 +93,38 @@ export async function reapAbandonedExecutions(db: Database, workspaceIds: readon
     reaped++;
   }
   return reaped;
+}
+
+/**
+ * True when the kernel says nothing of this execution is left, without signalling anything:
+ * its cgroup is empty (or gone); under process groups, it never launched (the gate runs nothing
+ * without its wrapper) or its leader no longer holds its pid (what is left of its group, if
+ * anything, can no longer be proven its own: every operation leaves such processes alone).
+ */
+function hasEnded(record: ExecutionRecord): boolean {
+  if (record.cgroup) return !isPopulated(record.cgroup);
+  return record.pid === 0 || !holdsPid(leaderOf(record));
+}
+
+/**
+ * Finishes the records of a workspace's executions that are over although nobody recorded it:
+ * the wrapper is gone (it could not write its record: a full or read-only disk; or it was killed
+ * once the workload had ended) and the kernel says nothing of the execution is left. Kills
+ * nothing: an execution with a process left is signal's and reconcile's to end. An empty cgroup
+ * is removed. Call inside a write transaction; returns how many records it finished.
+ */
+export function settleEnded(db: Database, workspaceId: string): number {
+  let settled = 0;
+  for (const record of unfinishedExecutions(db, workspaceId)) {
+    if (isSameProcess(wrapperOf(record)) || !hasEnded(record)) continue;
+    if (record.cgroup) removeCgroup(record.cgroup);
+    markFinished(db, record.workspaceId, record.execId);
+    logLine("warn", "settled", {
+      execId: record.execId,
+      workloadPid: record.pid || undefined,
+      message: `its wrapper (pid ${record.wrapperPid}) is gone without recording its end, and nothing of it is left (${record.cgroup ? "its cgroup is empty" : "its leader is gone"}): recorded as finished, outcome unknown (the daemon had it on fd 4)`,
+    });
+    settled++;
+  }
+  return settled;
 }

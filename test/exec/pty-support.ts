@@ -62,14 +62,31 @@ export async function until<T>(what: string, probe: () => T | null | undefined |
   }
 }
 
-/** The workload the wrapper launched: its only direct child that is not a zombie. */
+/**
+ * The workload the wrapper launched: the marked process below the wrapper whose parent is not
+ * marked. That is the wrapper's own child without the sandbox, and the process below bwrap
+ * and the sandbox init with it (they run with an env of their own, never the workload's).
+ */
 export function workloadOf(handle: ExecHandle): Promise<ProcessInfo> {
-  return until(`the workload of wrapper ${handle.pid}`, () => listProcesses().find((p) => p.ppid === handle.pid && p.state !== "Z"));
+  return until(`the workload of wrapper ${handle.pid}`, () => {
+    const processes = listProcesses();
+    const byPid = new Map(processes.map((p) => [p.pid, p]));
+    const below = (p: ProcessInfo) => {
+      for (let up = byPid.get(p.ppid), depth = 0; up && depth < 8; up = byPid.get(up.ppid), depth++) if (up.pid === handle.pid) return true;
+      return p.ppid === handle.pid;
+    };
+    return processes.find((p) => p.state !== "Z" && isMarked(p.pid) && !isMarked(p.ppid) && below(p));
+  });
 }
 
-/** Live processes in the session or process group `id` (a workload leader's pid). */
-export function sessionMembers(id: number): ProcessInfo[] {
-  return listProcesses().filter((p) => p.state !== "Z" && (p.sid === id || p.pgid === id));
+/**
+ * Live processes in the workload's session or process group. Without the sandbox the leader
+ * leads its session; in the sandbox the session is bwrap's (which holds the terminal), so only
+ * the workload's own processes (marked) of that session count.
+ */
+export function sessionMembers(leader: ProcessInfo): ProcessInfo[] {
+  const own = leader.sid === leader.pid;
+  return listProcesses().filter((p) => p.state !== "Z" && (p.sid === leader.sid || p.pgid === leader.pgid) && (own || isMarked(p.pid)));
 }
 
 /** One line of /proc/<pid>/status, e.g. `SigIgn`. */

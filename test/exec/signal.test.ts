@@ -78,11 +78,16 @@ describe("signal: the bounded cleanup path", () => {
     expect((await signalOp(env.execId as string)).code).toBe(0);
   });
 
-  test("an unknown signal name is refused", async () => {
-    const result = await signalOp(newExecId(), "SIGNOPE");
-    expect(result.code).not.toBe(0);
-    expect(result.stderr).toContain("unknown signal");
-  });
+  for (const name of ["SIGNOPE", "9", "SIGRTMIN", "SIGRTMIN+1", "sigkill", "KILL"]) {
+    test(`--signal ${name} is a usage error (exit 2) and nothing is read`, async () => {
+      // A request that is not JSON: had stdin been read, the failure would be exit 1 about it.
+      const result = await runBinary(["signal", "--workspace-id", ws.id, "--exec-id", newExecId(), "--signal", name], { stdin: "not a request\n" });
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toContain(`--signal ${JSON.stringify(name)} is not a signal name (give one such as SIGTERM or SIGKILL, not a number)`);
+      expect(result.stderr).toContain("Usage: paseo-host-runtime signal");
+    });
+  }
 
   test("a record whose start time does not match (pid reuse) never signals the live process", async () => {
     const bystander = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });

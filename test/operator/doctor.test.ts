@@ -122,6 +122,24 @@ describe("doctor", () => {
     expect(failed.stdout).not.toContain("database");
   });
 
+  describe.skipIf(missingTools("doctor with isolation sandbox", ["bwrap"]).length > 0)("with isolation sandbox configured", () => {
+    test("the sandbox check starts a sandboxed /bin/true in place of the informational tools line", async () => {
+      const result = await op(box, ["doctor", "--home", box.home, "--options-json", '{"isolation":"sandbox"}', "--json"]);
+      expect(result.code).toBe(0);
+      const report = JSON.parse(result.stdout) as { ok: boolean; checks: Check[] };
+      expect(report.checks.map((check) => check.name)).toEqual([...NAMES.slice(0, -1), "sandbox"]);
+      expect(report.checks.at(-1)).toMatchObject({ status: "ok", detail: expect.stringContaining("started a sandboxed /bin/true") });
+    });
+
+    test("without bwrap on the PATH it fails, naming the package and the sysctls, exit 1", async () => {
+      const result = await op(box, ["doctor", "--home", box.home, "--options-json", '{"isolation":"sandbox"}'], { env: { PATH: join(box.path, "empty-bin") } });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(/^✗ sandbox +isolation "sandbox" needs bubblewrap, and bwrap is not on the runtime's PATH/m);
+      expect(result.stdout).toContain("kernel.unprivileged_userns_clone");
+      expect(result.stdout).toMatch(/fix: install bubblewrap on the daemon's PATH/);
+    });
+  });
+
   test("--help shows the flags with their defaults, examples and environment", async () => {
     const result = await op(box, ["doctor", "--help"]);
     expect(result.code).toBe(0);

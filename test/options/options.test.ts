@@ -14,6 +14,10 @@ describe("the options reader", () => {
       allowedGitProtocols: ["https", "ssh", "git", "file"],
       gitTimeoutMs: 600_000,
       containment: "auto",
+      isolation: "none",
+      network: "host",
+      sandboxReadOnly: [],
+      sandboxReadWrite: [],
     });
   });
 
@@ -65,6 +69,12 @@ describe("the options reader", () => {
     [{ allowedGitProtocols: ["https", "ext"] }, 'options.allowedGitProtocols must not contain "ext": that transport runs a command named in the URL'],
     [{ allowedGitProtocols: ["fd"] }, 'options.allowedGitProtocols must not contain "fd": that transport needs descriptors the runtime never passes, so git would wait forever'],
     [{ gitTimeoutMs: 0 }, "options.gitTimeoutMs must be an integer number of milliseconds between 1 and 86400000, got 0"],
+    [{ isolation: "bwrap" }, 'options.isolation must be "none" or "sandbox", got "bwrap"'],
+    [{ network: "off" }, 'options.network must be "host" or "none", got "off"'],
+    [{ sandboxReadOnly: "/opt" }, 'options.sandboxReadOnly must be a list of absolute paths (normalized, without NUL), got "/opt"'],
+    [{ sandboxReadOnly: ["opt"] }, 'options.sandboxReadOnly must be a list of absolute paths (normalized, without NUL), got "opt"'],
+    [{ sandboxReadWrite: ["/srv/../etc"] }, 'options.sandboxReadWrite must be a list of absolute paths (normalized, without NUL), got "/srv/../etc"'],
+    [{ sandboxReadWrite: ["/srv/"] }, 'options.sandboxReadWrite must be a list of absolute paths (normalized, without NUL), got "/srv/"'],
     [{ lifecycleEnvironment: [] }, "options.lifecycleEnvironment must be an object of strings, got []"],
     [{ lifecycleEnvironment: { A: 1 } }, 'options.lifecycleEnvironment value of "A" must be a string, got 1'],
     [{ lifecycleEnvironment: { "A=B": "1" } }, 'options.lifecycleEnvironment entry "A=B" is not a valid environment variable (empty name, "=" or NUL)'],

@@ -10,7 +10,7 @@ const bytes = (text: string) => new TextEncoder().encode(text);
 const STARTED = `{"type":"started","protocolVersion":1}`;
 const EOF = `{"type":"eof","protocolVersion":1}`;
 const EXIT = `{"type":"exit","protocolVersion":1,"code":0,"signal":null}`;
-const SIGNAL_LAMBDA = `{"type":"signal","protocolVersion":1,"signal":"λ-SIGTERM"}`;
+const LAMBDA_FRAME = `{"type":"spawn","protocolVersion":1,"argv":["echo","λ"],"env":{},"purpose":{"kind":"git"},"options":{},"execId":"e","stdio":{"kind":"pipes"}}`;
 const SPAWN = `{"type":"spawn","protocolVersion":1,"argv":["/bin/echo","λ ü 😀"],"env":{"GREETING":"γειά"},"purpose":{"kind":"git"},"options":{},"execId":"e","stdio":{"kind":"pipes"}}`;
 
 const events = () => new FrameDecoder(ProcessEvent, "process event");
@@ -73,11 +73,11 @@ describe("chunking never changes the frames", () => {
 
 describe("multi-byte UTF-8", () => {
   test("a frame split inside λ (2 bytes) decodes intact", () => {
-    const frame = bytes(`${SIGNAL_LAMBDA}\n`);
+    const frame = bytes(`${LAMBDA_FRAME}\n`);
     const lambda = frame.indexOf(0xce); // λ = CE BB
     expect(frame[lambda + 1]).toBe(0xbb);
     const frames = feed(controls(), [frame.subarray(0, lambda + 1), frame.subarray(lambda + 1)]);
-    expect(frames).toEqual([SIGNAL_LAMBDA]);
+    expect(frames).toEqual([LAMBDA_FRAME]);
   });
 
   test("a spawn with 2-, 3- and 4-byte characters survives byte-at-a-time delivery", () => {
@@ -92,7 +92,7 @@ describe("multi-byte UTF-8", () => {
   });
 
   test("a truncated multi-byte character before the newline is invalid UTF-8", () => {
-    const frame = bytes(`${SIGNAL_LAMBDA}\n`);
+    const frame = bytes(`${LAMBDA_FRAME}\n`);
     const lambda = frame.indexOf(0xce);
     const broken = new Uint8Array([...frame.subarray(0, lambda + 1), ...frame.subarray(lambda + 2)]);
     expect(thrown(() => controls().push(broken)).message).toBe("control frame 1: not valid UTF-8");

@@ -30,6 +30,8 @@ describe("legal sequences are accepted", () => {
   const legal: [string, Mode, ProcessEvent[]][] = [
     ["pipes: started, eof, exit 0", "pipes", [started, eof, exited]],
     ["pipes: exit by signal", "pipes", [started, eof, exit(null, "SIGTERM")]],
+    ["pipes: exit by a signal's other name of the table", "pipes", [started, eof, exit(null, "SIGIOT")]],
+    ["pipes: a real-time signal death, as the daemon can take it", "pipes", [started, eof, exit(163)]],
     ["pipes: exit code 255", "pipes", [started, eof, exit(255)]],
     ["pty: started, eof, exit", "pty", [started, eof, exit(9)]],
     ["pty: resized acknowledgements between started and eof", "pty", [started, resized(1), resized(2), eof, exit(null, "SIGKILL")]],
@@ -86,6 +88,10 @@ describe("each violation is rejected with its own message", () => {
     ["numeric-looking signal name", "pipes", [started, eof, exit(null, "SIG15")], 'exit signal "SIG15" is not a signal name'],
     ["lower-case signal name", "pipes", [started, eof, exit(null, "sigterm")], 'exit signal "sigterm" is not a signal name'],
     ["signal without the SIG prefix", "pipes", [started, eof, exit(null, "TERM")], 'exit signal "TERM" is not a signal name'],
+    // The daemon knows only os.constants.signals: a real-time signal has no name there.
+    ["a real-time signal's name", "pipes", [started, eof, exit(null, "SIGRTMIN")], 'exit signal "SIGRTMIN" is not a signal name'],
+    ["a real-time signal by offset", "pty", [started, eof, exit(null, "SIGRTMIN+1")], 'exit signal "SIGRTMIN+1" is not a signal name'],
+    ["a name no platform has", "pipes", [started, eof, exit(null, "SIGNOPE")], 'exit signal "SIGNOPE" is not a signal name'],
   ];
 
   test.each(violations)("%s", (_, mode, events, message) => {

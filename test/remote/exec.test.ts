@@ -147,6 +147,25 @@ describe("signals the local wrapper receives reach the remote workload", () => {
     });
   }
 
+  test("SIGUSR1, SIGUSR2 and SIGWINCH reach the remote workload's handler; it still ends by SIGTERM", async () => {
+    const script = `$|=1; for my $s (qw(USR1 USR2 WINCH)) { $SIG{$s} = sub { print "got $_[0]\\n" } } print "R\\n"; sleep 1 while 1`;
+    const handle = remoteExec(["perl", "-e", script], { env: ENV });
+    handle.closeStdin();
+    await handle.waitStdout("R\n");
+    for (const signal of ["SIGUSR1", "SIGUSR2", "SIGWINCH"] as const) {
+      process.kill(handle.pid, signal);
+      await handle.waitStdout(`got ${signal.slice(3)}\n`);
+    }
+    process.kill(handle.pid, "SIGTERM");
+    expectComplete(await handle.done, null, "SIGTERM");
+  });
+
+  test("a death by signal 35 on the remote host is {code: 163, signal: null}, mirrored locally", async () => {
+    const handle = remoteExec(["/bin/sh", "-c", "kill -35 $$"], { env: ENV });
+    handle.closeStdin();
+    expectComplete(await handle.done, 163, null);
+  });
+
   test("SIGTERM to `sh -c 'sleep … & wait'` leaves no sleep behind on the remote host", async () => {
     const sleep = tag();
     const handle = remoteExec(["sh", "-c", `sleep ${sleep} & wait`], { env: ENV });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { laterRequest, request, runBinary, tempDir } from "./binary.ts";
 import { testCgroupRoot } from "./cgroup.ts";
 import { INSTANCE_ID } from "./daemon.ts";
+import { missingTools } from "./tools.ts";
 
 export interface ReadyWorkspace {
   id: string;
@@ -11,7 +12,7 @@ export interface ReadyWorkspace {
   /** The adopted directory (the workspace root). */
   root: string;
   /** Options to put in envelopes and lifecycle requests (a private cgroupRoot where cgroups work). */
-  options: { stateDirectory: string; cgroupRoot?: string; containment?: string };
+  options: { stateDirectory: string; cgroupRoot?: string; containment?: string } & Record<string, unknown>;
   /** The private cgroup root, or null without cgroup v2. */
   cgroupRoot: string | null;
   cleanup: () => void;
@@ -25,7 +26,7 @@ let counter = 0;
  * and lifecycle requests must carry `options` so exec finds the same home and cgroup root;
  * `extra` options (containment) go into them too.
  */
-export async function readyWorkspace(prefix = "ws", dialect: "seed" | "later" = "seed", extra: { containment?: string } = {}): Promise<ReadyWorkspace> {
+export async function readyWorkspace(prefix = "ws", dialect: "seed" | "later" = "seed", extra: { containment?: string } & Record<string, unknown> = {}): Promise<ReadyWorkspace> {
   const dir = tempDir("phr-ws-");
   const cgroups = testCgroupRoot();
   const cleanup = () => {
@@ -48,4 +49,12 @@ export async function readyWorkspace(prefix = "ws", dialect: "seed" | "later" = 
     throw new Error(`create failed (${result.code}): ${result.stderr}`);
   }
   return { id, home, root: realpathSync(root), options, cgroupRoot: cgroups?.path ?? null, cleanup };
+}
+
+/**
+ * The isolations a suite that holds under both runs with: always "none", and "sandbox" when
+ * bwrap is installed (else the sandboxed half is skipped, saying why).
+ */
+export function isolations(what: string): ("none" | "sandbox")[] {
+  return missingTools(`${what} under isolation "sandbox"`, ["bwrap"]).length === 0 ? ["none", "sandbox"] : ["none"];
 }

@@ -9,6 +9,7 @@ import { readOptions, type RuntimeOptions } from "../../options.ts";
 import { availableControllers } from "../../platform/cgroup.ts";
 import { resolveHome } from "../../store/home.ts";
 import { checkLimits, ContainmentError, resolveContainment, type Containment } from "../../workspace/containment.ts";
+import { BWRAP_PACKAGE, probeSandbox, sandboxTool } from "../../platform/sandbox.ts";
 import { operatorOptions, printJson } from "./common.ts";
 import { checkHelper } from "./helper-check.ts";
 import { checkRuntimeHome } from "./home-check.ts";
@@ -152,6 +153,19 @@ function checkSandboxTools(): Check {
   };
 }
 
+/**
+ * With isolation "sandbox" configured (the daemon's options: --config or --options-json), the
+ * sandbox itself, for real: a sandboxed /bin/true with the namespaces every workload gets.
+ */
+function checkSandbox(options: RuntimeOptions): Check {
+  const name = "sandbox";
+  const problem = probeSandbox(options.network);
+  if (problem !== null) {
+    return { name, status: "fail", detail: problem, hint: `install ${BWRAP_PACKAGE} on the daemon's PATH and allow it its namespaces (see the detail), or set isolation "none"` };
+  }
+  return { name, status: "ok", detail: `${sandboxTool()} started a sandboxed /bin/true (network ${JSON.stringify(options.network)})` };
+}
+
 /** Every check, in the order a human fixes things. */
 export async function runChecks(options: RuntimeOptions): Promise<Check[]> {
   const home = checkRuntimeHome(options);
@@ -164,7 +178,7 @@ export async function runChecks(options: RuntimeOptions): Promise<Check[]> {
     checkProcessIdentity(),
     await checkHelper(options.helperPath),
     checkContainment(options, home.home),
-    checkSandboxTools(),
+    options.isolation === "sandbox" ? checkSandbox(options) : checkSandboxTools(),
   ];
 }
 

@@ -135,6 +135,8 @@ function summary(entry: Entry): string {
       return "workload started";
     case "diagnostic":
       return text(entry.message);
+    case "settled":
+      return `finished the record of an ended execution: ${text(entry.message)}`;
     default: {
       const { time: _t, level: _l, event, pid: _p, op: _o, owner: _w, workspaceId: _i, execId: _e, workloadPid: _k, ...rest } = entry;
       return `${text(event)} ${JSON.stringify(rest)}`;

@@ -10,6 +10,7 @@ import { isTerminal } from "../../platform/tty.ts";
 import type { Readable, Writable } from "node:stream";
 import type { Invocation } from "../../cli.ts";
 import { mirrorExit } from "../../exec/mirror.ts";
+import { DAEMON_SIGNALS } from "../../exec/signals.ts";
 import { diagnose, writeAll } from "../../output.ts";
 import {
   EventSequence,
@@ -25,8 +26,6 @@ import {
 } from "../../protocol/index.ts";
 import { operatorOptions, runOperation, selfCommand, selfEnv, usageFailure } from "./common.ts";
 
-/** Signals a human's `run` passes on, as the daemon does for a wrapper. */
-const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 /** The daemon's deadline for a resize acknowledgement. */
 const RESIZE_ACK_MS = 1000;
 /** The daemon's budget for the `signal … SIGKILL` cleanup after a protocol failure. */
@@ -213,7 +212,7 @@ function runPipes(workspaceId: string, envelope: SpawnEnvelope): Promise<Ending>
     if (!client?.sequence.started) held.push(signal);
     else if (!client.sequence.complete && client.child.exitCode === null) client.child.kill(signal);
   };
-  for (const signal of FORWARDED) process.on(signal, () => forward(signal));
+  for (const signal of DAEMON_SIGNALS) process.on(signal, () => forward(signal));
   client = new WrapperClient(workspaceId, envelope, ["inherit", "inherit", "inherit"]);
   client.closeControls();
   client.onEvent((event) => {
@@ -267,7 +266,7 @@ async function runPty(workspaceId: string, envelope: SpawnEnvelope, terminal: Ra
     if (!client) early.push(signal);
     else client.control(encodeFrame(SignalControl, { type: "signal", protocolVersion: 1, signal }, "signal control"));
   };
-  for (const signal of FORWARDED) process.on(signal, () => sendSignal(signal));
+  for (const signal of DAEMON_SIGNALS) process.on(signal, () => sendSignal(signal));
   terminal.enable();
   client = new WrapperClient(workspaceId, envelope, ["pipe", "pipe", "pipe"]);
   early.splice(0).forEach(sendSignal);
