@@ -2,6 +2,7 @@ import { closeSync } from "node:fs";
 import { logLine, setLogWorkloadPid } from "../log/runtime-log.ts";
 import { writeAll } from "../output.ts";
 import { EventSequence, ProcessEvent, encodeFrame, type Mode } from "../protocol/index.ts";
+import { EVENT_FD } from "./controls.ts";
 
 /** The wrapper's fd 4 writer: one write per frame, and never an illegal sequence. */
 export class EventWriter {
@@ -12,7 +13,7 @@ export class EventWriter {
 
   constructor(
     mode: Mode,
-    readonly fd = 4,
+    readonly fd = EVENT_FD,
   ) {
     this.sequence = new EventSequence(mode);
   }

@@ -15,12 +15,13 @@
  */
 import { closeSync, read } from "node:fs";
 import { writeAll } from "../output.ts";
+import { isLinux } from "../platform/os.ts";
 
 /** The gate's environment: the embedded engine's switch, nothing else. */
 export const GATE_ENV: Record<string, string> = { BUN_BE_BUN: "1" };
 
 /** How the gate reopens fd 4 close-on-exec (Linux: through /proc; macOS: /dev/fd, unverified). */
-const STATUS_PATH = process.platform === "linux" ? "/proc/self/fd/4" : "/dev/fd/4";
+const STATUS_PATH = isLinux ? "/proc/self/fd/4" : "/dev/fd/4";
 
 /** The gate program (run with `-e`). Exit 125: the wrapper went away before it was recorded. */
 const GATE_SOURCE = `

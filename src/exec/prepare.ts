@@ -21,6 +21,7 @@ import { ProgramError, resolveProgram } from "./program.ts";
 import { finishRecord, recordRefusal } from "./record.ts";
 import type { SandboxRequest } from "./sandbox-protocol.ts";
 import { SANDBOX_INIT_SOURCE, sandboxInitCommand } from "./sandboxed.ts";
+import { isLinux } from "../platform/os.ts";
 
 /** A descriptor the spawn hands to the child at its index (Bun.spawn's stdio array). */
 export type SpawnStdio = "inherit" | "ignore" | "pipe" | number;
@@ -110,9 +111,9 @@ function isolationTool(options: RuntimeOptions): string | null {
  */
 function sandboxed(launch: Launch & { files: string[] }, tool: string, mode: "pipes" | "pty", record: WorkspaceRecord, root: OpenRoot, cwd: { path: string; fd: number }, options: RuntimeOptions) {
   const view = sandboxView(record, root, options);
-  view.readOnly.push(...filesToShow(process.platform === "linux" ? [process.execPath, ...launch.files] : launch.files, view));
+  view.readOnly.push(...filesToShow(isLinux ? [process.execPath, ...launch.files] : launch.files, view));
   const spawned = sandboxLaunch(launch, view, tool, sandboxInitCommand());
-  if (process.platform !== "linux") return { launch: spawned, sandbox: null };
+  if (!isLinux) return { launch: spawned, sandbox: null };
   const stdio = mode === "pipes" ? ([SANDBOX_FDS.stdin, SANDBOX_FDS.stdout, SANDBOX_FDS.stderr] as [number, number, number]) : null;
   const request: SandboxRequest = { type: "run", mode, program: launch.program, argv: launch.argv, env: launch.env, cwd: cwd.path, cwdIdentity: identityOf(cwd.fd), stdio };
   const held: number[] = [];

@@ -1,13 +1,13 @@
 import { closeSync, constants, fstatSync, openSync, readlinkSync } from "node:fs";
 import { setTerminalOutput } from "../platform/libc.ts";
 import { readProcess } from "../platform/process.ts";
+import { isLinux } from "../platform/os.ts";
 
 /** The wrapper's stdout. In PTY mode only the wrapper writes it, so a non-blocking sink is safe. */
 const STDOUT_FD = 1;
 /** Character-device major of Unix98 PTY slaves (/dev/pts/N) on Linux. */
 const PTS_MAJOR = 136;
 /** Finding the slave needs /proc (Linux); elsewhere output is not throttled. */
-const HAS_PROC = process.platform === "linux";
 
 /**
  * Copies PTY output to fd 1 unchanged, with backpressure: Bun's terminal `data` callback cannot
@@ -123,7 +123,7 @@ export class PtyOutput {
   #setRunning(running: boolean): void {
     // The child takes its controlling terminal just after becoming a session leader, so the
     // first look (at started) can come too early: look again whenever output must stop.
-    if (!running && this.#slave < 0 && this.#pid > 0 && HAS_PROC) this.#slave = openSlave(this.#pid);
+    if (!running && this.#slave < 0 && this.#pid > 0 && isLinux) this.#slave = openSlave(this.#pid);
     if (this.#suspended === !running || this.#slave < 0) return;
     try {
       setTerminalOutput(this.#slave, running);

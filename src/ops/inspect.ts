@@ -1,6 +1,6 @@
 import type { Invocation } from "../cli.ts";
 import { withExistingStore } from "../store/db.ts";
-import { getWorkspace } from "../store/workspaces.ts";
+import { countsAsMissing, getWorkspace } from "../store/workspaces.ts";
 import { rootProblem } from "../workspace/confinement.ts";
 import { assertOwner } from "../workspace/owner.ts";
 import { inspectionOf } from "../workspace/state.ts";
@@ -21,7 +21,7 @@ export function inspect(invocation: Invocation): Promise<number> {
   return withExistingStore(options, ({ db }) => {
     const record = getWorkspace(db, workspaceId);
     if (record) assertOwner(record, owner);
-    if (!record || record.status === "creating" || record.status === "destroying") return missing();
+    if (!record || countsAsMissing(record.status)) return missing();
     respond({ type: "inspection", protocolVersion: 1, inspection: inspectionOf(record, options, rootProblem(record), owner.dialect) }, owner.dialect);
     return 0;
   }, missing);

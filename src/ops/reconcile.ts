@@ -2,7 +2,7 @@ import type { Invocation } from "../cli.ts";
 import { reapAbandonedExecutions } from "../workspace/executions.ts";
 import { withStore } from "../store/db.ts";
 import { deleteOrphanRecords } from "../store/executions.ts";
-import { getWorkspace, listWorkspaces, updateWorkspace } from "../store/workspaces.ts";
+import { countsAsMissing, getWorkspace, listWorkspaces, updateWorkspace } from "../store/workspaces.ts";
 import { destroyWorkspace } from "../workspace/destroy.ts";
 import { isAbandoned, liveHolder, write } from "../workspace/lock.ts";
 import { inReconcileScope, ownershipProblem } from "../workspace/owner.ts";
@@ -37,7 +37,7 @@ export async function reconcile(_invocation: Invocation): Promise<number> {
     const keep = new Set(listed);
     const scope = listWorkspaces(db, owner.owner).filter((record) => inReconcileScope(record, owner));
     for (const record of scope) {
-      const interrupted = (record.status === "creating" || record.status === "destroying") && (record.lock === null || isAbandoned(record));
+      const interrupted = countsAsMissing(record.status) && (record.lock === null || isAbandoned(record));
       const orphan = !keep.has(record.workspaceId) && !(record.status === "creating" && liveHolder(record));
       if (orphan || interrupted) await destroyWorkspace(db, home, record.workspaceId, owner);
     }

@@ -5,6 +5,7 @@ import type { Dialect } from "../protocol/dialect.ts";
 import { ProtocolError, parseMessage } from "../protocol/errors.ts";
 import { encodeFrame } from "../protocol/frame.ts";
 import { LifecycleRequest, lifecycleResponseOf, type LifecycleResponse } from "../protocol/lifecycle.ts";
+import { strictUtf8 } from "../protocol/utf8.ts";
 import { writeStdout } from "../output.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { attachLifecycleLog, warnUnknownOptions } from "./call-log.ts";
@@ -43,9 +44,7 @@ function readBounded(fd: number): string {
   }
   let text: string;
   try {
-    // fatal: invalid UTF-8 is an error, never silently replaced by U+FFFD;
-    // ignoreBOM: a leading BOM stays in the text, where JSON.parse rejects it.
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(concat(chunks, total));
+    text = strictUtf8().decode(concat(chunks, total));
   } catch {
     throw new ProtocolError("lifecycle request on stdin is not valid UTF-8");
   }

@@ -8,8 +8,7 @@ import { join, relative, sep } from "node:path";
 import { lazyOs } from "./lazy.ts";
 import { ESRCH, pidfdOpen, pidfdSignal } from "./libc.ts";
 import { signalNumber } from "./signals.ts";
-
-export const isLinux = process.platform === "linux";
+import { isLinux } from "./os.ts";
 
 /** One line of /proc/self/mountinfo that matters here. */
 export interface Mount {

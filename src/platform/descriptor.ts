@@ -1,7 +1,7 @@
 /** What an inherited descriptor is, as far as the exec protocol cares. */
 import { fstatSync, readlinkSync } from "node:fs";
+import { isLinux } from "./os.ts";
 
-const isLinux = process.platform === "linux";
 
 /** The kinds a daemon's descriptor can be; "other" is anything else (an epoll or eventfd of Bun's own). */
 export type DescriptorKind = "closed" | "pipe" | "socket" | "file" | "character device" | "other";

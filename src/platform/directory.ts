@@ -6,6 +6,7 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, type BigIntStats } from "node:fs";
 import { join } from "node:path";
 import { fchdir, openat, openat2Beneath, SystemCallError } from "./libc.ts";
+import { isLinux } from "./os.ts";
 
 /** O_CLOEXEC is missing from fs.constants; a descriptor must never reach a workload. */
 const O_CLOEXEC = process.platform === "darwin" ? 0x1000000 : 0o2000000;
@@ -14,11 +15,10 @@ const DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOL
 /** A file to read, never through a symlink, and O_NONBLOCK so that a FIFO cannot hang the open. */
 const READ_FILE = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | O_CLOEXEC;
 /** Where a descriptor can be named as a path (Linux). Elsewhere paths are only used for reading names. */
-const FD_PATHS = process.platform === "linux";
 
 /** Errors that mean "this kernel (or its seccomp filter) has no openat2": fall back to the walk. */
 const NO_OPENAT2 = new Set(["ENOSYS", "EPERM", "E2BIG"]);
-let openat2Available = process.platform === "linux";
+let openat2Available = isLinux;
 
 /** A directory's identity, `device:inode` in decimal (st_ino is 64-bit). */
 export function identityOf(fd: number): string {
@@ -92,19 +92,19 @@ export function openBeneathByWalk(dirFd: number, relative: string): number {
  * moves back out with leaveSpawnDirectory once the child exists.
  */
 export function spawnDirectory(fd: number): string {
-  if (FD_PATHS) return `/proc/self/fd/${fd}`;
+  if (isLinux) return `/proc/self/fd/${fd}`;
   fchdir(fd);
   return ".";
 }
 
 /** Undoes spawnDirectory's fchdir (nothing to undo on Linux). */
 export function leaveSpawnDirectory(): void {
-  if (!FD_PATHS) process.chdir("/");
+  if (!isLinux) process.chdir("/");
 }
 
 /** The path the kernel knows for the directory open at `fd`, or null where it cannot tell (macOS). */
 export function pathOfDescriptor(fd: number): string | null {
-  return FD_PATHS ? readlinkSync(`/proc/self/fd/${fd}`) : null;
+  return isLinux ? readlinkSync(`/proc/self/fd/${fd}`) : null;
 }
 
 /**
@@ -113,12 +113,12 @@ export function pathOfDescriptor(fd: number): string | null {
  * path. Only for lstat, readlink and readdir: opening goes through openEntry.
  */
 export function entryPath(dirFd: number, dirPath: string, name: string): string {
-  return FD_PATHS ? `/proc/self/fd/${dirFd}/${name}` : join(dirPath, name);
+  return isLinux ? `/proc/self/fd/${dirFd}/${name}` : join(dirPath, name);
 }
 
 /** The names in the directory open at `dirFd` (read by path where descriptors have none). */
 export function listDirectory(dirFd: number, dirPath: string): string[] {
-  return readdirSync(FD_PATHS ? `/proc/self/fd/${dirFd}` : dirPath);
+  return readdirSync(isLinux ? `/proc/self/fd/${dirFd}` : dirPath);
 }
 
 /** lstat of an entry of an open directory, with 64-bit fields. */
@@ -136,7 +136,7 @@ export function openSubdirectory(dirFd: number, name: string): number {
  * FIFO. On Linux through the descriptor's /proc path, which spares inspect loading bun:ffi.
  */
 export function openFileBeneath(dirFd: number, name: string): number {
-  return FD_PATHS ? openSync(entryPath(dirFd, "", name), READ_FILE) : openat(dirFd, name, READ_FILE);
+  return isLinux ? openSync(entryPath(dirFd, "", name), READ_FILE) : openat(dirFd, name, READ_FILE);
 }
 
 /**

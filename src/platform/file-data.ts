@@ -5,8 +5,8 @@
  */
 import { ftruncateSync, fstatSync, readSync, writeSync } from "node:fs";
 import { cloneFile, copyFileRange, lseek, SEEK_DATA, SEEK_HOLE, SystemCallError } from "./libc.ts";
+import { isLinux } from "./os.ts";
 
-const LINUX = process.platform === "linux";
 /** Errors after which copy_file_range is not tried again for this file (other filesystems, old kernels). */
 const NO_COPY_RANGE = new Set(["EXDEV", "ENOSYS", "EOPNOTSUPP", "ENOTSUP", "EINVAL", "EBADF"]);
 /** Largest single transfer (the kernel caps one at just under 2 GiB anyway). */
@@ -20,7 +20,7 @@ export type CopyMethod = "reflink" | "extents";
  * Copies all data of the regular file open at `from` into the empty file open for writing at
  * `to`. `inKernel: false` uses only lseek and pread/pwrite (what macOS does; tests use it too).
  */
-export function copyFileData(from: number, to: number, { inKernel = LINUX } = {}): CopyMethod {
+export function copyFileData(from: number, to: number, { inKernel = isLinux } = {}): CopyMethod {
   const size = fstatSync(from).size;
   if (size === 0) return "extents";
   if (inKernel && tryReflink(from, to)) return "reflink";

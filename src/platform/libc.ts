@@ -2,6 +2,7 @@
 import { writeSync } from "node:fs";
 import type { Pointer } from "bun:ffi";
 import { lazyOs } from "./lazy.ts";
+import { isLinux } from "./os.ts";
 
 type Ffi = typeof import("bun:ffi");
 let ffiModule: Ffi | undefined;
@@ -12,7 +13,6 @@ function ffi(): Ffi {
   return ffiModule;
 }
 
-const isLinux = process.platform === "linux";
 const LIBC = process.platform === "darwin" ? "libc.dylib" : "libc.so.6";
 /** RLIMIT_CORE: 4 on Linux, 4 on macOS too. */
 const RLIMIT_CORE = 4;
@@ -345,7 +345,7 @@ let dupLib: ReturnType<typeof loadDup> | undefined;
 function loadDup() {
   return ffi().dlopen(LIBC, {
     fcntl: { args: ["i32", "i32", "i32"], returns: "i32" },
-    ...(process.platform === "linux" ? { memfd_create: { args: ["ptr", "u32"], returns: "i32" } } : {}),
+    ...(isLinux ? { memfd_create: { args: ["ptr", "u32"], returns: "i32" } } : {}),
     [ERRNO_SYMBOL]: { args: [], returns: "ptr" },
   }).symbols as { fcntl: (fd: number, cmd: number, arg: number) => number; memfd_create?: (name: Buffer, flags: number) => number } & Record<string, unknown>;
 }

@@ -4,6 +4,7 @@
  */
 import { closeSync, openSync, readFileSync, readSync, readdirSync } from "node:fs";
 import { signalNumber } from "./signals.ts";
+import { isLinux } from "./os.ts";
 
 /** A process as the kernel reports it. `startTicks` is comparable only within one boot. */
 export interface ProcessInfo {
@@ -20,7 +21,6 @@ export interface ProcessInfo {
   startTicks: number;
 }
 
-const isLinux = process.platform === "linux";
 let cachedBootId: string | undefined;
 
 /** Identifies the current boot, so identities from an earlier boot never match. */

@@ -4,8 +4,8 @@
  */
 import { readFileSync } from "node:fs";
 import { readCounter } from "./cgroup.ts";
+import { isLinux } from "./os.ts";
 
-const isLinux = process.platform === "linux";
 
 /** A process's command line: its argv where the kernel tells it exactly, else ps(1)'s text. */
 export interface CommandLine {

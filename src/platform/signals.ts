@@ -6,6 +6,7 @@
  * frames, the `signal` operation and every kill go through it.
  */
 import { lazyOs } from "./lazy.ts";
+import { isLinux } from "./os.ts";
 
 /**
  * Linux's table (x64 and arm64 number signals alike): exactly `os.constants.signals` of Node
@@ -22,7 +23,7 @@ const LINUX: Readonly<Record<string, number>> = {
 
 /** This platform's table: Linux's above, elsewhere the engine's own (macOS: unverified here). */
 function table(): Readonly<Record<string, number>> {
-  return process.platform === "linux" ? LINUX : (lazyOs().constants.signals as Record<string, number>);
+  return isLinux ? LINUX : (lazyOs().constants.signals as Record<string, number>);
 }
 
 /** True for a signal name this platform knows ("SIGTERM", also an alias such as "SIGIOT"); never a number. */

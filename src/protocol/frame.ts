@@ -1,4 +1,5 @@
 import { ProtocolError, parseMessage, parseStrict, type MessageInput, type MessageOutput, type MessageSchema } from "./errors.ts";
+import { strictUtf8 } from "./utf8.ts";
 
 /** Largest frame the decoder accepts, newline excluded. Envelopes carry env maps, so be generous. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
@@ -23,9 +24,7 @@ export class FrameDecoder<S extends MessageSchema> {
   #pendingBytes = 0;
   #frames = 0;
   #failure: Error | null = null;
-  // ignoreBOM keeps a leading U+FEFF in the text, so JSON.parse rejects it instead of the
-  // decoder silently dropping bytes that are not canonical.
-  readonly #utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  readonly #utf8 = strictUtf8();
 
   constructor(
     readonly schema: S,

@@ -10,3 +10,4 @@ export * from "./events.ts";
 export * from "./errors.ts";
 export * from "./frame.ts";
 export * from "./event-sequence.ts";
+export * from "./utf8.ts";

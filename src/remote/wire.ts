@@ -5,7 +5,7 @@
  */
 import * as v from "valibot";
 import { checkRelativePath } from "../workspace/paths.ts";
-import { ProtocolError, jsonMap, parseStrict } from "../protocol/index.ts";
+import { ProtocolError, jsonMap, parseStrict, strictUtf8 } from "../protocol/index.ts";
 
 /** https/ssh/git URLs or scp-like `user@host:path`, with no password or token in them. */
 export function isShareableUrl(url: string): boolean {
@@ -79,7 +79,7 @@ export type Hello = v.InferOutput<typeof Hello>;
 export function parseWire<S extends v.GenericSchema>(schema: S, text: string | Uint8Array, what: string): v.InferOutput<S> {
   let value: unknown;
   try {
-    value = JSON.parse(typeof text === "string" ? text : new TextDecoder("utf-8", { fatal: true }).decode(text));
+    value = JSON.parse(typeof text === "string" ? text : strictUtf8().decode(text));
   } catch (error) {
     throw new ProtocolError(`${what} is not JSON: ${(error as Error).message}`);
   }

@@ -12,6 +12,11 @@ export type { ProcessIdentity };
  */
 export type WorkspaceStatus = "creating" | "ready" | "paused" | "destroying";
 
+/** The one rule of what is not (or no longer) a workspace: a create or a destroy under way, or abandoned, counts as missing. */
+export function countsAsMissing(status: WorkspaceStatus): boolean {
+  return status === "creating" || status === "destroying";
+}
+
 /** How the root came to be: adopted in place, or owned storage under the runtime home. */
 export type MaterializationKind = "adopted" | "copy" | "clone" | "worktree";
 

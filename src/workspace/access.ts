@@ -1,7 +1,7 @@
 /** The gate in front of every exec: is this workspace usable right now, and is its root still its own? */
 import type { Database } from "bun:sqlite";
 import { closeDescriptor } from "../platform/directory.ts";
-import { getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
+import { countsAsMissing, getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { openRoot, RootProblem, sameConfinement, type OpenRoot } from "./confinement.ts";
 import { assertOwner, type Ownership } from "./owner.ts";
 
@@ -14,7 +14,7 @@ export function requireReadyWorkspace(db: Database, workspaceId: string, owner: 
   const record = getWorkspace(db, workspaceId);
   if (!record) throw new Error(`workspace ${name} does not exist`);
   assertOwner(record, owner);
-  if (record.status === "creating" || record.status === "destroying") throw new Error(`workspace ${name} does not exist`);
+  if (countsAsMissing(record.status)) throw new Error(`workspace ${name} does not exist`);
   if (record.status === "paused") throw new Error(`workspace ${name} is paused`);
   return record;
 }

@@ -21,7 +21,6 @@ import {
   childCgroups,
   delegateControllers,
   isCgroup,
-  isLinux,
   kernelVersion,
   makeCgroup,
   mountOf,
@@ -32,6 +31,7 @@ import {
   writable,
   writeInterface,
 } from "../platform/cgroup.ts";
+import { isLinux } from "../platform/os.ts";
 import type { RuntimeOptions } from "../options.ts";
 import { updateWorkspace } from "../store/workspaces.ts";
 import { write } from "./lock.ts";

@@ -8,7 +8,7 @@ import { stopWorkspaceExecutions } from "./executions.ts";
 import { diagnose } from "../output.ts";
 import { selfIdentity } from "../platform/process.ts";
 import { deleteExecutions } from "../store/executions.ts";
-import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type MaterializationKind, type WorkspaceRecord } from "../store/workspaces.ts";
+import { countsAsMissing, deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type MaterializationKind, type WorkspaceRecord } from "../store/workspaces.ts";
 import type { Built } from "./materialize.ts";
 import { captureConfinement, RootProblem } from "./confinement.ts";
 import { createConflict, type KeptInput } from "./input.ts";
@@ -33,7 +33,7 @@ export async function claimCreate(db: Database, kept: KeptInput, owner: Ownershi
       return { done: { existing: null, abandoned: null } };
     }
     assertOwner(record, owner);
-    if (record.status === "ready" || record.status === "paused") {
+    if (!countsAsMissing(record.status)) {
       const conflict = createConflict(record, { input, inputDigest, hostDirectory });
       if (conflict) {
         throw new Error(`workspace ${JSON.stringify(workspaceId)} already exists with a different create input: ${conflict}; destroy it first or use another workspace id`);

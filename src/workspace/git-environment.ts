@@ -145,13 +145,25 @@ function sshCommandConfigured(cwd: string | undefined, env: Record<string, strin
   return known;
 }
 
+/**
+ * The oldest git every operation works with: 2.31 brought `rev-parse --path-format` (finding a
+ * host repository) and GIT_CONFIG_COUNT (git's protocol, low-speed and credential settings
+ * above). `git worktree remove` (destroy) needs 2.17. `doctor` checks it.
+ */
+export const MIN_GIT: readonly [number, number] = [2, 31];
+
+/** git on the runtime's PATH (the daemon's environment), or null: the one lookup. */
+export function findGit(): string | null {
+  return Bun.which("git", { PATH: process.env.PATH ?? "" });
+}
+
 let cachedGit: string | undefined;
 
 /** Absolute path of git on the runtime's PATH. */
 export function gitPath(): string {
   if (cachedGit) return cachedGit;
-  const found = Bun.which("git", { PATH: process.env.PATH ?? "" });
-  if (!found) throw new Error(`git was not found on PATH (${process.env.PATH ?? "unset"}); install git 2.31 or newer (paseo-host-runtime doctor checks it)`);
+  const found = findGit();
+  if (!found) throw new Error(`git was not found on PATH (${process.env.PATH ?? "unset"}); install git ${MIN_GIT[0]}.${MIN_GIT[1]} or newer (paseo-host-runtime doctor checks it)`);
   cachedGit = found;
   return found;
 }

@@ -8,7 +8,7 @@ import type { Database } from "bun:sqlite";
 import { stopWorkload } from "../platform/process-group.ts";
 import { diagnose } from "../output.ts";
 import { isSameProcess, selfIdentity } from "../platform/process.ts";
-import { deleteRepoLock, getRepoLock, getWorkspace, setRepoLock, updateWorkspace, type ProcessIdentity, type WorkspaceRecord } from "../store/workspaces.ts";
+import { countsAsMissing, deleteRepoLock, getRepoLock, getWorkspace, setRepoLock, updateWorkspace, type ProcessIdentity, type WorkspaceRecord } from "../store/workspaces.ts";
 import type { ChildTracker } from "./git.ts";
 import { assertOwner, type Ownership } from "./owner.ts";
 
@@ -63,7 +63,7 @@ export async function claimExisting(db: Database, workspaceId: string, owner: Ow
   return await untilFree<WorkspaceRecord>(db, workspaceId, (record) => {
     if (!record) throw new Error(`workspace ${JSON.stringify(workspaceId)} does not exist`);
     assertOwner(record, owner);
-    if (record.status === "creating" || record.status === "destroying") throw new Error(`workspace ${JSON.stringify(workspaceId)} does not exist`);
+    if (countsAsMissing(record.status)) throw new Error(`workspace ${JSON.stringify(workspaceId)} does not exist`);
     if (liveHolder(record)) return { wait: record };
     updateWorkspace(db, workspaceId, { lock: { holder: selfIdentity(), op }, ...(status ? { status } : {}) });
     return { done: record };

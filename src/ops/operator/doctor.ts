@@ -14,13 +14,8 @@ import { operatorOptions, printJson } from "./common.ts";
 import { checkHelper } from "./helper-check.ts";
 import { checkRuntimeHome } from "./home-check.ts";
 import { renderChecks, type Check } from "./report.ts";
-
-/**
- * The oldest git every operation works with: 2.31 brought `rev-parse --path-format` (finding a
- * host repository) and GIT_CONFIG_COUNT (git's protocol, low-speed and credential settings;
- * see workspace/git-environment.ts). `git worktree remove` (destroy) needs 2.17.
- */
-export const MIN_GIT: readonly [number, number] = [2, 31];
+import { isLinux } from "../../platform/os.ts";
+import { findGit, MIN_GIT } from "../../workspace/git-environment.ts";
 
 /** ok / fail: a required check; warn: works, but worth a look; info: informational only; skip: not checked. */
 export type { Check, CheckStatus } from "./report.ts";
@@ -72,7 +67,7 @@ function checkGit(): Check {
   const wanted = `${MIN_GIT[0]}.${MIN_GIT[1]}`;
   const install = process.platform === "darwin" ? "xcode-select --install, or brew install git" : "apt-get install git, dnf install git";
   const hint = `# install git ${wanted} or newer (${install}) on the PATH the Paseo daemon runs with: the runtime inherits the daemon's environment`;
-  const path = Bun.which("git", { PATH: process.env.PATH ?? "" });
+  const path = findGit();
   if (!path) return { name, status: "fail", detail: `git not found on PATH (${process.env.PATH ?? "unset"})`, hint };
   const result = lazyChildProcess().spawnSync(path, ["--version"], { encoding: "utf8", timeout: 10_000 });
   const text = (result.stdout ?? "").trim();
@@ -106,13 +101,13 @@ async function checkPty(): Promise<Check> {
 /** Process identity (pid, start time, boot id) is how the runtime finds and signals workloads. */
 function checkProcessIdentity(): Check {
   const name = "process identity";
-  const hint = process.platform === "linux" ? "# mount /proc: identity and signal read /proc/PID/stat and /proc/sys/kernel/random/boot_id" : "# ps(1) and sysctl(8) must be usable";
+  const hint = isLinux ? "# mount /proc: identity and signal read /proc/PID/stat and /proc/sys/kernel/random/boot_id" : "# ps(1) and sysctl(8) must be usable";
   try {
     const self = readProcess(process.pid);
     if (!self || !Number.isFinite(self.startTicks)) throw new Error(`cannot read this process's own start time`);
     const boot = bootId();
     const visible = listProcesses().length;
-    const where = process.platform === "linux" ? "/proc readable" : "ps readable";
+    const where = isLinux ? "/proc readable" : "ps readable";
     return { name, status: "ok", detail: `${where}: boot ${boot.slice(0, 8)}, ${visible} processes visible` };
   } catch (error) {
     return { name, status: "fail", detail: message(error), hint };
@@ -132,7 +127,7 @@ function checkContainment(options: RuntimeOptions, home: string | null): Check {
   }
   if (containment.kind === "process-group") {
     const detail = `process groups: ${containment.reason}; a workload that leaves its session (setsid, a daemon) escapes cleanup`;
-    if (options.containment === "process-group" || process.platform !== "linux") return { name, status: "ok", detail };
+    if (options.containment === "process-group" || !isLinux) return { name, status: "ok", detail };
     return { name, status: "warn", detail, hint: "give the runtime a delegated cgroup v2 hierarchy (README: Containment) for a cgroup per execution" };
   }
   const controllers = availableControllers(containment.root);

@@ -2,7 +2,7 @@ import type { Invocation } from "../../cli.ts";
 import { readCounter } from "../../platform/cgroup.ts";
 import { cgroupMemoryBytes } from "../../platform/resources.ts";
 import { isSameProcess, listProcesses } from "../../platform/process.ts";
-import { listWorkspaces, type WorkspaceRecord } from "../../store/workspaces.ts";
+import { countsAsMissing, listWorkspaces, type WorkspaceRecord } from "../../store/workspaces.ts";
 import { rootProblem } from "../../workspace/confinement.ts";
 import { diagnose } from "../../output.ts";
 import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson } from "./common.ts";
@@ -41,7 +41,7 @@ export interface WorkspaceSummary {
 
 function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
   const input = record.input as { project?: { source?: { kind?: string } }; placement?: { kind?: string } };
-  const busy = record.status === "creating" || record.status === "destroying";
+  const busy = countsAsMissing(record.status);
   const holderAlive = record.lock !== null && isSameProcess(record.lock);
   return {
     workspaceId: record.workspaceId,

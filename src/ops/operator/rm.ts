@@ -1,6 +1,7 @@
 import type { Invocation } from "../../cli.ts";
 import { readOptions } from "../../options.ts";
 import { diagnose } from "../../output.ts";
+import { countsAsMissing } from "../../store/workspaces.ts";
 import { callOperation, dialectFields, openExistingStore, operatorOptions, printJson, recordedWorkspace } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 
@@ -41,7 +42,7 @@ export function rm(invocation: Invocation): number {
   const { dialect, fields } = dialectFields(record);
   const request = { ...fields, options };
   // pause stops with the grace; a workspace being created or destroyed has nothing pause could stop.
-  const pausable = record !== null && (record.status === "ready" || record.status === "paused");
+  const pausable = record !== null && !countsAsMissing(record.status);
   if (force && pausable && !callOperation("rm", ["pause", "--workspace-id", workspaceId], request, dialect)) return 1;
   const response = callOperation("rm", ["destroy", "--workspace-id", workspaceId], request, dialect);
   if (!response) return 1;

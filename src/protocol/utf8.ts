@@ -1,0 +1,8 @@
+/**
+ * Strict UTF-8, the one decoder of wire bytes. `fatal`: invalid UTF-8 is an error, never
+ * silently replaced by U+FFFD. `ignoreBOM`: a leading U+FEFF stays in the text, where JSON.parse
+ * rejects it, instead of the decoder silently dropping bytes that are not canonical.
+ */
+export function strictUtf8(): TextDecoder {
+  return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+}
