@@ -21,13 +21,13 @@ import { makePipe } from "../platform/libc.ts";
 import { GroupHandle, stopWorkload } from "../platform/process-group.ts";
 import { bootId, readProcess, type ProcessIdentity, type ProcessInfo } from "../platform/process.ts";
 import { mayLaunch, recordLaunch } from "../store/executions.ts";
-import { write } from "../workspace/lock.ts";
 import { GATE_ENV, gateArgv, gateOutcome, openGate } from "./gate.ts";
 import { checkLeader } from "./identity.ts";
 import { releaseDirectories, type LaunchPlan } from "./prepare.ts";
 import { ProgramError } from "./program.ts";
 import { finishRecord } from "./record.ts";
 import { SandboxedWorkload } from "./sandboxed.ts";
+import { writeTransaction } from "../store/db.ts";
 
 /** How pipes.ts and pty.ts want the child's stdio: inherited descriptors, or a fresh terminal. */
 export type StdioShape = { stdio: ["inherit", "inherit", "inherit"]; detached: true } | { terminal: Bun.TerminalOptions };
@@ -92,7 +92,7 @@ async function launchInCgroup(plan: LaunchPlan, cgroup: string, shape: StdioShap
   let proc: Subprocess | undefined;
   let leader: ProcessIdentity | null;
   try {
-    leader = write(plan.store.db, () => {
+    leader = writeTransaction(plan.store.db, () => {
       if (!mayLaunch(plan.store.db, plan.workspaceId, plan.execId)) return null;
       moveInto(cgroup, process.pid);
       try {
@@ -172,7 +172,7 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
     proc.terminal?.close();
     throw launchFailed(plan, error);
   }
-  const recorded = write(plan.store.db, () => recordLaunch(plan.store.db, plan.workspaceId, plan.execId, proc.pid, proc.pid, info.startTicks));
+  const recorded = writeTransaction(plan.store.db, () => recordLaunch(plan.store.db, plan.workspaceId, plan.execId, proc.pid, proc.pid, info.startTicks));
   if (!recorded) {
     closeSync(specWrite);
     await Promise.all([gateOutcome(statusRead), proc.exited]);
@@ -238,7 +238,7 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
       if (plan.origin === null) throw new Error("this process's own cgroup is not visible");
       const [cgroup, origin] = [plan.cgroup, plan.origin.dir];
       await plan.origin.primed;
-      const allowed = write(plan.store.db, () => {
+      const allowed = writeTransaction(plan.store.db, () => {
         if (!mayLaunch(plan.store.db, plan.workspaceId, plan.execId)) return false;
         moveInto(cgroup, process.pid);
         try {
@@ -270,7 +270,7 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
     const info = checkLeader(readProcess(workload.pid), workload.pid, plan.wrapperStartTicks, sandbox.request.mode === "pipes");
     leader = { pid: workload.pid, startTicks: info.startTicks, bootId: bootId() };
     group = GroupHandle.open(workload.pid);
-    if (!write(plan.store.db, () => recordLaunch(plan.store.db, plan.workspaceId, plan.execId, leader.pid, leader.pid, leader.startTicks))) throw cancelled(plan);
+    if (!writeTransaction(plan.store.db, () => recordLaunch(plan.store.db, plan.workspaceId, plan.execId, leader.pid, leader.pid, leader.startTicks))) throw cancelled(plan);
   } catch (error) {
     workload.kill();
     // The launch failed and says why below; a cleanup failing on top of it is reported, not thrown.

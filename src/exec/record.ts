@@ -5,11 +5,10 @@
  * log, and the record is finished later, from what the kernel says, by the next exec of the
  * workspace, `signal`, pause, destroy or reconcile (workspace/executions.ts settleEnded).
  */
-import type { Store } from "../store/db.ts";
+import { writeTransaction, type Store } from "../store/db.ts";
 import { markFinished, recordRefused, type Reservation } from "../store/executions.ts";
 import { getWorkspace } from "../store/workspaces.ts";
 import { diagnose } from "../output.ts";
-import { write } from "../workspace/lock.ts";
 import { ownershipProblem, type Ownership } from "../workspace/owner.ts";
 import type { ExitStatus } from "../protocol/index.ts";
 
@@ -38,7 +37,7 @@ export function finishRecord(plan: RecordOf, outcome?: ExitStatus): void {
  */
 export function recordRefusal(store: Store, reservation: Reservation, owner: Ownership): void {
   try {
-    write(store.db, () => {
+    writeTransaction(store.db, () => {
       const workspace = getWorkspace(store.db, reservation.workspaceId);
       if (workspace && ownershipProblem(workspace, owner) !== null) return;
       recordRefused(store.db, reservation);

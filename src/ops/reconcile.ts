@@ -1,10 +1,10 @@
 import type { Invocation } from "../cli.ts";
 import { reapAbandonedExecutions } from "../workspace/executions.ts";
-import { withStore } from "../store/db.ts";
+import { withStore, writeTransaction } from "../store/db.ts";
 import { deleteOrphanRecords } from "../store/executions.ts";
 import { countsAsMissing, getWorkspace, listWorkspaces, updateWorkspace } from "../store/workspaces.ts";
 import { destroyWorkspace } from "../workspace/destroy.ts";
-import { isAbandoned, liveHolder, write } from "../workspace/lock.ts";
+import { isAbandoned, liveHolder } from "../workspace/lock.ts";
 import { inReconcileScope, ownershipProblem } from "../workspace/owner.ts";
 import { readLifecycleCall, respond } from "./request.ts";
 
@@ -28,7 +28,7 @@ export async function reconcile(_invocation: Invocation): Promise<number> {
       return problem ? [`listed ${problem}`] : [];
     });
     if (problems.length > 0) throw new Error(`${problems.join("; ")}; nothing was changed`);
-    write(db, () => {
+    writeTransaction(db, () => {
       for (const id of listed) {
         const record = getWorkspace(db, id);
         if (record && record.configuration !== owner.configuration) updateWorkspace(db, id, { configuration: owner.configuration });
@@ -43,7 +43,7 @@ export async function reconcile(_invocation: Invocation): Promise<number> {
     }
     await reapAbandonedExecutions(db, scope.map((record) => record.workspaceId));
     // Refused exec ids of workspaces that do not exist: finished, nobody's, nothing to keep.
-    write(db, () => deleteOrphanRecords(db));
+    writeTransaction(db, () => deleteOrphanRecords(db));
     respond({ type: "ok", protocolVersion: 1 }, owner.dialect);
     return 0;
   });

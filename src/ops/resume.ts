@@ -1,10 +1,10 @@
 import type { Invocation } from "../cli.ts";
 import { requireSandbox } from "../platform/sandbox.ts";
-import { withStore } from "../store/db.ts";
+import { withStore, writeTransaction } from "../store/db.ts";
 import { resolveHome } from "../store/home.ts";
 import { applyWorkspaceLimits, checkLimits, resolveContainment } from "../workspace/containment.ts";
 import { getWorkspace, updateWorkspace } from "../store/workspaces.ts";
-import { claimExisting, reapOrphanChild, releaseLock, write } from "../workspace/lock.ts";
+import { claimExisting, reapOrphanChild, releaseLock } from "../workspace/lock.ts";
 import { restoreRoot } from "../workspace/restore.ts";
 import { stateResponse } from "../workspace/state.ts";
 import { readLifecycleCall, respond } from "./request.ts";
@@ -27,7 +27,7 @@ export async function resume(invocation: Invocation): Promise<number> {
       await reapOrphanChild(db, previous);
       await restoreRoot(db, previous);
       applyWorkspaceLimits(db, workspaceId, previous.cgroup, containment, options);
-      write(db, () => updateWorkspace(db, workspaceId, { status: "ready" }));
+      writeTransaction(db, () => updateWorkspace(db, workspaceId, { status: "ready" }));
     } finally {
       releaseLock(db, workspaceId);
     }

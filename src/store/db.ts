@@ -203,7 +203,7 @@ export function openDatabase(path: string): Database {
     // concurrent calls do not queue on it). Anything else is checked again under the write
     // lock: several processes may be creating or migrating the same database.
     if (storedVersion(db) === SCHEMA_VERSION) return db;
-    const migrated = db.transaction(() => migrate(db, path)).immediate();
+    const migrated = writeTransaction(db, () => migrate(db, path));
     if (migrated) db.run("PRAGMA wal_checkpoint(TRUNCATE)");
     return db;
   } catch (error) {
@@ -241,6 +241,14 @@ function migrate(db: Database, path: string): boolean {
   for (; version < SCHEMA_VERSION; version++) MIGRATIONS[version]!(db, dirname(path));
   db.run("UPDATE meta SET value = ? WHERE key = 'schema_version'", [String(SCHEMA_VERSION)]);
   return true;
+}
+
+/**
+ * Runs `fn` in its own write transaction (BEGIN IMMEDIATE: the write lock is taken at the start,
+ * so busy_timeout applies cleanly instead of a deferred transaction failing on its first write).
+ */
+export function writeTransaction<T>(db: Database, fn: () => T): T {
+  return db.transaction(fn).immediate();
 }
 
 /** Milliseconds since the epoch, the unit of every *_at column. */

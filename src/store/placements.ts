@@ -4,7 +4,7 @@
  * to the same host. Hosts are named by their `user@host:port` key, never with credentials.
  */
 import type { Database } from "bun:sqlite";
-import { now } from "./db.ts";
+import { now, writeTransaction } from "./db.ts";
 
 /** The host recorded for a workspace, or null. */
 export function placedHost(db: Database, owner: string, workspaceId: string): string | null {
@@ -17,12 +17,10 @@ export function placedHost(db: Database, owner: string, workspaceId: string): st
  * returns the host that is recorded now: of two concurrent creates, both get the first choice.
  */
 export function placeOnce(db: Database, owner: string, workspaceId: string, host: string): string {
-  return db
-    .transaction(() => {
-      db.run("INSERT OR IGNORE INTO remote_placements (owner, workspace_id, host, placed_at) VALUES (?, ?, ?, ?)", [owner, workspaceId, host, now()]);
-      return placedHost(db, owner, workspaceId)!;
-    })
-    .immediate();
+  return writeTransaction(db, () => {
+    db.run("INSERT OR IGNORE INTO remote_placements (owner, workspace_id, host, placed_at) VALUES (?, ?, ?, ?)", [owner, workspaceId, host, now()]);
+    return placedHost(db, owner, workspaceId)!;
+  });
 }
 
 /** Every placement of `owner`: workspace id → host key. */
@@ -33,5 +31,5 @@ export function placementsOf(db: Database, owner: string): Map<string, string> {
 
 /** Forgets a workspace's placement (after the remote destroy succeeded). */
 export function forgetPlacement(db: Database, owner: string, workspaceId: string): void {
-  db.transaction(() => db.run("DELETE FROM remote_placements WHERE owner = ? AND workspace_id = ?", [owner, workspaceId])).immediate();
+  writeTransaction(db, () => db.run("DELETE FROM remote_placements WHERE owner = ? AND workspace_id = ?", [owner, workspaceId]));
 }

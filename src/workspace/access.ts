@@ -1,6 +1,7 @@
 /** The gate in front of every exec: is this workspace usable right now, and is its root still its own? */
 import type { Database } from "bun:sqlite";
 import { closeDescriptor } from "../platform/directory.ts";
+import { writeTransaction } from "../store/db.ts";
 import { countsAsMissing, getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { openRoot, RootProblem, sameConfinement, type OpenRoot } from "./confinement.ts";
 import { assertOwner, type Ownership } from "./owner.ts";
@@ -45,16 +46,14 @@ export function openUsableRoot(db: Database, record: WorkspaceRecord): OpenRoot 
  * On success `fn` owns `root.fd` (it must close it); if `fn` throws, it is closed here.
  */
 export function whileReady<T>(db: Database, workspaceId: string, owner: Ownership, fn: (root: OpenRoot, record: WorkspaceRecord) => T): T {
-  return db
-    .transaction(() => {
-      const record = requireReadyWorkspace(db, workspaceId, owner);
-      const root = openUsableRoot(db, record);
-      try {
-        return fn(root, record);
-      } catch (error) {
-        closeDescriptor(root.fd);
-        throw error;
-      }
-    })
-    .immediate();
+  return writeTransaction(db, () => {
+    const record = requireReadyWorkspace(db, workspaceId, owner);
+    const root = openUsableRoot(db, record);
+    try {
+      return fn(root, record);
+    } catch (error) {
+      closeDescriptor(root.fd);
+      throw error;
+    }
+  });
 }

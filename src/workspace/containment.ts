@@ -34,8 +34,8 @@ import {
 import { isLinux } from "../platform/os.ts";
 import type { RuntimeOptions } from "../options.ts";
 import { updateWorkspace } from "../store/workspaces.ts";
-import { write } from "./lock.ts";
 import { workspaceKey } from "./paths.ts";
+import { writeTransaction } from "../store/db.ts";
 
 /** What holds the executions started by this call. */
 export type Containment =
@@ -249,6 +249,6 @@ export function applyWorkspaceLimits(db: Database, workspaceId: string, recorded
   const wanted = checkLimits(containment, options);
   if (containment.kind !== "cgroup" || (wanted.length === 0 && recorded === null)) return;
   const dir = recorded ?? workspaceCgroupOf(containment.homeCgroup, workspaceId);
-  if (recorded === null) write(db, () => updateWorkspace(db, workspaceId, { cgroup: dir }));
+  if (recorded === null) writeTransaction(db, () => updateWorkspace(db, workspaceId, { cgroup: dir }));
   prepareWorkspaceCgroup(containment, workspaceId, options, dir);
 }

@@ -12,7 +12,8 @@ import { countsAsMissing, deleteWorkspace, getWorkspace, insertCreating, updateW
 import type { Built } from "./materialize.ts";
 import { captureConfinement, RootProblem } from "./confinement.ts";
 import { createConflict, type KeptInput } from "./input.ts";
-import { childTracker, repoGuard, liveHolder, reapOrphanChild, releaseLock, takeLock, untilFree, write } from "./lock.ts";
+import { childTracker, repoGuard, liveHolder, reapOrphanChild, releaseLock, takeLock, untilFree } from "./lock.ts";
+import { writeTransaction } from "../store/db.ts";
 import { assertOwner, type Ownership } from "./owner.ts";
 import { removeOwned } from "./remove.ts";
 
@@ -63,7 +64,7 @@ export async function recoverAbandoned(db: Database, home: string, previous: Wor
     guard: repoGuard(db),
     staleLocks: true,
   });
-  write(db, () => {
+  writeTransaction(db, () => {
     deleteExecutions(db, workspaceId);
     updateWorkspace(db, workspaceId, { status: "creating", input: kept.input, inputDigest: kept.inputDigest, hostDirectory, kind: null, root: null, details: {}, cgroup: null });
   });
@@ -76,7 +77,7 @@ export function madeFreshContent(kind: MaterializationKind): boolean {
 
 /** Durably records what materialization is about to make. */
 export function noteIntent(db: Database, workspaceId: string): (kind: WorkspaceRecord["kind"], details: WorkspaceRecord["details"]) => void {
-  return (kind, details) => write(db, () => void updateWorkspace(db, workspaceId, { kind, details }));
+  return (kind, details) => writeTransaction(db, () => void updateWorkspace(db, workspaceId, { kind, details }));
 }
 
 /**
@@ -91,7 +92,7 @@ export function finishCreate(db: Database, workspaceId: string, built: Built): W
     if (error instanceof RootProblem) throw new Error(`the workspace just made cannot be confined: ${error.message}`);
     throw error;
   }
-  return write(db, () => {
+  return writeTransaction(db, () => {
     updateWorkspace(db, workspaceId, { status: "ready", kind: built.kind, root: built.root, details: built.details, confinement, lock: null, child: null });
     return getWorkspace(db, workspaceId)!;
   });
@@ -107,7 +108,7 @@ export async function undoCreate(db: Database, home: string, workspaceId: string
   try {
     await removeOwned(home, record, { undo: true, tracker: childTracker(db, workspaceId), guard: repoGuard(db) });
     if (record.cgroup) removeWorkspaceCgroup(record.cgroup);
-    write(db, () => {
+    writeTransaction(db, () => {
       deleteExecutions(db, workspaceId);
       deleteWorkspace(db, workspaceId);
     });

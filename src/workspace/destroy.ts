@@ -4,7 +4,8 @@ import { removeWorkspaceCgroup } from "./containment.ts";
 import { stopWorkspaceExecutions } from "./executions.ts";
 import { deleteExecutions, deleteOrphanRecords } from "../store/executions.ts";
 import { deleteWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
-import { childTracker, repoGuard, liveHolder, reapOrphanChild, takeLock, untilFree, write } from "./lock.ts";
+import { childTracker, repoGuard, liveHolder, reapOrphanChild, takeLock, untilFree } from "./lock.ts";
+import { writeTransaction } from "../store/db.ts";
 import { assertOwner, type Ownership } from "./owner.ts";
 import { removeOwned } from "./remove.ts";
 import { logLine } from "../log/runtime-log.ts";
@@ -28,7 +29,7 @@ export async function destroyWorkspace(db: Database, home: string, workspaceId: 
   });
   if (!previous) {
     // Nothing to destroy; exec ids refused while no such workspace existed are forgotten.
-    write(db, () => deleteOrphanRecords(db, workspaceId));
+    writeTransaction(db, () => deleteOrphanRecords(db, workspaceId));
     return false;
   }
   await reapOrphanChild(db, previous);
@@ -37,7 +38,7 @@ export async function destroyWorkspace(db: Database, home: string, workspaceId: 
   // A record still `creating` here belongs to a create that died (live ones are waited for).
   const abandonedCreate = previous.status === "creating";
   await removeOwned(home, previous, { undo: abandonedCreate, staleLocks: abandonedCreate, tracker: childTracker(db, workspaceId), guard: repoGuard(db) });
-  write(db, () => {
+  writeTransaction(db, () => {
     deleteExecutions(db, workspaceId);
     deleteWorkspace(db, workspaceId);
   });

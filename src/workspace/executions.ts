@@ -10,8 +10,8 @@ import { childCgroups, endCgroup, isPopulated, removeCgroup, signalCgroup } from
 import { signalAndWait, stopWorkload, type Ending } from "../platform/process-group.ts";
 import { holdsPid, isSameProcess, type ProcessIdentity } from "../platform/process.ts";
 import { cancelReservations, markFinished, unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
-import { write } from "./lock.ts";
 import { logLine } from "../log/runtime-log.ts";
+import { writeTransaction } from "../store/db.ts";
 
 /** The workload's leader as recorded (pid 0 until launched). */
 export function leaderOf(record: ExecutionRecord): ProcessIdentity {
@@ -69,7 +69,7 @@ export async function endExecution(record: ExecutionRecord, graceMs: number): Pr
  */
 export async function stopWorkspaceExecutions(db: Database, workspaceId: string, graceMs: number, workspaceCgroup: string | null): Promise<number> {
   const before = unfinishedExecutions(db, workspaceId);
-  write(db, () => cancelReservations(db, workspaceId));
+  writeTransaction(db, () => cancelReservations(db, workspaceId));
   const records = unfinishedExecutions(db, workspaceId);
   const cgroups = new Set([workspaceCgroup, ...before.map((record) => record.cgroup && dirname(record.cgroup))].filter((dir): dir is string => !!dir));
   await Promise.all([...[...cgroups].map((dir) => endCgroup(dir, graceMs)), ...records.filter((record) => !record.cgroup).map((record) => endExecution(record, graceMs))]);

@@ -9,6 +9,7 @@ import { stopWorkload } from "../platform/process-group.ts";
 import { diagnose } from "../output.ts";
 import { isSameProcess, selfIdentity } from "../platform/process.ts";
 import { countsAsMissing, deleteRepoLock, getRepoLock, getWorkspace, setRepoLock, updateWorkspace, type ProcessIdentity, type WorkspaceRecord } from "../store/workspaces.ts";
+import { writeTransaction } from "../store/db.ts";
 import type { ChildTracker } from "./git.ts";
 import { assertOwner, type Ownership } from "./owner.ts";
 
@@ -41,7 +42,7 @@ export async function untilFree<T>(db: Database, workspaceId: string, attempt: (
   let pause = 5;
   let told = false;
   for (;;) {
-    const outcome = db.transaction(() => attempt(getWorkspace(db, workspaceId))).immediate();
+    const outcome = writeTransaction(db, () => attempt(getWorkspace(db, workspaceId)));
     if ("done" in outcome) return outcome.done;
     if (!told && performance.now() - started > 2000) {
       const holder = outcome.wait;
@@ -77,10 +78,10 @@ export function takeLock(db: Database, workspaceId: string, op: string): void {
 
 /** Releases the lock if this process still holds it. */
 export function releaseLock(db: Database, workspaceId: string): void {
-  db.transaction(() => {
+  writeTransaction(db, () => {
     const record = getWorkspace(db, workspaceId);
     if (record?.lock && isSelf(record.lock)) updateWorkspace(db, workspaceId, { lock: null, child: null });
-  }).immediate();
+  });
 }
 
 /**
@@ -90,20 +91,15 @@ export function releaseLock(db: Database, workspaceId: string): void {
 export async function reapOrphanChild(db: Database, previous: WorkspaceRecord): Promise<void> {
   if (!previous.child || !previous.lock) return;
   await stopWorkload(previous.child, 0);
-  write(db, () => updateWorkspace(db, previous.workspaceId, { child: null }));
+  writeTransaction(db, () => updateWorkspace(db, previous.workspaceId, { child: null }));
 }
 
 /** Records the git process this holder waits for on the workspace row, and forgets it after. */
 export function childTracker(db: Database, workspaceId: string): ChildTracker {
   return {
-    started: (child) => void write(db, () => updateWorkspace(db, workspaceId, { child })),
-    finished: () => void write(db, () => updateWorkspace(db, workspaceId, { child: null })),
+    started: (child) => void writeTransaction(db, () => updateWorkspace(db, workspaceId, { child })),
+    finished: () => void writeTransaction(db, () => updateWorkspace(db, workspaceId, { child: null })),
   };
-}
-
-/** Runs one write in its own BEGIN IMMEDIATE transaction (busy_timeout then applies cleanly). */
-export function write<T>(db: Database, fn: () => T): T {
-  return db.transaction(fn).immediate();
 }
 
 /** Runs `fn` holding a repository's worktree lock. */
@@ -119,7 +115,7 @@ export function repoGuard(db: Database): RepoGuard {
     const me = selfIdentity();
     let pause = 2;
     while (
-      !write(db, () => {
+      !writeTransaction(db, () => {
         const holder = getRepoLock(db, commonDir);
         if (holder && !isSelf(holder) && isSameProcess(holder)) return false;
         setRepoLock(db, commonDir, me);
@@ -132,7 +128,7 @@ export function repoGuard(db: Database): RepoGuard {
     try {
       return await fn();
     } finally {
-      write(db, () => deleteRepoLock(db, commonDir, me));
+      writeTransaction(db, () => deleteRepoLock(db, commonDir, me));
     }
   };
 }

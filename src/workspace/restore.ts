@@ -4,7 +4,8 @@ import { lstatSync } from "node:fs";
 import { closeDescriptor } from "../platform/directory.ts";
 import { updateWorkspace, type Confinement, type WorkspaceRecord } from "../store/workspaces.ts";
 import { captureConfinement, openRoot, RootProblem, sameConfinement } from "./confinement.ts";
-import { childTracker, repoGuard, write } from "./lock.ts";
+import { childTracker, repoGuard } from "./lock.ts";
+import { writeTransaction } from "../store/db.ts";
 import { readdWorktree } from "./worktree.ts";
 
 /**
@@ -25,7 +26,7 @@ export async function restoreRoot(db: Database, record: WorkspaceRecord): Promis
     if (!vanishedWorktree(record)) throw new Error(`cannot resume workspace ${name}: ${error.message}`);
     seen = await readdVanished(db, record, name);
   }
-  if (!sameConfinement(record.confinement, seen)) write(db, () => void updateWorkspace(db, record.workspaceId, { confinement: seen }));
+  if (!sameConfinement(record.confinement, seen)) writeTransaction(db, () => void updateWorkspace(db, record.workspaceId, { confinement: seen }));
 }
 
 function vanishedWorktree(record: WorkspaceRecord): boolean {
