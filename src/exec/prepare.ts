@@ -3,14 +3,14 @@ import { isCgroup, makeCgroup, ownCgroupDir, primeMigration } from "../platform/
 import { selfIdentity } from "../platform/process.ts";
 import { filesToShow, SANDBOX_FDS, sandboxLaunch, sandboxTool, SandboxUnavailable, type Launch } from "../platform/sandbox.ts";
 import { openStore, type Store } from "../store/db.ts";
-import { reserveExecution, type Reservation } from "../store/executions.ts";
+import type { Reservation } from "../store/executions.ts";
 import { getWorkspace, updateWorkspace } from "../store/workspaces.ts";
 import { whileReady } from "../workspace/access.ts";
 import { settleEnded } from "../workspace/executions.ts";
 import type { OpenRoot } from "../workspace/confinement.ts";
 import { checkLimits, ContainmentError, executionCgroupOf, prepareWorkspaceCgroup, resolveContainment, workspaceCgroupOf, type Containment } from "../workspace/containment.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
-import { closeDescriptor, identityOf, leaveSpawnDirectory, openDirectory } from "../platform/directory.ts";
+import { closeDescriptor, identityOf, openDirectory } from "../platform/directory.ts";
 import { duplicateDescriptor, memoryFile } from "../platform/libc.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { ownershipOf, type Ownership } from "../workspace/owner.ts";
@@ -18,51 +18,11 @@ import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts
 import { sandboxView } from "../workspace/sandbox-view.ts";
 import { helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
-import { finishRecord, recordRefusal } from "./record.ts";
+import { releaseDirectories, type LaunchPlan, type SpawnStdioArray } from "./plan.ts";
+import { finishRecord, recordRefusal, reserveRecord } from "./record.ts";
 import type { SandboxRequest } from "./sandbox-protocol.ts";
 import { SANDBOX_INIT_SOURCE, sandboxInitCommand } from "./sandboxed.ts";
 import { isLinux } from "../platform/os.ts";
-
-/** A descriptor the spawn hands to the child at its index (Bun.spawn's stdio array). */
-export type SpawnStdio = "inherit" | "ignore" | "pipe" | number;
-/** Bun.spawn's stdio array: fds 0–2, then any further descriptors. */
-export type SpawnStdioArray = [SpawnStdio, SpawnStdio, SpawnStdio, ...SpawnStdio[]];
-
-/** Everything validated before launch: nothing here has started a process. */
-export interface LaunchPlan {
-  workspaceId: string;
-  execId: string;
-  envelope: SpawnEnvelope;
-  store: Store;
-  /** The workspace root as recorded, and a descriptor of it proven to be the workspace's own. */
-  root: { path: string; fd: number };
-  /**
-   * The workload's working directory: its path (messages, program lookup) and a descriptor of
-   * exactly the directory that was checked, reached from `root.fd` without any symlink. The
-   * spawn starts the workload in `cwdFd` (spawnDirectory), never by walking `cwd` again.
-   * May be `root.fd` itself. Both are closed by releaseDirectories once the spawn returned.
-   */
-  cwd: string;
-  cwdFd: number;
-  /** File to execute; argv[0] is passed to the workload unchanged. */
-  program: string;
-  /** The argv the workload gets (the envelope's, unless a JavaScript helper needs the embedded engine). */
-  argv: string[];
-  env: Record<string, string>;
-  /**
-   * Under the Linux sandbox: program, argv and env above are bwrap's (src/platform/sandbox.ts),
-   * the workload itself is what the sandbox init is asked to run, and the spawn hands over the
-   * descriptors in `stdio` (numbers as SANDBOX_FDS says). Null otherwise (macOS's sandbox-exec
-   * is only a different program and argv).
-   */
-  sandbox: { request: SandboxRequest; stdio: SpawnStdioArray; held: number[] } | null;
-  /** Start time of this wrapper: the workload cannot be older. */
-  wrapperStartTicks: number;
-  /** The execution's own cgroup (made, recorded, empty), or null under process-group containment. */
-  cgroup: string | null;
-  /** This wrapper's own cgroup, to come back to after the spawn, and the migration primed for it. */
-  origin: { dir: string; primed: Promise<void> } | null;
-}
 
 /**
  * The workload's environment: exactly the envelope's, except that a PTY's `term` becomes TERM
@@ -202,7 +162,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
       held = sandbox?.held ?? [];
       const { program, argv, env } = launch;
       const where = cgroupsOf(store, workspaceId, execId, containment);
-      reserveExecution(store.db, { ...reservation, cgroup: where?.execution ?? null });
+      reserveRecord(store.db, { ...reservation, cgroup: where?.execution ?? null });
       const rootDir = { path: root.path, fd: root.fd };
       const cgroup = where?.execution ?? null;
       return { workspaceId, execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, sandbox, wrapperStartTicks: reservation.wrapperStartTicks, cgroup, origin, where };
@@ -256,12 +216,4 @@ function openCwd(root: OpenRoot, relative: string): { cwd: string; cwdFd: number
   checkRelativePath(relative, "cwd");
   const cwd = joinInside(root.path, relative);
   return { cwd, cwdFd: cwd === root.path ? root.fd : openInside(root.fd, root.path, relative, "cwd") };
-}
-
-/** Closes the plan's directory descriptors (and the sandbox's copies of fds 0–2): call once the spawn returned (or failed). */
-export function releaseDirectories(plan: LaunchPlan): void {
-  leaveSpawnDirectory();
-  if (plan.cwdFd !== plan.root.fd) closeDescriptor(plan.cwdFd);
-  closeDescriptor(plan.root.fd);
-  for (const fd of plan.sandbox?.held ?? []) closeDescriptor(fd);
 }

@@ -1,13 +1,23 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { resolve } from "node:path";
 
-/** Why a program could not be launched; `code` follows the shell convention (127, 126). */
-export class ProgramError extends Error {
+/** Why nothing was launched; `code` is the status the wrapper exits with (stderr says the message). */
+export class NotLaunched extends Error {
   constructor(
     message: string,
     readonly code: number,
   ) {
     super(message);
+  }
+}
+
+/** Why a program could not be launched; `code` follows the shell convention (127, 126), or 1 for a refusal of the runtime's. */
+export class ProgramError extends NotLaunched {}
+
+/** A protocol failure found before launch (a bad frame with the envelope): nothing ran, exit 1. */
+export class PreLaunchProtocolError extends NotLaunched {
+  constructor(message: string) {
+    super(message, 1);
   }
 }
 

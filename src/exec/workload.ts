@@ -6,9 +6,9 @@ import { removeCgroup } from "../platform/cgroup.ts";
 import type { ProcessIdentity } from "../platform/process.ts";
 import { exitBySignal, type ExitStatus } from "../protocol/index.ts";
 import type { EventWriter } from "./events.ts";
-import type { Launched } from "./launch.ts";
-import { releaseDirectories, type LaunchPlan } from "./prepare.ts";
-import { ProgramError } from "./program.ts";
+import type { Launched } from "./record.ts";
+import { releaseDirectories, type LaunchPlan } from "./plan.ts";
+import { PreLaunchProtocolError } from "./program.ts";
 import { finishRecord } from "./record.ts";
 
 /** Grace given to what is left of the execution after the leader exited. */
@@ -22,16 +22,16 @@ export type Outcome = ExitStatus;
  * record is finished, the plan's directories and (empty) cgroup released, one `error` event is
  * sent and fd 4 closed; the caller throws the result.
  */
-export function refuseBeforeLaunch(plan: LaunchPlan, events: EventWriter, message: string): ProgramError {
+export function refuseBeforeLaunch(plan: LaunchPlan, events: EventWriter, message: string): PreLaunchProtocolError {
   finishRecord(plan);
   releaseDirectories(plan);
   if (plan.cgroup) removeCgroup(plan.cgroup);
   events.error(message);
   events.close();
-  return new ProgramError(`${message}; nothing was launched`, 1);
+  return new PreLaunchProtocolError(`${message}; nothing was launched`);
 }
 
-/** The workload is launched, contained and on record (launch.ts checked it leads its session): `started`. */
+/** The workload is launched, contained and on record (record.ts checked it leads its session): `started`. */
 export function startWorkload(launched: Launched, events: EventWriter): ProcessIdentity {
   events.started(launched.leader.pid);
   return launched.leader;

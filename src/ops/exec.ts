@@ -4,7 +4,7 @@ import { mirrorExit } from "../exec/mirror.ts";
 import { runPipes } from "../exec/pipes.ts";
 import { runPty } from "../exec/pty.ts";
 import { prepareLaunch } from "../exec/prepare.ts";
-import { ProgramError } from "../exec/program.ts";
+import { NotLaunched } from "../exec/program.ts";
 import { SignalForwarder } from "../exec/signals.ts";
 import { diagnose } from "../output.ts";
 import { readOptions } from "../options.ts";
@@ -25,18 +25,16 @@ export async function exec(invocation: Invocation): Promise<number> {
   if (envelope.stdio.kind === "pty") signals.keepJobControl();
   const facts = { mode: envelope.stdio.kind, purpose: envelope.purpose.kind };
   logTo(invocation, envelope);
-  let plan;
-  try {
-    plan = prepareLaunch(invocation.flags.get("workspace-id")!, envelope);
-  } catch (error) {
-    return refused(facts, error);
-  }
   const run = envelope.stdio.kind === "pty" ? runPty : runPipes;
+  let prepared = false;
   let outcome;
   try {
+    const plan = prepareLaunch(invocation.flags.get("workspace-id")!, envelope);
+    prepared = true;
     outcome = await run(plan, controls, signals);
   } catch (error) {
-    if (error instanceof ProgramError) return refused(facts, error);
+    // Whatever stops prepareLaunch refuses the exec; after it, only NotLaunched does.
+    if (!prepared || error instanceof NotLaunched) return refused(facts, error);
     logExecFailed(facts, error);
     throw error;
   }
@@ -55,10 +53,10 @@ function logTo(invocation: Invocation, envelope: SpawnEnvelope): void {
   attachExecLog(invocation, envelope, options);
 }
 
-/** Nothing was launched: log why, then answer like before (a ProgramError's code, else thrown). */
+/** Nothing was launched: log why, then answer like before (a NotLaunched's code, else thrown). */
 function refused(facts: { mode: string; purpose: string }, error: unknown): number {
-  logExecRefused(facts, error instanceof ProgramError ? error.code : 1, error);
-  if (!(error instanceof ProgramError)) throw error;
+  logExecRefused(facts, error instanceof NotLaunched ? error.code : 1, error);
+  if (!(error instanceof NotLaunched)) throw error;
   diagnose(error.message);
   return error.code;
 }

@@ -108,7 +108,7 @@ for (const mode of MODES) {
 }
 
 describe("the gate itself", () => {
-  /** Starts the gate the way launch.ts does (the compiled binary as its engine); returns its fds. */
+  /** Starts the gate the way src/exec/record.ts does (the compiled binary as its engine); returns its fds. */
   function gate(cwd: string) {
     const [specRead, specWrite] = makePipe();
     const [statusRead, statusWrite] = makePipe();

@@ -1,0 +1,57 @@
+/**
+ * The launch plan: everything validated before launch, handed from prepare.ts to the modes and
+ * the record's gateway (record.ts). Its own module so that neither imports the other.
+ */
+import { closeDescriptor, leaveSpawnDirectory } from "../platform/directory.ts";
+import type { SpawnEnvelope } from "../protocol/index.ts";
+import type { Store } from "../store/db.ts";
+import type { SandboxRequest } from "./sandbox-protocol.ts";
+
+/** A descriptor the spawn hands to the child at its index (Bun.spawn's stdio array). */
+export type SpawnStdio = "inherit" | "ignore" | "pipe" | number;
+/** Bun.spawn's stdio array: fds 0–2, then any further descriptors. */
+export type SpawnStdioArray = [SpawnStdio, SpawnStdio, SpawnStdio, ...SpawnStdio[]];
+
+/** Everything validated before launch: nothing here has started a process. */
+export interface LaunchPlan {
+  workspaceId: string;
+  execId: string;
+  envelope: SpawnEnvelope;
+  store: Store;
+  /** The workspace root as recorded, and a descriptor of it proven to be the workspace's own. */
+  root: { path: string; fd: number };
+  /**
+   * The workload's working directory: its path (messages, program lookup) and a descriptor of
+   * exactly the directory that was checked, reached from `root.fd` without any symlink. The
+   * spawn starts the workload in `cwdFd` (spawnDirectory), never by walking `cwd` again.
+   * May be `root.fd` itself. Both are closed by releaseDirectories once the spawn returned.
+   */
+  cwd: string;
+  cwdFd: number;
+  /** File to execute; argv[0] is passed to the workload unchanged. */
+  program: string;
+  /** The argv the workload gets (the envelope's, unless a JavaScript helper needs the embedded engine). */
+  argv: string[];
+  env: Record<string, string>;
+  /**
+   * Under the Linux sandbox: program, argv and env above are bwrap's (src/platform/sandbox.ts),
+   * the workload itself is what the sandbox init is asked to run, and the spawn hands over the
+   * descriptors in `stdio` (numbers as SANDBOX_FDS says). Null otherwise (macOS's sandbox-exec
+   * is only a different program and argv).
+   */
+  sandbox: { request: SandboxRequest; stdio: SpawnStdioArray; held: number[] } | null;
+  /** Start time of this wrapper: the workload cannot be older. */
+  wrapperStartTicks: number;
+  /** The execution's own cgroup (made, recorded, empty), or null under process-group containment. */
+  cgroup: string | null;
+  /** This wrapper's own cgroup, to come back to after the spawn, and the migration primed for it. */
+  origin: { dir: string; primed: Promise<void> } | null;
+}
+
+/** Closes the plan's directory descriptors (and the sandbox's copies of fds 0–2): call once the spawn returned (or failed). */
+export function releaseDirectories(plan: LaunchPlan): void {
+  leaveSpawnDirectory();
+  if (plan.cwdFd !== plan.root.fd) closeDescriptor(plan.cwdFd);
+  closeDescriptor(plan.root.fd);
+  for (const fd of plan.sandbox?.held ?? []) closeDescriptor(fd);
+}
