@@ -52,6 +52,7 @@ class ReportReader {
         return JSON.parse(line) as SandboxReport;
       }
       if (this.#done) return null;
+      // A read error is the init's report pipe going away with the sandbox: read as its end.
       const { done, value } = await this.#reader.read().catch(() => ({ done: true, value: undefined }));
       if (done || !value) this.#done = true;
       else this.#text += this.#decoder.decode(value, { stream: true });
@@ -61,7 +62,7 @@ class ReportReader {
 
 /**
  * The workload inside one sandbox, as the wrapper follows it: its pid on the host, its exact end
- * as the init reports it (the leader-process view launch.ts gives pipes.ts and pty.ts), and the
+ * as the init reports it (the leader-process view record.ts gives pipes.ts and pty.ts), and the
  * end of the sandbox itself.
  */
 export class SandboxedWorkload {

@@ -7,6 +7,7 @@ import { accessSync, closeSync, constants, existsSync, mkdirSync, readFileSync, 
 import { join, relative, sep } from "node:path";
 import { lazyOs } from "./lazy.ts";
 import { ESRCH, pidfdOpen, pidfdSignal } from "./libc.ts";
+import { PROCESS_GONE, tolerating } from "./errno.ts";
 import { signalNumber } from "./signals.ts";
 import { isLinux } from "./os.ts";
 
@@ -54,12 +55,8 @@ export function cgroupV1Controllers(): string[] {
 
 /** This process's cgroup v2 path (the `0::` line of /proc/<pid>/cgroup), or null (no v2, or the process is gone). */
 export function cgroupPathOf(pid: number | "self" = "self"): string | null {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/cgroup`, "utf8");
-  } catch {
-    return null;
-  }
+  const text = tolerating(PROCESS_GONE, null, () => readFileSync(`/proc/${pid}/cgroup`, "utf8"));
+  if (text === null) return null;
   const line = text.split("\n").find((entry) => entry.startsWith("0::"));
   return line === undefined ? null : line.slice(3);
 }

@@ -59,7 +59,7 @@ export function dup2(from: number, to: number): void {
 /** Sets RLIMIT_CORE to 0 so re-raising a core-dumping signal does not write a ~100 MiB core. */
 export function disableCoreDumps(): void {
   const limits = new BigUint64Array([0n, 0n]);
-  libc().setrlimit(RLIMIT_CORE, ffi().ptr(limits));
+  if (libc().setrlimit(RLIMIT_CORE, ffi().ptr(limits)) < 0) throw new Error(`setrlimit(RLIMIT_CORE, 0) failed (errno ${isLinux ? errno() : "?"})`);
 }
 
 /** tcflow(3) actions differ between Linux and the BSDs. */

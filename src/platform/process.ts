@@ -4,6 +4,7 @@
  */
 import { closeSync, openSync, readFileSync, readSync, readdirSync } from "node:fs";
 import { signalNumber } from "./signals.ts";
+import { PROCESS_GONE, tolerating } from "./errno.ts";
 import { isLinux } from "./os.ts";
 
 /** A process as the kernel reports it. `startTicks` is comparable only within one boot. */
@@ -63,18 +64,12 @@ export function readProcess(pid: number): ProcessInfo | null {
 /** One reused buffer: a sweep reads every process's stat, and allocation per read doubled its cost. */
 const statBuffer = Buffer.allocUnsafe(4096);
 
+/** The text of /proc/PID/stat, or null when there is no such process (any other failure is thrown). */
 function readStat(pid: number): string | null {
-  let fd: number;
+  const fd = tolerating(PROCESS_GONE, null, () => openSync(`/proc/${pid}/stat`, "r"));
+  if (fd === null) return null;
   try {
-    fd = openSync(`/proc/${pid}/stat`, "r");
-  } catch {
-    return null;
-  }
-  try {
-    const length = readSync(fd, statBuffer, 0, statBuffer.length, 0);
-    return statBuffer.toString("latin1", 0, length);
-  } catch {
-    return null;
+    return tolerating(PROCESS_GONE, null, () => statBuffer.toString("latin1", 0, readSync(fd, statBuffer, 0, statBuffer.length, 0)));
   } finally {
     closeSync(fd);
   }
