@@ -108,12 +108,6 @@ export function recordLaunch(db: Database, workspaceId: string, execId: string, 
   return result.changes === 1;
 }
 
-/** Records a launched execution in one step (tests and tools that launch without reserving). */
-export function insertExecution(db: Database, record: Omit<ExecutionRecord, "startedAt" | "finishedAt" | "exitCode" | "exitSignal" | "cgroup"> & { cgroup?: string | null }): void {
-  reserveExecution(db, record);
-  recordLaunch(db, record.workspaceId, record.execId, record.pid, record.pgid, record.startTicks);
-}
-
 /** One execution, or null. */
 export function getExecution(db: Database, workspaceId: string, execId: string): ExecutionRecord | null {
   return db.query(`SELECT ${COLUMNS} FROM executions WHERE workspace_id = ?1 AND exec_id = ?2`).get(workspaceId, execId) as ExecutionRecord | null;

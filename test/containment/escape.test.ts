@@ -8,7 +8,9 @@ import { existsSync } from "node:fs";
 import { readProcess } from "../../src/platform/process.ts";
 import { CGROUP_UNAVAILABLE, cgroupsUnder } from "../support/cgroup.ts";
 import type { ReadyWorkspace } from "../support/workspace.ts";
-import { execIn, lifecycle, reconcileKeeping, recordOf, signalOp, tag, tagged, until, workspaceIn } from "./support.ts";
+import { execIn, lifecycle, reconcileKeeping, recordOf, signalOp, tag, workspaceIn } from "./support.ts";
+import { until } from "../support/poll.ts";
+import { processesWith } from "../support/procs.ts";
 
 const cleanups: (() => void)[] = [];
 afterAll(() => {
@@ -34,13 +36,13 @@ function escapingWorkload(marker: string, leaderExits: boolean): string[] {
 
 /** The escapees really left the leader's session (and its group). */
 function expectEscaped(marker: string, leaderPid: number): void {
-  const pids = tagged(`sleep\0${marker}`).filter((pid) => pid !== leaderPid);
+  const pids = processesWith(`sleep\0${marker}`).filter((pid) => pid !== leaderPid);
   expect(pids.length).toBe(2);
   for (const pid of pids) expect(readProcess(pid)!.sid).not.toBe(leaderPid);
 }
 
 function expectNothingLeft(ws: ReadyWorkspace, marker: string): void {
-  expect(tagged(`sleep\0${marker}`)).toEqual([]);
+  expect(processesWith(`sleep\0${marker}`)).toEqual([]);
   // Every execution cgroup is gone too; only the workspace's (and its home's) remain.
   expect(cgroupsUnder(ws.cgroupRoot!).filter((path) => path.split("/").length > 2)).toEqual([]);
 }
@@ -63,7 +65,7 @@ describe.skipIf(CGROUP_UNAVAILABLE !== null)("in its cgroup, a workload that lea
       const { handle, execId } = execIn(ws, escapingWorkload(marker, false));
       await handle.waitEvent("started");
       const leader = recordOf(ws, execId)!.pid;
-      await until("both escapes", () => existsSync(`${ws.root}/escaped`) && tagged(`sleep\0${marker}`).length === 3);
+      await until("both escapes", () => existsSync(`${ws.root}/escaped`) && processesWith(`sleep\0${marker}`).length === 3);
       expectEscaped(marker, leader);
       process.kill(handle.pid, "SIGKILL");
       await handle.exited;

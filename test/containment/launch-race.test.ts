@@ -10,7 +10,8 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { ExecResult } from "../support/daemon.ts";
 import type { ReadyWorkspace } from "../support/workspace.ts";
-import { MODES, execIn, lifecycle, tag, tagged, workspaceIn, type Mode } from "./support.ts";
+import { MODES, execIn, lifecycle, tag, workspaceIn, type Mode } from "./support.ts";
+import { processesWith } from "../support/procs.ts";
 
 const TRIALS = process.env.PASEO_STRESS === "1" ? 100 : 8;
 const LAUNCHES = 3;
@@ -46,7 +47,7 @@ async function race(mode: Mode, op: "pause" | "destroy", ws: ReadyWorkspace, n: 
   const context = `${mode} ${op} trial ${n}: ${answer.stderr}`;
   expect(answer.code, context).toBe(0);
   // The answer is in: nothing of the workspace may run any more.
-  expect(tagged(marker), context).toEqual([]);
+  expect(processesWith(marker), context).toEqual([]);
   const written = size(out);
   await Bun.sleep(30);
   expect(size(out), `${context} (the workspace was still being written)`).toBe(written);

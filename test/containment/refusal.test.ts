@@ -12,7 +12,8 @@ import { BIN, request, runBinary, tempDir } from "../support/binary.ts";
 import { CGROUP_UNAVAILABLE, testCgroupRoot, type TestCgroupRoot } from "../support/cgroup.ts";
 import { envelope, startExec } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
-import { PATH, lifecycle, tag, tagged } from "./support.ts";
+import { PATH, lifecycle, tag } from "./support.ts";
+import { processesWith } from "../support/procs.ts";
 
 const cleanups: (() => void)[] = [];
 afterAll(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
@@ -172,10 +173,10 @@ describe("limits", () => {
     handle.closeStdin();
     await handle.waitEvent("started");
     await Bun.sleep(500);
-    expect(tagged(`sleep\0${marker}`).length).toBeLessThan(16);
+    expect(processesWith(`sleep\0${marker}`).length).toBeLessThan(16);
     expect((await runBinary(["destroy", "--workspace-id", id], { stdin: request(options) })).code).toBe(0);
     await handle.done;
-    expect(tagged(`sleep\0${marker}`)).toEqual([]);
+    expect(processesWith(`sleep\0${marker}`)).toEqual([]);
   });
 
   test.skipIf(memoryReason !== null)("memoryMax is enforced: a workload allocating past it is killed", async () => {

@@ -3,7 +3,7 @@
  * tag in their command line, wrappers killed the way a crash kills them, and strangers given
  * a chosen pid through /proc/sys/kernel/ns_last_pid (root only).
  */
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readProcess } from "../../src/platform/process.ts";
 import { Database } from "bun:sqlite";
@@ -11,6 +11,8 @@ import { request, runBinary, type RunResult } from "../support/binary.ts";
 import { CGROUP_UNAVAILABLE } from "../support/cgroup.ts";
 import { envelope, startExec, type ExecHandle } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { until } from "../support/poll.ts";
+import { processesWith } from "../support/procs.ts";
 
 export const PATH = "/usr/local/bin:/usr/bin:/bin";
 
@@ -28,32 +30,6 @@ export function workspaceIn(mode: Mode, prefix = "contain"): Promise<ReadyWorksp
 /** A unique number-looking word to put in a workload's argv (`sleep <tag>`). */
 export function tag(): string {
   return `${600 + Math.floor(Math.random() * 100)}.${Date.now() % 100000}${Math.floor(Math.random() * 1000)}`;
-}
-
-/** Live (non-zombie) processes whose command line contains `needle`, with their cmdline. */
-export function tagged(needle: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      if (!readFileSync(`/proc/${name}/cmdline`, "latin1").includes(needle)) continue;
-      if (readProcess(Number(name))?.state !== "Z") found.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
-
-/** Polls until `probe` is truthy; throws after `ms`. */
-export async function until<T>(what: string, probe: () => T | null | undefined | false, ms = 10_000): Promise<T> {
-  const deadline = performance.now() + ms;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (performance.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await Bun.sleep(10);
-  }
 }
 
 /** Starts an exec of `argv` in `ws` like the daemon (pipes, fd 3 closed after the envelope). */
@@ -110,7 +86,7 @@ export async function strangerAt(pid: number, sleepTag: string, attempts = 300):
     const proc = Bun.spawn(["/bin/sh", "-c", `sleep ${sleepTag} & sleep ${sleepTag} & exit 0`], { detached: true, stdio: ["ignore", "ignore", "ignore"] });
     await proc.exited;
     const children = await until("the stranger's children", () => {
-      const found = tagged(`sleep\0${sleepTag}`);
+      const found = processesWith(`sleep\0${sleepTag}`);
       return found.length === 2 ? found : null;
     });
     if (proc.pid === pid) return { children };

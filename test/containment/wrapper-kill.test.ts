@@ -9,7 +9,9 @@ import { isPopulated } from "../../src/platform/cgroup.ts";
 import { readProcess } from "../../src/platform/process.ts";
 import { cgroupsUnder } from "../support/cgroup.ts";
 import type { ReadyWorkspace } from "../support/workspace.ts";
-import { MODES, allAlive, execIn, lifecycle, reconcileKeeping, recordOf, signalOp, tag, tagged, until, workspaceIn, type Mode } from "./support.ts";
+import { MODES, allAlive, execIn, lifecycle, reconcileKeeping, recordOf, signalOp, tag, workspaceIn, type Mode } from "./support.ts";
+import { until } from "../support/poll.ts";
+import { processesWith } from "../support/procs.ts";
 
 const TRIALS = process.env.PASEO_STRESS === "1" ? 120 : 16;
 
@@ -23,7 +25,7 @@ beforeAll(async () => {
     bystanders.push(Bun.spawn(["/bin/sh", "-c", `sleep ${bystanderTag} & sleep ${bystanderTag} & wait`], { detached: true, stdio: ["ignore", "ignore", "ignore"] }));
   }
   bystanderPids = await until("the bystanders", () => {
-    const found = tagged(`sleep\0${bystanderTag}`);
+    const found = processesWith(`sleep\0${bystanderTag}`);
     return found.length === 6 ? found : null;
   });
 });
@@ -89,7 +91,7 @@ describe("the wrapper SIGKILLed at a random instant", () => {
         // No record at all: nothing was ever launched, and signal says "not ready".
         if (record || n % 2 === 1) expect(cleanup.code, `${context}: ${cleanup.stderr}`).toBe(0);
         else expect(cleanup.stderr, context).toContain("is not ready");
-        expect(tagged(`sleep\0${marker}`), context).toEqual([]);
+        expect(processesWith(`sleep\0${marker}`), context).toEqual([]);
         const after = recordOf(ws, execId);
         if (after) expect(after.finished_at, context).not.toBeNull();
         if (ws.cgroupRoot) expect(cgroupsUnder(ws.cgroupRoot).filter((path) => path.split("/").length > 2), context).toEqual([]);

@@ -135,7 +135,7 @@ describe("an envelope that breaks its dialect launches nothing", () => {
     handle.closeControls();
     handle.closeStdin();
     const result = await handle.done;
-    expect(result.code).not.toBe(0);
+    expect(result.code).toBe(1);
     expect(result.events).toEqual([]);
     expect(result.stdout.toString()).toBe("");
     return result;

@@ -85,7 +85,7 @@ describe("paseo-workspace-helper resolution", () => {
 
   test("not found anywhere: fails before launch, listing where it looked", async () => {
     const result = await callHelper();
-    expect(result.code).not.toBe(0);
+    expect(result.code).toBe(127);
     expect(result.events).toEqual([]);
     expect(result.stderr).toContain("workspace helper");
     expect(result.stderr).toContain("options.helperPath (not set)");

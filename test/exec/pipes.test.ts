@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync } from "n
 import { join } from "node:path";
 import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
 import { isolations, readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { processesWith } from "../support/procs.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";
 /** Race loops: modest by default, larger with PASEO_STRESS=1. */
@@ -36,22 +37,6 @@ for (const isolation of isolations("pipes.test.ts")) {
       for (let i = 0; i < size; i += 65536) crypto.getRandomValues(bytes.subarray(i, Math.min(size, i + 65536)));
       bytes.set([0, 0xff, 0x0a, 0], 0);
       return bytes;
-    }
-
-    /** Live processes whose command line contains `needle`. */
-    function processesWith(needle: string): number[] {
-      const found: number[] = [];
-      for (const name of readdirSync("/proc")) {
-        if (!/^\d+$/.test(name)) continue;
-        try {
-          const cmdline = readFileSync(`/proc/${name}/cmdline`, "latin1");
-          const state = readFileSync(`/proc/${name}/stat`, "latin1").split(") ")[1]?.[0];
-          if (cmdline.includes(needle) && state !== "Z") found.push(Number(name));
-        } catch {
-          // gone meanwhile
-        }
-      }
-      return found;
     }
 
     describe("the workload owns fd 0, 1 and 2", () => {
@@ -110,7 +95,7 @@ for (const isolation of isolations("pipes.test.ts")) {
 
       test("a bare argv[0] is resolved through the envelope PATH only", async () => {
         const result = await run(["env"], { env: {} });
-        expect(result.code).not.toBe(0);
+        expect(result.code).toBe(127);
         expect(result.stderr).toContain('program "env" not found');
         expect(result.events).toEqual([]);
       });
@@ -189,7 +174,7 @@ for (const isolation of isolations("pipes.test.ts")) {
           }
           const marker = join(ws.root, `launched-${crypto.randomUUID()}`);
           const result = await run(["touch", marker], { cwd });
-          expect(result.code).not.toBe(0);
+          expect(result.code).toBe(1);
           expect(result.events).toEqual([]);
           expect(result.stderr).toContain("cwd");
           expect(existsSync(marker)).toBe(false);
@@ -267,7 +252,7 @@ for (const isolation of isolations("pipes.test.ts")) {
         const second = startExec(ws.id, env);
         second.closeStdin();
         const result = await second.done;
-        expect(result.code).not.toBe(0);
+        expect(result.code).toBe(1);
         expect(result.events).toEqual([]);
         expect(result.stderr).toContain("never reused");
       });
@@ -275,7 +260,7 @@ for (const isolation of isolations("pipes.test.ts")) {
       test("a missing workspace is refused", async () => {
         const handle = startExec("no-such-workspace", envelope(["true"], { options: ws.options, env: { PATH } }));
         const result = await handle.done;
-        expect(result.code).not.toBe(0);
+        expect(result.code).toBe(1);
         expect(result.stderr).toContain('workspace "no-such-workspace" does not exist');
         expect(result.events).toEqual([]);
       });
@@ -283,7 +268,7 @@ for (const isolation of isolations("pipes.test.ts")) {
       test("an invalid envelope launches nothing and emits no event", async () => {
         const bad = envelope(["true"], { options: ws.options, env: { PATH }, root: "/" });
         const result = await startExec(ws.id, bad).done;
-        expect(result.code).not.toBe(0);
+        expect(result.code).toBe(1);
         expect(result.stderr).toContain('unknown key "root"');
         expect(result.events).toEqual([]);
       });

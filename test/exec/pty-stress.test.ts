@@ -8,8 +8,9 @@ import { tmpdir } from "node:os";
 import { listProcesses } from "../../src/platform/process.ts";
 import type { ExecHandle } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
-import { killLeftovers, markedProcesses, signalFrame, startPty, statusField, until, workloadOf } from "./pty-support.ts";
+import { killLeftovers, markedProcesses, signalFrame, startPty, statusField, workloadOf } from "./pty-support.ts";
 import { StdoutFifo } from "../support/fifo.ts";
+import { until } from "../support/poll.ts";
 
 // Each test spawns the compiled binary and real PTYs; give a loaded 2-core machine room.
 setDefaultTimeout(20_000);

@@ -6,6 +6,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { listProcesses, readProcess, type ProcessInfo } from "../../src/platform/process.ts";
 import { envelope, startExec, type ExecHandle, type ExecOptions } from "../support/daemon.ts";
 import type { ReadyWorkspace } from "../support/workspace.ts";
+import { until } from "../support/poll.ts";
 
 export const PATH = "/usr/bin:/bin";
 
@@ -50,17 +51,6 @@ export function frame(value: Record<string, unknown>): string {
 
 export const resizeFrame = (id: number, rows: number, cols: number) => frame({ type: "resize", id, rows, cols });
 export const signalFrame = (signal: string) => frame({ type: "signal", signal });
-
-/** Polls `probe` every few ms until it returns a value, or throws after `ms`. */
-export async function until<T>(what: string, probe: () => T | null | undefined | false, ms = 5000): Promise<T> {
-  const deadline = performance.now() + ms;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (performance.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await Bun.sleep(5);
-  }
-}
 
 /**
  * The workload the wrapper launched: the marked process below the wrapper whose parent is not

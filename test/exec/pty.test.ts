@@ -10,7 +10,8 @@ import { listProcesses, readProcess } from "../../src/platform/process.ts";
 import { request, runBinary } from "../support/binary.ts";
 import { newExecId, type ExecResult } from "../support/daemon.ts";
 import { isolations, readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
-import { frame, killLeftovers, markedProcesses, resizeFrame, sessionMembers, signalFrame, startPty, statusField, until, workloadOf } from "./pty-support.ts";
+import { frame, killLeftovers, markedProcesses, resizeFrame, sessionMembers, signalFrame, startPty, statusField, workloadOf } from "./pty-support.ts";
+import { until } from "../support/poll.ts";
 
 // Each test spawns the compiled binary and real PTYs; give a loaded 2-core machine room.
 setDefaultTimeout(20_000);
@@ -378,7 +379,7 @@ for (const isolation of isolations("pty.test.ts")) {
         const handle = startPty(ws, ["/bin/sh", "-c", "touch launched"], {}, { withEnvelope: resizeFrame(1, 0, 99) });
         const result = await handle.done;
         expect(result.events.map((e) => e.type)).toEqual(["error"]);
-        expect(result.code).not.toBe(0);
+        expect(result.code).toBe(1);
         expect(existsSync(join(ws.root, "launched"))).toBe(false);
       });
 
@@ -409,7 +410,7 @@ for (const isolation of isolations("pty.test.ts")) {
       test("a cwd escaping the workspace launches nothing", async () => {
         const result = await startPty(ws, ["/bin/sh", "-c", "touch escaped"], { cwd: "../" }).done;
         expect(result.events).toEqual([]);
-        expect(result.code).not.toBe(0);
+        expect(result.code).toBe(1);
         expect(result.stderr).toContain("cwd");
         expect(existsSync(join(ws.root, "..", "escaped"))).toBe(false);
       });
@@ -419,7 +420,7 @@ for (const isolation of isolations("pty.test.ts")) {
         expect((await startPty(ws, ["true"], { execId }).done).code).toBe(0);
         const again = await startPty(ws, ["/bin/sh", "-c", "touch reused"], { execId }).done;
         expect(again.events).toEqual([]);
-        expect(again.code).not.toBe(0);
+        expect(again.code).toBe(1);
         expect(again.stderr).toContain("never reused");
         expect(existsSync(join(ws.root, "reused"))).toBe(false);
       });

@@ -47,30 +47,30 @@ for (const mode of MODES) {
       marker = join(ws.root, `ran-${++markers}`);
       return ["/bin/sh", "-c", `touch ${marker}`];
     };
-    const refusals: [string, () => { argv: string[]; fields?: Record<string, unknown>; withEnvelope?: string; stderr: string; events: string[] }][] = [
-      ["a cwd outside the workspace", () => ({ argv: touch(), fields: { cwd: "../.." }, stderr: "cwd must stay inside the workspace", events: [] })],
-      ["a program that does not exist", () => ({ argv: ["no-such-program-anywhere"], stderr: "not found", events: [] })],
+    const refusals: [string, () => { argv: string[]; fields?: Record<string, unknown>; withEnvelope?: string; code: number; stderr: string; events: string[] }][] = [
+      ["a cwd outside the workspace", () => ({ argv: touch(), fields: { cwd: "../.." }, code: 1, stderr: "cwd must stay inside the workspace", events: [] })],
+      ["a program that does not exist", () => ({ argv: ["no-such-program-anywhere"], code: 127, stderr: "not found", events: [] })],
       [
         "an extra fd 3 frame in the envelope's write (pipes)",
-        () => ({ argv: touch(), withEnvelope: '{"type":"signal","protocolVersion":1,"signal":"SIGTERM"}\n', stderr: "unexpected signal frame on fd 3 in pipes mode; nothing was launched", events: ["error"] }),
+        () => ({ argv: touch(), withEnvelope: '{"type":"signal","protocolVersion":1,"signal":"SIGTERM"}\n', code: 1, stderr: "unexpected signal frame on fd 3 in pipes mode; nothing was launched", events: ["error"] }),
       ],
       [
         "bytes without a newline after the envelope, in the same write (pipes)",
-        () => ({ argv: touch(), withEnvelope: '{"type":"resi', stderr: "unexpected bytes after the spawn envelope on fd 3 in pipes mode; nothing was launched", events: ["error"] }),
+        () => ({ argv: touch(), withEnvelope: '{"type":"resi', code: 1, stderr: "unexpected bytes after the spawn envelope on fd 3 in pipes mode; nothing was launched", events: ["error"] }),
       ],
-      ["an invalid frame after the envelope, in the same write (pipes)", () => ({ argv: touch(), withEnvelope: "{}\n", stderr: "fd 3 control frame 2", events: ["error"] })],
+      ["an invalid frame after the envelope, in the same write (pipes)", () => ({ argv: touch(), withEnvelope: "{}\n", code: 1, stderr: "fd 3 control frame 2", events: ["error"] })],
       [
         "a PTY signal frame with no signal name, in the envelope's write",
-        () => ({ argv: touch(), fields: { stdio: { kind: "pty", rows: 24, cols: 80 } }, withEnvelope: '{"type":"signal","protocolVersion":1,"signal":"SIGRTMIN"}\n', stderr: '"SIGRTMIN" is not a signal name', events: ["error"] }),
+        () => ({ argv: touch(), fields: { stdio: { kind: "pty", rows: 24, cols: 80 } }, withEnvelope: '{"type":"signal","protocolVersion":1,"signal":"SIGRTMIN"}\n', code: 1, stderr: '"SIGRTMIN" is not a signal name', events: ["error"] }),
       ],
     ];
 
     for (const [what, make] of refusals) {
       test(`${what}: nothing launched, then signal exits 0`, async () => {
-        const { argv, fields, withEnvelope, stderr, events } = make();
+        const { argv, fields, withEnvelope, code, stderr, events } = make();
         const env = envelope(argv, { options: ws.options, env: { PATH }, ...fields });
         const result = await execOnce(ws.id, env, withEnvelope);
-        expect(result.code).not.toBe(0);
+        expect(result.code).toBe(code);
         expect(result.stderr).toContain(stderr);
         expect(result.events.map((event) => event.type)).toEqual(events as never);
         expect(marker === "" || !existsSync(marker)).toBe(true);

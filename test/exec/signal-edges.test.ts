@@ -12,7 +12,8 @@ import { signalNames } from "../../src/platform/signals.ts";
 import { WRAPPER_OWN, forwardedSignals } from "../../src/exec/signals.ts";
 import { envelope, startExec, type ExecHandle, type ExecResult } from "../support/daemon.ts";
 import { isolations, readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
-import { killLeftovers, signalFrame, startPty, until } from "./pty-support.ts";
+import { killLeftovers, signalFrame, startPty } from "./pty-support.ts";
+import { until } from "../support/poll.ts";
 
 setDefaultTimeout(30_000);
 

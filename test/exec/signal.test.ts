@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { openDatabase } from "../../src/store/db.ts";
-import { insertExecution } from "../../src/store/executions.ts";
+import { getExecution } from "../../src/store/executions.ts";
+import { insertExecution } from "../support/store.ts";
 import { bootId, readProcess } from "../../src/platform/process.ts";
 import { request, runBinary } from "../support/binary.ts";
 import { envelope, newExecId, startExec } from "../support/daemon.ts";
@@ -18,6 +20,15 @@ afterAll(() => ws.cleanup());
 
 function signalOp(execId: string, signal = "SIGKILL", workspaceId = ws.id) {
   return runBinary(["signal", "--workspace-id", workspaceId, "--exec-id", execId, "--signal", signal], { stdin: request(ws.options) });
+}
+
+/** Every entry below `dir` with a file's text (null for a directory), sorted: what "unchanged" compares. */
+function contentsOf(dir: string): [string, string | null][] {
+  const names = (readdirSync(dir, { recursive: true }) as string[]).sort();
+  return names.map((name) => {
+    const path = join(dir, name);
+    return [name, statSync(path).isDirectory() ? null : readFileSync(path, "utf8")];
+  });
 }
 
 /** Live (non-zombie) processes in session `sid`. */
@@ -66,16 +77,37 @@ describe("signal: the bounded cleanup path", () => {
 
   test("before any record exists, signal fails with 'not ready'", async () => {
     const result = await signalOp(newExecId());
-    expect(result.code).not.toBe(0);
+    expect(result.code).toBe(1);
     expect(result.stderr).toContain("is not ready");
   });
 
-  test("after completion, signal exits 0 at once", async () => {
+  test("after completion, signal exits 0 at once: it signals nothing, not even a live process the record names", async () => {
     const env = envelope(["true"], { options: ws.options, env: { PATH } });
+    const execId = env.execId as string;
     const handle = startExec(ws.id, env);
     handle.closeStdin();
-    await handle.done;
-    expect((await signalOp(env.execId as string)).code).toBe(0);
+    expect((await handle.done).code).toBe(0);
+    const bystander = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
+    try {
+      const info = readProcess(bystander.pid!)!;
+      const db = openDatabase(`${ws.home}/state.sqlite`);
+      const finished = getExecution(db, ws.id, execId)!;
+      expect(finished.finishedAt).not.toBeNull();
+      // As if the workload's pid now belonged to a live process whose identity matches the
+      // record exactly, outside any cgroup: only "finished" stands between signal and it.
+      db.run("UPDATE executions SET pid = ?1, pgid = ?2, start_ticks = ?3, cgroup = NULL WHERE workspace_id = ?4 AND exec_id = ?5", [info.pid, info.pgid, info.startTicks, ws.id, execId]);
+      db.close();
+      const result = await signalOp(execId);
+      expect(result.code).toBe(0);
+      expect(result.stderr).toBe("");
+      await Bun.sleep(50);
+      expect(readProcess(bystander.pid!)).toMatchObject({ startTicks: info.startTicks, state: "S" });
+      const after = openDatabase(`${ws.home}/state.sqlite`);
+      expect(getExecution(after, ws.id, execId)).toMatchObject({ finishedAt: finished.finishedAt, exitCode: finished.exitCode, exitSignal: finished.exitSignal });
+      after.close();
+    } finally {
+      bystander.kill("SIGKILL");
+    }
   });
 
   for (const name of ["SIGNOPE", "9", "SIGRTMIN", "SIGRTMIN+1", "sigkill", "KILL"]) {
@@ -123,7 +155,7 @@ describe("signal: the bounded cleanup path", () => {
     const result = await runBinary(["signal", "--workspace-id", ws.id, "--exec-id", newExecId(), "--signal", "SIGKILL"], {
       stdin: request({ ...ws.options, owner: "someone-else" }),
     });
-    expect(result.code).not.toBe(0);
+    expect(result.code).toBe(1);
     expect(result.stderr).toContain("ownership mismatch");
   });
 });
@@ -141,7 +173,7 @@ describe("pause and destroy stop live executions", () => {
       expect(ended.violation).toBeNull();
       expect(ended.events.at(-1)).toMatchObject({ type: "exit", signal: "SIGTERM" });
       const refused = await startExec(own.id, envelope(["true"], { options: own.options, env: { PATH } })).done;
-      expect(refused.code).not.toBe(0);
+      expect(refused.code).toBe(1);
       expect(refused.stderr).toContain("is paused");
       expect(refused.events).toEqual([]);
       expect((await runBinary(["resume", "--workspace-id", own.id], { stdin: request(own.options) })).code).toBe(0);
@@ -156,13 +188,17 @@ describe("pause and destroy stop live executions", () => {
   test("destroy kills a running workload and the adopted directory stays", async () => {
     const own = await readyWorkspace("destroy");
     try {
+      writeFileSync(join(own.root, "kept.txt"), "the operator's file\n");
+      mkdirSync(join(own.root, "src"));
+      writeFileSync(join(own.root, "src", "main.c"), "int main(void) { return 0; }\n");
+      const before = contentsOf(own.root);
       const handle = startExec(own.id, envelope(["sh", "-c", "trap '' TERM; sleep 30 & wait"], { options: own.options, env: { PATH } }));
       await handle.waitEvent("started");
       const destroyed = await runBinary(["destroy", "--workspace-id", own.id], { stdin: request(own.options) });
       expect(destroyed.code).toBe(0);
       const ended = await handle.done;
       expect(ended.events.at(-1)).toMatchObject({ type: "exit", signal: "SIGKILL" });
-      expect(readdirSync(own.root)).toBeDefined();
+      expect(contentsOf(own.root)).toEqual(before);
       const inspected = await runBinary(["inspect", "--workspace-id", own.id], { stdin: request(own.options) });
       expect(JSON.parse(inspected.stdout)).toEqual({ type: "inspection", protocolVersion: 1, inspection: { status: "missing" } });
     } finally {

@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bootId, isSameProcess } from "../../src/platform/process.ts";
 import { stalledServer } from "../support/git-servers.ts";
-import { BIN, branches, create, createInput, git, lab, makeRemote, makeRepo, ok, op, ownedEntries, processesMentioning, record, recordedChild, records, worktrees, type Lab } from "./support.ts";
+import { BIN, branches, create, createInput, git, lab, makeRemote, makeRepo, ok, op, ownedEntries, record, recordedChild, records, worktrees, type Lab } from "./support.ts";
+import { processesWith } from "../support/procs.ts";
 
 const TRIALS = Number(process.env.PASEO_CRASH_TRIALS ?? (process.env.PASEO_STRESS === "1" ? 120 : 24));
 
@@ -97,7 +98,7 @@ test(`create SIGKILLed at random moments (${TRIALS} trials): inspect then create
     expect(records(t.home), context).toEqual([]);
   }
   expect(worktrees(repo)).toEqual([repo]);
-  expect(processesMentioning(t.home)).toEqual([]);
+  expect(processesWith(t.home)).toEqual([]);
   console.log(`${TRIALS} crash trials in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }, 240_000);
 

@@ -8,7 +8,9 @@ import { Database, constants } from "bun:sqlite";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { httpGitServer, redirectingServer, type SeenRequest } from "../support/git-servers.ts";
-import { createInput, git, lab, ok, op, ownedEntries, processesMentioning, record, records, makeRepo, type Lab } from "./support.ts";
+import { createInput, git, lab, ok, op, ownedEntries, record, records, makeRepo, type Lab } from "./support.ts";
+import { processesWith } from "../support/procs.ts";
+import { SCHEMA_V1 } from "../support/store.ts";
 
 const USER = "alice";
 const TOKEN = "tok3n-s3cr3t-9f8e7d";
@@ -33,8 +35,8 @@ beforeEach(() => {
   argvWithToken = [];
   argvOfClients = [];
   server = httpGitServer(served, { user: USER, password: TOKEN }, () => {
-    argvWithToken.push(...processesMentioning(TOKEN).map(cmdline));
-    argvOfClients.push(...processesMentioning(`127.0.0.1:${server.port}`).map(cmdline));
+    argvWithToken.push(...processesWith(TOKEN).map(cmdline));
+    argvOfClients.push(...processesWith(`127.0.0.1:${server.port}`).map(cmdline));
   });
   operatorHome = join(t.dir, "operator");
   mkdirSync(operatorHome);
@@ -179,7 +181,6 @@ test("credentials git cannot use safely are refused before anything is written, 
 });
 
 /** The version 1 schema, exactly as 0.1.0 created it. */
-const SCHEMA_V1 = readFileSync(join(import.meta.dir, "fixtures", "schema-v1.sql"), "utf8");
 
 test("a version 1 home that stored a credential URL is migrated: the token leaves the store, the workspace stays the same workspace", async () => {
   // What 0.1.0 left behind: a ready clone whose row holds the URL verbatim.

@@ -10,7 +10,9 @@ import { bootId, isSameProcess, readProcess } from "../../src/platform/process.t
 import { gitPath } from "../../src/workspace/git-environment.ts";
 import { gitTransport } from "../../src/workspace/git-url.ts";
 import { stalledServer } from "../support/git-servers.ts";
-import { BIN, cmdlineOf, createInput, environOf, git, ok, op, ownedEntries, processesMentioning, recordedChild, records, repoLab, untilNone, type Lab, type OpResult } from "./support.ts";
+import { BIN, createInput, git, ok, op, ownedEntries, recordedChild, records, repoLab, type Lab, type OpResult } from "./support.ts";
+import { cmdlineOf, environOf, processesWith } from "../support/procs.ts";
+import { untilNone } from "../support/poll.ts";
 
 let t: Lab;
 let repo: string;
@@ -79,7 +81,7 @@ describe("transports", () => {
     expect(existsSync(marker)).toBe(false);
     // Refused before the store was opened: no home, no record, no git.
     expect(existsSync(t.home)).toBe(false);
-    expect(processesMentioning(t.dir)).toEqual([]);
+    expect(processesWith(t.dir)).toEqual([]);
   });
 
   test("the operator's list decides: with only https allowed, file:// URLs, local paths and scp-like ssh are refused", async () => {
@@ -140,7 +142,7 @@ describe("a stalled server", () => {
       // Who was connected while the server stalled: git (and, for http, git-remote-http), its gate's watchdog.
       const connected: { pid: number; startTicks: number; cmdline: string }[] = [];
       const server = stalledServer(() => {
-        for (const pid of [...processesMentioning(t.home), ...processesMentioning(`127.0.0.1:${server.port}`)]) {
+        for (const pid of [...processesWith(t.home), ...processesWith(`127.0.0.1:${server.port}`)]) {
           const info = readProcess(pid);
           if (info) connected.push({ pid, startTicks: info.startTicks, cmdline: cmdlineOf(pid).replaceAll("\0", " ") });
         }
@@ -158,8 +160,8 @@ describe("a stalled server", () => {
         if (scheme === "http") expect(commands.some((command) => command.includes("remote-http"))).toBe(true);
         // Gone before create answered: git, its remote helper, the gate's watchdog.
         expect(connected.filter((process) => isSameProcess({ ...process, bootId: bootId() }))).toEqual([]);
-        expect(processesMentioning(t.home)).toEqual([]);
-        expect(processesMentioning(`127.0.0.1:${server.port}`)).toEqual([]);
+        expect(processesWith(t.home)).toEqual([]);
+        expect(processesWith(`127.0.0.1:${server.port}`)).toEqual([]);
         expect(records(t.home)).toEqual([]);
         expect(ownedEntries(t.home)).toEqual([]);
       } finally {
@@ -237,7 +239,7 @@ async function killCreate(running: Promise<OpResult>, child: { pid: number }): P
   expect(cmdlineOf(creator).split("\0")).toContain("create");
   process.kill(creator, "SIGKILL");
   // git holds the create's stdout and stderr: `running` settles only once git is gone too.
-  expect(await untilNone(() => processesMentioning(t.home))).toEqual([]);
+  expect(await untilNone(() => processesWith(t.home))).toEqual([]);
   await running;
 }
 

@@ -12,8 +12,8 @@ import { directoryOf, mountOf } from "../../src/platform/cgroup.ts";
 import { bootId, readProcess } from "../../src/platform/process.ts";
 import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
 import { create, createInput, lab, makeRepo, ok, op, record, type Lab } from "./support.ts";
+import { SCHEMA_V1 } from "../support/store.ts";
 
-const V1_SCHEMA = readFileSync(join(import.meta.dir, "fixtures", "schema-v1.sql"), "utf8");
 const V1_COLUMNS = "workspace_id, owner, status, input_json, host_directory, kind, root, details_json, lock_pid, lock_start, lock_boot, lock_op, child_pid, child_start, created_at, updated_at";
 
 let t: Lab;
@@ -30,7 +30,7 @@ function downgradeToV1(): void {
   current.close();
   for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
   const v1 = new Database(path, { create: true, strict: true });
-  v1.run(V1_SCHEMA);
+  v1.run(SCHEMA_V1);
   v1.run("INSERT INTO meta (key, value) VALUES ('schema_version', '1')");
   const insert = v1.query(`INSERT INTO workspaces (${V1_COLUMNS}) VALUES (${V1_COLUMNS.split(", ").map((c) => `$${c}`).join(", ")})`);
   for (const row of rows) insert.run(row as Record<string, string | number | null>);

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { bootId, readProcess } from "../../src/platform/process.ts";
-import { insertExecution } from "../../src/store/executions.ts";
+import { insertExecution } from "../support/store.ts";
 import { insertCreating } from "../../src/store/workspaces.ts";
 import { storageDir } from "../../src/workspace/paths.ts";
 import { runBinary } from "../support/binary.ts";

@@ -1,12 +1,12 @@
 /** The store refuses what it does not understand, and never rewrites it. */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { chmodSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { create, createInput, lab, ok, op, record, type Lab } from "./support.ts";
+import { SCHEMA_V1 } from "../support/store.ts";
 
 /** The schema 1 text, as the last schema 1 release shipped it. */
-const SCHEMA_V1 = readFileSync(join(import.meta.dir, "fixtures", "schema-v1.sql"), "utf8");
 
 let t: Lab;
 beforeEach(() => {
@@ -124,7 +124,7 @@ test("a version 1 database is migrated to version 2 in place: its workspaces sta
   mkdirSync(project);
   mkdirSync(t.home, { mode: 0o700 });
   const v1 = new Database(join(t.home, "state.sqlite"));
-  v1.run(readFileSync(join(import.meta.dir, "../support/fixtures/schema-v1.sql"), "utf8"));
+  v1.run(SCHEMA_V1);
   v1.run("INSERT INTO meta (key, value) VALUES ('schema_version', '1')");
   const input = createInput("w1", { kind: "host-directory", path: project });
   v1.run(

@@ -3,7 +3,7 @@
  * compiled binary driven the way the daemon drives it (one request line on stdin, one
  * response on stdout).
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { openDatabase } from "../../src/store/db.ts";
 import { getWorkspace, listWorkspaces, type WorkspaceRecord } from "../../src/store/workspaces.ts";
@@ -12,6 +12,7 @@ import { LifecycleResponse, encodeFrame, parseMessage, type Dialect } from "../.
 import { BIN, runBinary, tempDir, type RunResult } from "../support/binary.ts";
 import { testCgroupRoot } from "../support/cgroup.ts";
 import { INSTANCE_ID } from "../support/daemon.ts";
+import { cmdlineOf } from "../support/procs.ts";
 
 export { BIN };
 
@@ -193,44 +194,6 @@ export function branches(repo: string): string[] {
   return git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads").split("\n").filter(Boolean).sort();
 }
 
-/** Live processes (not zombies) whose command line mentions `needle`. */
-export function processesMentioning(needle: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      const text = readFileSync(`/proc/${name}/cmdline`, "utf8");
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-      if (state !== "Z" && text.includes(needle)) found.push(Number(name));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return found;
-}
-
-/** The NUL-separated command line of a live process ("" once it is gone). */
-export function cmdlineOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
-  } catch {
-    return "";
-  }
-}
-
-/** The environment of a live process as a map (empty once it is gone). */
-export function environOf(pid: number): Record<string, string> {
-  let text = "";
-  try {
-    text = readFileSync(`/proc/${pid}/environ`, "utf8");
-  } catch {
-    return {};
-  }
-  const entries = text.split("\0").filter(Boolean).map((entry) => [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)] as const);
-  return Object.fromEntries(entries);
-}
-
 /**
  * Waits until the workspace row records a git child and that child really is git clone (it is
  * recorded while still the `sh` gate, which exits instead of running git if its creator dies).
@@ -246,13 +209,3 @@ export async function recordedChild(home: string, id: string): Promise<{ pid: nu
   throw new Error("the create never recorded a running git clone");
 }
 
-/** Polls `probe` until it returns [] or about `limitMs` passed; returns its last answer. */
-export async function untilNone<T>(probe: () => T[], limitMs = 10_000): Promise<T[]> {
-  const deadline = performance.now() + limitMs;
-  let found = probe();
-  while (found.length > 0 && performance.now() < deadline) {
-    await Bun.sleep(25);
-    found = probe();
-  }
-  return found;
-}

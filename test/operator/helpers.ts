@@ -73,13 +73,3 @@ export function gitRepo(box: Sandbox, name = "repo"): string {
   return repo;
 }
 
-/** Polls `probe` until it returns a value (not undefined), or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}

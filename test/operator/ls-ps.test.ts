@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, op, sandbox, waitFor, type Sandbox } from "./helpers.ts";
+import { BIN, op, sandbox, type Sandbox } from "./helpers.ts";
+import { until } from "../support/poll.ts";
 
 let box: Sandbox;
 const started: Bun.Subprocess[] = [];
@@ -104,7 +105,7 @@ describe("ps", () => {
     });
     started.push(run);
     // Between claiming its identity and launching, the wrapper's execution shows as "starting".
-    const [live] = await waitFor("the sleep to show in ps as running", async () => {
+    const [live] = await until("the sleep to show in ps as running", async () => {
       const list = await psJson();
       return list.length && list.every((e) => e.state === "running") ? list : undefined;
     });
@@ -144,7 +145,7 @@ describe("ps fields: the whole argv (quoted), age, memory, -q and --format", () 
       stdio: ["ignore", "ignore", "ignore"],
     });
     started.push(run);
-    const [live] = await waitFor("the workload to run", async () => {
+    const [live] = await until("the workload to run", async () => {
       const list = await psJson("-w", "beta");
       return list.length && list.every((e) => e.state === "running") ? list : undefined;
     });
@@ -183,7 +184,7 @@ describe("ps never writes a workload's control characters raw", () => {
     const hostile = ["/bin/sh", "-c", "sleep 30", "x\x1b]0;pwned\x07y", "\u009b31mred"];
     const run = Bun.spawn([BIN, "run", "-w", "alpha", "--home", box.home, "--owner", "team-a", "--", ...hostile], { env: { ...process.env, ...box.env }, stdio: ["ignore", "ignore", "ignore"] });
     started.push(run);
-    const [live] = await waitFor("the workload to run", async () => {
+    const [live] = await until("the workload to run", async () => {
       const list = await psJson("-w", "alpha");
       return list.length && list.every((e) => e.state === "running") ? list : undefined;
     });

@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { laterRequest } from "../support/binary.ts";
 import { INSTANCE_ID } from "../support/daemon.ts";
-import { BIN, gitRepo, op, sandbox, waitFor, type Sandbox } from "./helpers.ts";
+import { BIN, gitRepo, op, sandbox, type Sandbox } from "./helpers.ts";
+import { until } from "../support/poll.ts";
 
 let box: Sandbox;
 let repo: string;
@@ -139,7 +140,7 @@ describe("rm with live executions", () => {
     expect((await op(box, ["new", "-w", "busy", "--source", dir, "--home", box.home])).code).toBe(0);
     const marker = join(box.path, "busy.term");
     const run = background("busy", termRecorder(marker));
-    const [execId] = await waitFor("the workload to run", async () => ((await liveExecIds("busy")).length ? await liveExecIds("busy") : undefined));
+    const [execId] = await until("the workload to run", async () => ((await liveExecIds("busy")).length ? await liveExecIds("busy") : undefined));
     const refused = await op(box, ["rm", "-w", "busy", "--home", box.home]);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toBe("");
@@ -168,7 +169,7 @@ describe("rm with live executions", () => {
     mkdirSync(dir);
     expect((await op(box, ["new", "-w", "stubborn", "--source", dir, "--home", box.home])).code).toBe(0);
     const run = background("stubborn", ["/bin/sh", "-c", "trap '' TERM; while :; do /bin/sleep 0.05; done"]);
-    await waitFor("the workload to run", async () => ((await liveExecIds("stubborn")).length ? true : undefined));
+    await until("the workload to run", async () => ((await liveExecIds("stubborn")).length ? true : undefined));
     const forced = await op(box, ["rm", "-f", "-w", "stubborn", "--home", box.home, "--options-json", '{"stopTimeoutMs":300}', "--json"]);
     expect(forced.code).toBe(0);
     expect(JSON.parse(forced.stdout)).toEqual({ workspaceId: "stubborn", existed: true, destroyed: true, stoppedExecutions: 1 });

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { missingTools } from "../support/tools.ts";
-import { BIN, op, sandbox, waitFor, type Sandbox } from "./helpers.ts";
+import { BIN, op, sandbox, type Sandbox } from "./helpers.ts";
+import { until } from "../support/poll.ts";
 
 const PATH = "PATH=/usr/local/bin:/usr/bin:/bin";
 let box: Sandbox;
@@ -99,7 +100,7 @@ describe("run, pipes mode", () => {
 
   test("SIGINT to run reaches the workload once (it traps it and exits 5)", async () => {
     const handle = start(["--env", PATH, "--", "sh", "-c", 'n=0; trap "n=$((n+1))" INT; echo ready; while [ $n -eq 0 ]; do sleep 0.02; done; sleep 0.2; echo "ints=$n"; exit 5'], undefined);
-    await waitFor("ready", () => (handle.stdoutText().includes("ready") ? true : undefined));
+    await until("ready", () => (handle.stdoutText().includes("ready") ? true : undefined));
     handle.proc.kill("SIGINT");
     const result = await handle.done;
     expect(result.code).toBe(5);
@@ -142,7 +143,7 @@ describe("run --pty without a terminal of its own", () => {
 
   test("SIGTERM to run becomes a signal frame: the workload dies by SIGTERM, and so does run", async () => {
     const handle = start(["--pty", "--env", PATH, "--", "sh", "-c", "echo ready; sleep 30"], undefined, true);
-    await waitFor("ready", () => (handle.stdoutText().includes("ready") ? true : undefined));
+    await until("ready", () => (handle.stdoutText().includes("ready") ? true : undefined));
     handle.proc.kill("SIGTERM");
     const result = await handle.done;
     expect(result.signal).toBe("SIGTERM");
@@ -165,14 +166,14 @@ describe("run --pty under a real terminal (tmux)", () => {
     const pane = () => tmux("capture-pane", "-p", "-t", "op").stdout.toString();
     try {
       expect(tmux("new-session", "-d", "-s", "op", "-x", "100", "-y", "30", `sh '${script}'`).exitCode).toBe(0);
-      await waitFor("the initial size", () => (pane().includes("30 100") ? true : undefined));
+      await until("the initial size", () => (pane().includes("30 100") ? true : undefined));
       expect(tmux("resize-window", "-t", "op", "-x", "120", "-y", "40").exitCode).toBe(0);
       await Bun.sleep(150);
       tmux("send-keys", "-t", "op", "hello", "Enter");
-      await waitFor("the new size", () => (pane().includes("40 120") ? true : undefined));
+      await until("the new size", () => (pane().includes("40 120") ? true : undefined));
       expect(pane()).toContain("line=hello");
       tmux("send-keys", "-t", "op", "C-c");
-      const rc = await waitFor("run to end", () => {
+      const rc = await until("run to end", () => {
         try {
           return readFileSync(rcFile, "utf8");
         } catch {

@@ -4,7 +4,8 @@ import { mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { laterRequest } from "../support/binary.ts";
 import { INSTANCE_ID } from "../support/daemon.ts";
-import { BIN, op, sandbox, waitFor, type Sandbox } from "./helpers.ts";
+import { BIN, op, sandbox, type Sandbox } from "./helpers.ts";
+import { until } from "../support/poll.ts";
 
 let box: Sandbox;
 const started: Bun.Subprocess[] = [];
@@ -36,7 +37,7 @@ describe("workspace pause, resume and inspect", () => {
     const dir = await newWorkspace("life");
     const sleeper = Bun.spawn([BIN, "run", "-w", "life", "--home", box.home, ...box.cgroupArgs, "--", "/bin/sleep", "60"], { env: { ...process.env, ...box.env }, stdio: ["ignore", "ignore", "ignore"] });
     started.push(sleeper);
-    await waitFor("the sleep to run", async () => {
+    await until("the sleep to run", async () => {
       const list = JSON.parse((await op(box, ["ps", "--home", box.home, "--json"])).stdout).executions as { state: string }[];
       return list.length === 1 && list[0]!.state === "running" ? true : undefined;
     });

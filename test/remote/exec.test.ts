@@ -14,7 +14,9 @@ import { masterPid, startSshd, type SshLab } from "../support/sshd.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
 import { createInput, makeRepo, ok } from "../lifecycle/support.ts";
 import { runBinary, tempDir } from "../support/binary.ts";
-import { MARK, killMarked, markedPids, processesWith, remoteOp, rssKiB, until } from "./support.ts";
+import { MARK, killMarked, markedPids, remoteOp, rssKiB } from "./support.ts";
+import { until } from "../support/poll.ts";
+import { processesWith } from "../support/procs.ts";
 
 setDefaultTimeout(60_000);
 
@@ -170,7 +172,7 @@ describe("signals the local wrapper receives reach the remote workload", () => {
     const sleep = tag();
     const handle = remoteExec(["sh", "-c", `sleep ${sleep} & wait`], { env: ENV });
     await handle.waitEvent("started");
-    await until(() => processesWith(`sleep\u0000${sleep}`).length === 1, "the background sleep runs");
+    await until("the background sleep runs", () => processesWith(`sleep\u0000${sleep}`).length === 1);
     process.kill(handle.pid, "SIGTERM");
     expectComplete(await handle.done, null, "SIGTERM");
     expect(processesWith(`sleep\u0000${sleep}`)).toEqual([]);
@@ -266,7 +268,7 @@ describe("a daemon that stops reading fd 1", () => {
     const handle = remoteExec(["head", "-c", String(size), "/dev/zero"], { env: ENV }, { stdoutFd: fifo.writeFd });
     fifo.handedOver();
     await handle.waitEvent("started");
-    await until(() => (fifo.readAvailable(), fifo.bytes > 0), "the first output");
+    await until("the first output", () => (fifo.readAvailable(), fifo.bytes > 0));
     const server = execRemotePid()!;
     const workload = processesWith(`head\u0000-c\u0000${size}`)[0]!;
     // The daemon stops reading.
@@ -302,7 +304,7 @@ describe("the connection or the local wrapper dies mid-exec", () => {
     const env = envelope(["sh", "-c", `sleep ${sleep} & wait`], { options: lab.options, env: ENV });
     const handle = startExec(WS, env, { prefix: lab.prefix });
     await handle.waitEvent("started");
-    await until(() => processesWith(`sleep\u0000${sleep}`).length === 1, "the remote sleep runs");
+    await until("the remote sleep runs", () => processesWith(`sleep\u0000${sleep}`).length === 1);
     const master = masterPid(lab.localHome, lab.configFile);
     expect(master).not.toBeNull();
     process.kill(master!, "SIGKILL");
@@ -310,7 +312,7 @@ describe("the connection or the local wrapper dies mid-exec", () => {
     expect(result.code).toBe(1);
     expect(result.events.map((e) => e.type)).toEqual(["started", "error"]);
     expect((result.events[1] as { message: string }).message).toContain("lost the connection");
-    await until(() => processesWith(`sleep\u0000${sleep}`).length === 0, "the remote workload is gone");
+    await until("the remote workload is gone", () => processesWith(`sleep\u0000${sleep}`).length === 0);
     expect(await signalKill(env.execId as string)).toBe(0);
     expect(await signalKill(env.execId as string)).toBe(0);
   });
@@ -320,7 +322,7 @@ describe("the connection or the local wrapper dies mid-exec", () => {
     const env = envelope(["sh", "-c", `sleep ${sleep} & wait`], { options: lab.options, env: ENV });
     const handle = startExec(WS, env, { prefix: lab.prefix });
     await handle.waitEvent("started");
-    await until(() => processesWith(`sleep\u0000${sleep}`).length === 1, "the remote sleep runs");
+    await until("the remote sleep runs", () => processesWith(`sleep\u0000${sleep}`).length === 1);
     process.kill(handle.pid, "SIGKILL");
     await handle.exited;
     expect(await signalKill(env.execId as string)).toBe(0);
@@ -345,7 +347,7 @@ describe("the later dialect", () => {
     await handle.waitEvent("started");
     process.kill(masterPid(lab.localHome, lab.configFile)!, "SIGKILL");
     expect((await handle.done).code).toBe(1);
-    await until(() => processesWith(`sleep\u0000${sleep}`).length === 0, "the remote workload is gone");
+    await until("the remote workload is gone", () => processesWith(`sleep\u0000${sleep}`).length === 0);
     ok(await remoteOp(lab, "destroy", id, { runtimeInstanceId: instance, options: lab.options }));
   });
 });
@@ -365,6 +367,6 @@ describe("paused workspaces", () => {
 });
 
 test("nothing this file started is left running on the remote side", async () => {
-  await until(() => execRemotePid() === undefined, "every exec-remote ended");
+  await until("every exec-remote ended", () => execRemotePid() === undefined);
   expect(markedPids()).toEqual([]);
 });

@@ -12,7 +12,9 @@ import { BIN, runBinary, tempDir } from "../support/binary.ts";
 import { envelope, startExec } from "../support/daemon.ts";
 import { startSshd, type SshLab } from "../support/sshd.ts";
 import { createInput, makeRepo, ok } from "../lifecycle/support.ts";
-import { MARK, killMarked, processesWith, remoteOp, until } from "./support.ts";
+import { MARK, killMarked, remoteOp } from "./support.ts";
+import { until } from "../support/poll.ts";
+import { processesWith } from "../support/procs.ts";
 
 setDefaultTimeout(60_000);
 
@@ -139,7 +141,7 @@ describe("placement by live executions", () => {
     expect(ok(await remoteOp(a, "inspect", wanted, { options: options() })).inspection.status).toBe("ready");
     process.kill(handle.pid, "SIGTERM");
     await handle.done;
-    await until(() => processesWith(`sleep\u0000${sleep}`).length === 0, "the sleep is gone");
+    await until("the sleep is gone", () => processesWith(`sleep\u0000${sleep}`).length === 0);
     // Recorded: with the load gone, the workspace is still found on b (not re-placed by hash).
     expect(ok(await remoteOp(a, "inspect", wanted, { options: options({ placement: "least-loaded" }) })).inspection.status).toBe("ready");
     ok(await remoteOp(a, "destroy", wanted, { options: options() }));

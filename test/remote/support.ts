@@ -11,31 +11,6 @@ export async function remoteOp(lab: SshLab, name: string, workspaceId: string | 
   return { ...result, json: result.stdout === "" ? null : JSON.parse(result.stdout) };
 }
 
-/** Pids of live processes whose command line contains `marker` (zombies excluded). */
-export function processesWith(marker: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${name}/cmdline`, "utf8");
-      const state = readFileSync(`/proc/${name}/stat`, "utf8").split(") ").at(-1)!.split(" ")[0];
-      if (cmdline.includes(marker) && state !== "Z") pids.push(Number(name));
-    } catch {
-      // Gone while we looked.
-    }
-  }
-  return pids;
-}
-
-/** Resolves once `check` is true; throws after `ms` (the message says what never happened). */
-export async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await Bun.sleep(20);
-  }
-}
-
 /** Resident memory of a process in KiB (VmRSS), or null when it is gone. */
 export function rssKiB(pid: number): number | null {
   try {
