@@ -12,12 +12,12 @@ import { once } from "./platform/lazy.ts";
 export const DEFAULT_OWNER = "default";
 export const DEFAULT_STOP_TIMEOUT_MS = 2000;
 /** What the runtime log keeps: `error` only failures, `info` (default) every outcome, `debug` also spawn envelopes. */
-export const LOG_LEVELS = ["error", "info", "debug"] as const;
+const LOG_LEVELS = ["error", "info", "debug"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 /** runtime.log is rotated before it would pass this many bytes (see src/log/files.ts). */
-export const DEFAULT_LOG_MAX_BYTES = 4 * 1024 * 1024;
+const DEFAULT_LOG_MAX_BYTES = 4 * 1024 * 1024;
 /** The git transports a git URL source may use unless the operator says otherwise. */
-export const DEFAULT_GIT_PROTOCOLS: readonly string[] = ["https", "ssh", "git", "file"];
+const DEFAULT_GIT_PROTOCOLS: readonly string[] = ["https", "ssh", "git", "file"];
 /** How long one git command may run (a clone of a large repository over a slow link included). */
 export const DEFAULT_GIT_TIMEOUT_MS = 600_000;
 
@@ -39,10 +39,9 @@ function given<S extends v.GenericSchema>(build: () => S) {
 }
 
 /** How workloads are confined: not at all (the default), or inside the platform's sandbox. */
-export const ISOLATIONS = ["none", "sandbox"] as const;
-export type Isolation = (typeof ISOLATIONS)[number];
+const ISOLATIONS = ["none", "sandbox"] as const;
 /** A sandboxed workload's network: the host's, or none. */
-export const NETWORKS = ["host", "none"] as const;
+const NETWORKS = ["host", "none"] as const;
 
 /** `got "x"` for a diagnostic; `undefined` and functions are not JSON. */
 function shown(value: unknown): string {

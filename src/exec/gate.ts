@@ -55,7 +55,7 @@ export function gateArgv(): string[] {
 }
 
 /** What the gate is told to become. */
-export interface GateSpec {
+interface GateSpec {
   program: string;
   argv: string[];
   env: Record<string, string>;

@@ -76,7 +76,7 @@ function checkHelperFile(path: string, cwd: string): string {
 }
 
 /** `.js`/`.mjs`/`.cjs`, or a `#!` line naming node. */
-export function isJavaScript(path: string): boolean {
+function isJavaScript(path: string): boolean {
   if (/\.(c|m)?js$/.test(path)) return true;
   const head = Buffer.alloc(128);
   let fd = -1;

@@ -8,7 +8,7 @@ import type { Store } from "../store/db.ts";
 import type { SandboxRequest } from "./sandbox-protocol.ts";
 
 /** A descriptor the spawn hands to the child at its index (Bun.spawn's stdio array). */
-export type SpawnStdio = "inherit" | "ignore" | "pipe" | number;
+type SpawnStdio = "inherit" | "ignore" | "pipe" | number;
 /** Bun.spawn's stdio array: fds 0–2, then any further descriptors. */
 export type SpawnStdioArray = [SpawnStdio, SpawnStdio, SpawnStdio, ...SpawnStdio[]];
 

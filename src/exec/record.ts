@@ -43,7 +43,7 @@ import { ProgramError } from "./program.ts";
 import { SandboxedWorkload } from "./sandboxed.ts";
 
 /** Where the record is: the plan's store and identity. */
-export interface RecordOf {
+interface RecordOf {
   store: Store;
   workspaceId: string;
   execId: string;
@@ -99,10 +99,10 @@ function recordLeader(plan: LaunchPlan, pid: number, startTicks: number): boolea
 }
 
 /** How pipes.ts and pty.ts want the child's stdio: inherited descriptors, or a fresh terminal. */
-export type StdioShape = { stdio: ["inherit", "inherit", "inherit"]; detached: true } | { terminal: Bun.TerminalOptions };
+type StdioShape = { stdio: ["inherit", "inherit", "inherit"]; detached: true } | { terminal: Bun.TerminalOptions };
 
 /** What the wrapper holds of its running execution, to end what is left of it. */
-export interface ExecutionScope {
+interface ExecutionScope {
   /** Kills every process of the execution at once (a protocol failure, a PTY SIGKILL frame). */
   killAll(): Promise<void>;
   /** After the leader was reaped: leftovers get SIGTERM, `graceMs`, then SIGKILL; then the scope is released. */
@@ -110,7 +110,7 @@ export interface ExecutionScope {
 }
 
 /** What the modes follow of the workload's leader: the spawned process, or (sandbox) the init's word on it. */
-export type WorkloadProcess = Pick<Subprocess, "exited" | "exitCode" | "signalCode" | "terminal">;
+type WorkloadProcess = Pick<Subprocess, "exited" | "exitCode" | "signalCode" | "terminal">;
 
 export interface Launched {
   proc: WorkloadProcess;
@@ -126,7 +126,7 @@ function whileUnreaped(proc: Subprocess): () => boolean {
 }
 
 /** A spawn that threw (ENOENT, EACCES…): release the reservation and explain. */
-export function launchFailed(plan: LaunchPlan, error: unknown): ProgramError {
+function launchFailed(plan: LaunchPlan, error: unknown): ProgramError {
   finishRecord(plan);
   if (plan.cgroup) removeCgroup(plan.cgroup);
   const err = error as NodeJS.ErrnoException;

@@ -13,11 +13,11 @@ import { tryLockExclusive, unlock } from "../platform/libc.ts";
 import { checkHome, checkPrivateDirectory } from "../store/home.ts";
 
 /** The log's directory inside a runtime home. */
-export const LOG_DIRECTORY = "log";
+const LOG_DIRECTORY = "log";
 const LOG_FILE = "runtime.log";
 const LOCK_FILE = "runtime.log.lock";
 /** How many rotated files are kept besides runtime.log. */
-export const ROTATED_FILES = 3;
+const ROTATED_FILES = 3;
 /**
  * How long a process waits for the lock before it appends without it (one O_APPEND write,
  * no rotation): a holder stopped by SIGSTOP or a debugger must not stall every operation.
@@ -65,7 +65,7 @@ export function ensureLogDirectory(home: string): string | null {
  * create the lock file; a reader only opens it read-only (flock needs no write access), so an
  * operator reading as another user never leaves a file the daemon's user cannot open.
  */
-export function withLogLock<T>(directory: string, fn: (locked: boolean) => T, writer = true): T {
+function withLogLock<T>(directory: string, fn: (locked: boolean) => T, writer = true): T {
   let fd: number;
   try {
     const flags = writer ? constants.O_RDWR | constants.O_CREAT : constants.O_RDONLY;

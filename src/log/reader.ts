@@ -54,11 +54,6 @@ export class LogFollower {
   }
 }
 
-/** Every complete line of the log now, oldest first. */
-export function readLog(directory: string): string[] {
-  return new LogFollower(directory).poll();
-}
-
 function readFrom(fd: number, offset: number): Buffer {
   const size = fstatSync(fd).size;
   if (size <= offset) return Buffer.alloc(0);

@@ -15,7 +15,7 @@ import { resolveHome } from "../store/home.ts";
 import { appendLine, ensureLogDirectory } from "./files.ts";
 
 /** A line's level. `warn` lines are kept at logLevel `info` and `debug`. */
-export type LineLevel = "error" | "warn" | "info" | "debug";
+type LineLevel = "error" | "warn" | "info" | "debug";
 
 const LINE_RANK: Record<LineLevel, number> = { error: 0, warn: 1, info: 1, debug: 2 };
 const LEVEL_RANK: Record<LogLevel, number> = { error: 0, info: 1, debug: 2 };

@@ -54,7 +54,7 @@ export function cgroupV1Controllers(): string[] {
 }
 
 /** This process's cgroup v2 path (the `0::` line of /proc/<pid>/cgroup), or null (no v2, or the process is gone). */
-export function cgroupPathOf(pid: number | "self" = "self"): string | null {
+function cgroupPathOf(pid: number | "self" = "self"): string | null {
   const text = tolerating(PROCESS_GONE, null, () => readFileSync(`/proc/${pid}/cgroup`, "utf8"));
   if (text === null) return null;
   const line = text.split("\n").find((entry) => entry.startsWith("0::"));
@@ -201,18 +201,6 @@ export function isPopulated(dir: string): boolean {
   return /^populated 1$/m.test(text);
 }
 
-/** Waits until `dir` holds no process, up to `timeoutMs`; true when it is empty. */
-export async function waitEmpty(dir: string, timeoutMs: number): Promise<boolean> {
-  const deadline = performance.now() + timeoutMs;
-  let pause = 1;
-  while (isPopulated(dir)) {
-    if (performance.now() >= deadline) return false;
-    await Bun.sleep(pause);
-    pause = Math.min(pause * 2, 20);
-  }
-  return true;
-}
-
 /** Moves process `pid` (all its threads) into cgroup `dir`. */
 export function moveInto(dir: string, pid: number): void {
   try {
@@ -259,7 +247,7 @@ export function processesIn(dir: string): number[] {
  * hierarchy path is `path` (or below): a pidfd is opened first, then membership checked, so a
  * pid that exited and was reused meanwhile is never hit. False when it is gone or elsewhere.
  */
-export function signalIfInside(pid: number, path: string, signal: NodeJS.Signals): boolean {
+function signalIfInside(pid: number, path: string, signal: NodeJS.Signals): boolean {
   const fd = pidfdOpen(pid);
   if (fd < 0) return false;
   try {
@@ -280,7 +268,7 @@ export function availableControllers(dir: string): string[] {
 }
 
 /** Controllers a cgroup hands to its children (`cgroup.subtree_control`). */
-export function delegatedControllers(dir: string): string[] {
+function delegatedControllers(dir: string): string[] {
   return words(join(dir, "cgroup.subtree_control"));
 }
 
@@ -326,7 +314,7 @@ export function readCounter(dir: string, file: string): number | null {
 }
 
 /** Whether `dir` is the top of its hierarchy (the root cgroup has no cgroup.kill of its own). */
-export function isHierarchyRoot(dir: string): boolean {
+function isHierarchyRoot(dir: string): boolean {
   const mount = mountOf(dir);
   return mount !== null && mount.fsType === "cgroup2" && mount.mountPoint === dir && mount.root === "/";
 }

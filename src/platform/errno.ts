@@ -5,7 +5,7 @@
  */
 
 /** Whether `error` is a system call's failure with one of `codes` ("ENOENT", "ESRCH"…). */
-export function hasErrno(error: unknown, codes: readonly string[]): boolean {
+function hasErrno(error: unknown, codes: readonly string[]): boolean {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   return typeof code === "string" && codes.includes(code);
 }

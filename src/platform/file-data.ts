@@ -14,7 +14,7 @@ const CHUNK = 1 << 30;
 const BUFFER_SIZE = 1 << 20;
 
 /** How `from` reached `to`, for tests and diagnostics. */
-export type CopyMethod = "reflink" | "extents";
+type CopyMethod = "reflink" | "extents";
 
 /**
  * Copies all data of the regular file open at `from` into the empty file open for writing at

@@ -21,7 +21,7 @@ import { signalNumber } from "./signals.ts";
  * of that very group exists (a zombie included): the group's members pin the number X, so no
  * stranger can have a group or session X meanwhile. Checked before and after each sweep.
  */
-export class Proof {
+class Proof {
   private constructor(
     readonly leader: ProcessIdentity,
     private readonly group: GroupHandle | null,
@@ -86,7 +86,7 @@ export function provenMembers(leader: ProcessIdentity, processes?: ProcessInfo[]
  * checked after opening, so a pid recycled since it was listed is never hit. Returns false
  * when that process is gone.
  */
-export function signalKnown(member: { pid: number; startTicks: number }, signal: NodeJS.Signals): boolean {
+function signalKnown(member: { pid: number; startTicks: number }, signal: NodeJS.Signals): boolean {
   if (!hasPidfd) {
     // macOS (unverified): no pidfd; the window between this check and kill(2) stays open.
     const info = readProcess(member.pid);

@@ -76,7 +76,7 @@ function readStat(pid: number): string | null {
 }
 
 /** Parses /proc/<pid>/stat; the command name may hold spaces and parentheses, so cut at the last ")". */
-export function parseStat(pid: number, text: string): ProcessInfo | null {
+function parseStat(pid: number, text: string): ProcessInfo | null {
   const close = text.lastIndexOf(")");
   if (close === -1) return null;
   const fields = text.slice(close + 2).split(" ");

@@ -8,7 +8,7 @@ import { isLinux } from "./os.ts";
 
 
 /** A process's command line: its argv where the kernel tells it exactly, else ps(1)'s text. */
-export interface CommandLine {
+interface CommandLine {
   /** The exact argv (Linux), or null. */
   argv: string[] | null;
   /** The command line as text (macOS: ps's `args`, words joined by spaces). */

@@ -125,7 +125,7 @@ export function bwrapArguments(view: SandboxView): string[] {
 }
 
 /** The directories every sandbox sees read-only (or, for /bin and the like, as symlinks into /usr). */
-export const SYSTEM_DIRECTORIES = ["/usr", "/etc"] as const;
+const SYSTEM_DIRECTORIES = ["/usr", "/etc"] as const;
 const USR_LINKS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"] as const;
 
 function systemDirectories(): string[] {

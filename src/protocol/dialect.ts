@@ -21,7 +21,7 @@ export const DIALECT_SIGN: Record<Dialect, string> = {
 };
 
 /** One message family written once per dialect (from shared pieces); the caller picks by dialect. */
-export interface ByDialect<Seed extends v.GenericSchema = v.GenericSchema, Later extends v.GenericSchema = v.GenericSchema> {
+interface ByDialect<Seed extends v.GenericSchema = v.GenericSchema, Later extends v.GenericSchema = v.GenericSchema> {
   readonly seed: Seed;
   readonly later: Later;
 }
@@ -70,9 +70,5 @@ export function otherDialect(dialect: Dialect): Dialect {
 
 /** Output type of a family in the seed dialect. */
 export type SeedOf<F extends ByDialect> = v.InferOutput<F["seed"]>;
-/** Output type of a family in the later dialect. */
-export type LaterOf<F extends ByDialect> = v.InferOutput<F["later"]>;
 /** Output type of a family in either dialect. */
 export type OutputOf<F extends ByDialect> = v.InferOutput<F["seed"]> | v.InferOutput<F["later"]>;
-/** Input type of a family in either dialect. */
-export type InputOf<F extends ByDialect> = v.InferInput<F["seed"]> | v.InferInput<F["later"]>;

@@ -17,4 +17,3 @@ export const ProcessEvent = v.variant("type", [
 ]);
 
 export type ProcessEvent = v.InferOutput<typeof ProcessEvent>;
-export type ProcessEventType = ProcessEvent["type"];

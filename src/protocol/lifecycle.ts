@@ -184,8 +184,6 @@ export function lifecycleResponseOf(type: LifecycleResponse["type"], dialect: Di
 }
 
 export type ProjectSource = OutputOf<typeof ProjectSource>;
-export type CheckoutRef = v.InferOutput<ReturnType<typeof checkoutRef>>;
-export type ResolvedWorktreeSource = v.InferOutput<ReturnType<typeof resolvedWorktreeSource>>;
 export type PlacementIntent = v.InferOutput<ReturnType<typeof placementIntent>>;
 export type CreateInput = OutputOf<typeof CreateInput>;
 export type LifecycleRequest = OutputOf<typeof LifecycleRequest>;

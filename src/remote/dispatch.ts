@@ -153,7 +153,7 @@ async function reconcileRemote(call: RemoteCall): Promise<number> {
 const described = new Map<string, Promise<DescribeResponse>>();
 
 /** The remote binary's own describe (the remote host decides what it supports). */
-export function describeHost(host: RemoteHost, settings: SshSettings): Promise<DescribeResponse> {
+function describeHost(host: RemoteHost, settings: SshSettings): Promise<DescribeResponse> {
   let answer = described.get(host.key);
   if (!answer) {
     answer = runRemote(host, settings, [host.binary, "describe"], null).then((result) => {

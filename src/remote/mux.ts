@@ -42,7 +42,7 @@ export const MUX_WINDOW = 1024 * 1024;
 /** Largest DATA payload; bigger chunks are split. */
 export const MAX_DATA = 64 * 1024;
 /** Largest payload of any frame (an OPEN carries an envelope of up to 1 MiB plus its newline). */
-export const MAX_PAYLOAD = 1024 * 1024 + 1;
+const MAX_PAYLOAD = 1024 * 1024 + 1;
 
 const HEADER = 6;
 const NAMES = Object.fromEntries(Object.entries(MuxType).map(([name, type]) => [type, name])) as Record<number, string>;

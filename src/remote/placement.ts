@@ -73,7 +73,7 @@ async function leastLoaded(ctx: RemoteContext, workspaceId: string): Promise<Rem
 }
 
 /** A host's live executions in its runtime home, or null when it cannot tell. */
-export async function liveExecutionCount(ctx: RemoteContext, host: RemoteHost): Promise<number | null> {
+async function liveExecutionCount(ctx: RemoteContext, host: RemoteHost): Promise<number | null> {
   const home = ctx.remote.stateDirectory;
   const words = [host.binary, "ps", "--json", ...(home === undefined ? [] : ["--home", home])];
   try {

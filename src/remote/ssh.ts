@@ -62,7 +62,7 @@ export function controlDirectory(home: string): string {
 }
 
 /** ssh's options, before the destination. */
-export function sshOptions(host: RemoteHost, settings: SshSettings): string[] {
+function sshOptions(host: RemoteHost, settings: SshSettings): string[] {
   const o = (option: string) => ["-o", option];
   const args = ["-T", "-x", "-a", "-e", "none"];
   if (settings.configFile !== null) args.push("-F", settings.configFile);
@@ -121,7 +121,7 @@ export function sshEnv(): Record<string, string> {
 }
 
 /** What one remote command printed and how it ended. */
-export interface RemoteResult {
+interface RemoteResult {
   /** The remote command's exit status; SSH_FAILED also when ssh itself failed. */
   status: number;
   stdout: Uint8Array;

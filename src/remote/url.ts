@@ -5,7 +5,7 @@
  */
 
 /** The remote program when the URL names none: found on the remote user's PATH. */
-export const DEFAULT_REMOTE_BINARY = "paseo-host-runtime";
+const DEFAULT_REMOTE_BINARY = "paseo-host-runtime";
 
 /** One remote host. */
 export interface RemoteHost {

@@ -31,7 +31,7 @@ function requireAbsolute(path: string, name: string): string {
  * What a runtime home holds (besides nothing): a directory holding anything else is not a home
  * of its own. Add an entry here when the runtime starts keeping something new in the home.
  */
-export const HOME_ENTRIES: readonly string[] = ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "state.sqlite-journal", "input.key", "workspaces", "log"];
+const HOME_ENTRIES: readonly string[] = ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "state.sqlite-journal", "input.key", "workspaces", "log"];
 
 /**
  * Whether `dir` holds nothing but what a runtime home holds, and is not a shared directory
@@ -50,7 +50,7 @@ export function isOwnHome(dir: string): boolean {
  * Why a home is refused. `path` is what is wrong: the home itself, or (for the `ancestor-*`
  * kinds) the nearest existing directory above a home that does not exist yet.
  */
-export type HomeProblem = "not-directory" | "symlink" | "owner" | "mode" | "ancestor-not-directory" | "ancestor-not-writable";
+type HomeProblem = "not-directory" | "symlink" | "owner" | "mode" | "ancestor-not-directory" | "ancestor-not-writable";
 
 /** A runtime home (or a private directory in it) that cannot be used or created. */
 export class HomeError extends Error {

@@ -10,7 +10,7 @@ export type { ProcessIdentity };
  * ready / paused: a usable workspace; destroying: removal under way (or abandoned).
  * Only ready and paused rows are workspaces to the outside world.
  */
-export type WorkspaceStatus = "creating" | "ready" | "paused" | "destroying";
+type WorkspaceStatus = "creating" | "ready" | "paused" | "destroying";
 
 /** The one rule of what is not (or no longer) a workspace: a create or a destroy under way, or abandoned, counts as missing. */
 export function countsAsMissing(status: WorkspaceStatus): boolean {
@@ -155,7 +155,7 @@ export function listWorkspaces(db: Database, owner?: string): WorkspaceRecord[] 
 }
 
 /** What a new row records about who made it; a row without these is a seed-dialect one of unknown configuration. */
-export interface Provenance {
+interface Provenance {
   owner: string;
   dialect?: Dialect;
   instanceId?: string | null;
@@ -193,7 +193,7 @@ export function insertCreating(
 }
 
 /** Fields a caller may change on a row. */
-export interface WorkspacePatch {
+interface WorkspacePatch {
   status?: WorkspaceStatus;
   input?: unknown;
   inputDigest?: string;

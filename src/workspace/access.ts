@@ -10,7 +10,7 @@ import { assertOwner, type Ownership } from "./owner.ts";
  * Throws unless the workspace exists, belongs to `owner` (owner, dialect, instance) and is
  * ready. One primary-key lookup.
  */
-export function requireReadyWorkspace(db: Database, workspaceId: string, owner: Ownership): WorkspaceRecord {
+function requireReadyWorkspace(db: Database, workspaceId: string, owner: Ownership): WorkspaceRecord {
   const name = JSON.stringify(workspaceId);
   const record = getWorkspace(db, workspaceId);
   if (!record) throw new Error(`workspace ${name} does not exist`);
@@ -26,7 +26,7 @@ export function requireReadyWorkspace(db: Database, workspaceId: string, owner: 
  * made before schema 2 (no identity yet), or one whose filesystem was renumbered. Call inside a
  * write transaction.
  */
-export function openUsableRoot(db: Database, record: WorkspaceRecord): OpenRoot {
+function openUsableRoot(db: Database, record: WorkspaceRecord): OpenRoot {
   let root: OpenRoot;
   try {
     root = openRoot(record);

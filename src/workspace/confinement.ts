@@ -27,7 +27,7 @@ export interface OpenRoot {
 }
 
 /** The fields of a record that locate its root. */
-export type RootRecord = Pick<WorkspaceRecord, "kind" | "root" | "details" | "confinement">;
+type RootRecord = Pick<WorkspaceRecord, "kind" | "root" | "details" | "confinement">;
 
 /** The largest `.git` file we read: git writes one line. */
 const GIT_FILE_MAX = 4096;

@@ -74,7 +74,7 @@ const DELEGATE_FIX =
   "run the daemon where a cgroup v2 subtree is delegated to its user — as root, in a systemd service with Delegate=yes, or under `systemd-run --user --scope -p Delegate=yes` — or set options.cgroupRoot to such a directory (README: Containment)";
 
 /** Why `root` cannot hold this runtime's cgroups, or null when it can. */
-export function cgroupRootProblem(root: string): Problem | null {
+function cgroupRootProblem(root: string): Problem | null {
   if (!isLinux) return { problem: "cgroups exist only on Linux", fix: 'set options.containment to "process-group" (or "auto")' };
   const mount = mountOf(root);
   if (!isCgroup(root) || mount?.fsType !== "cgroup2") {
@@ -104,7 +104,7 @@ function commonAncestor(a: string, b: string): string {
 }
 
 /** The cgroup root for `options`: the configured one, or this process's own cgroup. */
-export function findCgroupRoot(options: Pick<RuntimeOptions, "cgroupRoot">): { root: string; source: string } | Problem {
+function findCgroupRoot(options: Pick<RuntimeOptions, "cgroupRoot">): { root: string; source: string } | Problem {
   if (options.cgroupRoot !== undefined) return { root: options.cgroupRoot, source: "options.cgroupRoot" };
   if (!isLinux) return { problem: "cgroups exist only on Linux", fix: 'nothing to do: process groups are used on this platform' };
   if (cgroupV2Mounts().length === 0) {

@@ -18,7 +18,7 @@ import { assertOwner, type Ownership } from "./owner.ts";
 import { removeOwned } from "./remove.ts";
 
 /** A create either answers an existing workspace or holds the lock on a fresh `creating` record. */
-export type CreateClaim = { existing: WorkspaceRecord } | { existing: null; abandoned: WorkspaceRecord | null };
+type CreateClaim = { existing: WorkspaceRecord } | { existing: null; abandoned: WorkspaceRecord | null };
 
 /**
  * Claims `input.workspaceId` for creation. An existing workspace with the same input is the

@@ -49,7 +49,7 @@ export async function signalExecution(record: ExecutionRecord, signal: NodeJS.Si
 }
 
 /** Ends one execution: SIGTERM, `graceMs`, SIGKILL (graceMs 0: SIGKILL at once). Throws if that fails. */
-export async function endExecution(record: ExecutionRecord, graceMs: number): Promise<void> {
+async function endExecution(record: ExecutionRecord, graceMs: number): Promise<void> {
   if (record.cgroup) {
     await endCgroup(record.cgroup, graceMs);
     removeCgroup(record.cgroup);

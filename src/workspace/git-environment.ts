@@ -33,7 +33,7 @@ const REDIRECTING = [
 ];
 
 /** The operator's bounds on git: options.allowedGitProtocols and options.gitTimeoutMs. */
-export interface GitPolicy {
+interface GitPolicy {
   protocols: readonly string[];
   timeoutMs: number;
 }

@@ -10,7 +10,7 @@ import type { GitCredential } from "./git-environment.ts";
 type Form = "helper" | "url" | "scp" | "path";
 
 /** A URL's transport, by git's name for it (the name `protocol.<name>.allow` uses). */
-export interface GitTransport {
+interface GitTransport {
   protocol: string;
   form: Form;
 }

@@ -40,7 +40,7 @@ export function gitQuery(cwd: string, args: readonly string[]): string | null {
 }
 
 /** A git command that ran longer than options.gitTimeoutMs; its whole process group was killed. */
-export class GitTimeoutError extends Error {
+class GitTimeoutError extends Error {
   override name = "GitTimeoutError";
   constructor(args: readonly string[], cwd: string, timeoutMs: number) {
     super(`git ${args.join(" ")} in ${cwd} did not finish within ${timeoutMs} ms (options.gitTimeoutMs); it and every process it started were killed`);

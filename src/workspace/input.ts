@@ -20,7 +20,6 @@ export function createInputOf(request: LifecycleRequest, workspaceId: string, al
   if (input.workspaceId !== workspaceId) {
     throw new Error(`input.workspaceId ${JSON.stringify(input.workspaceId)} does not match --workspace-id ${JSON.stringify(workspaceId)}`);
   }
-  checkWorkspaceId(workspaceId);
   checkSource(input, allowedGitProtocols);
   checkPlacement(input.placement, allowedGitProtocols);
   if (isDiscovery(input) && input.placement.kind !== "existing") {
@@ -28,12 +27,6 @@ export function createInputOf(request: LifecycleRequest, workspaceId: string, al
   }
   if (input.seedPaseoConfigFrom !== undefined) checkAbsolute(input.seedPaseoConfigFrom, "input.seedPaseoConfigFrom");
   return input;
-}
-
-/** Workspace ids are opaque, but never empty and never with NUL. */
-export function checkWorkspaceId(workspaceId: string): void {
-  if (workspaceId === "") throw new Error("workspace id must not be empty");
-  if (workspaceId.includes("\0")) throw new Error("workspace id must not contain a NUL byte");
 }
 
 /** A directory the runtime can see: `host-directory` (seed dialect) or `directory` (later dialect). */

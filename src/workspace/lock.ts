@@ -30,7 +30,7 @@ export function isAbandoned(record: WorkspaceRecord): boolean {
 }
 
 /** What one attempt decided: wait for a live holder, or a result. */
-export type Attempt<T> = { wait: WorkspaceRecord } | { done: T };
+type Attempt<T> = { wait: WorkspaceRecord } | { done: T };
 
 /**
  * Runs `attempt` in a BEGIN IMMEDIATE transaction, again and again while it asks to wait for

@@ -31,7 +31,7 @@ import {
 import { addWorktree } from "./worktree.ts";
 
 /** What materialization needs from the create that runs it. */
-export interface MaterializeContext {
+interface MaterializeContext {
   home: string;
   /** The create input as stored: a git URL without its credential. */
   input: CreateInput;

@@ -30,7 +30,7 @@ export function checkoutDir(home: string, workspaceId: string, slug: string | un
 }
 
 /** A slug reduced to [A-Za-z0-9._-], at most 48 characters, never empty or dot-leading. */
-export function safeSlug(slug: string): string {
+function safeSlug(slug: string): string {
   const cleaned = slug
     .replace(/[^A-Za-z0-9._-]+/g, "-")
     .replace(/^[.-]+/, "")

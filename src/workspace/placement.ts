@@ -36,7 +36,7 @@ export function refAction(placement: PlacementIntent): RefAction {
 }
 
 /** A local branch named after a remote head ref: "refs/heads/x" → "x", "owner:x" → "x". */
-export function localBranchFor(headRef: string): string {
+function localBranchFor(headRef: string): string {
   const withoutPrefix = headRef.replace(/^refs\/heads\//, "");
   return withoutPrefix.slice(withoutPrefix.lastIndexOf(":") + 1);
 }

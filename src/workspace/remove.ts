@@ -35,7 +35,7 @@ export async function removeOwned(
 }
 
 /** Deletes a directory tree under `<home>/workspaces`, making read-only directories writable first. */
-export function removeTree(home: string, path: string): void {
+function removeTree(home: string, path: string): void {
   if (!isInside(workspacesDir(home), path)) throw new Error(`refusing to remove ${path}: outside ${workspacesDir(home)}`);
   try {
     rmSync(path, { recursive: true, force: true });

@@ -51,7 +51,7 @@ export function branchCommit(repo: string, name: string): string | null {
 }
 
 /** Throws unless `name` is a valid branch name. */
-export function checkBranchName(repo: string, name: string, what: string): void {
+function checkBranchName(repo: string, name: string, what: string): void {
   try {
     gitRead(repo, ["check-ref-format", "--branch", name]);
   } catch {

@@ -21,7 +21,7 @@ export function lifecycleEnvironment(record: WorkspaceRecord, settings: RuntimeO
  * State and placement of a ready or paused workspace. Only the seed dialect has
  * hostVisiblePath (and only when exposeHostVisiblePath allows it).
  */
-export function publicState(record: WorkspaceRecord, settings: RuntimeOptions, dialect: Dialect): { state: State; placement: Placement } {
+function publicState(record: WorkspaceRecord, settings: RuntimeOptions, dialect: Dialect): { state: State; placement: Placement } {
   const root = record.root!;
   return {
     state: {

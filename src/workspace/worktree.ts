@@ -73,7 +73,7 @@ function forgetRegistration(commonDir: string, checkout: string): void {
 }
 
 /** The registration directory whose `gitdir` points at `checkout`, or null. */
-export function registrationOf(commonDir: string, checkout: string): string | null {
+function registrationOf(commonDir: string, checkout: string): string | null {
   const dir = join(commonDir, "worktrees");
   let names: string[];
   try {

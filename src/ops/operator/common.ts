@@ -252,13 +252,6 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
   return [line(headers), ...rows.map(line)].join("\n");
 }
 
-/** A timestamp (ms) as local `YYYY-MM-DD HH:MM:SS`. */
-export function formatTime(ms: number): string {
-  const d = new Date(ms);
-  const two = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
-}
-
 /** A duration as people say it: "40 s", "5 min", "3 h", "2 days". */
 export function formatAge(ms: number): string {
   const seconds = Math.max(0, Math.floor(ms / 1000));
