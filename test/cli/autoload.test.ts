@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runBinary, tempDir } from "../support/binary.ts";
+import { runBinary } from "../support/binary.ts";
+import { tempDir } from "../support/scratch.ts";
 
 const DESCRIBE = `{"protocolVersion":1,"modes":["pipes","pty"],"reconcile":true}\n`;
 

@@ -8,7 +8,8 @@ import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { COMMANDS, addCommand } from "../../src/cli.ts";
 import { OPERATOR_COMMANDS } from "../../src/ops/operator/index.ts";
-import { runBinary, runOnTerminal, tempDir } from "../support/binary.ts";
+import { runBinary, runOnTerminal } from "../support/binary.ts";
+import { tempDir } from "../support/scratch.ts";
 
 for (const [name, spec] of Object.entries(OPERATOR_COMMANDS)) addCommand(name, spec);
 

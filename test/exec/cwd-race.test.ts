@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { lstatSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import { tempDir } from "../support/binary.ts";
+import { tempDir } from "../support/scratch.ts";
 import { isolations, readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";

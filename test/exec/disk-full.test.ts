@@ -10,9 +10,11 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { readProcess } from "../../src/platform/process.ts";
-import { request, runBinary, tempDir } from "../support/binary.ts";
+import { request, runBinary } from "../support/binary.ts";
+import { tempDir } from "../support/scratch.ts";
 import { testCgroupRoot, type TestCgroupRoot } from "../support/cgroup.ts";
 import { envelope, startExec } from "../support/daemon.ts";
+import { isLinux } from "../../src/platform/os.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";
 const dir = tempDir("phr-full-");
@@ -21,7 +23,7 @@ mkdirSync(home, { mode: 0o700 });
 
 /** Why a tmpfs cannot be mounted here, or null once it is. */
 const UNMOUNTABLE: string | null = (() => {
-  if (process.platform !== "linux") return "tmpfs mounts are a Linux test";
+  if (!isLinux) return "tmpfs mounts are a Linux test";
   const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", home], { stderr: "pipe" });
   return mounted.exitCode === 0 ? null : `cannot mount a tmpfs (${mounted.stderr.toString().trim() || `exit ${mounted.exitCode}`})`;
 })();

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, tempDir } from "../support/binary.ts";
+import { BIN } from "../support/binary.ts";
+import { tempDir } from "../support/scratch.ts";
 import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
 

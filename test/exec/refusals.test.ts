@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, request, runBinary, tempDir } from "../support/binary.ts";
+import { BIN, request, runBinary } from "../support/binary.ts";
+import { tempDir } from "../support/scratch.ts";
 import { cgroupsUnder } from "../support/cgroup.ts";
 import { envelope, newExecId, startExec, type ExecResult } from "../support/daemon.ts";
 import type { ReadyWorkspace } from "../support/workspace.ts";

@@ -9,7 +9,8 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSy
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { listProcesses } from "../../src/platform/process.ts";
-import { request, runBinary, tempDir } from "../support/binary.ts";
+import { request, runBinary } from "../support/binary.ts";
+import { tempDir } from "../support/scratch.ts";
 import { envelope, newExecId, startExec, type ExecOptions, type ExecResult } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";

@@ -3,69 +3,23 @@
  * compiled binary driven the way the daemon drives it (one request line on stdin, one
  * response on stdout).
  */
-import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { openDatabase } from "../../src/store/db.ts";
 import { getWorkspace, listWorkspaces, type WorkspaceRecord } from "../../src/store/workspaces.ts";
 import { unfinishedExecutions } from "../../src/store/executions.ts";
 import { LifecycleResponse, encodeFrame, parseMessage, type Dialect } from "../../src/protocol/index.ts";
-import { BIN, runBinary, tempDir, type RunResult } from "../support/binary.ts";
-import { testCgroupRoot } from "../support/cgroup.ts";
+import { BIN } from "../support/binary.ts";
+import { runtimeScratch } from "../support/scratch.ts";
 import { INSTANCE_ID } from "../support/daemon.ts";
 import { cmdlineOf } from "../support/procs.ts";
+import { op, type OpResult } from "../support/operation.ts";
+import { git, makeRemote, makeRepo, writeFiles } from "../support/git.ts";
+
+export { op, type OpResult };
+export { git, makeRemote, makeRepo, writeFiles };
 
 export { BIN };
-
-/** Git identity and isolation for the repositories the tests build (not for the runtime). */
-const GIT_TEST_ENV = {
-  GIT_AUTHOR_NAME: "Test",
-  GIT_AUTHOR_EMAIL: "test@example.invalid",
-  GIT_COMMITTER_NAME: "Test",
-  GIT_COMMITTER_EMAIL: "test@example.invalid",
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-};
-
-/** Runs git for test setup; throws with its stderr on failure. */
-export function git(cwd: string, ...args: string[]): string {
-  const result = Bun.spawnSync({ cmd: ["git", ...args], cwd, env: { ...process.env, ...GIT_TEST_ENV }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")} failed in ${cwd}: ${result.stderr.toString()}`);
-  return result.stdout.toString().trim();
-}
-
-/** Writes files (creating directories) under `dir`. */
-export function writeFiles(dir: string, files: Record<string, string>): void {
-  for (const [name, content] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, name)), { recursive: true });
-    writeFileSync(join(dir, name), content);
-  }
-}
-
-/**
- * A repository on `main` with README, app/index.txt and a second branch `feature` (one commit
- * ahead, adding feature.txt), plus a tag v1 on the first commit.
- */
-export function makeRepo(dir: string): string {
-  mkdirSync(dir, { recursive: true });
-  git(dir, "init", "-q", "-b", "main");
-  writeFiles(dir, { "README.md": "hello\n", "app/index.txt": "app\n", "app/nested/deep.txt": "deep\n" });
-  git(dir, "add", ".");
-  git(dir, "commit", "-q", "-m", "first");
-  git(dir, "tag", "v1");
-  git(dir, "checkout", "-q", "-b", "feature");
-  writeFiles(dir, { "feature.txt": "feature\n" });
-  git(dir, "add", ".");
-  git(dir, "commit", "-q", "-m", "feature work");
-  git(dir, "checkout", "-q", "main");
-  return realpathSync(dir);
-}
-
-/** A bare copy of `repo` at `dir`, served as a file:// URL (with a GitHub-style pull ref). */
-export function makeRemote(repo: string, dir: string): string {
-  git(dirname(dir), "clone", "-q", "--bare", repo, dir);
-  git(dir, "update-ref", "refs/pull/7/head", git(repo, "rev-parse", "feature"));
-  return `file://${dir}`;
-}
 
 /** A test's private world: a temp dir with a runtime home in it, removed by cleanup. */
 export interface Lab {
@@ -76,38 +30,15 @@ export interface Lab {
 }
 
 export function lab(prefix = "phr-life-"): Lab {
-  const dir = tempDir(prefix);
-  const path = realpathSync(dir.path);
+  const { path, cgroupRoot, cleanup } = runtimeScratch(prefix);
   const home = join(path, "home");
-  const cgroups = testCgroupRoot();
-  const cleanup = () => {
-    cgroups?.cleanup();
-    dir.cleanup();
-  };
-  return { dir: path, home, options: { stateDirectory: home, ...(cgroups ? { cgroupRoot: cgroups.path } : {}) }, cleanup };
+  return { dir: path, home, options: { stateDirectory: home, ...(cgroupRoot ? { cgroupRoot } : {}) }, cleanup };
 }
 
 /** A lab with a fresh repository in it: where most lifecycle tests start. */
 export function repoLab(prefix?: string): { t: Lab; repo: string } {
   const t = lab(prefix);
   return { t, repo: makeRepo(join(t.dir, "repo")) };
-}
-
-/** A lifecycle result with the parsed stdout (null when stdout was empty). */
-export interface OpResult extends RunResult {
-  json: any;
-}
-
-/** Runs one lifecycle operation of the binary as the daemon does. */
-export async function op(
-  name: "create" | "inspect" | "pause" | "resume" | "destroy" | "reconcile",
-  workspaceId: string | null,
-  body: Record<string, unknown>,
-  env: Record<string, string> = {},
-): Promise<OpResult> {
-  const args = workspaceId === null ? [name] : [name, "--workspace-id", workspaceId];
-  const result = await runBinary(args, { stdin: `${JSON.stringify({ protocolVersion: 1, ...body })}\n`, env });
-  return { ...result, json: result.stdout === "" ? null : JSON.parse(result.stdout) };
 }
 
 /**

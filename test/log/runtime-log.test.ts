@@ -7,7 +7,8 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, request, runBinary, tempDir, type RunResult } from "../support/binary.ts";
+import { BIN, request, runBinary, type RunResult } from "../support/binary.ts";
+import { tempDir } from "../support/scratch.ts";
 import { envelope, newExecId, startExec } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
 

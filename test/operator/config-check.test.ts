@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, op, sandbox, type Sandbox } from "./helpers.ts";
+import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
 let daemonHome: string;
@@ -43,7 +43,7 @@ describe("config check", () => {
       docker: { type: "command", command: ["/usr/bin/true"] },
       local: { type: "local" },
     });
-    const result = await op(box, ["config", "check", file]);
+    const result = await runIn(box, ["config", "check", file]);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe("");
     const out = result.stdout;
@@ -58,7 +58,7 @@ describe("config check", () => {
     expect(out).toMatch(/^ {2}✗ home +runtime home \/tmp is group- or world-writable \(mode 1777\)/m);
     expect(out).toContain("\n6 problem(s) found\n");
 
-    const json = JSON.parse((await op(box, ["config", "check", file, "--json"])).stdout) as Report;
+    const json = JSON.parse((await runIn(box, ["config", "check", file, "--json"])).stdout) as Report;
     expect(json.problems).toBe(6);
     expect(json.runtimes.map((r) => [r.name, r.thisBinary])).toEqual([
       ["host", true],
@@ -73,7 +73,7 @@ describe("config check", () => {
       a: { type: "command", command: [BIN], options: { owner: "a", stateDirectory: goodHome, stopTimeoutMs: 500 } },
       b: { type: "command", command: [BIN], options: { owner: "b", stateDirectory: goodHome } },
     });
-    const result = await op(box, ["config", "check"]);
+    const result = await runIn(box, ["config", "check"]);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toStartWith(`${join(daemonHome, "config.json")}: 2 runtime(s) run paseo-host-runtime\n`);
@@ -87,7 +87,7 @@ describe("config check", () => {
       two: { type: "command", command: [BIN], options: { stateDirectory: goodHome, stopTimeoutMs: 500 } },
       copy: { type: "command", command: [BIN], options: { stateDirectory: goodHome } },
     });
-    const json = JSON.parse((await op(box, ["config", "check", file, "--json"])).stdout) as Report;
+    const json = JSON.parse((await runIn(box, ["config", "check", file, "--json"])).stdout) as Report;
     const shared = json.runtimes.flatMap((r) => r.checks.filter((c) => c.name === "shared").map((c) => [r.name, c.status, c.detail]));
     expect(shared).toEqual([
       ["two", "info", `runtimes "one" and "two" share home ${goodHome} and owner "default"; with the default owner, reconcile keeps their workspaces apart by configuration`],
@@ -101,7 +101,7 @@ describe("config check", () => {
     const home = join(box.path, "plain-user");
     mkdirSync(join(home, ".paseo"), { recursive: true });
     writeConfig(join(home, ".paseo", "config.json"), { a: { type: "command", command: [BIN], options: { stateDirectory: goodHome } } });
-    const result = await op(box, ["config", "check"], { env: { PASEO_HOME: "", HOME: home } });
+    const result = await runIn(box, ["config", "check"], { env: { PASEO_HOME: "", HOME: home } });
     expect(result.code).toBe(0);
     expect(result.stdout).toStartWith(`${join(home, ".paseo", "config.json")}: 1 runtime(s)`);
   });
@@ -111,7 +111,7 @@ describe("config check", () => {
       near: { type: "command", command: [BIN], options: { stateDirectory: goodHome } },
       far: { type: "command", command: [BIN, "--remote", "ssh://builder@build-1"], options: { stateDirectory: goodHome, ownr: "x" } },
     });
-    const json = JSON.parse((await op(box, ["config", "check", file, "--json"])).stdout) as Report;
+    const json = JSON.parse((await runIn(box, ["config", "check", file, "--json"])).stdout) as Report;
     const far = json.runtimes.find((r) => r.name === "far")!;
     expect(far.remote).toBe("ssh://builder@build-1");
     expect(far.checks).toEqual([
@@ -123,7 +123,7 @@ describe("config check", () => {
 
   test("no runtime runs this binary: exit 1 and says so", async () => {
     const file = writeConfig(join(box.path, "none.json"), { other: { type: "command", command: ["/usr/bin/true"] }, missing: { type: "command", command: ["no-such-runtime-on-path"] } });
-    const result = await op(box, ["config", "check", file]);
+    const result = await runIn(box, ["config", "check", file]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(`${file}: 0 runtime(s) run paseo-host-runtime`);
     expect(result.stdout).toContain(`runtime "missing": no-such-runtime-on-path is not on this PATH`);
@@ -135,7 +135,7 @@ describe("config check", () => {
     ["invalid JSON", (dir: string) => (writeFileSync(join(dir, "bad.json"), "{ workspaceRuntimes: }"), join(dir, "bad.json")), "is not valid JSON"],
     ["workspaceRuntimes not an object", (dir: string) => (writeFileSync(join(dir, "list.json"), '{"workspaceRuntimes":[]}'), join(dir, "list.json")), "workspaceRuntimes must be an object"],
   ])("%s: exit 1 with the reason", async (_, make, message) => {
-    const result = await op(box, ["config", "check", make(box.path)]);
+    const result = await runIn(box, ["config", "check", make(box.path)]);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain(message);
@@ -147,7 +147,7 @@ describe("config check", () => {
     [["config", "check", "a.json", "b.json"], 'unexpected argument "b.json"'],
     [["config", "check", "--strict"], "unknown option --strict"],
   ])("usage error %p: exit 2", async (args, message) => {
-    const result = await op(box, args);
+    const result = await runIn(box, args);
     expect(result.code).toBe(2);
     expect(result.stderr).toStartWith(`paseo-host-runtime: ${message}\n`);
   });

@@ -3,7 +3,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync,
 import { join } from "node:path";
 import { runOnTerminal } from "../support/binary.ts";
 import { missingTools } from "../support/tools.ts";
-import { BIN, op, sandbox, type Sandbox } from "./helpers.ts";
+import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
 /** TMPDIR for doctor runs: where its throwaway workspace goes, so a test can see it was removed. */
@@ -36,7 +36,7 @@ function writeHelper(name: string, body: string): string {
 }
 
 async function doctor(args: string[], env: Record<string, string> = {}) {
-  return op(box, ["doctor", ...args], { env: { TMPDIR: scratch, ...env } });
+  return runIn(box, ["doctor", ...args], { env: { TMPDIR: scratch, ...env } });
 }
 
 async function doctorJson(args: string[], env: Record<string, string> = {}): Promise<Check[]> {
@@ -124,7 +124,7 @@ describe("doctor", () => {
 
   describe.skipIf(missingTools("doctor with isolation sandbox", ["bwrap"]).length > 0)("with isolation sandbox configured", () => {
     test("the sandbox check starts a sandboxed /bin/true in place of the informational tools line", async () => {
-      const result = await op(box, ["doctor", "--home", box.home, "--options-json", '{"isolation":"sandbox"}', "--json"]);
+      const result = await runIn(box, ["doctor", "--home", box.home, "--options-json", '{"isolation":"sandbox"}', "--json"]);
       expect(result.code).toBe(0);
       const report = JSON.parse(result.stdout) as { ok: boolean; checks: Check[] };
       expect(report.checks.map((check) => check.name)).toEqual([...NAMES.slice(0, -1), "sandbox"]);
@@ -132,7 +132,7 @@ describe("doctor", () => {
     });
 
     test("without bwrap on the PATH it fails, naming the package and the sysctls, exit 1", async () => {
-      const result = await op(box, ["doctor", "--home", box.home, "--options-json", '{"isolation":"sandbox"}'], { env: { PATH: join(box.path, "empty-bin") } });
+      const result = await runIn(box, ["doctor", "--home", box.home, "--options-json", '{"isolation":"sandbox"}'], { env: { PATH: join(box.path, "empty-bin") } });
       expect(result.code).toBe(1);
       expect(result.stdout).toMatch(/^✗ sandbox +isolation "sandbox" needs bubblewrap, and bwrap is not on the runtime's PATH/m);
       expect(result.stdout).toContain("kernel.unprivileged_userns_clone");
@@ -141,7 +141,7 @@ describe("doctor", () => {
   });
 
   test("--help shows the flags with their defaults, examples and environment", async () => {
-    const result = await op(box, ["doctor", "--help"]);
+    const result = await runIn(box, ["doctor", "--help"]);
     expect(result.code).toBe(0);
     expect(result.stdout).toStartWith("Usage: paseo-host-runtime doctor ");
     expect(result.stdout).toMatch(/^ {6}--home DIR +the runtime home, absolute \(options\.stateDirectory\) \[default: /m);
@@ -211,7 +211,7 @@ describe("doctor: advice for a bad runtime home is right, and safe to paste", ()
     for (const line of fixes(check)) expectSafeToPaste(line);
     const source = join(box.path, "under-file-src");
     mkdirSync(source);
-    const made = await op(box, ["new", "-w", "w", "--source", source, "--home", home]);
+    const made = await runIn(box, ["new", "-w", "w", "--source", source, "--home", home]);
     expect(made.code).toBe(1);
     expect(made.stderr).toContain(`runtime home ${home} cannot be created: ${file} is not a directory`);
     expect(made.stderr).not.toContain("ENOTDIR");
@@ -220,7 +220,7 @@ describe("doctor: advice for a bad runtime home is right, and safe to paste", ()
   test("--home '' is a usage error (exit 2), and nothing is written to the current directory", async () => {
     const cwd = join(box.path, "cwd");
     mkdirSync(cwd);
-    const result = await op(box, ["doctor", "--home", ""], { cwd, env: { TMPDIR: scratch } });
+    const result = await runIn(box, ["doctor", "--home", ""], { cwd, env: { TMPDIR: scratch } });
     expect(result.code).toBe(2);
     expect(result.stderr).toStartWith("paseo-host-runtime: --home must not be empty");
     expect(readdirSync(cwd)).toEqual([]);

@@ -1,10 +1,12 @@
 /** Shared by the operator command tests: a sandbox with its own runtime home and a git repo. */
-import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, runBinary, tempDir, type RunOptions, type RunResult } from "../support/binary.ts";
+import { BIN, runBinary, type RunOptions, type RunResult } from "../support/binary.ts";
+import { runtimeScratch } from "../support/scratch.ts";
 import { ownCgroupDir } from "../../src/platform/cgroup.ts";
 import { homeCgroupOf } from "../../src/workspace/containment.ts";
-import { removeCgroupTree, testCgroupRoot } from "../support/cgroup.ts";
+import { removeCgroupTree } from "../support/cgroup.ts";
+import { oneCommitRepo } from "../support/git.ts";
 
 export { BIN };
 
@@ -22,10 +24,8 @@ export interface Sandbox {
 }
 
 export function sandbox(): Sandbox {
-  const dir = tempDir("phr-op-");
-  const path = realpathSync(dir.path);
+  const { path, cgroupRoot, cleanup } = runtimeScratch("phr-op-");
   mkdirSync(join(path, "user-home"));
-  const cgroups = testCgroupRoot();
   return {
     path,
     home: join(path, "runtime-home"),
@@ -38,38 +38,24 @@ export function sandbox(): Sandbox {
       LC_ALL: "C.UTF-8",
       NO_COLOR: "",
     },
-    cgroupArgs: cgroups ? ["--options-json", JSON.stringify({ cgroupRoot: cgroups.path })] : [],
-    cgroupRoot: cgroups?.path ?? null,
+    cgroupArgs: cgroupRoot ? ["--options-json", JSON.stringify({ cgroupRoot })] : [],
+    cgroupRoot,
     cleanup: () => {
-      cgroups?.cleanup();
       // A command run without cgroupArgs found the real hierarchy: remove what it made there for this home.
       const own = ownCgroupDir();
       if (own) removeCgroupTree(homeCgroupOf(own, join(path, "runtime-home")));
-      dir.cleanup();
+      cleanup();
     },
   };
 }
 
 /** Runs an operator command with the sandbox's environment. */
-export function op(box: Sandbox, args: string[], options: RunOptions = {}): Promise<RunResult> {
+export function runIn(box: Sandbox, args: string[], options: RunOptions = {}): Promise<RunResult> {
   return runBinary(args, { ...options, env: { ...box.env, ...options.env } });
 }
 
-/** A git repository with one commit on `main` (file `hello.txt`). */
+/** A git repository with one commit on `main` (file `hello.txt`), inside the sandbox. */
 export function gitRepo(box: Sandbox, name = "repo"): string {
-  const repo = join(box.path, name);
-  const git = (...args: string[]) => {
-    const result = Bun.spawnSync(["git", ...args], {
-      cwd: repo,
-      env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" },
-    });
-    if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr.toString()}`);
-  };
-  mkdirSync(repo);
-  git("init", "-q", "-b", "main");
-  writeFileSync(join(repo, "hello.txt"), "hello\n");
-  git("add", "hello.txt");
-  git("commit", "-q", "-m", "first");
-  return repo;
+  return oneCommitRepo(join(box.path, name));
 }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, op, sandbox, type Sandbox } from "./helpers.ts";
+import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
 import { until } from "../support/poll.ts";
 
 let box: Sandbox;
@@ -12,7 +12,7 @@ beforeAll(async () => {
   for (const id of ["alpha", "beta"]) {
     const dir = join(box.path, id);
     mkdirSync(dir);
-    const made = await op(box, ["new", "--workspace-id", id, "--source", dir, "--home", box.home, "--owner", id === "alpha" ? "team-a" : "team-b"]);
+    const made = await runIn(box, ["new", "--workspace-id", id, "--source", dir, "--home", box.home, "--owner", id === "alpha" ? "team-a" : "team-b"]);
     if (made.code !== 0) throw new Error(`new ${id} failed: ${made.stderr}`);
   }
 });
@@ -21,7 +21,7 @@ afterAll(async () => {
   for (const proc of started) if (proc.exitCode === null) proc.kill("SIGTERM");
   await Promise.all(started.map((proc) => proc.exited));
   // destroy kills whatever a failed test left running in these workspaces.
-  for (const [id, owner] of [["alpha", "team-a"], ["beta", "team-b"]] as const) await op(box, ["rm", "--workspace-id", id, "--home", box.home, "--owner", owner]);
+  for (const [id, owner] of [["alpha", "team-a"], ["beta", "team-b"]] as const) await runIn(box, ["rm", "--workspace-id", id, "--home", box.home, "--owner", owner]);
   box.cleanup();
 });
 
@@ -40,14 +40,14 @@ interface Live {
 }
 
 async function psJson(...args: string[]): Promise<Live[]> {
-  const result = await op(box, ["ps", "--home", box.home, "--json", ...args]);
+  const result = await runIn(box, ["ps", "--home", box.home, "--json", ...args]);
   expect(result.code).toBe(0);
   return (JSON.parse(result.stdout) as { executions: Live[] }).executions;
 }
 
 describe("ls", () => {
   test("human: one row per workspace with owner, configuration, dialect, status, source, kind and root", async () => {
-    const result = await op(box, ["ls", "--home", box.home]);
+    const result = await runIn(box, ["ls", "--home", box.home]);
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^WORKSPACE +OWNER +CONFIG +DIALECT +STATUS +SOURCE +KIND +LIVE +ROOT$/);
@@ -57,7 +57,7 @@ describe("ls", () => {
   });
 
   test("--json, filtered by --owner", async () => {
-    const result = await op(box, ["ls", "--home", box.home, "--owner", "team-b", "--json"]);
+    const result = await runIn(box, ["ls", "--home", box.home, "--owner", "team-b", "--json"]);
     const listing = JSON.parse(result.stdout);
     expect(listing.home).toBe(box.home);
     expect(listing.workspaces).toHaveLength(1);
@@ -80,7 +80,7 @@ describe("ls", () => {
   test("a home that does not exist: exit 1, says so, and is not created", async () => {
     const missing = join(box.path, "no-home");
     for (const args of [["ls"], ["ls", "--json"], ["ps"], ["ps", "--json"]]) {
-      const result = await op(box, [...args, "--home", missing]);
+      const result = await runIn(box, [...args, "--home", missing]);
       expect(result.code).toBe(1);
       expect(result.stdout).toBe("");
       expect(result.stderr).toBe(`paseo-host-runtime: runtime home ${missing} does not exist (nothing was ever created there; check --home, options.stateDirectory or PASEO_HOST_RUNTIME_HOME)\n`);
@@ -91,8 +91,8 @@ describe("ls", () => {
   test("a home that exists but holds no store yet lists nothing, exit 0", async () => {
     const empty = join(box.path, "empty-home");
     mkdirSync(empty, { mode: 0o700 });
-    expect((await op(box, ["ls", "--home", empty])).stdout).toBe(`no workspaces (home ${empty})\n`);
-    expect(JSON.parse((await op(box, ["ls", "--home", empty, "--json"])).stdout)).toEqual({ home: empty, workspaces: [] });
+    expect((await runIn(box, ["ls", "--home", empty])).stdout).toBe(`no workspaces (home ${empty})\n`);
+    expect(JSON.parse((await runIn(box, ["ls", "--home", empty, "--json"])).stdout)).toEqual({ home: empty, workspaces: [] });
   });
 });
 
@@ -114,7 +114,7 @@ describe("ps", () => {
     // Its own cgroup, under the runtime home's, under the root it was given.
     if (box.cgroupRoot) expect((live as unknown as { cgroup: string }).cgroup).toMatch(new RegExp(`^${box.cgroupRoot}/paseo-[0-9a-f]{16}/w-[0-9a-f]{32}/e-[0-9a-f]{32}$`));
 
-    const human = await op(box, ["ps", "--home", box.home]);
+    const human = await runIn(box, ["ps", "--home", box.home]);
     const lines = human.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^WORKSPACE +EXEC ID +PID +MODE +PURPOSE +AGE +MEMORY +COMMAND$/);
     expect(lines[1]).toMatch(new RegExp(`^alpha +${live!.execId} +${live!.pid} +pipes +workspace-script +\\d+ s +[\\d.]+ (KiB|MiB) +/bin/sleep 30$`));
@@ -123,7 +123,7 @@ describe("ps", () => {
     expect(await psJson("--workspace-id", "beta")).toEqual([]);
     expect(await psJson("--owner", "team-b")).toEqual([]);
     expect((await psJson("--workspace-id", "alpha")).map((e) => e.execId)).toEqual([live!.execId]);
-    const ls = JSON.parse((await op(box, ["ls", "--home", box.home, "--json"])).stdout);
+    const ls = JSON.parse((await runIn(box, ["ls", "--home", box.home, "--json"])).stdout);
     expect(ls.workspaces.map((w: { liveExecutions: number }) => w.liveExecutions)).toEqual([1, 0]);
     if (box.cgroupRoot) expect(ls.workspaces.map((w: { cgroup: string | null }) => w.cgroup?.startsWith(`${box.cgroupRoot}/paseo-`) ?? null)).toEqual([true, null]);
 
@@ -131,7 +131,7 @@ describe("ps", () => {
     await run.exited;
     expect(run.signalCode).toBe("SIGTERM");
     expect(await psJson()).toEqual([]);
-    expect((await op(box, ["ps", "--home", box.home])).stdout).toBe(`no live executions (home ${box.home})\n`);
+    expect((await runIn(box, ["ps", "--home", box.home])).stdout).toBe(`no live executions (home ${box.home})\n`);
   });
 });
 
@@ -154,25 +154,25 @@ describe("ps fields: the whole argv (quoted), age, memory, -q and --format", () 
     expect(live!.memorySource).toBe("rss");
     expect(live!.memoryBytes).toBeGreaterThan(0);
 
-    const quiet = await op(box, ["ps", "--home", box.home, "-q"]);
+    const quiet = await runIn(box, ["ps", "--home", box.home, "-q"]);
     expect(quiet.stdout).toBe(`${live!.execId}\n`);
-    const template = await op(box, ["ps", "--home", box.home, "--format", String.raw`{{.workspaceId}}\t{{.pid}}\t{{ .command }}`]);
+    const template = await runIn(box, ["ps", "--home", box.home, "--format", String.raw`{{.workspaceId}}\t{{.pid}}\t{{ .command }}`]);
     expect(template.stdout).toBe(`beta\t${live!.pid}\t${live!.command}\n`);
-    const table = await op(box, ["ps", "--home", box.home, "--format", "execId,age,memory"]);
+    const table = await runIn(box, ["ps", "--home", box.home, "--format", "execId,age,memory"]);
     const [header, row] = table.stdout.trimEnd().split("\n");
     expect(header).toMatch(/^EXEC ID +AGE +MEMORY$/);
     expect(row).toMatch(new RegExp(`^${live!.execId} +\\d+ s +[\\d.]+ (KiB|MiB)$`));
     // The environment never shows, in any form.
-    for (const args of [[], ["--json"], ["--format", FORMAT_ALL]]) expect((await op(box, ["ps", "--home", box.home, ...args])).stdout).not.toContain("do-not-show");
+    for (const args of [[], ["--json"], ["--format", FORMAT_ALL]]) expect((await runIn(box, ["ps", "--home", box.home, ...args])).stdout).not.toContain("do-not-show");
 
     run.kill("SIGTERM");
     await run.exited;
-    expect((await op(box, ["ps", "--home", box.home, "-q"])).stdout).toBe("");
+    expect((await runIn(box, ["ps", "--home", box.home, "-q"])).stdout).toBe("");
   });
 
   test("--format with an unknown field is a usage error naming the fields", async () => {
     for (const format of ["pid,bogus", "{{.bogus}}"]) {
-      const result = await op(box, ["ps", "--home", box.home, "--format", format]);
+      const result = await runIn(box, ["ps", "--home", box.home, "--format", format]);
       expect(result.code).toBe(2);
       expect(result.stderr).toStartWith('paseo-host-runtime: --format has an unknown field "bogus" (fields: workspaceId, execId, pid,');
     }
@@ -191,7 +191,7 @@ describe("ps never writes a workload's control characters raw", () => {
     expect(live!.argv).toEqual(hostile);
     expect(live!.command).toBe(String.raw`/bin/sh -c 'sleep 30' $'x\x1b]0;pwned\x07y' $'\u009b31mred'`);
     for (const args of [[], ["--json"], ["--format", "{{.command}} {{.argv0}}"], ["--format", "command"]]) {
-      const out = (await op(box, ["ps", "--home", box.home, "-w", "alpha", ...args])).stdout;
+      const out = (await runIn(box, ["ps", "--home", box.home, "-w", "alpha", ...args])).stdout;
       expect(out).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
     }
     run.kill("SIGTERM");

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { laterRequest } from "../support/binary.ts";
 import { INSTANCE_ID } from "../support/daemon.ts";
-import { BIN, gitRepo, op, sandbox, type Sandbox } from "./helpers.ts";
+import { BIN, gitRepo, runIn, sandbox, type Sandbox } from "./helpers.ts";
 import { until } from "../support/poll.ts";
 
 let box: Sandbox;
@@ -27,7 +27,7 @@ function background(workspaceId: string, argv: string[], extra: string[] = []): 
 }
 
 async function liveExecIds(workspaceId: string): Promise<string[]> {
-  const result = await op(box, ["ps", "--home", box.home, "-w", workspaceId, "--json"]);
+  const result = await runIn(box, ["ps", "--home", box.home, "-w", workspaceId, "--json"]);
   return (JSON.parse(result.stdout) as { executions: { execId: string; state: string }[] }).executions.filter((e) => e.state === "running").map((e) => e.execId);
 }
 
@@ -41,14 +41,14 @@ interface Listed {
 }
 
 async function listed(): Promise<Listed[]> {
-  const result = await op(box, ["ls", "--home", box.home, "--json"]);
+  const result = await runIn(box, ["ls", "--home", box.home, "--json"]);
   expect(result.code).toBe(0);
   return (JSON.parse(result.stdout) as { workspaces: Listed[] }).workspaces;
 }
 
 describe("new and rm", () => {
   test("new on a branch worktree shows the ready workspace; ls sees it; rm destroys it and only it", async () => {
-    const made = await op(box, ["new", "--workspace-id", "feature-ws", "--source", repo, "--branch", "feature", "--base", "main", "--home", box.home]);
+    const made = await runIn(box, ["new", "--workspace-id", "feature-ws", "--source", repo, "--branch", "feature", "--base", "main", "--home", box.home]);
     expect(made.code).toBe(0);
     expect(made.stdout).toStartWith("workspace feature-ws is ready\n");
     expect(made.stdout).toContain(`  source       ${repo}\n`);
@@ -59,20 +59,20 @@ describe("new and rm", () => {
     expect(entry).toMatchObject({ workspaceId: "feature-ws", status: "ready", source: "host-directory", placement: "branch", kind: "worktree" });
     expect(readFileSync(join(entry!.root, "hello.txt"), "utf8")).toBe("hello\n");
 
-    const removed = await op(box, ["rm", "--workspace-id", "feature-ws", "--home", box.home]);
+    const removed = await runIn(box, ["rm", "--workspace-id", "feature-ws", "--home", box.home]);
     expect(removed.code).toBe(0);
     expect(removed.stdout).toBe("workspace feature-ws destroyed\n");
     expect(existsSync(entry!.root)).toBe(false);
     expect(existsSync(join(repo, "hello.txt"))).toBe(true);
     expect(await listed()).toEqual([]);
 
-    const again = await op(box, ["rm", "--workspace-id", "feature-ws", "--home", box.home, "--json"]);
+    const again = await runIn(box, ["rm", "--workspace-id", "feature-ws", "--home", box.home, "--json"]);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toEqual({ workspaceId: "feature-ws", existed: false, destroyed: true, stoppedExecutions: 0 });
   });
 
   test("new --json prints the create response; rm of an adopted directory leaves the directory", async () => {
-    const made = await op(box, ["new", "--workspace-id", "adopted", "--source", repo, "--home", box.home, "--json"]);
+    const made = await runIn(box, ["new", "--workspace-id", "adopted", "--source", repo, "--home", box.home, "--json"]);
     expect(made.code).toBe(0);
     expect(JSON.parse(made.stdout)).toMatchObject({
       type: "state",
@@ -80,29 +80,29 @@ describe("new and rm", () => {
       state: { workspaceId: "adopted", lifecycle: "ready" },
       placement: { cwd: repo },
     });
-    const removed = await op(box, ["rm", "--workspace-id", "adopted", "--home", box.home, "--json"]);
+    const removed = await runIn(box, ["rm", "--workspace-id", "adopted", "--home", box.home, "--json"]);
     expect(JSON.parse(removed.stdout)).toEqual({ workspaceId: "adopted", existed: true, destroyed: true, stoppedExecutions: 0 });
     expect(existsSync(join(repo, "hello.txt"))).toBe(true);
   });
 
   test("--owner is honoured like options.owner: another owner's rm is refused and changes nothing", async () => {
-    expect((await op(box, ["new", "--workspace-id", "owned", "--source", repo, "--home", box.home, "--owner", "alice"])).code).toBe(0);
-    const refused = await op(box, ["rm", "--workspace-id", "owned", "--home", box.home, "--owner", "bob"]);
+    expect((await runIn(box, ["new", "--workspace-id", "owned", "--source", repo, "--home", box.home, "--owner", "alice"])).code).toBe(0);
+    const refused = await runIn(box, ["rm", "--workspace-id", "owned", "--home", box.home, "--owner", "bob"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("ownership mismatch");
     expect(refused.stderr).toContain('rm: destroy of workspace "owned" failed');
     expect((await listed()).map((w) => w.workspaceId)).toEqual(["owned"]);
-    expect((await op(box, ["rm", "--workspace-id", "owned", "--home", box.home, "--owner", "alice"])).code).toBe(0);
+    expect((await runIn(box, ["rm", "--workspace-id", "owned", "--home", box.home, "--owner", "alice"])).code).toBe(0);
   });
 
   test("rm removes a later-dialect workspace too (it speaks the workspace's dialect); the owner must still match", async () => {
     const input = { workspaceId: "later-ws", project: { projectId: "p", source: { kind: "directory", path: repo } }, placement: { kind: "branch", branchName: "later-ws", baseRef: "main" } };
-    const created = await op(box, ["create", "--workspace-id", "later-ws"], { stdin: laterRequest(INSTANCE_ID, { stateDirectory: box.home, owner: "alice" }, { input }) });
+    const created = await runIn(box, ["create", "--workspace-id", "later-ws"], { stdin: laterRequest(INSTANCE_ID, { stateDirectory: box.home, owner: "alice" }, { input }) });
     expect(created.code).toBe(0);
-    const refused = await op(box, ["rm", "--workspace-id", "later-ws", "--home", box.home, "--owner", "bob"]);
+    const refused = await runIn(box, ["rm", "--workspace-id", "later-ws", "--home", box.home, "--owner", "bob"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("ownership mismatch");
-    const removed = await op(box, ["rm", "--workspace-id", "later-ws", "--home", box.home, "--owner", "alice", "--json"]);
+    const removed = await runIn(box, ["rm", "--workspace-id", "later-ws", "--home", box.home, "--owner", "alice", "--json"]);
     expect(removed.stderr).toBe("");
     expect(JSON.parse(removed.stdout)).toEqual({ workspaceId: "later-ws", existed: true, destroyed: true, stoppedExecutions: 0 });
     expect((await listed()).map((w) => w.workspaceId)).not.toContain("later-ws");
@@ -110,7 +110,7 @@ describe("new and rm", () => {
   });
 
   test("a failing create is reported with its own reason, exit 1", async () => {
-    const result = await op(box, ["new", "--workspace-id", "nowhere", "--source", join(box.path, "missing"), "--home", box.home]);
+    const result = await runIn(box, ["new", "--workspace-id", "nowhere", "--source", join(box.path, "missing"), "--home", box.home]);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain('new: create of workspace "nowhere" failed');
@@ -122,7 +122,7 @@ describe("new and rm", () => {
     [["--branch", "x", "--base", "main", "--checkout", "main"], "give either --branch (with --base) or --checkout, not both"],
     [["--revision", "v1"], "--revision applies only to a git URL --source"],
   ])("usage error %p: exit 2, nothing created", async (extra, message) => {
-    const result = await op(box, ["new", "--workspace-id", "bad", "--source", repo, "--home", box.home, ...extra]);
+    const result = await runIn(box, ["new", "--workspace-id", "bad", "--source", repo, "--home", box.home, ...extra]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(message);
     expect(result.stderr).toContain("Usage: paseo-host-runtime new --workspace-id W --source PATH|URL");
@@ -137,11 +137,11 @@ describe("rm with live executions", () => {
   test("refused without --force: exit 1, the workspace and its execution untouched", async () => {
     const dir = join(box.path, "busy");
     mkdirSync(dir);
-    expect((await op(box, ["new", "-w", "busy", "--source", dir, "--home", box.home])).code).toBe(0);
+    expect((await runIn(box, ["new", "-w", "busy", "--source", dir, "--home", box.home])).code).toBe(0);
     const marker = join(box.path, "busy.term");
     const run = background("busy", termRecorder(marker));
     const [execId] = await until("the workload to run", async () => ((await liveExecIds("busy")).length ? await liveExecIds("busy") : undefined));
-    const refused = await op(box, ["rm", "-w", "busy", "--home", box.home]);
+    const refused = await runIn(box, ["rm", "-w", "busy", "--home", box.home]);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toBe("");
     expect(refused.stderr).toBe(
@@ -153,7 +153,7 @@ describe("rm with live executions", () => {
     expect(existsSync(marker)).toBe(false);
 
     // --force: the same SIGTERM → grace → SIGKILL as pause; the workload's trap runs, then destroy.
-    const forced = await op(box, ["rm", "-w", "busy", "--home", box.home, "--force"]);
+    const forced = await runIn(box, ["rm", "-w", "busy", "--home", box.home, "--force"]);
     expect(forced.stderr).toBe("");
     expect(forced.code).toBe(0);
     expect(forced.stdout).toBe("workspace busy destroyed (1 live execution(s) stopped first)\n");
@@ -167,10 +167,10 @@ describe("rm with live executions", () => {
   test("--force on a workload that ignores SIGTERM: SIGKILL after stopTimeoutMs (from --options-json)", async () => {
     const dir = join(box.path, "stubborn");
     mkdirSync(dir);
-    expect((await op(box, ["new", "-w", "stubborn", "--source", dir, "--home", box.home])).code).toBe(0);
+    expect((await runIn(box, ["new", "-w", "stubborn", "--source", dir, "--home", box.home])).code).toBe(0);
     const run = background("stubborn", ["/bin/sh", "-c", "trap '' TERM; while :; do /bin/sleep 0.05; done"]);
     await until("the workload to run", async () => ((await liveExecIds("stubborn")).length ? true : undefined));
-    const forced = await op(box, ["rm", "-f", "-w", "stubborn", "--home", box.home, "--options-json", '{"stopTimeoutMs":300}', "--json"]);
+    const forced = await runIn(box, ["rm", "-f", "-w", "stubborn", "--home", box.home, "--options-json", '{"stopTimeoutMs":300}', "--json"]);
     expect(forced.code).toBe(0);
     expect(JSON.parse(forced.stdout)).toEqual({ workspaceId: "stubborn", existed: true, destroyed: true, stoppedExecutions: 1 });
     await run.exited;
@@ -192,32 +192,32 @@ describe("new and run take the daemon's whole options", () => {
         },
       }),
     );
-    const made = await op(box, ["new", "-w", "cfg", "--source", repo, "--config", config]);
+    const made = await runIn(box, ["new", "-w", "cfg", "--source", repo, "--config", config]);
     expect(made.stderr).toBe("");
     expect(made.code).toBe(0);
     expect(made.stdout).toContain("  env          TEAM=blue\n");
     expect(made.stdout).toContain(`next: paseo-host-runtime run --workspace-id cfg --config ${config} -- COMMAND...`);
-    const listing = JSON.parse((await op(box, ["ls", "--home", home, "--json"])).stdout);
+    const listing = JSON.parse((await runIn(box, ["ls", "--home", home, "--json"])).stdout);
     expect(listing.workspaces.map((w: { workspaceId: string; owner: string }) => [w.workspaceId, w.owner])).toEqual([["cfg", "from-config"]]);
-    const ran = await op(box, ["run", "-w", "cfg", "--config", config, "--runtime", "host", "-e", "X=1", "--", "/usr/bin/env"]);
+    const ran = await runIn(box, ["run", "-w", "cfg", "--config", config, "--runtime", "host", "-e", "X=1", "--", "/usr/bin/env"]);
     expect(ran.code).toBe(0);
     expect(ran.stdout).toBe("X=1\n");
     // --owner on top of --config: another owner, refused by the operation.
-    const foreign = await op(box, ["run", "-w", "cfg", "--config", config, "--owner", "someone-else", "--", "/bin/true"]);
+    const foreign = await runIn(box, ["run", "-w", "cfg", "--config", config, "--owner", "someone-else", "--", "/bin/true"]);
     expect(foreign.code).toBe(1);
     expect(foreign.stderr).toContain("ownership mismatch");
-    expect((await op(box, ["rm", "-w", "cfg", "--config", config])).code).toBe(0);
+    expect((await runIn(box, ["rm", "-w", "cfg", "--config", config])).code).toBe(0);
   });
 
   test("--options-json: the whole map; --home and --owner override its keys", async () => {
     const home = join(box.path, "json-home");
-    const made = await op(box, ["new", "-w", "inline", "--source", repo, "--options-json", JSON.stringify({ stateDirectory: join(box.path, "ignored"), owner: "x", exposeHostVisiblePath: false }), "--home", home, "--owner", "y", "--json"]);
+    const made = await runIn(box, ["new", "-w", "inline", "--source", repo, "--options-json", JSON.stringify({ stateDirectory: join(box.path, "ignored"), owner: "x", exposeHostVisiblePath: false }), "--home", home, "--owner", "y", "--json"]);
     expect(made.code).toBe(0);
     expect(JSON.parse(made.stdout).placement).toEqual({ cwd: repo });
-    const listing = JSON.parse((await op(box, ["ls", "--home", home, "--json"])).stdout);
+    const listing = JSON.parse((await runIn(box, ["ls", "--home", home, "--json"])).stdout);
     expect(listing.workspaces.map((w: { owner: string }) => w.owner)).toEqual(["y"]);
     expect(existsSync(join(box.path, "ignored"))).toBe(false);
-    expect((await op(box, ["rm", "-w", "inline", "--home", home, "--owner", "y"])).code).toBe(0);
+    expect((await runIn(box, ["rm", "-w", "inline", "--home", home, "--owner", "y"])).code).toBe(0);
   });
 
   test.each([
@@ -227,7 +227,7 @@ describe("new and run take the daemon's whole options", () => {
     [["--options-json", "{}", "--config", "/x.json"], "give either --options-json or --config, not both"],
     [["--config", "/nonexistent/config.json"], "--config: cannot read the daemon configuration /nonexistent/config.json: no such file"],
   ])("usage error %p: exit 2, nothing created", async (extra, message) => {
-    const result = await op(box, ["new", "-w", "bad-options", "--source", repo, "--home", box.home, ...extra]);
+    const result = await runIn(box, ["new", "-w", "bad-options", "--source", repo, "--home", box.home, ...extra]);
     expect(result.code).toBe(2);
     expect(result.stderr).toStartWith(`paseo-host-runtime: ${message}`);
     expect(await listed()).toEqual([]);
@@ -236,7 +236,7 @@ describe("new and run take the daemon's whole options", () => {
   test("--config with several runtimes of this binary needs --runtime", async () => {
     const config = join(box.path, "two.json");
     writeFileSync(config, JSON.stringify({ workspaceRuntimes: { a: { type: "command", command: [BIN] }, b: { type: "command", command: [BIN] } } }));
-    const result = await op(box, ["new", "-w", "two", "--source", repo, "--config", config]);
+    const result = await runIn(box, ["new", "-w", "two", "--source", repo, "--config", config]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('several runtimes run paseo-host-runtime ("a", "b"); pick one with --runtime NAME');
   });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { missingTools } from "../support/tools.ts";
-import { BIN, op, sandbox, type Sandbox } from "./helpers.ts";
+import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
 import { until } from "../support/poll.ts";
 
 const PATH = "PATH=/usr/local/bin:/usr/bin:/bin";
@@ -14,13 +14,13 @@ beforeAll(async () => {
   box = sandbox();
   workspace = join(box.path, "project");
   mkdirSync(join(workspace, "sub"), { recursive: true });
-  const made = await op(box, ["new", "--workspace-id", "w", "--source", workspace, "--home", box.home, ...box.cgroupArgs]);
+  const made = await runIn(box, ["new", "--workspace-id", "w", "--source", workspace, "--home", box.home, ...box.cgroupArgs]);
   if (made.code !== 0) throw new Error(`new failed: ${made.stderr}`);
 });
 
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
-  await op(box, ["rm", "--workspace-id", "w", "--home", box.home]);
+  await runIn(box, ["rm", "--workspace-id", "w", "--home", box.home]);
   box.cleanup();
 });
 
@@ -125,11 +125,11 @@ describe("run, pipes mode", () => {
 
   test("a paused workspace refuses the run; after resume it runs again", async () => {
     const request = `${JSON.stringify({ protocolVersion: 1, options: { stateDirectory: box.home } })}\n`;
-    expect((await op(box, ["pause", "--workspace-id", "w"], { stdin: request })).code).toBe(0);
+    expect((await runIn(box, ["pause", "--workspace-id", "w"], { stdin: request })).code).toBe(0);
     const refused = await run(["--", "/bin/true"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('workspace "w" is paused');
-    expect((await op(box, ["resume", "--workspace-id", "w"], { stdin: request })).code).toBe(0);
+    expect((await runIn(box, ["resume", "--workspace-id", "w"], { stdin: request })).code).toBe(0);
     expect((await run(["--", "/bin/true"])).code).toBe(0);
   });
 });

@@ -1,14 +1,11 @@
 /** Running protocol operations through `--remote`, the way a daemon configured with it does. */
 import { readdirSync, readFileSync } from "node:fs";
-import { runBinary } from "../support/binary.ts";
-import type { OpResult } from "../lifecycle/support.ts";
+import { op, type OpResult } from "../support/operation.ts";
 import type { SshLab } from "../support/sshd.ts";
 
 /** One lifecycle operation through `--remote` (the lab's URL and ssh configuration). */
 export async function remoteOp(lab: SshLab, name: string, workspaceId: string | null, body: Record<string, unknown>, prefix = lab.prefix): Promise<OpResult> {
-  const args = workspaceId === null ? [name] : [name, "--workspace-id", workspaceId];
-  const result = await runBinary([...prefix, ...args], { stdin: `${JSON.stringify({ protocolVersion: 1, ...body })}\n` });
-  return { ...result, json: result.stdout === "" ? null : JSON.parse(result.stdout) };
+  return await op(name, workspaceId, body, {}, prefix);
 }
 
 /** Resident memory of a process in KiB (VmRSS), or null when it is gone. */

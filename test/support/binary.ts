@@ -1,6 +1,5 @@
 /** Running the compiled binary from tests, the way the daemon does for lifecycle operations. */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 
 /** The compiled binary under test (`npm test` builds it first). */
@@ -43,12 +42,6 @@ export function request(options: Record<string, unknown> = {}, extra: Record<str
 /** A lifecycle request line as the later daemon sends it: runtimeInstanceId second. */
 export function laterRequest(instanceId: string, options: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): string {
   return `${JSON.stringify({ protocolVersion: 1, runtimeInstanceId: instanceId, ...extra, options })}\n`;
-}
-
-/** A temp dir removed by the returned cleanup. */
-export function tempDir(prefix = "phr-test-"): { path: string; cleanup: () => void } {
-  const path = mkdtempSync(join(tmpdir(), prefix));
-  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
 }
 
 /** What a run on a terminal printed (stdout and stderr are the same terminal) and how it ended. */

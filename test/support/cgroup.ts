@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, rmdirSync, writeFileSync, readFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { ownCgroupDir, supportsKill, writable } from "../../src/platform/cgroup.ts";
+import { isLinux } from "../../src/platform/os.ts";
 
 export interface TestCgroupRoot {
   path: string;
@@ -15,7 +16,7 @@ export interface TestCgroupRoot {
 
 /** Why cgroup tests cannot run here, or null when they can. */
 export const CGROUP_UNAVAILABLE: string | null = (() => {
-  if (process.platform !== "linux") return "cgroups exist only on Linux";
+  if (!isLinux) return "cgroups exist only on Linux";
   const own = ownCgroupDir();
   if (own === null) return "no cgroup v2 directory for this process (/proc/self/cgroup)";
   if (!writable(own)) return `${own} is not writable by this user`;

@@ -8,7 +8,8 @@ import type { Subprocess } from "bun";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { BIN, tempDir } from "./binary.ts";
+import { BIN } from "./binary.ts";
+import { tempDir } from "./scratch.ts";
 import { testCgroupRoot } from "./cgroup.ts";
 
 export const SSHD = "/usr/sbin/sshd";

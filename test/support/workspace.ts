@@ -1,8 +1,8 @@
 /** A ready workspace for exec tests: a temp runtime home plus an adopted temp directory. */
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { laterRequest, request, runBinary, tempDir } from "./binary.ts";
-import { testCgroupRoot } from "./cgroup.ts";
+import { laterRequest, request, runBinary } from "./binary.ts";
+import { runtimeScratch } from "./scratch.ts";
 import { INSTANCE_ID } from "./daemon.ts";
 import { missingTools } from "./tools.ts";
 
@@ -27,17 +27,12 @@ let counter = 0;
  * `extra` options (containment) go into them too.
  */
 export async function readyWorkspace(prefix = "ws", dialect: "seed" | "later" = "seed", extra: { containment?: string } & Record<string, unknown> = {}): Promise<ReadyWorkspace> {
-  const dir = tempDir("phr-ws-");
-  const cgroups = testCgroupRoot();
-  const cleanup = () => {
-    cgroups?.cleanup();
-    dir.cleanup();
-  };
-  const home = join(dir.path, "home");
-  const root = join(dir.path, "project");
+  const { path, cgroupRoot, cleanup } = runtimeScratch("phr-ws-");
+  const home = join(path, "home");
+  const root = join(path, "project");
   mkdirSync(root);
   const id = `${prefix}-${process.pid}-${++counter}`;
-  const options = { stateDirectory: home, ...(cgroups ? { cgroupRoot: cgroups.path } : {}), ...extra };
+  const options = { stateDirectory: home, ...(cgroupRoot ? { cgroupRoot } : {}), ...extra };
   const kind = dialect === "seed" ? "host-directory" : "directory";
   const input = { workspaceId: id, project: { projectId: "p", source: { kind, path: root } }, placement: { kind: "existing" } };
   const result = await runBinary(["create", "--workspace-id", id], {
@@ -48,7 +43,7 @@ export async function readyWorkspace(prefix = "ws", dialect: "seed" | "later" = 
     cleanup();
     throw new Error(`create failed (${result.code}): ${result.stderr}`);
   }
-  return { id, home, root: realpathSync(root), options, cgroupRoot: cgroups?.path ?? null, cleanup };
+  return { id, home, root: realpathSync(root), options, cgroupRoot, cleanup };
 }
 
 /**
