@@ -3,7 +3,7 @@ import { readSync } from "node:fs";
 // and the index would also load (and build) the exec-only fd 3 / fd 4 schemas.
 import type { Dialect } from "../protocol/dialect.ts";
 import { ProtocolError, parseMessage } from "../protocol/errors.ts";
-import { encodeFrame } from "../protocol/frame.ts";
+import { concatBytes, encodeFrame } from "../protocol/frame.ts";
 import { LifecycleRequest, lifecycleResponseOf, type LifecycleResponse } from "../protocol/lifecycle.ts";
 import { strictUtf8 } from "../protocol/utf8.ts";
 import { writeStdout } from "../output.ts";
@@ -44,23 +44,12 @@ function readBounded(fd: number): string {
   }
   let text: string;
   try {
-    text = strictUtf8().decode(concat(chunks, total));
+    text = strictUtf8().decode(concatBytes(chunks, total));
   } catch {
     throw new ProtocolError("lifecycle request on stdin is not valid UTF-8");
   }
   if (text.trim() === "") throw new ProtocolError("expected one lifecycle request JSON value on stdin, got nothing");
   return text;
-}
-
-function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const all = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return all;
 }
 
 /** Writes one LifecycleResponse line to stdout, validated and canonical in the request's dialect. */

@@ -117,7 +117,7 @@ export class FrameDecoder<S extends MessageSchema> {
   #finish(tail: Uint8Array): MessageOutput<S> {
     const length = this.#pendingBytes + tail.length;
     this.#checkSize(length);
-    const bytes = this.#pending.length === 0 ? tail : concat([...this.#pending, tail], length);
+    const bytes = this.#pending.length === 0 ? tail : concatBytes([...this.#pending, tail], length);
     if (this.#pending.length > 0) this.#pending = [];
     this.#pendingBytes = 0;
     let text: string;
@@ -142,7 +142,9 @@ export class FrameDecoder<S extends MessageSchema> {
   }
 }
 
-function concat(parts: Uint8Array[], total: number): Uint8Array {
+/** The bytes of `parts` (their lengths sum to `total`) as one array. */
+export function concatBytes(parts: Uint8Array[], total: number): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
   const out = new Uint8Array(total);
   let offset = 0;
   for (const part of parts) {

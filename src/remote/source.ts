@@ -7,12 +7,12 @@
  * - `seedPaseoConfigFrom` names a local directory: its paseo.json (if any) travels too.
  * Both go over the same ssh connection as the operations (ControlMaster), on ssh's stdin.
  */
-import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CreateInput } from "../protocol/index.ts";
 import { gitRead } from "../workspace/git.ts";
 import { gitEnvironment, gitPath } from "../workspace/git-environment.ts";
-import { isDirectorySource } from "../workspace/input.ts";
+import { hostSourceDirectory, isDirectorySource } from "../workspace/input.ts";
 import { currentBranch, headCommit, repoInfo } from "../workspace/repo.ts";
 import type { RemoteContext } from "./context.ts";
 import { remoteOwner } from "./context.ts";
@@ -70,13 +70,7 @@ interface LocalRepository {
 
 /** The daemon-side repository of a host-directory source; only committed content can travel. */
 function localRepository(path: string): LocalRepository {
-  let real: string;
-  try {
-    real = realpathSync(path);
-  } catch (error) {
-    throw new Error(`input.project.source.path ${path} cannot be used: ${(error as Error).message}`);
-  }
-  if (!statSync(real).isDirectory()) throw new Error(`input.project.source.path ${path} is not a directory`);
+  const real = hostSourceDirectory(path);
   const info = repoInfo(real);
   if (!info) throw new Error(`input.project.source.path ${path} is not in a git repository: a remote workspace gets the committed content of a repository, and a plain directory has none`);
   const commit = headCommit(info.toplevel);

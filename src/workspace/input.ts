@@ -2,6 +2,7 @@
  * Checks on a create input that need no disk, the input as it is kept (no URL credentials,
  * plus a keyed digest of the whole), and comparing a re-create with what exists.
  */
+import { realpathSync, statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import type { CreateInput, LifecycleRequest, PlacementIntent, ProjectSource } from "../protocol/index.ts";
 import { scrubUrlCredentials } from "../redact.ts";
@@ -163,4 +164,16 @@ function flatten(value: unknown, path: string, out = new Map<string, string>()):
 /** The hostDirectory mode that matters for this input: only a host directory placed "existing" is adopted or cloned. */
 export function effectiveHostDirectory(input: CreateInput, hostDirectory: "adopt" | "clone"): "adopt" | "clone" {
   return isDirectorySource(input.project.source) && input.placement.kind === "existing" ? hostDirectory : "adopt";
+}
+
+/** The real path of a directory source, or a message naming input.project.source.path. */
+export function hostSourceDirectory(path: string): string {
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch (error) {
+    throw new Error(`input.project.source.path ${path} cannot be used: ${(error as Error).message}`);
+  }
+  if (!statSync(real).isDirectory()) throw new Error(`input.project.source.path ${path} is not a directory`);
+  return real;
 }

@@ -3,13 +3,13 @@
  * the disk is announced first with `note` (the durable intent), so that a create killed at any
  * instant can be undone exactly by whoever comes next (see remove.ts).
  */
-import { constants, copyFileSync, lstatSync, mkdirSync, realpathSync, rmSync, statSync } from "node:fs";
+import { constants, copyFileSync, lstatSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { CreateInput } from "../protocol/index.ts";
 import type { MaterializationKind, WorkspaceDetails } from "../store/workspaces.ts";
 import { copyTree } from "./copy.ts";
 import type { GitSettings } from "./git-environment.ts";
-import { isDiscovery } from "./input.ts";
+import { hostSourceDirectory, isDiscovery } from "./input.ts";
 import { gitRun, type ChildTracker } from "./git.ts";
 import type { RepoGuard } from "./lock.ts";
 import { checkoutDir, confine, isInside, storageDir, workspaceKey, workspacesDir } from "./paths.ts";
@@ -58,23 +58,11 @@ export async function materialize(ctx: MaterializeContext): Promise<Built> {
   const built =
     source.kind === "git"
       ? await cloneUrl(ctx, source.url, source.revision, source.subdirectory ?? "")
-      : await fromHostDirectory(ctx, hostSource(source.path));
+      : await fromHostDirectory(ctx, hostSourceDirectory(source.path));
   const details = { ...built.details, markFirstAgentBranchAutoName: ctx.input.markFirstAgentBranchAutoName };
   const result = { ...built, details };
   if (ctx.input.seedPaseoConfigFrom !== undefined && !isDiscovery(ctx.input)) seedConfig(ctx, result, ctx.input.seedPaseoConfigFrom);
   return result;
-}
-
-/** The real path of a host source directory. */
-function hostSource(path: string): string {
-  let real: string;
-  try {
-    real = realpathSync(path);
-  } catch (error) {
-    throw new Error(`input.project.source.path ${path} cannot be used: ${(error as Error).message}`);
-  }
-  if (!statSync(real).isDirectory()) throw new Error(`input.project.source.path ${path} is not a directory`);
-  return real;
 }
 
 async function fromHostDirectory(ctx: MaterializeContext, source: string): Promise<Built> {
