@@ -1,7 +1,7 @@
 /** What an inherited descriptor is, as far as the exec protocol cares. */
 import { fstatSync, readlinkSync } from "node:fs";
+import { tolerating } from "./errno.ts";
 import { isLinux } from "./os.ts";
-
 
 /** The kinds a daemon's descriptor can be; "other" is anything else (an epoll or eventfd of Bun's own). */
 export type DescriptorKind = "closed" | "pipe" | "socket" | "file" | "character device" | "other";
@@ -12,12 +12,8 @@ export type DescriptorKind = "closed" | "pipe" | "socket" | "file" | "character 
  * file whatever mode the kernel gives it; elsewhere fstat's file type decides.
  */
 export function describeDescriptor(fd: number): { kind: DescriptorKind; what: string } {
-  let stat;
-  try {
-    stat = fstatSync(fd);
-  } catch {
-    return { kind: "closed", what: "not open" };
-  }
+  const stat = tolerating(["EBADF"], null, () => fstatSync(fd));
+  if (stat === null) return { kind: "closed", what: "not open" };
   if (isLinux) {
     let target = "";
     try {

@@ -6,7 +6,6 @@ import { readFileSync } from "node:fs";
 import { readCounter } from "./cgroup.ts";
 import { isLinux } from "./os.ts";
 
-
 /** A process's command line: its argv where the kernel tells it exactly, else ps(1)'s text. */
 interface CommandLine {
   /** The exact argv (Linux), or null. */
