@@ -54,7 +54,7 @@ export function cgroupV1Controllers(): string[] {
 }
 
 /** This process's cgroup v2 path (the `0::` line of /proc/<pid>/cgroup), or null (no v2, or the process is gone). */
-function cgroupPathOf(pid: number | "self" = "self"): string | null {
+export function cgroupPathOf(pid: number | "self" = "self"): string | null {
   const text = tolerating(PROCESS_GONE, null, () => readFileSync(`/proc/${pid}/cgroup`, "utf8"));
   if (text === null) return null;
   const line = text.split("\n").find((entry) => entry.startsWith("0::"));
