@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { EventSequence, FrameDecoder, ProcessEvent } from "../src/protocol/index.ts";
-import { styler } from "../src/ops/operator/report.ts";
+import { styler } from "../src/operator/report.ts";
 
 const BIN = join(import.meta.dir, "..", "dist", "paseo-host-runtime");
 const PATH_ENV = "PATH=/usr/local/bin:/usr/bin:/bin";

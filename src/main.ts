@@ -17,7 +17,7 @@ let operatorHandlers: Record<string, Handler> | undefined;
  */
 async function loadOperatorCommands(): Promise<void> {
   if (operatorHandlers) return;
-  const operator = await import("./ops/operator/index.ts");
+  const operator = await import("./operator/index.ts");
   for (const [name, spec] of Object.entries(operator.OPERATOR_COMMANDS)) addCommand(name, spec);
   operatorHandlers = operator.OPERATOR_HANDLERS;
 }

@@ -10,7 +10,8 @@ import { createInputOf, effectiveHostDirectory, keptInput } from "../workspace/i
 import { childTracker, repoGuard } from "../workspace/lock.ts";
 import { materialize } from "../workspace/materialize.ts";
 import { stateResponse } from "../workspace/state.ts";
-import { readLifecycleCall, respond } from "./request.ts";
+import { respond } from "../protocol/request.ts";
+import { readLifecycleCall } from "../workspace/call.ts";
 
 /**
  * `create`: idempotent. Everything is checked before anything changes; the intent is recorded

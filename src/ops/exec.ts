@@ -9,7 +9,7 @@ import { SignalForwarder } from "../exec/signals.ts";
 import { diagnose } from "../output.ts";
 import { readOptions } from "../options.ts";
 import { ProtocolError, type SpawnEnvelope } from "../protocol/index.ts";
-import { attachExecLog, logExecExited, logExecFailed, logExecRefused } from "./call-log.ts";
+import { attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../log/call-log.ts";
 
 /**
  * `exec`: read the spawn envelope from fd 3, launch the workload on fd 0/1/2, report its

@@ -14,7 +14,7 @@ export type HandlerLoader = () => Promise<Handler>;
 /** Lifecycle operations log their outcome in the runtime log (src/ops/call-log.ts). */
 function logged(op: string, load: () => Promise<Handler>): HandlerLoader {
   return async () => {
-    const [{ loggedOperation }, handler] = await Promise.all([import("./call-log.ts"), load()]);
+    const [{ loggedOperation }, handler] = await Promise.all([import("../log/call-log.ts"), load()]);
     return loggedOperation(op, handler);
   };
 }
@@ -33,6 +33,6 @@ export const HANDLERS: Record<string, HandlerLoader> = {
   reconcile: logged("reconcile", async () => (await import("./reconcile.ts")).reconcile),
   exec: async () => (await import("./exec.ts")).exec,
   signal: logged("signal", async () => (await import("./signal.ts")).signal),
-  "exec-remote": async () => (await import("./exec-remote.ts")).execRemote,
-  "receive-source": async () => (await import("./receive-source.ts")).receiveSource,
+  "exec-remote": async () => (await import("../remote/exec-remote.ts")).execRemote,
+  "receive-source": async () => (await import("../remote/receive-source.ts")).receiveSource,
 };

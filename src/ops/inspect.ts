@@ -4,7 +4,8 @@ import { getWorkspace } from "../store/workspaces.ts";
 import { rootProblem } from "../workspace/confinement.ts";
 import { assertOwner } from "../workspace/owner.ts";
 import { inspectionOf } from "../workspace/state.ts";
-import { readLifecycleCall, respond } from "./request.ts";
+import { respond } from "../protocol/request.ts";
+import { readLifecycleCall } from "../workspace/call.ts";
 
 /**
  * `inspect`: authoritative and cheap (it runs before every exec): one store open, one lookup,

@@ -5,7 +5,7 @@ import { withExistingStore } from "../store/db.ts";
 import { getExecution, markFinished } from "../store/executions.ts";
 import { getWorkspace } from "../store/workspaces.ts";
 import { assertOwner } from "../workspace/owner.ts";
-import { readLifecycleCall } from "./request.ts";
+import { readLifecycleCall } from "../workspace/call.ts";
 
 /** How long `signal` waits for a workload to be gone after SIGKILL; other signals wait options.stopTimeoutMs. */
 const KILL_WAIT_MS = 5000;

@@ -7,7 +7,7 @@
 import type { Invocation } from "../cli.ts";
 import { DescribeResponse, LifecycleRequest, LifecycleResponse, dialectOf, encodeFrame, parseMessage, type CreateInput } from "../protocol/index.ts";
 import { diagnose, writeAll, writeStdout } from "../output.ts";
-import { readLifecycleRequest } from "../ops/request.ts";
+import { readLifecycleRequest } from "../protocol/request.ts";
 import { withExistingStore } from "../store/db.ts";
 import { forgetPlacement, placementsOf } from "../store/placements.ts";
 import { createInputOf } from "../workspace/input.ts";

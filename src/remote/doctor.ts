@@ -8,7 +8,7 @@ import { isAbsolute } from "node:path";
 import { UsageError, commandUsage, parseArgs, type CommandSpec } from "../cli.ts";
 import { diagnose, writeAll } from "../output.ts";
 import { readOptions } from "../options.ts";
-import type { Check } from "../ops/operator/doctor.ts";
+import type { Check } from "../operator/doctor.ts";
 import { VERSION } from "../version.ts";
 import { remoteOwner } from "./context.ts";
 import { closeShared, runRemote, sshProgram, type SshSettings } from "./ssh.ts";

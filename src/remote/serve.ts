@@ -9,7 +9,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
-import { selfCommand, selfEnv } from "../ops/operator/common.ts";
+import { selfCommand, selfEnv } from "../operator/common.ts";
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { isSignalName } from "../platform/signals.ts";
 import { FrameDecoder, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame, parseMessage } from "../protocol/index.ts";

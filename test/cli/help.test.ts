@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { COMMANDS, addCommand } from "../../src/cli.ts";
-import { OPERATOR_COMMANDS } from "../../src/ops/operator/index.ts";
+import { OPERATOR_COMMANDS } from "../../src/operator/index.ts";
 import { runBinary, runOnTerminal, tempDir } from "../support/binary.ts";
 
 for (const [name, spec] of Object.entries(OPERATOR_COMMANDS)) addCommand(name, spec);

@@ -3,16 +3,16 @@
  * documentation), running this same binary for a protocol operation, and plain-text output.
  * Operator commands are for people; none of this is part of the protocol.
  */
-import { lazyChildProcess } from "../../platform/lazy.ts";
+import { lazyChildProcess } from "../platform/lazy.ts";
 import { existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import { HOME_ENV, UsageError, commandUsage, type FlagDoc, type Invocation } from "../../cli.ts";
-import { diagnose, writeAll } from "../../output.ts";
-import { DEFAULT_OWNER, DEFAULT_STOP_TIMEOUT_MS } from "../../options.ts";
-import { LifecycleResponse, parseMessage, type Dialect } from "../../protocol/index.ts";
-import { openExistingStore as openStoreIfPresent, type Store } from "../../store/db.ts";
-import { resolveHome } from "../../store/home.ts";
-import { getWorkspace, type WorkspaceRecord } from "../../store/workspaces.ts";
+import { HOME_ENV, UsageError, commandUsage, type FlagDoc, type Invocation } from "../cli.ts";
+import { diagnose, writeAll } from "../output.ts";
+import { DEFAULT_OWNER, DEFAULT_STOP_TIMEOUT_MS } from "../options.ts";
+import { LifecycleResponse, parseMessage, type Dialect } from "../protocol/index.ts";
+import { openExistingStore as openStoreIfPresent, type Store } from "../store/db.ts";
+import { resolveHome } from "../store/home.ts";
+import { getWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { DaemonConfigError, argv0Of, ourRuntimes, readDaemonConfig } from "./daemon-config.ts";
 
 /** Options flags every store-touching operator command takes. */

@@ -1,13 +1,13 @@
 import type { Database } from "bun:sqlite";
-import type { Invocation } from "../../cli.ts";
-import { diagnose } from "../../output.ts";
-import { isPopulated, processesIn, readCounter } from "../../platform/cgroup.ts";
-import { provenMembers } from "../../platform/process-group.ts";
-import { isSameProcess, listProcesses, type ProcessInfo } from "../../platform/process.ts";
-import { cgroupMemoryBytes, commandLine, residentBytes } from "../../platform/resources.ts";
-import { unfinishedExecutions, type ExecutionRecord } from "../../store/executions.ts";
-import { listWorkspaces } from "../../store/workspaces.ts";
-import { leaderOf, wrapperOf } from "../../workspace/executions.ts";
+import type { Invocation } from "../cli.ts";
+import { diagnose } from "../output.ts";
+import { isPopulated, processesIn, readCounter } from "../platform/cgroup.ts";
+import { provenMembers } from "../platform/process-group.ts";
+import { isSameProcess, listProcesses, type ProcessInfo } from "../platform/process.ts";
+import { cgroupMemoryBytes, commandLine, residentBytes } from "../platform/resources.ts";
+import { unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
+import { listWorkspaces } from "../store/workspaces.ts";
+import { leaderOf, wrapperOf } from "../workspace/executions.ts";
 import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printable, quoteArgv } from "./common.ts";
 
 /** A live execution as `ps` shows it. Never its environment: that may hold secrets. */

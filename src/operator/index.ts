@@ -3,8 +3,8 @@
  * of the protocol; `new`, `rm`, `run` and `workspace …` drive this binary's own protocol
  * operations. Each command's flags are documented here, beside its spec (`<command> --help`).
  */
-import type { CommandSpec, FlagDoc } from "../../cli.ts";
-import type { Handler } from "../index.ts";
+import type { CommandSpec, FlagDoc } from "../cli.ts";
+import type { Handler } from "../ops/index.ts";
 import { configCheck } from "./config.ts";
 import { doctor } from "./doctor.ts";
 import { logs } from "./logs.ts";
@@ -28,7 +28,7 @@ function docs(names: readonly (keyof typeof FLAG_DOCS)[], own: Record<string, Fl
 }
 
 const SHARED = ["home", "owner", "options-json", "config", "runtime", "json"] as const;
-import { REMOTE_COMMAND } from "../../remote/doctor.ts";
+import { REMOTE_COMMAND } from "../remote/doctor.ts";
 
 /** Command name → spec, in the order `--help` lists them. */
 export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {

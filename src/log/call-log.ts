@@ -7,8 +7,8 @@ import type { Invocation } from "../cli.ts";
 import { diagnoseOnStderr } from "../output.ts";
 import { unknownOptions, type RuntimeOptions, type UnknownOption } from "../options.ts";
 import type { SpawnEnvelope } from "../protocol/index.ts";
-import { attachLog, beginLog, logLine, logOutcome, logs, secretValues, setLogExecId } from "../log/runtime-log.ts";
-import type { Handler } from "./index.ts";
+import { attachLog, beginLog, logLine, logOutcome, logs, secretValues, setLogExecId } from "./runtime-log.ts";
+import type { Handler } from "../ops/index.ts";
 
 /** `inspect` runs before every exec: its successes are kept at debug, not info. */
 const QUIET_SUCCESS = new Set(["inspect"]);

@@ -1,6 +1,6 @@
 import { basename, resolve } from "node:path";
-import type { Invocation } from "../../cli.ts";
-import { diagnose } from "../../output.ts";
+import type { Invocation } from "../cli.ts";
+import { diagnose } from "../output.ts";
 import {
   LifecycleRequest,
   LifecycleResponse,
@@ -11,7 +11,7 @@ import {
   type PlacementIntent,
   type ProjectSource,
   type State,
-} from "../../protocol/index.ts";
+} from "../protocol/index.ts";
 import { operatorOptions, printJson, runOperation, shellQuote, usageFailure } from "./common.ts";
 
 /** `scheme://…` or scp-like `user@host:path`: a git URL rather than a host directory. */

@@ -5,13 +5,13 @@
  * code or dies by its signal.
  */
 import type { ChildProcess } from "node:child_process";
-import { lazyChildProcess } from "../../platform/lazy.ts";
-import { isTerminal } from "../../platform/tty.ts";
+import { lazyChildProcess } from "../platform/lazy.ts";
+import { isTerminal } from "../platform/tty.ts";
 import type { Readable, Writable } from "node:stream";
-import type { Invocation } from "../../cli.ts";
-import { mirrorExit } from "../../exec/mirror.ts";
-import { DAEMON_SIGNALS } from "../../exec/signals.ts";
-import { diagnose, writeAll } from "../../output.ts";
+import type { Invocation } from "../cli.ts";
+import { mirrorExit } from "../exec/mirror.ts";
+import { DAEMON_SIGNALS } from "../exec/signals.ts";
+import { diagnose, writeAll } from "../output.ts";
 import {
   EventSequence,
   FrameDecoder,
@@ -23,7 +23,7 @@ import {
   encodeFrame,
   type SeedOf,
   type Stdio,
-} from "../../protocol/index.ts";
+} from "../protocol/index.ts";
 import { operatorOptions, runOperation, selfCommand, selfEnv, usageFailure } from "./common.ts";
 
 /** The daemon's deadline for a resize acknowledgement. */
