@@ -6,8 +6,8 @@
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import { HOME_ENV, UsageError, commandUsage, type FlagDoc, type Invocation } from "../cli.ts";
-import { diagnose, writeAll } from "../output.ts";
+import { HOME_ENV, UsageError, type FlagDoc, type Invocation } from "../argv.ts";
+import { diagnose } from "../output.ts";
 import { DEFAULT_OWNER, DEFAULT_STOP_TIMEOUT_MS } from "../options.ts";
 import { LifecycleResponse, parseMessage, type Dialect } from "../protocol/index.ts";
 import { openExistingStore as openStoreIfPresent, type Store } from "../store/db.ts";
@@ -117,13 +117,6 @@ function baseOptions(invocation: Invocation): Record<string, unknown> {
   const options = chosen.options ?? {};
   if (typeof options !== "object" || options === null || Array.isArray(options)) throw new UsageError(`--config: runtime ${JSON.stringify(chosen.name)} has options that are not an object`, command);
   return { ...(options as Record<string, unknown>) };
-}
-
-/** A usage error found after parsing: same shape as the CLI's (stderr, usage, exit 2). */
-export function usageFailure(command: string, message: string): number {
-  diagnose(message);
-  writeAll(2, commandUsage(command));
-  return 2;
 }
 
 /**

@@ -5,7 +5,7 @@
  * known one), bad values, homes that would be refused, and runtimes sharing a home and owner.
  * Exit 0 when clean, 1 when a problem was found.
  */
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { diagnose } from "../output.ts";
 import { DEFAULT_OWNER, optionProblems, readOptions, unknownOptions } from "../options.ts";
 import { resolveHome } from "../store/home.ts";

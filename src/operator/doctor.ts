@@ -1,6 +1,6 @@
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { existsSync } from "node:fs";
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { bootId, listProcesses, readProcess } from "../platform/process.ts";
 import { SCHEMA_VERSION, readSchemaVersion, storePath } from "../store/db.ts";
 import { listWorkspaces } from "../store/workspaces.ts";

@@ -3,7 +3,7 @@
  * people (one readable line per entry) or scripts (the JSON lines as written).
  */
 import { existsSync } from "node:fs";
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { diagnose, writeAll } from "../output.ts";
 import { logDirectory } from "../log/files.ts";
 import { LogFollower, logExists } from "../log/reader.ts";

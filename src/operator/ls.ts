@@ -1,4 +1,4 @@
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { readCounter } from "../platform/cgroup.ts";
 import { cgroupMemoryBytes } from "../platform/resources.ts";
 import { isSameProcess, listProcesses } from "../platform/process.ts";

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { diagnose } from "../output.ts";
 import { isPopulated, processesIn, readCounter } from "../platform/cgroup.ts";
 import { provenMembers } from "../platform/process-group.ts";

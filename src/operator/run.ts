@@ -8,7 +8,7 @@ import type { ChildProcess } from "node:child_process";
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { isTerminal } from "../platform/tty.ts";
 import type { Readable, Writable } from "node:stream";
-import type { Invocation } from "../cli.ts";
+import { UsageError, type Invocation } from "../argv.ts";
 import { mirrorExit } from "../exec/mirror.ts";
 import { DAEMON_SIGNALS } from "../exec/signals.ts";
 import { diagnose, writeAll } from "../output.ts";
@@ -24,7 +24,7 @@ import {
   type SeedOf,
   type Stdio,
 } from "../protocol/index.ts";
-import { operatorOptions, runOperation, selfCommand, selfEnv, usageFailure } from "./common.ts";
+import { operatorOptions, runOperation, selfCommand, selfEnv } from "./common.ts";
 
 /** The daemon's deadline for a resize acknowledgement. */
 const RESIZE_ACK_MS = 1000;
@@ -470,7 +470,7 @@ export async function captureExec(workspaceId: string, envelope: SpawnEnvelope, 
 export async function run(invocation: Invocation): Promise<number> {
   const pty = invocation.switches.has("pty");
   const envelope = buildEnvelope(invocation, pty);
-  if (typeof envelope === "string") return usageFailure(invocation.command, envelope);
+  if (typeof envelope === "string") throw new UsageError(envelope, invocation.command);
   const workspaceId = invocation.flags.get("workspace-id")!;
   const terminal = new RawTerminal();
   let ending: Ending;

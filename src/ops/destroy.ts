@@ -1,4 +1,4 @@
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { withStore } from "../store/db.ts";
 import { destroyWorkspace } from "../workspace/destroy.ts";
 import { respond } from "../protocol/request.ts";

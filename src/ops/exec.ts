@@ -1,4 +1,4 @@
-import { UsageError, type Invocation } from "../cli.ts";
+import { UsageError, type Invocation } from "../argv.ts";
 import { ControlReader, protocolFdsProblem } from "../exec/controls.ts";
 import { mirrorExit } from "../exec/mirror.ts";
 import { runPipes } from "../exec/pipes.ts";

@@ -1,4 +1,4 @@
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { withExistingStore } from "../store/db.ts";
 import { getWorkspace } from "../store/workspaces.ts";
 import { rootProblem } from "../workspace/confinement.ts";

@@ -1,4 +1,4 @@
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { stopWorkspaceExecutions } from "../workspace/executions.ts";
 import { withStore } from "../store/db.ts";
 import { claimExisting, reapOrphanChild, releaseLock } from "../workspace/lock.ts";

@@ -1,4 +1,4 @@
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { isSameProcess } from "../platform/process.ts";
 import { signalExecution, wrapperOf } from "../workspace/executions.ts";
 import { withExistingStore } from "../store/db.ts";

@@ -1,4 +1,4 @@
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { writeStdout } from "../output.ts";
 import { readOptions } from "../options.ts";
 import { ProtocolError } from "../protocol/index.ts";

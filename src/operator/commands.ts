@@ -3,8 +3,7 @@
  * of the protocol; `new`, `rm`, `run` and `workspace …` drive this binary's own protocol
  * operations. Each command's flags are documented here, beside its spec (`<command> --help`).
  */
-import type { CommandSpec, FlagDoc } from "../cli.ts";
-import type { Handler } from "../ops/index.ts";
+import type { Command, FlagDoc, Handler, HandlerLoader } from "../argv.ts";
 import { configCheck } from "./config.ts";
 import { doctor } from "./doctor.ts";
 import { logs } from "./logs.ts";
@@ -28,10 +27,14 @@ function docs(names: readonly (keyof typeof FLAG_DOCS)[], own: Record<string, Fl
 }
 
 const SHARED = ["home", "owner", "options-json", "config", "runtime", "json"] as const;
-import { REMOTE_COMMAND } from "../remote/doctor.ts";
 
-/** Command name → spec, in the order `--help` lists them. */
-export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
+/** This module already imports every operator command's code: its loader has nothing left to load. */
+function ready(handler: Handler): HandlerLoader {
+  return async () => handler;
+}
+
+/** Command name → spec and handler, in the order `--help` lists them. */
+export const OPERATOR_COMMANDS: Record<string, Command> = {
   doctor: {
     required: [],
     optional: [...STORE, "helper-path", ...OPTIONS],
@@ -45,6 +48,7 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
       "sudo -u paseo paseo-host-runtime doctor --config ~paseo/.paseo/config.json   # as the daemon's user",
     ],
     env: { ...STORE_ENV, PATH: "where git is found (run doctor with the daemon's PATH)", NO_COLOR: "no colour (also off when stdout is not a terminal)", LANG: "ASCII marks (ok/FAIL/warn) unless LC_ALL, LC_CTYPE or LANG names UTF-8" },
+    handler: ready(doctor),
   },
   "config check": {
     required: [],
@@ -55,6 +59,7 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     flags: docs(["json"]),
     examples: ["paseo-host-runtime config check", "paseo-host-runtime config check /home/paseo/.paseo/config.json --json"],
     env: { PASEO_HOME: "the daemon home; FILE defaults to $PASEO_HOME/config.json, else ~/.paseo/config.json", ...STORE_ENV, PATH: "how a command without a slash is resolved" },
+    handler: ready(configCheck),
   },
   ls: {
     required: [],
@@ -65,6 +70,7 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     flags: docs(SHARED),
     examples: ["paseo-host-runtime ls", "paseo-host-runtime ls --home /var/lib/paseo-host-runtime --owner my-daemon --json"],
     env: STORE_ENV,
+    handler: ready(ls),
   },
   ps: {
     required: [],
@@ -84,6 +90,7 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     }),
     examples: ["paseo-host-runtime ps -w my-workspace", "paseo-host-runtime ps --format '{{.workspaceId}} {{.execId}} {{.memory}}'"],
     env: STORE_ENV,
+    handler: ready(ps),
   },
   logs: {
     required: [],
@@ -101,6 +108,7 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     }),
     examples: ["paseo-host-runtime logs --home /var/lib/paseo-host-runtime -w my-workspace", "paseo-host-runtime logs --config ~/.paseo/config.json --follow"],
     env: STORE_ENV,
+    handler: ready(logs),
   },
   new: {
     required: ["workspace-id", "source"],
@@ -122,6 +130,7 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     }),
     examples: ["paseo-host-runtime new -w demo --source ~/src/project --branch try-it --base main", "paseo-host-runtime new -w demo --source ~/src/project --config ~/.paseo/config.json"],
     env: { ...STORE_ENV, PATH: "where git is found" },
+    handler: ready(newWorkspace),
   },
   rm: {
     required: ["workspace-id"],
@@ -136,6 +145,7 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     }),
     examples: ["paseo-host-runtime rm -w demo", "paseo-host-runtime rm -w demo --force --home /var/lib/paseo-host-runtime"],
     env: STORE_ENV,
+    handler: ready(rm),
   },
   run: {
     required: ["workspace-id"],
@@ -156,6 +166,7 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     }),
     examples: ["paseo-host-runtime run -w demo -e PATH=/usr/bin:/bin -- git status", "paseo-host-runtime run -w demo --pty --inherit-env -- bash"],
     env: { ...STORE_ENV, TERM: "with --pty, sent as the envelope's stdio.term" },
+    handler: ready(run),
   },
   "workspace pause": {
     required: ["workspace-id"],
@@ -167,6 +178,7 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     flags: docs(SHARED, { "workspace-id": { value: "W", help: "the workspace to pause" } }),
     examples: ["paseo-host-runtime workspace pause -w demo", "paseo-host-runtime workspace pause -w demo --config ~/.paseo/config.json --runtime host"],
     env: STORE_ENV,
+    handler: ready(workspacePause),
   },
   "workspace resume": {
     required: ["workspace-id"],
@@ -178,6 +190,7 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     flags: docs(SHARED, { "workspace-id": { value: "W", help: "the workspace to resume" } }),
     examples: ["paseo-host-runtime workspace resume -w demo", "paseo-host-runtime workspace resume -w demo --json"],
     env: STORE_ENV,
+    handler: ready(workspaceResume),
   },
   "workspace inspect": {
     required: ["workspace-id"],
@@ -189,6 +202,7 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     flags: docs(SHARED, { "workspace-id": { value: "W", help: "the workspace to inspect" } }),
     examples: ["paseo-host-runtime workspace inspect -w demo", "paseo-host-runtime workspace inspect -w demo --json"],
     env: STORE_ENV,
+    handler: ready(workspaceInspect),
   },
   "workspace reconcile": {
     required: [],
@@ -204,22 +218,6 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     }),
     examples: ["paseo-host-runtime workspace reconcile --keep-all   # after a daemon restart", "paseo-host-runtime workspace reconcile --keep demo --keep other --owner my-daemon"],
     env: STORE_ENV,
+    handler: ready(workspaceReconcile),
   },
-  remote: REMOTE_COMMAND,
-};
-
-/** Command name → handler. */
-export const OPERATOR_HANDLERS: Record<string, Handler> = {
-  doctor,
-  "config check": configCheck,
-  ls,
-  ps,
-  logs,
-  new: newWorkspace,
-  rm,
-  run,
-  "workspace pause": workspacePause,
-  "workspace resume": workspaceResume,
-  "workspace inspect": workspaceInspect,
-  "workspace reconcile": workspaceReconcile,
 };
