@@ -11,7 +11,8 @@ import { ls } from "./ls.ts";
 import { newWorkspace } from "./new.ts";
 import { FORMAT_FIELDS, formatProblem, ps } from "./ps.ts";
 import { rm } from "./rm.ts";
-import { PURPOSES, run } from "./run.ts";
+import { run } from "./run.ts";
+import { PURPOSES } from "./run-envelope.ts";
 import { workspaceInspect, workspacePause, workspaceReconcile, workspaceResume } from "./workspace.ts";
 import { FLAG_DOCS, OPTIONS_FLAGS, STOP_GRACE, STORE_ENV, STORE_FLAGS } from "./common.ts";
 

@@ -14,6 +14,7 @@ import { openExistingStore as openStoreIfPresent, type Store } from "../store/db
 import { resolveHome } from "../store/home.ts";
 import { getWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { DaemonConfigError, argv0Of, ourRuntimes, readDaemonConfig } from "./daemon-config.ts";
+import { selfCommand, selfEnv } from "../client/self.ts";
 
 /** Options flags every store-touching operator command takes. */
 export const STORE_FLAGS = ["home", "owner"] as const;
@@ -135,24 +136,6 @@ export function missingHomeMessage(options: Record<string, unknown>): string | n
   const home = resolveHome(options);
   if (existsSync(home)) return null;
   return `runtime home ${home} does not exist (nothing was ever created there; check --home, options.stateDirectory or PASEO_HOST_RUNTIME_HOME)`;
-}
-
-/** argv that runs this same program: the compiled binary, or bun + the entry script from source. */
-export function selfCommand(): string[] {
-  const compiled = Bun.main.startsWith("/$bunfs/") || Bun.main.startsWith("B:/~BUN/");
-  return compiled ? [process.execPath] : [process.execPath, Bun.main];
-}
-
-/**
- * The environment for a child run of this binary: ours, minus what would make the embedded
- * Bun behave differently (BUN_OPTIONS can preload code, BUN_BE_BUN turns it into plain bun).
- */
-export function selfEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && key !== "BUN_OPTIONS" && key !== "BUN_BE_BUN") env[key] = value;
-  }
-  return env;
 }
 
 /** What a lifecycle operation of this binary printed, and how it ended. */
