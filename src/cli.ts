@@ -2,13 +2,15 @@
  * Every command this binary knows, each registered once: its argument spec beside the loader of
  * the code that runs it. The grammar (specs, parsing, help) is src/argv.ts.
  *
- * The protocol operations are here. The operator commands, for people, are in
- * src/operator/commands.ts and join the table only when argv does not name a protocol
- * operation: their specs import the operator modules (options.ts and valibot among them, ~2 ms
- * that `describe` would otherwise pay).
+ * Every call evaluates this table, so it imports data only: a command's code is `import()`ed
+ * when it runs (the release build is split per import(), bench/README.md "Start-up"), and the
+ * operator specs take their shared flags, `ps` fields and `run` purposes from data-only modules.
  */
-import { signalNameProblem } from "./platform/signals.ts";
 import { HOME_ENV, type Command, type CommandSpec, type CommandTable, type FlagDoc, type HandlerLoader } from "./argv.ts";
+import { OPTIONS_FLAGS, SELECT, SHARED, STOP_GRACE, STORE_ENV, STORE_FLAGS, W, docs } from "./operator/flags.ts";
+import { FORMAT_FIELDS, formatProblem } from "./operator/ps-format.ts";
+import { PURPOSES } from "./operator/purposes.ts";
+import { signalNameProblem } from "./platform/signals.ts";
 
 const WORKSPACE = ["workspace-id"] as const;
 
@@ -41,11 +43,32 @@ function logged(op: string, load: HandlerLoader): HandlerLoader {
   };
 }
 
+/** The `remote` operator command: listed with the others, it parses its own words (a URL comes first). */
+const REMOTE: Command = {
+  required: [],
+  optional: ["ssh-config", "remote-home", "owner", "remote-owner"],
+  switches: ["json"],
+  usage: "doctor ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]",
+  summary: "`remote doctor ssh://HOST`: check a remote host for `--remote` (ssh, remote binary and version, its doctor, round-trip time)",
+  flags: {
+    "ssh-config": { value: "FILE", help: "an ssh_config for ssh -F (identity, known hosts, port)", default: "~/.ssh/config" },
+    "remote-home": { value: "DIR", help: "the remote runtime home its doctor checks (options.remote.stateDirectory)" },
+    owner: { value: "NAME", help: "the local owner (options.owner); the remote owner defaults to NAME@<this host>", default: "default" },
+    "remote-owner": { value: "NAME", help: "the remote owner its doctor checks (options.remote.owner)" },
+    json: { help: "one JSON document instead of text" },
+  },
+  examples: ["paseo-host-runtime remote doctor ssh://builder@buildbox", "paseo-host-runtime remote doctor ssh://buildbox:2222/opt/paseo/bin/paseo-host-runtime --ssh-config ~/.ssh/paseo_config --json"],
+  env: { PATH: "ssh is found on it", HOME: "~/.ssh/config and known hosts are read from it unless --ssh-config" },
+  words: async () => (await import("./remote/doctor.ts")).remoteDoctor,
+};
+
 /**
- * The protocol v1 operations and the hidden remote halves, in the order `--help` lists them.
- * Exec logs its own outcome (src/ops/exec.ts); describe has no home to log to.
+ * Every command, in the order `--help` lists them: the protocol v1 operations (exec logs its
+ * own outcome, src/ops/exec.ts; describe has no home to log to), the hidden remote halves, the
+ * operator commands. No prototype: a word such as `constructor` or `__proto__` is an unknown
+ * command, not Object's method.
  */
-const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Record<string, Command>, {
+export const COMMANDS: CommandTable = Object.assign(Object.create(null) as Record<string, Command>, {
   describe: {
     required: [],
     protocol: true,
@@ -149,33 +172,193 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
     summary: "internal: receive a `--remote` create's host-directory source over ssh",
     handler: async () => (await import("./remote/receive-source.ts")).receiveSource,
   },
-} satisfies Record<string, Command>);
-
-/** The `remote` operator command: listed with the others, it parses its own words (a URL comes first). */
-const REMOTE: Command = {
-  required: [],
-  optional: ["ssh-config", "remote-home", "owner", "remote-owner"],
-  switches: ["json"],
-  usage: "doctor ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]",
-  summary: "`remote doctor ssh://HOST`: check a remote host for `--remote` (ssh, remote binary and version, its doctor, round-trip time)",
-  flags: {
-    "ssh-config": { value: "FILE", help: "an ssh_config for ssh -F (identity, known hosts, port)", default: "~/.ssh/config" },
-    "remote-home": { value: "DIR", help: "the remote runtime home its doctor checks (options.remote.stateDirectory)" },
-    owner: { value: "NAME", help: "the local owner (options.owner); the remote owner defaults to NAME@<this host>", default: "default" },
-    "remote-owner": { value: "NAME", help: "the remote owner its doctor checks (options.remote.owner)" },
-    json: { help: "one JSON document instead of text" },
+  // Operator commands: for the human who installs and checks the runtime. None of them is part
+  // of the protocol; `new`, `rm`, `run` and `workspace …` drive this binary's own protocol
+  // operations. Each command's flags are documented here, beside its spec (`<command> --help`).
+  doctor: {
+    required: [],
+    optional: [...STORE_FLAGS, "helper-path", ...OPTIONS_FLAGS],
+    switches: ["json", "quiet"],
+    aliases: { q: "quiet" },
+    usage: `[--helper-path PATH] [--json] [--quiet] ${SELECT}`,
+    summary: "check this host can run workspaces (helper included); exit 1 if a required check fails",
+    flags: docs([...SHARED, "helper-path"], { quiet: { help: "print only failures and warnings (nothing when all is well); same exit status" } }),
+    examples: [
+      "paseo-host-runtime doctor --home /var/lib/paseo-host-runtime --owner my-daemon",
+      "sudo -u paseo paseo-host-runtime doctor --config ~paseo/.paseo/config.json   # as the daemon's user",
+    ],
+    env: { ...STORE_ENV, PATH: "where git is found (run doctor with the daemon's PATH)", NO_COLOR: "no colour (also off when stdout is not a terminal)", LANG: "ASCII marks (ok/FAIL/warn) unless LC_ALL, LC_CTYPE or LANG names UTF-8" },
+    handler: async () => (await import("./operator/doctor.ts")).doctor,
   },
-  examples: ["paseo-host-runtime remote doctor ssh://builder@buildbox", "paseo-host-runtime remote doctor ssh://buildbox:2222/opt/paseo/bin/paseo-host-runtime --ssh-config ~/.ssh/paseo_config --json"],
-  env: { PATH: "ssh is found on it", HOME: "~/.ssh/config and known hosts are read from it unless --ssh-config" },
-  words: async () => (await import("./remote/doctor.ts")).remoteDoctor,
-};
-
-/**
- * The table a call needs: the protocol commands alone when argv names one of them, else every
- * command, operator ones included (for them, for help, `--version` and `--remote`).
- */
-export async function commandsFor(argv: readonly string[]): Promise<CommandTable> {
-  if (Object.hasOwn(PROTOCOL_COMMANDS, argv[0] ?? "")) return PROTOCOL_COMMANDS;
-  const { OPERATOR_COMMANDS } = await import("./operator/commands.ts");
-  return Object.assign(Object.create(null) as Record<string, Command>, PROTOCOL_COMMANDS, OPERATOR_COMMANDS, { remote: REMOTE });
-}
+  "config check": {
+    required: [],
+    switches: ["json"],
+    args: { max: 1 },
+    usage: "[FILE] [--json]",
+    summary: "check the runtimes of the daemon's config.json that run paseo-host-runtime; exit 1 if a problem was found",
+    flags: docs(["json"]),
+    examples: ["paseo-host-runtime config check", "paseo-host-runtime config check /home/paseo/.paseo/config.json --json"],
+    env: { PASEO_HOME: "the daemon home; FILE defaults to $PASEO_HOME/config.json, else ~/.paseo/config.json", ...STORE_ENV, PATH: "how a command without a slash is resolved" },
+    handler: async () => (await import("./operator/config.ts")).configCheck,
+  },
+  ls: {
+    required: [],
+    optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
+    switches: ["json"],
+    usage: `[--json] ${SELECT}`,
+    summary: "list the workspaces of a runtime home (exit 1 when the home does not exist)",
+    flags: docs(SHARED),
+    examples: ["paseo-host-runtime ls", "paseo-host-runtime ls --home /var/lib/paseo-host-runtime --owner my-daemon --json"],
+    env: STORE_ENV,
+    handler: async () => (await import("./operator/ls.ts")).ls,
+  },
+  ps: {
+    required: [],
+    optional: ["workspace-id", "format", ...STORE_FLAGS, ...OPTIONS_FLAGS],
+    switches: ["json", "quiet"],
+    aliases: { ...W, q: "quiet" },
+    usage: `[--workspace-id W] [-q | --format FORMAT | --json] ${SELECT}`,
+    summary: "list live executions: argv, age, memory (never their environment)",
+    flags: docs([...SHARED, "workspace-id"], {
+      "workspace-id": { value: "W", help: "only this workspace's executions" },
+      quiet: { help: "print only the exec ids, one per line" },
+      format: {
+        value: "FORMAT",
+        help: `fields separated by commas (a table), or a template like '{{.execId}}\\t{{.pid}}' (one line each); fields: ${FORMAT_FIELDS.join(", ")}`,
+        check: formatProblem,
+      },
+    }),
+    examples: ["paseo-host-runtime ps -w my-workspace", "paseo-host-runtime ps --format '{{.workspaceId}} {{.execId}} {{.memory}}'"],
+    env: STORE_ENV,
+    handler: async () => (await import("./operator/ps.ts")).ps,
+  },
+  logs: {
+    required: [],
+    optional: ["workspace-id", "exec-id", ...STORE_FLAGS, ...OPTIONS_FLAGS],
+    switches: ["follow", "json"],
+    aliases: { ...W, f: "follow" },
+    usage: `[--workspace-id W] [--exec-id E] [--follow] [--json] ${SELECT}`,
+    summary: "show the runtime log (<home>/log/runtime.log): outcomes and failures, also after launch",
+    flags: docs(SHARED, {
+      "workspace-id": { value: "W", help: "only this workspace's lines" },
+      "exec-id": { value: "E", help: "only this execution's lines" },
+      owner: { value: "NAME", help: "only lines of this owner (the home comes from --home or the options)" },
+      follow: { help: "then print new lines as they come, across rotations, until Ctrl-C" },
+      json: { help: "the JSON lines exactly as written" },
+    }),
+    examples: ["paseo-host-runtime logs --home /var/lib/paseo-host-runtime -w my-workspace", "paseo-host-runtime logs --config ~/.paseo/config.json --follow"],
+    env: STORE_ENV,
+    handler: async () => (await import("./operator/logs.ts")).logs,
+  },
+  new: {
+    required: ["workspace-id", "source"],
+    optional: ["revision", "branch", "base", "checkout", "cwd", "project-id", "host-directory", ...STORE_FLAGS, ...OPTIONS_FLAGS],
+    switches: ["json"],
+    aliases: W,
+    usage: `--workspace-id W --source PATH|URL [--revision R] [--branch NAME --base REF | --checkout REF] [--cwd REL] [--project-id P] [--host-directory adopt|clone] [--json] ${SELECT}`,
+    summary: "create a workspace (runs this binary's `create`)",
+    flags: docs(SHARED, {
+      "workspace-id": { value: "W", help: "the new workspace's id" },
+      source: { value: "PATH|URL", help: "a host directory, or a git URL (scheme:// or user@host:path)" },
+      revision: { value: "R", help: "for a git URL: the commit, tag or branch to check out", default: "the remote's default branch" },
+      branch: { value: "NAME", help: "make a new branch NAME in its own worktree (needs --base)" },
+      base: { value: "REF", help: "the commit or branch --branch starts at" },
+      checkout: { value: "REF", help: "check out an existing branch or commit in its own worktree" },
+      cwd: { value: "REL", help: "the working directory inside the workspace, relative", default: "its root" },
+      "project-id": { value: "P", help: "the project id of the create request", default: "the source's base name" },
+      "host-directory": { value: "MODE", help: "for a host directory placed as is (options.hostDirectory)", values: ["adopt", "clone"], default: "adopt" },
+    }),
+    examples: ["paseo-host-runtime new -w demo --source ~/src/project --branch try-it --base main", "paseo-host-runtime new -w demo --source ~/src/project --config ~/.paseo/config.json"],
+    env: { ...STORE_ENV, PATH: "where git is found" },
+    handler: async () => (await import("./operator/new.ts")).newWorkspace,
+  },
+  rm: {
+    required: ["workspace-id"],
+    optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
+    switches: ["json", "force"],
+    aliases: { ...W, f: "force" },
+    usage: `--workspace-id W [--force] [--json] ${SELECT}`,
+    summary: "destroy a workspace (runs this binary's `destroy`); refuses while executions are live unless --force",
+    flags: docs(SHARED, {
+      "workspace-id": { value: "W", help: "the workspace to destroy" },
+      force: { help: `stop live executions first, as pause does: SIGTERM, ${STOP_GRACE}, then SIGKILL` },
+    }),
+    examples: ["paseo-host-runtime rm -w demo", "paseo-host-runtime rm -w demo --force --home /var/lib/paseo-host-runtime"],
+    env: STORE_ENV,
+    handler: async () => (await import("./operator/rm.ts")).rm,
+  },
+  run: {
+    required: ["workspace-id"],
+    optional: ["cwd", "purpose", "helper-path", ...STORE_FLAGS, ...OPTIONS_FLAGS],
+    repeatable: ["env"],
+    switches: ["pty", "inherit-env"],
+    rest: true,
+    aliases: { ...W, e: "env", t: "pty" },
+    usage: `--workspace-id W [--pty] [--cwd REL] [--env K=V]... [--inherit-env] [--purpose KIND] [--helper-path PATH] ${SELECT} -- ARGV...`,
+    summary: "run a command in a workspace through `exec`, as the daemon does; env is empty unless --env/--inherit-env",
+    flags: docs(["home", "owner", "options-json", "config", "runtime", "helper-path"], {
+      "workspace-id": { value: "W", help: "the workspace to run in" },
+      pty: { help: "on a fresh terminal (your terminal goes raw; resizes are forwarded)" },
+      cwd: { value: "REL", help: "working directory, relative to the workspace root", default: "its root" },
+      env: { value: "K=V", help: "one variable of the workload's environment" },
+      "inherit-env": { help: "start from your own environment (then --env on top)" },
+      purpose: { value: "KIND", help: "the envelope's purpose", values: Object.keys(PURPOSES), default: "terminal with --pty, else workspace-script" },
+    }),
+    examples: ["paseo-host-runtime run -w demo -e PATH=/usr/bin:/bin -- git status", "paseo-host-runtime run -w demo --pty --inherit-env -- bash"],
+    env: { ...STORE_ENV, TERM: "with --pty, sent as the envelope's stdio.term" },
+    handler: async () => (await import("./operator/run.ts")).run,
+  },
+  "workspace pause": {
+    required: ["workspace-id"],
+    optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
+    switches: ["json"],
+    aliases: W,
+    usage: `--workspace-id W [--json] ${SELECT}`,
+    summary: `stop a workspace's executions (SIGTERM, ${STOP_GRACE}, SIGKILL) and mark it paused (runs \`pause\`)`,
+    flags: docs(SHARED, { "workspace-id": { value: "W", help: "the workspace to pause" } }),
+    examples: ["paseo-host-runtime workspace pause -w demo", "paseo-host-runtime workspace pause -w demo --config ~/.paseo/config.json --runtime host"],
+    env: STORE_ENV,
+    handler: async () => (await import("./operator/workspace.ts")).workspacePause,
+  },
+  "workspace resume": {
+    required: ["workspace-id"],
+    optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
+    switches: ["json"],
+    aliases: W,
+    usage: `--workspace-id W [--json] ${SELECT}`,
+    summary: "mark a paused workspace ready again (runs `resume`)",
+    flags: docs(SHARED, { "workspace-id": { value: "W", help: "the workspace to resume" } }),
+    examples: ["paseo-host-runtime workspace resume -w demo", "paseo-host-runtime workspace resume -w demo --json"],
+    env: STORE_ENV,
+    handler: async () => (await import("./operator/workspace.ts")).workspaceResume,
+  },
+  "workspace inspect": {
+    required: ["workspace-id"],
+    optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
+    switches: ["json"],
+    aliases: W,
+    usage: `--workspace-id W [--json] ${SELECT}`,
+    summary: "show a workspace's status as the daemon sees it (runs `inspect`); exit 1 when missing or in error",
+    flags: docs(SHARED, { "workspace-id": { value: "W", help: "the workspace to inspect" } }),
+    examples: ["paseo-host-runtime workspace inspect -w demo", "paseo-host-runtime workspace inspect -w demo --json"],
+    env: STORE_ENV,
+    handler: async () => (await import("./operator/workspace.ts")).workspaceInspect,
+  },
+  "workspace reconcile": {
+    required: [],
+    optional: ["runtime-instance-id", ...STORE_FLAGS, ...OPTIONS_FLAGS],
+    repeatable: ["keep"],
+    switches: ["keep-all", "json"],
+    usage: `(--keep W... | --keep-all) [--runtime-instance-id ID] [--json] ${SELECT}`,
+    summary: "destroy the workspaces in this reconcile's scope that are not kept, clean up interrupted ones, reap abandoned executions (runs `reconcile`)",
+    flags: docs(SHARED, {
+      keep: { value: "W", help: "a workspace to keep; every other workspace of the owner is destroyed" },
+      "keep-all": { help: "keep every workspace in scope: only clean up interrupted creates/destroys and reap abandoned executions" },
+      "runtime-instance-id": { value: "ID", help: "speak the later dialect as the daemon with this runtimeInstanceId (ls --json shows it)", default: "the seed dialect" },
+    }),
+    examples: ["paseo-host-runtime workspace reconcile --keep-all   # after a daemon restart", "paseo-host-runtime workspace reconcile --keep demo --keep other --owner my-daemon"],
+    env: STORE_ENV,
+    handler: async () => (await import("./operator/workspace.ts")).workspaceReconcile,
+  },
+  remote: REMOTE,
+} satisfies Record<string, Command>);

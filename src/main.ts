@@ -1,10 +1,10 @@
 /**
- * The entry point. It statically imports only what every call needs (argv, the stdout/stderr
- * paths, the version); the command table (src/cli.ts) loads each command's module when it runs,
- * and the operator commands only when the command is not a protocol one.
+ * The entry point. It statically imports only what every call needs (argv, the command table,
+ * the stdout/stderr paths, the version); the table (src/cli.ts) loads a command's module only
+ * when it runs.
  */
-import { UsageError, commandHelp, commandName, commandUsage, hasGlobalFlags, helpText, parseArgs, subcommands, type CommandTable, type Invocation, type WordsHandler } from "./argv.ts";
-import { commandsFor } from "./cli.ts";
+import { UsageError, commandHelp, commandName, commandUsage, hasGlobalFlags, helpText, parseArgs, subcommands, type Invocation, type WordsHandler } from "./argv.ts";
+import { COMMANDS } from "./cli.ts";
 import { diagnose, writeAll, writeStdout } from "./output.ts";
 import { TARGET, VERSION } from "./version.ts";
 import { isTerminalQuick } from "./platform/tty.ts";
@@ -12,81 +12,80 @@ import { isTerminalQuick } from "./platform/tty.ts";
 const GENERAL_USAGE = "Usage: paseo-host-runtime <command> [options]\nRun `paseo-host-runtime --help` for the list of commands.\n";
 
 /** A usage error: the message, then the usage of the command it concerns (or the general one). */
-function usageError(commands: CommandTable, error: UsageError): number {
+function usageError(error: UsageError): number {
   diagnose(error.message);
-  writeAll(2, error.command ? commandUsage(commands, error.command) : GENERAL_USAGE);
+  writeAll(2, error.command ? commandUsage(COMMANDS, error.command) : GENERAL_USAGE);
   return 2;
 }
 
 /** A command name, or a command group (`workspace`), that help can describe. */
-function isKnown(commands: CommandTable, name: string): boolean {
-  return commands[name] !== undefined || subcommands(commands, name).length > 0;
+function isKnown(name: string): boolean {
+  return COMMANDS[name] !== undefined || subcommands(COMMANDS, name).length > 0;
 }
 
 /** `help [COMMAND...]`, `--help`, `-h`. */
-function help(commands: CommandTable, words: string[]): number {
+function help(words: string[]): number {
   if (words.length === 0) {
-    writeStdout(helpText(commands, VERSION));
+    writeStdout(helpText(COMMANDS, VERSION));
     return 0;
   }
-  const named = commandName(commands, words)!;
-  if (!isKnown(commands, named.name) || words.length > named.words) {
-    return usageError(commands, new UsageError(`help: unknown command ${JSON.stringify(words.join(" "))}`));
+  const named = commandName(COMMANDS, words)!;
+  if (!isKnown(named.name) || words.length > named.words) {
+    return usageError(new UsageError(`help: unknown command ${JSON.stringify(words.join(" "))}`));
   }
-  writeStdout(commandHelp(commands, named.name));
+  writeStdout(commandHelp(COMMANDS, named.name));
   return 0;
 }
 
 /** `<command> ... --help` (before any `--`): help wins over everything else on the line. */
-function asksForHelp(commands: CommandTable, argv: readonly string[]): string | null {
-  const named = commandName(commands, argv);
-  if (!named || !isKnown(commands, named.name)) return null;
+function asksForHelp(argv: readonly string[]): string | null {
+  const named = commandName(COMMANDS, argv);
+  if (!named || !isKnown(named.name)) return null;
   const end = argv.indexOf("--");
   const words = argv.slice(named.words, end === -1 ? undefined : end);
   return words.includes("--help") || words.includes("-h") ? named.name : null;
 }
 
 /** A call that parses its own words: `--remote … <operation>`, `remote doctor URL`. */
-async function runWords(commands: CommandTable, run: WordsHandler, words: readonly string[]): Promise<number> {
+async function runWords(run: WordsHandler, words: readonly string[]): Promise<number> {
   try {
-    return await run(words, commands);
+    return await run(words, COMMANDS);
   } catch (error) {
     // `--remote … exec` run by hand, without the daemon's fd 3 and fd 4.
-    if (error instanceof UsageError) return usageError(commands, error);
+    if (error instanceof UsageError) return usageError(error);
     throw error;
   }
 }
 
 async function main(argv: string[]): Promise<number> {
-  const commands = await commandsFor(argv);
   if (argv.length === 0) {
-    writeAll(2, helpText(commands, VERSION));
+    writeAll(2, helpText(COMMANDS, VERSION));
     return 2;
   }
   const first = argv[0]!;
-  if (first === "--help" || first === "-h" || first === "help") return help(commands, argv.slice(1));
+  if (first === "--help" || first === "-h" || first === "help") return help(argv.slice(1));
   if (first === "--version" || first === "-V" || first === "version") {
-    if (argv.length > 1) return usageError(commands, new UsageError(`${first} takes no arguments; got ${JSON.stringify(argv[1])}`));
+    if (argv.length > 1) return usageError(new UsageError(`${first} takes no arguments; got ${JSON.stringify(argv[1])}`));
     writeStdout(`paseo-host-runtime ${VERSION} (${TARGET}, bun ${Bun.version})\n`);
     return 0;
   }
-  const helpFor = asksForHelp(commands, argv);
+  const helpFor = asksForHelp(argv);
   if (helpFor !== null) {
-    writeStdout(commandHelp(commands, helpFor));
+    writeStdout(commandHelp(COMMANDS, helpFor));
     return 0;
   }
-  if (hasGlobalFlags(argv)) return await runWords(commands, (await import("./remote/main.ts")).remoteMain, argv);
-  const named = commandName(commands, argv)!;
-  const words = commands[named.name]?.words;
-  if (words) return await runWords(commands, await words(), argv.slice(named.words));
+  if (hasGlobalFlags(argv)) return await runWords((await import("./remote/main.ts")).remoteMain, argv);
+  const named = commandName(COMMANDS, argv)!;
+  const words = COMMANDS[named.name]?.words;
+  if (words) return await runWords(await words(), argv.slice(named.words));
   let invocation: Invocation;
   try {
-    invocation = parseArgs(commands, argv);
+    invocation = parseArgs(COMMANDS, argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    return usageError(commands, error);
+    return usageError(error);
   }
-  const spec = commands[invocation.command]!;
+  const spec = COMMANDS[invocation.command]!;
   // A person who runs a protocol operation by hand would otherwise wait on a silent terminal.
   if (spec.stdin === "request" && isTerminalQuick(0)) {
     diagnose(`${invocation.command} reads one lifecycle request (JSON) on stdin, and stdin is a terminal; nothing was read or changed`);
@@ -102,7 +101,7 @@ async function main(argv: string[]): Promise<number> {
     return await handler(invocation);
   } catch (error) {
     // An operator command that finds a bad flag combination only once it reads the flags.
-    if (error instanceof UsageError) return usageError(commands, error);
+    if (error instanceof UsageError) return usageError(error);
     throw error;
   }
 }

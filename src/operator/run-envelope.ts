@@ -1,18 +1,9 @@
 /** The spawn envelope `run` sends: what its flags describe, in the seed dialect, as the daemon would build it. */
 import type { Invocation } from "../argv.ts";
-import type { Purpose, SeedOf, SpawnEnvelope, Stdio } from "../protocol/index.ts";
+import type { SeedOf, SpawnEnvelope, Stdio } from "../protocol/index.ts";
 import { operatorOptions } from "./common.ts";
+import { PURPOSES } from "./purposes.ts";
 import { terminalSize } from "./raw-terminal.ts";
-
-/** Purpose kinds `run --purpose` offers (run speaks the seed dialect); the ones needing more fields get fixed values. */
-export const PURPOSES: Record<string, () => SeedOf<typeof Purpose>> = {
-  terminal: () => ({ kind: "terminal", terminalId: `run-${process.pid}` }),
-  "workspace-script": () => ({ kind: "workspace-script", script: "run" }),
-  "workspace-helper": () => ({ kind: "workspace-helper" }),
-  git: () => ({ kind: "git" }),
-  setup: () => ({ kind: "setup" }),
-  archive: () => ({ kind: "archive" }),
-};
 
 /** A fresh execution identity, shaped like the daemon's: 32 lowercase hex characters. */
 export function newExecId(): string {
