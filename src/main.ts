@@ -1,13 +1,16 @@
 /**
  * The entry point. It statically imports only what every call needs (argv, the command table,
  * the stdout/stderr paths, the version); the table (src/cli.ts) loads a command's module only
- * when it runs.
+ * when it runs, and builds the operator commands' specs only when the call is not a protocol one.
  */
 import { UsageError, commandHelp, commandName, commandUsage, hasGlobalFlags, helpText, parseArgs, subcommands, type Invocation, type WordsHandler } from "./argv.ts";
-import { COMMANDS } from "./cli.ts";
+import { commandsFor } from "./cli.ts";
 import { diagnose, writeAll, writeStdout } from "./output.ts";
 import { TARGET, VERSION } from "./version.ts";
 import { isTerminalQuick } from "./platform/tty.ts";
+
+/** The commands this call can name: the protocol ones alone when argv names one (src/cli.ts). */
+const COMMANDS = commandsFor(process.argv.slice(2));
 
 const GENERAL_USAGE = "Usage: paseo-host-runtime <command> [options]\nRun `paseo-host-runtime --help` for the list of commands.\n";
 
