@@ -2,9 +2,10 @@
  * Every command this binary knows, each registered once: its argument spec beside the loader of
  * the code that runs it. The grammar (specs, parsing, help) is src/argv.ts.
  *
- * Every call evaluates this table, so it imports data only: a command's code is `import()`ed
- * when it runs (the release build is split per import(), bench/README.md "Start-up"), and the
- * operator specs take their shared flags, `ps` fields and `run` purposes from data-only modules.
+ * Every call loads this file, so it imports data only: a command's code is `import()`ed when it
+ * runs (the release build is split per import(), bench/README.md "Start-up"); the operator
+ * commands' entries are built only for a call that is not a protocol operation, and take their
+ * shared flags, `ps` fields and `run` purposes from data-only modules.
  */
 import { HOME_ENV, type Command, type CommandSpec, type CommandTable, type FlagDoc, type HandlerLoader } from "./argv.ts";
 import { OPTIONS_FLAGS, SELECT, SHARED, STOP_GRACE, STORE_ENV, STORE_FLAGS, W, docs } from "./operator/flags.ts";
@@ -22,7 +23,7 @@ const PROTOCOL_FLAGS: Readonly<Record<string, FlagDoc>> = {
 
 const REQUEST = '{"protocolVersion":1,"options":{}}';
 
-/** A protocol operation that reads one lifecycle request on stdin, and logs its outcome. */
+/** A protocol operation that reads one lifecycle request on stdin. */
 function lifecycle(spec: Omit<CommandSpec, "protocol" | "stdin" | "flags" | "env">, operator: string, handler: HandlerLoader): Command {
   return {
     ...spec,
@@ -42,25 +43,6 @@ function logged(op: string, load: HandlerLoader): HandlerLoader {
     return loggedOperation(op, handler);
   };
 }
-
-/** The `remote` operator command: listed with the others, it parses its own words (a URL comes first). */
-const REMOTE: Command = {
-  required: [],
-  optional: ["ssh-config", "remote-home", "owner", "remote-owner"],
-  switches: ["json"],
-  usage: "doctor ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]",
-  summary: "`remote doctor ssh://HOST`: check a remote host for `--remote` (ssh, remote binary and version, its doctor, round-trip time)",
-  flags: {
-    "ssh-config": { value: "FILE", help: "an ssh_config for ssh -F (identity, known hosts, port)", default: "~/.ssh/config" },
-    "remote-home": { value: "DIR", help: "the remote runtime home its doctor checks (options.remote.stateDirectory)" },
-    owner: { value: "NAME", help: "the local owner (options.owner); the remote owner defaults to NAME@<this host>", default: "default" },
-    "remote-owner": { value: "NAME", help: "the remote owner its doctor checks (options.remote.owner)" },
-    json: { help: "one JSON document instead of text" },
-  },
-  examples: ["paseo-host-runtime remote doctor ssh://builder@buildbox", "paseo-host-runtime remote doctor ssh://buildbox:2222/opt/paseo/bin/paseo-host-runtime --ssh-config ~/.ssh/paseo_config --json"],
-  env: { PATH: "ssh is found on it", HOME: "~/.ssh/config and known hosts are read from it unless --ssh-config" },
-  words: async () => (await import("./remote/doctor.ts")).remoteDoctor,
-};
 
 /**
  * The protocol v1 operations (exec logs its own outcome, src/ops/exec.ts; describe has no home
@@ -366,7 +348,24 @@ function operatorCommands(): Record<string, Command> {
       env: STORE_ENV,
       handler: async () => (await import("./operator/workspace.ts")).workspaceReconcile,
     },
-    remote: REMOTE,
+    // Listed with the others, `remote` parses its own words: a URL comes before its flags.
+    remote: {
+      required: [],
+      optional: ["ssh-config", "remote-home", "owner", "remote-owner"],
+      switches: ["json"],
+      usage: "doctor ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]",
+      summary: "`remote doctor ssh://HOST`: check a remote host for `--remote` (ssh, remote binary and version, its doctor, round-trip time)",
+      flags: {
+        "ssh-config": { value: "FILE", help: "an ssh_config for ssh -F (identity, known hosts, port)", default: "~/.ssh/config" },
+        "remote-home": { value: "DIR", help: "the remote runtime home its doctor checks (options.remote.stateDirectory)" },
+        owner: { value: "NAME", help: "the local owner (options.owner); the remote owner defaults to NAME@<this host>", default: "default" },
+        "remote-owner": { value: "NAME", help: "the remote owner its doctor checks (options.remote.owner)" },
+        json: { help: "one JSON document instead of text" },
+      },
+      examples: ["paseo-host-runtime remote doctor ssh://builder@buildbox", "paseo-host-runtime remote doctor ssh://buildbox:2222/opt/paseo/bin/paseo-host-runtime --ssh-config ~/.ssh/paseo_config --json"],
+      env: { PATH: "ssh is found on it", HOME: "~/.ssh/config and known hosts are read from it unless --ssh-config" },
+      words: async () => (await import("./remote/doctor.ts")).remoteDoctor,
+    },
   };
 }
 
