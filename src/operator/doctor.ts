@@ -1,21 +1,21 @@
-import { lazyChildProcess } from "../../platform/lazy.ts";
+import { lazyChildProcess } from "../platform/lazy.ts";
 import { existsSync } from "node:fs";
-import type { Invocation } from "../../cli.ts";
-import { bootId, listProcesses, readProcess } from "../../platform/process.ts";
-import { SCHEMA_VERSION, readSchemaVersion, storePath } from "../../store/db.ts";
-import { listWorkspaces } from "../../store/workspaces.ts";
-import { TARGET, VERSION } from "../../version.ts";
-import { readOptions, type RuntimeOptions } from "../../options.ts";
-import { availableControllers } from "../../platform/cgroup.ts";
-import { resolveHome } from "../../store/home.ts";
-import { checkLimits, ContainmentError, resolveContainment, type Containment } from "../../workspace/containment.ts";
-import { BWRAP_PACKAGE, probeSandbox, sandboxTool } from "../../platform/sandbox.ts";
+import type { Invocation } from "../argv.ts";
+import { bootId, listProcesses, readProcess } from "../platform/process.ts";
+import { SCHEMA_VERSION, readSchemaVersion, storePath } from "../store/db.ts";
+import { listWorkspaces } from "../store/workspaces.ts";
+import { TARGET, VERSION } from "../version.ts";
+import { readOptions, type RuntimeOptions } from "../options.ts";
+import { availableControllers } from "../platform/cgroup.ts";
+import { resolveHome } from "../store/home.ts";
+import { checkLimits, ContainmentError, resolveContainment, type Containment } from "../workspace/containment.ts";
+import { BWRAP_PACKAGE, probeSandbox, sandboxTool } from "../platform/sandbox.ts";
 import { operatorOptions, printJson } from "./common.ts";
 import { checkHelper } from "./helper-check.ts";
 import { checkRuntimeHome } from "./home-check.ts";
 import { renderChecks, type Check } from "./report.ts";
-import { isLinux } from "../../platform/os.ts";
-import { findGit, MIN_GIT } from "../../workspace/git-environment.ts";
+import { isLinux } from "../platform/os.ts";
+import { findGit, MIN_GIT } from "../workspace/git-environment.ts";
 
 /** ok / fail: a required check; warn: works, but worth a look; info: informational only; skip: not checked. */
 export type { Check, CheckStatus } from "./report.ts";

@@ -1,7 +1,7 @@
-import type { Invocation } from "../../cli.ts";
-import { readOptions } from "../../options.ts";
-import { diagnose } from "../../output.ts";
-import { countsAsMissing } from "../../store/workspaces.ts";
+import type { Invocation } from "../argv.ts";
+import { readOptions } from "../options.ts";
+import { diagnose } from "../output.ts";
+import { countsAsMissing } from "../store/workspaces.ts";
 import { callOperation, dialectFields, openExistingStore, operatorOptions, printJson, recordedWorkspace } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 
