@@ -6,7 +6,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import type { Writable } from "node:stream";
-import { EventSequence, FrameDecoder, ProcessEvent, type SpawnEnvelope } from "../protocol/index.ts";
+import { CONTROL_FD, EventSequence, FrameDecoder, ProcessEvent, type SpawnEnvelope } from "../protocol/index.ts";
 import { killExecution, type CleanupOptions } from "./cleanup.ts";
 import { spawnExec, type SpawnOptions, type WrapperStatus } from "./spawn.ts";
 
@@ -91,13 +91,13 @@ export class ExecClient {
 
   /** Writes one control frame on fd 3, unless fd 3 is already closed. */
   control(frame: string): void {
-    const controls = this.child.stdio[3] as Writable;
+    const controls = this.child.stdio[CONTROL_FD] as Writable;
     if (!controls.writableEnded && !controls.destroyed) controls.write(frame);
   }
 
   /** Control EOF: pipes right after the envelope, PTY once the workload exited. */
   closeControls(): void {
-    const controls = this.child.stdio[3] as Writable;
+    const controls = this.child.stdio[CONTROL_FD] as Writable;
     if (!controls.writableEnded) controls.end();
   }
 

@@ -7,7 +7,7 @@
 import type { ChildProcess } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { lazyChildProcess } from "../platform/lazy.ts";
-import { SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
+import { CONTROL_FD, EVENT_FD, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
 import { selfCommand, selfEnv } from "./self.ts";
 
 /** One of the workload's fd 0-2: a pipe of ours, or this process's own descriptor. */
@@ -53,7 +53,7 @@ export function spawnExec(workspaceId: string, envelope: SpawnEnvelope, options:
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     detached: options.detached ?? false,
   });
-  const controls = child.stdio[3] as Writable;
+  const controls = child.stdio[CONTROL_FD] as Writable;
   // A wrapper that ends early closes its ends of fd 0 and fd 3: its exit status and fd 4 tell why.
   controls.on("error", () => {});
   child.stdin?.on("error", () => {});
@@ -62,5 +62,5 @@ export function spawnExec(workspaceId: string, envelope: SpawnEnvelope, options:
     child.on("error", reject);
   });
   controls.write(line);
-  return { child, controls, events: child.stdio[4] as Readable, exited };
+  return { child, controls, events: child.stdio[EVENT_FD] as Readable, exited };
 }

@@ -1,9 +1,6 @@
 import { describeDescriptor, type DescriptorKind } from "../platform/descriptor.ts";
-import { Control, FrameDecoder, ProtocolError } from "../protocol/index.ts";
+import { CONTROL_FD, Control, EVENT_FD, FrameDecoder, ProtocolError } from "../protocol/index.ts";
 
-/** fd 3 carries controls from the daemon, fd 4 carries our events back. */
-export const CONTROL_FD = 3;
-export const EVENT_FD = 4;
 
 /** What fd 3 may be (`3< envelope.json` is a file), and fd 4 (`4>&1` on a terminal is a character device). */
 const CONTROL_KINDS: readonly DescriptorKind[] = ["pipe", "socket", "file"];

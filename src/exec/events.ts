@@ -1,8 +1,7 @@
 import { closeSync } from "node:fs";
 import { logLine, setLogWorkloadPid } from "../log/runtime-log.ts";
 import { writeAll } from "../output.ts";
-import { EventSequence, ProcessEvent, encodeFrame, type Mode } from "../protocol/index.ts";
-import { EVENT_FD } from "./controls.ts";
+import { EVENT_FD, EventSequence, ProcessEvent, encodeFrame, type Mode } from "../protocol/index.ts";
 
 /** The wrapper's fd 4 writer: one write per frame, and never an illegal sequence. */
 export class EventWriter {

@@ -11,3 +11,4 @@ export * from "./errors.ts";
 export * from "./frame.ts";
 export * from "./event-sequence.ts";
 export * from "./utf8.ts";
+export * from "./fds.ts";

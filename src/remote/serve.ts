@@ -13,7 +13,7 @@ import type { Readable, Writable } from "node:stream";
 import { killExecution } from "../client/cleanup.ts";
 import { spawnExec } from "../client/spawn.ts";
 import { isSignalName } from "../platform/signals.ts";
-import { FrameDecoder, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame, parseMessage } from "../protocol/index.ts";
+import { CONTROL_FD, FrameDecoder, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame, parseMessage } from "../protocol/index.ts";
 import { VERSION } from "../version.ts";
 import { Channel, MuxDecoder, MuxType, SendCredit, encodeCredit, encodeMux, creditOf, type MuxFrame } from "./mux.ts";
 import { FdSink } from "./sink.ts";
@@ -204,12 +204,12 @@ class Server {
       // Credit goes back once the bytes are in the workload's pipe, not before.
       child.stdin!.write(payload, () => this.#send(encodeCredit(Channel.STDIN, payload.length)));
     } else {
-      (child.stdio[3] as Writable).write(payload);
+      (child.stdio[CONTROL_FD] as Writable).write(payload);
     }
   }
 
   #endChild(channel: number): void {
-    const stream = (channel === Channel.STDIN ? this.#child!.stdin : this.#child!.stdio[3]) as Writable;
+    const stream = (channel === Channel.STDIN ? this.#child!.stdin : this.#child!.stdio[CONTROL_FD]) as Writable;
     stream.end();
   }
 
