@@ -6,6 +6,7 @@
  * is queued, then delivered in order.
  */
 import { ignoreSignal, realtimeSignals } from "../platform/libc.ts";
+import { SignalRelay } from "../platform/signal-relay.ts";
 import { isSignalName, signalNumber } from "../platform/signals.ts";
 
 /** What the daemon sends a pipes wrapper (SPEC §4): also all that the daemon-side `run` forwards. */
@@ -85,6 +86,7 @@ export class SignalForwarder {
   #closed = false;
   /** PTY mode: job-control signals sent to the wrapper are not forwarded. */
   #kept: ReadonlySet<string> = new Set();
+  #relay: SignalRelay | null = null;
 
   /**
    * Installs the handlers; call first thing in `exec`, before the mode is known (so the job
@@ -125,8 +127,22 @@ export class SignalForwarder {
     for (const signal of queued) deliver(signal);
   }
 
+  /**
+   * Pipes mode, once attached: the forwarded signals go to the group `leader` leads straight
+   * from their handler (platform/signal-relay.ts), not through the event loop; the same
+   * signals, the same group, and nothing once the leader is reaped. `leader` must be the
+   * wrapper's own unreaped child. Where that cannot be done, nothing changes.
+   */
+  relayToGroup(leader: number): void {
+    if (this.#closed || !this.#deliver || this.#relay) return;
+    const numbers = forwardedSignals("pipes").filter((signal) => !this.#kept.has(signal)).map((signal) => signalNumber(signal)!);
+    this.#relay = SignalRelay.arm(leader, numbers);
+  }
+
   /** The workload was reaped: never signal it again. */
   close(): void {
+    this.#relay?.disarm();
+    this.#relay = null;
     this.#closed = true;
     this.#deliver = null;
     this.#queue = [];

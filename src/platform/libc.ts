@@ -296,6 +296,10 @@ let signalLib: ReturnType<typeof loadSignalCalls> | undefined;
 function loadSignalCalls() {
   return ffi().dlopen(LIBC, {
     signal: { args: ["i32", "i64"], returns: ffi().FFIType.i64_fast },
+    sigaction: { args: ["i32", "ptr", "ptr"], returns: "i32" },
+    mmap: { args: ["ptr", "u64", "i32", "i32", "i32", "i64"], returns: "ptr" },
+    mprotect: { args: ["ptr", "u64", "i32"], returns: "i32" },
+    waitid: { args: ["i32", "i32", "ptr", "i32"], returns: "i32" },
     ...(isLinux
       ? {
           __libc_current_sigrtmin: { args: [], returns: "i32" },
@@ -304,6 +308,10 @@ function loadSignalCalls() {
       : {}),
   }).symbols as {
     signal: (signal: number, handler: number) => number;
+    sigaction: (signal: number, action: Pointer | null, old: Pointer | null) => number;
+    mmap: (address: null, length: number, protection: number, flags: number, fd: number, offset: number) => Pointer | null;
+    mprotect: (address: Pointer, length: number, protection: number) => number;
+    waitid: (idType: number, id: number, info: Pointer, options: number) => number;
     __libc_current_sigrtmin?: () => number;
     __libc_current_sigrtmax?: () => number;
   };
@@ -333,6 +341,63 @@ export function realtimeSignals(): number[] {
 /** Sets signal `number` to SIG_IGN in this process (children start with the default again: Bun's spawn resets them). */
 export function ignoreSignal(number: number): void {
   if (signalCalls().signal(number, SIG_IGN) === SIG_ERR) throw new Error(`signal(${number}, SIG_IGN) failed`);
+}
+
+/** glibc's `struct sigaction` on x86-64: the handler at 0, the mask, flags and restorer after it. */
+const SIGACTION_SIZE = 152;
+
+/** A signal's current action (sigaction(2)), as glibc's struct bytes. */
+export function currentAction(number: number): Uint8Array {
+  const action = new Uint8Array(SIGACTION_SIZE);
+  if (signalCalls().sigaction(number, null, ffi().ptr(action)) < 0) throw new Error(`sigaction(${number}) failed`);
+  return action;
+}
+
+/** Installs `action` (bytes as currentAction gives them) for signal `number`. */
+export function setAction(number: number, action: Uint8Array): void {
+  if (signalCalls().sigaction(number, ffi().ptr(action), null) < 0) throw new Error(`sigaction(${number}) failed`);
+}
+
+/** `action` with its handler replaced by the function at `handler` (mask and flags kept). */
+export function withHandler(action: Uint8Array, handler: Pointer): Uint8Array {
+  const copy = action.slice();
+  new DataView(copy.buffer).setBigUint64(0, BigInt(handler), true);
+  return copy;
+}
+
+/** waitid(2): P_PIDFD (Linux 5.4), and WEXITED | WNOHANG | WNOWAIT. */
+const P_PIDFD = 3;
+const WAIT_PEEK = 0x01000005;
+
+/**
+ * Whether the pidfd names a child of this process that is not reaped yet (running, or a
+ * zombie), without reaping it. False for anyone else's process, and once it was reaped.
+ */
+export function isUnreapedChild(pidfd: number): boolean {
+  const info = new Uint8Array(128);
+  return signalCalls().waitid(P_PIDFD, pidfd, ffi().ptr(info), WAIT_PEEK) === 0;
+}
+
+const PROT_READ = 1;
+const PROT_WRITE = 2;
+const PROT_EXEC = 4;
+const MAP_PRIVATE = 2;
+const MAP_ANONYMOUS = 0x20;
+const PAGE = 4096;
+
+/**
+ * `code` in a fresh page of its own, made executable once written (never writable and
+ * executable at once). Linux only; throws where the system refuses executable memory.
+ */
+export function executablePage(code: Uint8Array): Pointer {
+  if (code.length > PAGE) throw new Error("code larger than a page");
+  const calls = signalCalls();
+  const page = calls.mmap(null, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // MAP_FAILED is (void *)-1.
+  if (page === null || Number(page) === -1) throw new Error("mmap of a page failed");
+  new Uint8Array(ffi().toArrayBuffer(page, 0, PAGE)).set(code);
+  if (calls.mprotect(page, PAGE, PROT_READ | PROT_EXEC) < 0) throw new Error("mprotect(PROT_READ|PROT_EXEC) failed");
+  return page;
 }
 
 /**
