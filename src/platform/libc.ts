@@ -346,23 +346,41 @@ export function ignoreSignal(number: number): void {
 /** glibc's `struct sigaction` on x86-64: the handler at 0, the mask, flags and restorer after it. */
 const SIGACTION_SIZE = 152;
 
-/** A signal's current action (sigaction(2)), as glibc's struct bytes. */
+/**
+ * Points each of `numbers` at the function at `handler`, keeping each one's mask and flags.
+ * Returns their previous actions (glibc's struct bytes, one after the other) for
+ * restoreActions. Stops at the first failure, with those already replaced put back.
+ */
+export function replaceHandlers(numbers: readonly number[], handler: Pointer): Uint8Array {
+  const { sigaction } = signalCalls();
+  const { ptr } = ffi();
+  const saved = new Uint8Array(numbers.length * SIGACTION_SIZE);
+  const action = new Uint8Array(SIGACTION_SIZE);
+  const view = new DataView(action.buffer);
+  numbers.forEach((number, i) => {
+    const previous = ptr(saved, i * SIGACTION_SIZE);
+    if (sigaction(number, null, previous) < 0) {
+      restoreActions(numbers.slice(0, i), saved);
+      throw new Error(`sigaction(${number}) failed`);
+    }
+    action.set(saved.subarray(i * SIGACTION_SIZE, (i + 1) * SIGACTION_SIZE));
+    view.setBigUint64(0, BigInt(handler), true);
+    sigaction(number, ptr(action), null);
+  });
+  return saved;
+}
+
+/** Puts back the actions replaceHandlers saved. */
+export function restoreActions(numbers: readonly number[], saved: Uint8Array): void {
+  const { sigaction } = signalCalls();
+  numbers.forEach((number, i) => sigaction(number, ffi().ptr(saved, i * SIGACTION_SIZE), null));
+}
+
+/** A signal's current action, as glibc's struct bytes (tests). */
 export function currentAction(number: number): Uint8Array {
   const action = new Uint8Array(SIGACTION_SIZE);
   if (signalCalls().sigaction(number, null, ffi().ptr(action)) < 0) throw new Error(`sigaction(${number}) failed`);
   return action;
-}
-
-/** Installs `action` (bytes as currentAction gives them) for signal `number`. */
-export function setAction(number: number, action: Uint8Array): void {
-  if (signalCalls().sigaction(number, ffi().ptr(action), null) < 0) throw new Error(`sigaction(${number}) failed`);
-}
-
-/** `action` with its handler replaced by the function at `handler` (mask and flags kept). */
-export function withHandler(action: Uint8Array, handler: Pointer): Uint8Array {
-  const copy = action.slice();
-  new DataView(copy.buffer).setBigUint64(0, BigInt(handler), true);
-  return copy;
 }
 
 /** waitid(2): P_PIDFD (Linux 5.4), and WEXITED | WNOHANG | WNOWAIT. */

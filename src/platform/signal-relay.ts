@@ -26,7 +26,7 @@
  */
 import type { Pointer } from "bun:ffi";
 import { closeSync } from "node:fs";
-import { EINVAL, currentAction, executablePage, isUnreapedChild, pidfdOpen, pidfdSignal, setAction, withHandler } from "./libc.ts";
+import { EINVAL, executablePage, isUnreapedChild, pidfdOpen, pidfdSignal, replaceHandlers, restoreActions } from "./libc.ts";
 
 /** Linux x86-64 system call numbers and flags (waitid 247; P_PIDFD 3; pidfd_send_signal 424). */
 const SYS_WAITID = 247;
@@ -71,7 +71,14 @@ const supported = process.platform === "linux" && process.arch === "x64";
 
 /** The forwarded signals' handlers while armed, and Bun's own to put back. */
 export class SignalRelay {
-  private constructor(private readonly previous: Map<number, Uint8Array>) {}
+  #previous: Uint8Array | null;
+
+  private constructor(
+    private readonly signals: readonly number[],
+    previous: Uint8Array,
+  ) {
+    this.#previous = previous;
+  }
 
   /**
    * From now on `signals` go straight to the process group `leader` leads, if `leader` is
@@ -83,25 +90,18 @@ export class SignalRelay {
     if (!supported) return null;
     const pidfd = pidfdOpen(leader);
     if (pidfd < 0) return null;
-    const previous = new Map<number, Uint8Array>();
     try {
       // The handler would send nothing to anything else (a sandboxed workload is bwrap's child).
       if (!isUnreapedChild(pidfd)) throw new Error("not our unreaped child");
       // Signal 0 only checks; EINVAL: a kernel before 6.9, without the group flag.
       if (pidfdSignal(pidfd, 0, true) === -EINVAL) throw new Error("no PIDFD_SIGNAL_PROCESS_GROUP");
       const handler: Pointer = executablePage(handlerCode(pidfd));
-      for (const signal of signals) {
-        const action = currentAction(signal);
-        previous.set(signal, action);
-        setAction(signal, withHandler(action, handler));
-      }
+      return new SignalRelay(signals, replaceHandlers(signals, handler));
     } catch {
-      // Tolerated: forwarding stays on the event loop, as before (the page, if any, is left mapped).
-      for (const [signal, action] of previous) setAction(signal, action);
+      // Tolerated: forwarding stays on the event loop, as before (a page, if any, stays mapped).
       closeSync(pidfd);
       return null;
     }
-    return new SignalRelay(previous);
   }
 
   /**
@@ -110,7 +110,7 @@ export class SignalRelay {
    * still use its number, which must not name anything else meanwhile. The page stays too.
    */
   disarm(): void {
-    for (const [signal, action] of this.previous) setAction(signal, action);
-    this.previous.clear();
+    if (this.#previous) restoreActions(this.signals, this.#previous);
+    this.#previous = null;
   }
 }
