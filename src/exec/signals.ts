@@ -141,10 +141,11 @@ export class SignalForwarder {
    */
   relayToGroup(leader: number): void {
     if (this.#closed || !this.#deliver || this.#relay || this.#arming) return;
-    const numbers = forwardedSignals("pipes").filter((signal) => !this.#kept.has(signal)).map((signal) => signalNumber(signal)!);
     this.#arming = setTimeout(() => {
       this.#arming = null;
-      if (!this.#closed) this.#relay = SignalRelay.arm(leader, numbers);
+      if (this.#closed) return;
+      const numbers = forwardedSignals("pipes").filter((signal) => !this.#kept.has(signal)).map((signal) => signalNumber(signal)!);
+      this.#relay = SignalRelay.arm(leader, numbers);
     }, RELAY_AFTER_MS);
     this.#arming.unref();
   }
