@@ -296,10 +296,6 @@ let signalLib: ReturnType<typeof loadSignalCalls> | undefined;
 function loadSignalCalls() {
   return ffi().dlopen(LIBC, {
     signal: { args: ["i32", "i64"], returns: ffi().FFIType.i64_fast },
-    sigaction: { args: ["i32", "ptr", "ptr"], returns: "i32" },
-    mmap: { args: ["ptr", "u64", "i32", "i32", "i32", "i64"], returns: "ptr" },
-    mprotect: { args: ["ptr", "u64", "i32"], returns: "i32" },
-    waitid: { args: ["i32", "i32", "ptr", "i32"], returns: "i32" },
     ...(isLinux
       ? {
           __libc_current_sigrtmin: { args: [], returns: "i32" },
@@ -308,10 +304,6 @@ function loadSignalCalls() {
       : {}),
   }).symbols as {
     signal: (signal: number, handler: number) => number;
-    sigaction: (signal: number, action: Pointer | null, old: Pointer | null) => number;
-    mmap: (address: null, length: number, protection: number, flags: number, fd: number, offset: number) => Pointer | null;
-    mprotect: (address: Pointer, length: number, protection: number) => number;
-    waitid: (idType: number, id: number, info: Pointer, options: number) => number;
     __libc_current_sigrtmin?: () => number;
     __libc_current_sigrtmax?: () => number;
   };
@@ -343,7 +335,32 @@ export function ignoreSignal(number: number): void {
   if (signalCalls().signal(number, SIG_IGN) === SIG_ERR) throw new Error(`signal(${number}, SIG_IGN) failed`);
 }
 
-/** glibc's `struct sigaction` on x86-64: the handler at 0, the mask, flags and restorer after it. */
+/**
+ * The calls of the signal relay (signal-relay.ts), loaded only when it arms, well after
+ * `started`: each bound symbol costs start-up.
+ */
+let relayLib: ReturnType<typeof loadRelayCalls> | undefined;
+
+function loadRelayCalls() {
+  return ffi().dlopen(LIBC, {
+    sigaction: { args: ["i32", "ptr", "ptr"], returns: "i32" },
+    mmap: { args: ["ptr", "u64", "i32", "i32", "i32", "i64"], returns: "ptr" },
+    mprotect: { args: ["ptr", "u64", "i32"], returns: "i32" },
+    waitid: { args: ["i32", "i32", "ptr", "i32"], returns: "i32" },
+  }).symbols as {
+    sigaction: (signal: number, action: Pointer | null, old: Pointer | null) => number;
+    mmap: (address: null, length: number, protection: number, flags: number, fd: number, offset: number) => Pointer | null;
+    mprotect: (address: Pointer, length: number, protection: number) => number;
+    waitid: (idType: number, id: number, info: Pointer, options: number) => number;
+  };
+}
+
+function relayCalls() {
+  relayLib ??= loadRelayCalls();
+  return relayLib;
+}
+
+/** `struct sigaction` on x86-64, glibc's and musl's alike: the handler at 0, then the mask, flags, restorer. */
 const SIGACTION_SIZE = 152;
 
 /**
@@ -352,34 +369,37 @@ const SIGACTION_SIZE = 152;
  * restoreActions. Stops at the first failure, with those already replaced put back.
  */
 export function replaceHandlers(numbers: readonly number[], handler: Pointer): Uint8Array {
-  const { sigaction } = signalCalls();
+  const { sigaction } = relayCalls();
   const { ptr } = ffi();
   const saved = new Uint8Array(numbers.length * SIGACTION_SIZE);
   const action = new Uint8Array(SIGACTION_SIZE);
   const view = new DataView(action.buffer);
   numbers.forEach((number, i) => {
-    const previous = ptr(saved, i * SIGACTION_SIZE);
-    if (sigaction(number, null, previous) < 0) {
+    const previous = saved.subarray(i * SIGACTION_SIZE, (i + 1) * SIGACTION_SIZE);
+    let failed = sigaction(number, null, ptr(previous)) < 0;
+    if (!failed) {
+      action.set(previous);
+      view.setBigUint64(0, BigInt(handler), true);
+      failed = sigaction(number, ptr(action), null) < 0;
+    }
+    if (failed) {
       restoreActions(numbers.slice(0, i), saved);
       throw new Error(`sigaction(${number}) failed`);
     }
-    action.set(saved.subarray(i * SIGACTION_SIZE, (i + 1) * SIGACTION_SIZE));
-    view.setBigUint64(0, BigInt(handler), true);
-    sigaction(number, ptr(action), null);
   });
   return saved;
 }
 
 /** Puts back the actions replaceHandlers saved. */
 export function restoreActions(numbers: readonly number[], saved: Uint8Array): void {
-  const { sigaction } = signalCalls();
+  const { sigaction } = relayCalls();
   numbers.forEach((number, i) => sigaction(number, ffi().ptr(saved, i * SIGACTION_SIZE), null));
 }
 
 /** A signal's current action, as glibc's struct bytes (tests). */
 export function currentAction(number: number): Uint8Array {
   const action = new Uint8Array(SIGACTION_SIZE);
-  if (signalCalls().sigaction(number, null, ffi().ptr(action)) < 0) throw new Error(`sigaction(${number}) failed`);
+  if (relayCalls().sigaction(number, null, ffi().ptr(action)) < 0) throw new Error(`sigaction(${number}) failed`);
   return action;
 }
 
@@ -393,7 +413,7 @@ const WAIT_PEEK = 0x01000005;
  */
 export function isUnreapedChild(pidfd: number): boolean {
   const info = new Uint8Array(128);
-  return signalCalls().waitid(P_PIDFD, pidfd, ffi().ptr(info), WAIT_PEEK) === 0;
+  return relayCalls().waitid(P_PIDFD, pidfd, ffi().ptr(info), WAIT_PEEK) === 0;
 }
 
 const PROT_READ = 1;
@@ -409,10 +429,11 @@ const PAGE = 4096;
  */
 export function executablePage(code: Uint8Array): Pointer {
   if (code.length > PAGE) throw new Error("code larger than a page");
-  const calls = signalCalls();
+  const calls = relayCalls();
   const page = calls.mmap(null, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  // MAP_FAILED is (void *)-1.
-  if (page === null || Number(page) === -1) throw new Error("mmap of a page failed");
+  // MAP_FAILED is (void *)-1, which bun:ffi hands over as an unsigned pointer: far above any
+  // user-space address (x86-64 user space ends below 2^47).
+  if (page === null || Number(page) >= 2 ** 47) throw new Error("mmap of a page failed");
   new Uint8Array(ffi().toArrayBuffer(page, 0, PAGE)).set(code);
   if (calls.mprotect(page, PAGE, PROT_READ | PROT_EXEC) < 0) throw new Error("mprotect(PROT_READ|PROT_EXEC) failed");
   return page;
