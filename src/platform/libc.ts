@@ -13,6 +13,7 @@ function ffi(): Ffi {
 }
 
 const isLinux = process.platform === "linux";
+// musl builds too: musl's loader answers any "libc.*" name with itself (ldso/dynlink.c, load_library).
 const LIBC = process.platform === "darwin" ? "libc.dylib" : "libc.so.6";
 /** RLIMIT_CORE: 4 on Linux, 4 on macOS too. */
 const RLIMIT_CORE = 4;
