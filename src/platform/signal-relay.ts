@@ -88,9 +88,10 @@ export class SignalRelay {
    */
   static arm(leader: number, signals: readonly number[]): SignalRelay | null {
     if (!supported) return null;
-    const pidfd = pidfdOpen(leader);
-    if (pidfd < 0) return null;
+    let pidfd = -1;
     try {
+      pidfd = pidfdOpen(leader);
+      if (pidfd < 0) return null;
       // The handler would send nothing to anything else (a sandboxed workload is bwrap's child).
       if (!isUnreapedChild(pidfd)) throw new Error("not our unreaped child");
       // Signal 0 only checks; EINVAL: a kernel before 6.9, without the group flag.
@@ -98,8 +99,10 @@ export class SignalRelay {
       const handler: Pointer = executablePage(handlerCode(pidfd));
       return new SignalRelay(signals, replaceHandlers(signals, handler));
     } catch {
-      // Tolerated: forwarding stays on the event loop, as before (a page, if any, stays mapped).
-      closeSync(pidfd);
+      // Tolerated, never thrown (this runs from a timer): libc that cannot be loaded, a kernel
+      // or system that refuses; forwarding stays on the event loop, as before. A page, if
+      // one was mapped, stays.
+      if (pidfd >= 0) closeSync(pidfd);
       return null;
     }
   }
