@@ -1,13 +1,13 @@
 /**
- * Drives `exec` of the binary exactly as the Paseo daemon does (same as test/support/daemon.ts:
- * node:child_process with five 'pipe' stdio, envelope on fd 3, events decoded from fd 4 and
- * judged by EventSequence), but streams stdout to a callback instead of buffering it, so a
- * 256 MiB run costs no memory, and timestamps `started` with CLOCK_MONOTONIC.
- * `startDirect` spawns a workload without the runtime through the same API: the baseline.
+ * Drives `exec` of the binary exactly as the Paseo daemon does, through the runtime's own
+ * daemon-side client (src/client/: five pipes, the envelope on fd 3, fd 4 decoded and judged by
+ * EventSequence), but streams stdout to a callback instead of buffering it, so a 256 MiB run
+ * costs no memory, and timestamps `started` with CLOCK_MONOTONIC.
+ * `DirectRun` spawns a workload without the runtime through the same API: the baseline.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import type { Readable, Writable } from "node:stream";
-import { EventSequence, FrameDecoder, ProcessEvent } from "../src/protocol/index.ts";
+import { ExecClient } from "../src/client/exec-client.ts";
+import { SpawnEnvelope, parseStrict, type ProcessEvent } from "../src/protocol/index.ts";
 import { monotonicNs } from "./clock.ts";
 import { BIN, track } from "./procs.ts";
 
@@ -76,6 +76,7 @@ function collect(child: ChildProcess, options: StreamOptions) {
 
 /** One exec, driven like the daemon. */
 export class BenchExec {
+  readonly client: ExecClient;
   readonly child: ChildProcess;
   /** CLOCK_MONOTONIC ns just before spawn(). */
   readonly spawnedAt: bigint;
@@ -84,54 +85,26 @@ export class BenchExec {
   readonly done: Promise<ExecDone>;
 
   constructor(workspaceId: string, env: Record<string, unknown>, options: ExecOptions = {}) {
-    const mode = (env.stdio as { kind: "pipes" | "pty" }).kind;
-    const sequence = new EventSequence(mode);
-    const decoder = new FrameDecoder(ProcessEvent, "fd 4 event");
     const events: ProcessEvent[] = [];
-    let violation: string | null = null;
+    let spawnedAt = 0n;
+    this.client = new ExecClient(workspaceId, parseStrict(SpawnEnvelope, env, "spawn envelope"), {
+      command: [options.bin ?? BIN, ...(options.prefix ?? [])],
+      env: options.env ?? process.env,
+      beforeSpawn: () => (spawnedAt = monotonicNs()),
+    });
+    this.spawnedAt = spawnedAt;
+    this.child = track(this.client.child);
+    const streams = collect(this.child, options);
     let onStarted: (at: bigint) => void = () => {};
     this.started = new Promise((resolve) => (onStarted = resolve));
-    this.spawnedAt = monotonicNs();
-    this.child = track(
-      spawn(options.bin ?? BIN, [...(options.prefix ?? []), "exec", "--workspace-id", workspaceId], {
-        stdio: ["pipe", "pipe", "pipe", "pipe", "pipe"],
-        env: options.env ?? process.env,
-      }),
-    );
-    const streams = collect(this.child, options);
-    const eventStream = this.child.stdio[4] as Readable;
-    const eventsEnded = new Promise<void>((resolve) => {
-      const judge = (step: () => void) => {
-        try {
-          step();
-        } catch (error) {
-          violation ??= (error as Error).message;
-        }
-      };
-      eventStream.on("data", (chunk: Buffer) =>
-        judge(() => {
-          for (const event of decoder.push(chunk)) {
-            if (event.type === "started") onStarted(monotonicNs());
-            // Like the daemon: once `exit` is in, it closes fd 0 and fd 3 (the wrapper waits
-            // briefly for that in PTY mode).
-            if (event.type === "exit") this.#hangUp();
-            events.push(event);
-            judge(() => sequence.accept(event));
-          }
-        }),
-      );
-      eventStream.on("end", () => {
-        judge(() => {
-          decoder.end();
-          sequence.finish();
-        });
-        resolve();
-      });
-      eventStream.on("error", () => resolve());
+    this.client.onEvent((event) => {
+      if (event.type === "started") onStarted(monotonicNs());
+      // Like the daemon: once `exit` is in, it closes fd 0 and fd 3 (the wrapper waits
+      // briefly for that in PTY mode).
+      if (event.type === "exit") this.#hangUp();
+      events.push(event);
     });
-    (this.child.stdio[3] as Writable).on("error", () => {});
-    this.done = streams.wait([eventsEnded]).then((done) => ({ ...done, events, violation }));
-    this.sendControl(`${JSON.stringify(env)}\n`);
+    this.done = streams.wait([this.client.ended]).then((done) => ({ ...done, events, violation: this.client.violation }));
     if (!options.keepControls) this.closeControls();
   }
 
@@ -144,13 +117,13 @@ export class BenchExec {
     this.closeControls();
   }
 
-  /** Writes raw text on fd 3. */
+  /** Writes one control frame on fd 3. */
   sendControl(text: string): void {
-    (this.child.stdio[3] as Writable).write(text);
+    this.client.control(text);
   }
 
   closeControls(): void {
-    (this.child.stdio[3] as Writable).end();
+    this.client.closeControls();
   }
 
   closeStdin(): void {

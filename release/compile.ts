@@ -13,7 +13,7 @@ export const HARDENING_FLAGS = [
 
 /**
  * Measured on Linux x64 (see the commit introducing this): minify + bytecode start fastest.
- * `--splitting` makes each operation's `import()` (src/ops/index.ts) a chunk of its own inside
+ * `--splitting` makes each operation's `import()` (the command table, src/cli.ts) a chunk of its own inside
  * the executable, so a call evaluates only its operation's modules: `describe` went from
  * ~2.5× to ~1.1× the empty program (bench/README.md, "Start-up").
  */

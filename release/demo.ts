@@ -4,13 +4,14 @@
  * in a throwaway git repository and runtime home, then removes everything it made.
  * Exits non-zero as soon as a step does not behave as shown.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Readable, Writable } from "node:stream";
-import { EventSequence, FrameDecoder, ProcessEvent } from "../src/protocol/index.ts";
-import { styler } from "../src/ops/operator/report.ts";
+import { ExecClient } from "../src/client/exec-client.ts";
+import { ResizeQueue } from "../src/client/resize.ts";
+import { SpawnEnvelope, parseStrict } from "../src/protocol/index.ts";
+import { styler } from "../src/operator/report.ts";
 
 const BIN = join(import.meta.dir, "..", "dist", "paseo-host-runtime");
 const PATH_ENV = "PATH=/usr/local/bin:/usr/bin:/bin";
@@ -96,7 +97,7 @@ async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 
  * fd 4 before any more keyboard input, then Enter; fd 4 is judged by the lifecycle checker.
  */
 async function ptyWithResize(): Promise<void> {
-  const envelope = {
+  const fields = {
     type: "spawn",
     protocolVersion: 1,
     argv: ["/bin/sh", "-c", 'printf "size before: "; stty size; read line; printf "size after:  "; stty size'],
@@ -106,38 +107,25 @@ async function ptyWithResize(): Promise<void> {
     execId: crypto.randomUUID().replaceAll("-", ""),
     stdio: { kind: "pty", rows: 24, cols: 80, term: "xterm-256color" },
   };
-  console.log(`  fd 3 → ${shorten(JSON.stringify(envelope))}`);
-  const child = spawn(BIN, ["exec", "--workspace-id", WORKSPACE], { stdio: ["pipe", "pipe", "pipe", "pipe", "pipe"], env });
-  wrappers.push(child);
-  const controls = child.stdio[3] as Writable;
-  const sequence = new EventSequence("pty");
-  const decoder = new FrameDecoder(ProcessEvent, "fd 4 event");
-  const events: ProcessEvent[] = [];
+  console.log(`  fd 3 → ${shorten(JSON.stringify(fields))}`);
+  const client = new ExecClient(WORKSPACE, parseStrict(SpawnEnvelope, fields, "spawn envelope"), { command: [BIN], env });
+  wrappers.push(client.child);
   let output = "";
   let stderr = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const ended = new Promise<void>((resolve) => (child.stdio[4] as Readable).on("end", resolve));
-  (child.stdio[4] as Readable).on("data", (chunk: Buffer) => {
-    for (const event of decoder.push(chunk)) {
-      sequence.accept(event);
-      events.push(event);
-      console.log(`  fd 4 ← ${JSON.stringify(event)}`);
-    }
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  controls.write(`${JSON.stringify(envelope)}\n`);
+  client.child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  client.child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  client.onEvent((event) => console.log(`  fd 4 ← ${JSON.stringify(event)}`));
   await waitFor("the first stty size", () => (output.includes("24 80") ? true : undefined));
-  const resize = { type: "resize", protocolVersion: 1, id: 1, rows: 40, cols: 120 };
-  console.log(`  fd 3 → ${JSON.stringify(resize)}`);
-  controls.write(`${JSON.stringify(resize)}\n`);
-  await waitFor("the resized ack", () => (events.some((e) => e.type === "resized" && e.id === 1) ? true : undefined), 1000);
-  child.stdin!.write("\n");
-  await Promise.all([ended, exited]);
-  controls.end();
-  decoder.end();
-  sequence.finish();
+  // The client's resize queue: a missing ack within the daemon's deadline is a protocol failure.
+  const resizes = new ResizeQueue(client, fields.stdio);
+  console.log(`  fd 3 → ${JSON.stringify({ type: "resize", protocolVersion: 1, id: 1, rows: 40, cols: 120 })}`);
+  resizes.request({ rows: 40, cols: 120 });
+  resizes.whenIdle(() => client.child.stdin!.write("\n"));
+  const ending = await client.ended;
+  resizes.stop();
+  client.closeControls();
   console.log(indent(output.replaceAll("\r", "").replace(/\n+/g, "\n")));
+  expectThat(ending.violation === null && ending.exit !== null, `fd 4 was not a complete, legal lifecycle: ${ending.violation ?? "no exit event"}`);
   expectThat(stderr === "", `exec wrote to stderr: ${stderr}`);
   expectThat(/size before: 24 80/.test(output) && /size after: +40 120/.test(output), "the workload did not see 80x24, then 120x40");
 }

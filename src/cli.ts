@@ -1,85 +1,19 @@
-/** argv → one validated invocation. Nothing here reads stdin or touches state. */
+/**
+ * Every command this binary knows, each registered once: its argument spec beside the loader of
+ * the code that runs it. The grammar (specs, parsing, help) is src/argv.ts.
+ *
+ * Every call loads this file, so it imports data only: a command's code is `import()`ed when it
+ * runs (the release build is split per import(), bench/README.md "Start-up"); the operator
+ * commands' entries are built only for a call that is not a protocol operation, and take their
+ * shared flags, `ps` fields and `run` purposes from data-only modules.
+ */
+import { HOME_ENV, type Command, type CommandSpec, type CommandTable, type FlagDoc, type HandlerLoader } from "./argv.ts";
+import { OPTIONS_FLAGS, SELECT, SHARED, STOP_GRACE, STORE_ENV, STORE_FLAGS, W, docs } from "./operator/flags.ts";
+import { FORMAT_FIELDS, formatProblem } from "./operator/ps-format.ts";
+import { PURPOSES } from "./operator/purposes.ts";
 import { signalNameProblem } from "./platform/signals.ts";
 
-/** How one flag is documented in `<command> --help`, and what its value must be. */
-export interface FlagDoc {
-  /** The value's placeholder in help (`DIR`); absent for a switch. */
-  value?: string;
-  /** One line: what the flag does. */
-  help: string;
-  /** The default, as a person reads it. */
-  default?: string;
-  /** Every accepted value, when there is a fixed list. */
-  values?: readonly string[];
-  /** Why a value is unusable (a usage error, exit 2), or null when it is fine. */
-  check?: (value: string) => string | null;
-}
-
-export interface CommandSpec {
-  /** Flags that must appear exactly once. */
-  required: readonly string[];
-  /** Flags that may appear at most once. */
-  optional?: readonly string[];
-  /** Flags that may repeat. */
-  repeatable?: readonly string[];
-  /** Flags without a value. */
-  switches?: readonly string[];
-  /** Whether words after `--` are accepted (and required). */
-  rest?: boolean;
-  /** Positional words accepted before `--` (none when absent). */
-  args?: { max: number };
-  /** One line for `--help`. */
-  summary: string;
-  /** Usage line after the command name. */
-  usage: string;
-  /** Whether this command is part of the daemon's protocol (shown first in help). */
-  protocol?: boolean;
-  /** Internal (run by this runtime on a remote host, never by people): left out of help. */
-  hidden?: boolean;
-  /** Flag name → its documentation (`<command> --help`). Keep it beside the flag lists above. */
-  flags?: Readonly<Record<string, FlagDoc>>;
-  /** Single-letter aliases: `w` → `workspace-id` makes `-w W` mean `--workspace-id W`. */
-  aliases?: Readonly<Record<string, string>>;
-  /** Command lines shown under "Examples" (without the program name). */
-  examples?: readonly string[];
-  /** Environment variables that apply: name → what it does here. */
-  env?: Readonly<Record<string, string>>;
-  /** "request": reads one LifecycleRequest on stdin (refused when stdin is a terminal). */
-  stdin?: "request";
-}
-
-export interface Invocation {
-  command: string;
-  flags: Map<string, string>;
-  lists: Map<string, string[]>;
-  switches: Set<string>;
-  /** Positional words (only for commands with `args`). */
-  args: string[];
-  rest: string[];
-}
-
-/** Bad command line: reported with usage on stderr, exit 2. */
-export class UsageError extends Error {
-  override name = "UsageError";
-  constructor(
-    message: string,
-    readonly command?: string,
-  ) {
-    super(message);
-  }
-}
-
 const WORKSPACE = ["workspace-id"] as const;
-
-/** Where the home comes from when options.stateDirectory is absent (the same rule as store/home.ts). */
-export const HOME_ENV: Readonly<Record<string, string>> = {
-  PASEO_HOST_RUNTIME_HOME: "the runtime home when options.stateDirectory (--home) is not given",
-  XDG_STATE_HOME: "else the home is $XDG_STATE_HOME/paseo-host-runtime",
-  HOME:
-    process.platform === "darwin"
-      ? "else the home is ~/Library/Application Support/paseo-host-runtime"
-      : "else the home is ~/.local/state/paseo-host-runtime",
-};
 
 const PROTOCOL_FLAGS: Readonly<Record<string, FlagDoc>> = {
   "workspace-id": { value: "W", help: "the workspace id the daemon addresses" },
@@ -90,9 +24,10 @@ const PROTOCOL_FLAGS: Readonly<Record<string, FlagDoc>> = {
 const REQUEST = '{"protocolVersion":1,"options":{}}';
 
 /** A protocol operation that reads one lifecycle request on stdin. */
-function lifecycle(spec: Omit<CommandSpec, "protocol" | "stdin" | "flags" | "env">, operator: string): CommandSpec {
+function lifecycle(spec: Omit<CommandSpec, "protocol" | "stdin" | "flags" | "env">, operator: string, handler: HandlerLoader): Command {
   return {
     ...spec,
+    handler,
     protocol: true,
     stdin: "request",
     flags: PROTOCOL_FLAGS,
@@ -101,17 +36,26 @@ function lifecycle(spec: Omit<CommandSpec, "protocol" | "stdin" | "flags" | "env
   };
 }
 
+/** Lifecycle operations log their outcome in the runtime log (src/log/call-log.ts). */
+function logged(op: string, load: HandlerLoader): HandlerLoader {
+  return async () => {
+    const [{ loggedOperation }, handler] = await Promise.all([import("./log/call-log.ts"), load()]);
+    return loggedOperation(op, handler);
+  };
+}
+
 /**
- * Every command the binary knows. Protocol v1 operations first. No prototype: a word such as
- * `constructor` or `__proto__` is an unknown command, not Object's method.
+ * The protocol v1 operations (exec logs its own outcome, src/ops/exec.ts; describe has no home
+ * to log to) and the hidden remote halves, in the order `--help` lists them.
  */
-export const COMMANDS: Record<string, CommandSpec> = Object.assign(Object.create(null) as Record<string, CommandSpec>, {
+const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Record<string, Command>, {
   describe: {
     required: [],
     protocol: true,
     usage: "",
     summary: "print the runtime's capabilities (DescribeResponse)",
     examples: ["paseo-host-runtime describe", "paseo-host-runtime doctor    # the operator's check of this host"],
+    handler: async () => (await import("./ops/describe.ts")).describe,
   },
   create: lifecycle(
     {
@@ -121,6 +65,7 @@ export const COMMANDS: Record<string, CommandSpec> = Object.assign(Object.create
       examples: ["paseo-host-runtime create --workspace-id W < create-request.json"],
     },
     "new -w W --source DIR",
+    logged("create", async () => (await import("./ops/create.ts")).create),
   ),
   inspect: lifecycle(
     {
@@ -130,6 +75,7 @@ export const COMMANDS: Record<string, CommandSpec> = Object.assign(Object.create
       examples: [`echo '${REQUEST}' | paseo-host-runtime inspect --workspace-id W`],
     },
     "workspace inspect -w W",
+    logged("inspect", async () => (await import("./ops/inspect.ts")).inspect),
   ),
   exec: {
     required: WORKSPACE,
@@ -139,6 +85,7 @@ export const COMMANDS: Record<string, CommandSpec> = Object.assign(Object.create
     flags: PROTOCOL_FLAGS,
     examples: ["paseo-host-runtime exec --workspace-id W 3< envelope.json 4>&1", "paseo-host-runtime run -w W -- COMMAND...    # the operator command: the daemon's side of exec"],
     env: { ...HOME_ENV },
+    handler: async () => (await import("./ops/exec.ts")).exec,
   },
   signal: lifecycle(
     {
@@ -148,6 +95,7 @@ export const COMMANDS: Record<string, CommandSpec> = Object.assign(Object.create
       examples: [`echo '${REQUEST}' | paseo-host-runtime signal --workspace-id W --exec-id E --signal SIGKILL`],
     },
     "ps -w W    # find the exec id",
+    logged("signal", async () => (await import("./ops/signal.ts")).signal),
   ),
   pause: lifecycle(
     {
@@ -157,6 +105,7 @@ export const COMMANDS: Record<string, CommandSpec> = Object.assign(Object.create
       examples: [`echo '${REQUEST}' | paseo-host-runtime pause --workspace-id W`],
     },
     "workspace pause -w W",
+    logged("pause", async () => (await import("./ops/pause.ts")).pause),
   ),
   resume: lifecycle(
     {
@@ -166,6 +115,7 @@ export const COMMANDS: Record<string, CommandSpec> = Object.assign(Object.create
       examples: [`echo '${REQUEST}' | paseo-host-runtime resume --workspace-id W`],
     },
     "workspace resume -w W",
+    logged("resume", async () => (await import("./ops/resume.ts")).resume),
   ),
   destroy: lifecycle(
     {
@@ -175,6 +125,7 @@ export const COMMANDS: Record<string, CommandSpec> = Object.assign(Object.create
       examples: [`echo '${REQUEST}' | paseo-host-runtime destroy --workspace-id W`],
     },
     "rm -w W",
+    logged("destroy", async () => (await import("./ops/destroy.ts")).destroy),
   ),
   reconcile: lifecycle(
     {
@@ -184,12 +135,14 @@ export const COMMANDS: Record<string, CommandSpec> = Object.assign(Object.create
       examples: [`echo '{"protocolVersion":1,"options":{},"workspaceIds":["W"]}' | paseo-host-runtime reconcile`],
     },
     "workspace reconcile --keep W",
+    logged("reconcile", async () => (await import("./ops/reconcile.ts")).reconcile),
   ),
   "exec-remote": {
     required: WORKSPACE,
     hidden: true,
     usage: "--workspace-id W  (stdin/stdout: the remote exec multiplex)",
     summary: "internal: the remote half of `--remote … exec`, run over ssh",
+    handler: async () => (await import("./remote/exec-remote.ts")).execRemote,
   },
   "receive-source": {
     required: [],
@@ -197,218 +150,231 @@ export const COMMANDS: Record<string, CommandSpec> = Object.assign(Object.create
     hidden: true,
     usage: "[--mirror KEY] [--seed KEY] < header line + git bundle",
     summary: "internal: receive a `--remote` create's host-directory source over ssh",
+    handler: async () => (await import("./remote/receive-source.ts")).receiveSource,
   },
-} satisfies Record<string, CommandSpec>);
+} satisfies Record<string, Command>);
 
-/** Registers an operator command (kept out of the protocol table above). */
-export function addCommand(name: string, spec: CommandSpec): void {
-  COMMANDS[name] = spec;
+/**
+ * Operator commands: for the human who installs and checks the runtime. None of them is part of
+ * the protocol; `new`, `rm`, `run` and `workspace …` drive this binary's own protocol
+ * operations. Each command's flags are documented here, beside its spec (`<command> --help`).
+ * Built only for a call that is not a protocol operation: evaluating these specs cost
+ * `describe` ~0.8 ms.
+ */
+function operatorCommands(): Record<string, Command> {
+  return {
+    doctor: {
+      required: [],
+      optional: [...STORE_FLAGS, "helper-path", ...OPTIONS_FLAGS],
+      switches: ["json", "quiet"],
+      aliases: { q: "quiet" },
+      usage: `[--helper-path PATH] [--json] [--quiet] ${SELECT}`,
+      summary: "check this host can run workspaces (helper included); exit 1 if a required check fails",
+      flags: docs([...SHARED, "helper-path"], { quiet: { help: "print only failures and warnings (nothing when all is well); same exit status" } }),
+      examples: [
+        "paseo-host-runtime doctor --home /var/lib/paseo-host-runtime --owner my-daemon",
+        "sudo -u paseo paseo-host-runtime doctor --config ~paseo/.paseo/config.json   # as the daemon's user",
+      ],
+      env: { ...STORE_ENV, PATH: "where git is found (run doctor with the daemon's PATH)", NO_COLOR: "no colour (also off when stdout is not a terminal)", LANG: "ASCII marks (ok/FAIL/warn) unless LC_ALL, LC_CTYPE or LANG names UTF-8" },
+      handler: async () => (await import("./operator/doctor.ts")).doctor,
+    },
+    "config check": {
+      required: [],
+      switches: ["json"],
+      args: { max: 1 },
+      usage: "[FILE] [--json]",
+      summary: "check the runtimes of the daemon's config.json that run paseo-host-runtime; exit 1 if a problem was found",
+      flags: docs(["json"]),
+      examples: ["paseo-host-runtime config check", "paseo-host-runtime config check /home/paseo/.paseo/config.json --json"],
+      env: { PASEO_HOME: "the daemon home; FILE defaults to $PASEO_HOME/config.json, else ~/.paseo/config.json", ...STORE_ENV, PATH: "how a command without a slash is resolved" },
+      handler: async () => (await import("./operator/config.ts")).configCheck,
+    },
+    ls: {
+      required: [],
+      optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
+      switches: ["json"],
+      usage: `[--json] ${SELECT}`,
+      summary: "list the workspaces of a runtime home (exit 1 when the home does not exist)",
+      flags: docs(SHARED),
+      examples: ["paseo-host-runtime ls", "paseo-host-runtime ls --home /var/lib/paseo-host-runtime --owner my-daemon --json"],
+      env: STORE_ENV,
+      handler: async () => (await import("./operator/ls.ts")).ls,
+    },
+    ps: {
+      required: [],
+      optional: ["workspace-id", "format", ...STORE_FLAGS, ...OPTIONS_FLAGS],
+      switches: ["json", "quiet"],
+      aliases: { ...W, q: "quiet" },
+      usage: `[--workspace-id W] [-q | --format FORMAT | --json] ${SELECT}`,
+      summary: "list live executions: argv, age, memory (never their environment)",
+      flags: docs([...SHARED, "workspace-id"], {
+        "workspace-id": { value: "W", help: "only this workspace's executions" },
+        quiet: { help: "print only the exec ids, one per line" },
+        format: {
+          value: "FORMAT",
+          help: `fields separated by commas (a table), or a template like '{{.execId}}\\t{{.pid}}' (one line each); fields: ${FORMAT_FIELDS.join(", ")}`,
+          check: formatProblem,
+        },
+      }),
+      examples: ["paseo-host-runtime ps -w my-workspace", "paseo-host-runtime ps --format '{{.workspaceId}} {{.execId}} {{.memory}}'"],
+      env: STORE_ENV,
+      handler: async () => (await import("./operator/ps.ts")).ps,
+    },
+    logs: {
+      required: [],
+      optional: ["workspace-id", "exec-id", ...STORE_FLAGS, ...OPTIONS_FLAGS],
+      switches: ["follow", "json"],
+      aliases: { ...W, f: "follow" },
+      usage: `[--workspace-id W] [--exec-id E] [--follow] [--json] ${SELECT}`,
+      summary: "show the runtime log (<home>/log/runtime.log): outcomes and failures, also after launch",
+      flags: docs(SHARED, {
+        "workspace-id": { value: "W", help: "only this workspace's lines" },
+        "exec-id": { value: "E", help: "only this execution's lines" },
+        owner: { value: "NAME", help: "only lines of this owner (the home comes from --home or the options)" },
+        follow: { help: "then print new lines as they come, across rotations, until Ctrl-C" },
+        json: { help: "the JSON lines exactly as written" },
+      }),
+      examples: ["paseo-host-runtime logs --home /var/lib/paseo-host-runtime -w my-workspace", "paseo-host-runtime logs --config ~/.paseo/config.json --follow"],
+      env: STORE_ENV,
+      handler: async () => (await import("./operator/logs.ts")).logs,
+    },
+    new: {
+      required: ["workspace-id", "source"],
+      optional: ["revision", "branch", "base", "checkout", "cwd", "project-id", "host-directory", ...STORE_FLAGS, ...OPTIONS_FLAGS],
+      switches: ["json"],
+      aliases: W,
+      usage: `--workspace-id W --source PATH|URL [--revision R] [--branch NAME --base REF | --checkout REF] [--cwd REL] [--project-id P] [--host-directory adopt|clone] [--json] ${SELECT}`,
+      summary: "create a workspace (runs this binary's `create`)",
+      flags: docs(SHARED, {
+        "workspace-id": { value: "W", help: "the new workspace's id" },
+        source: { value: "PATH|URL", help: "a host directory, or a git URL (scheme:// or user@host:path)" },
+        revision: { value: "R", help: "for a git URL: the commit, tag or branch to check out", default: "the remote's default branch" },
+        branch: { value: "NAME", help: "make a new branch NAME in its own worktree (needs --base)" },
+        base: { value: "REF", help: "the commit or branch --branch starts at" },
+        checkout: { value: "REF", help: "check out an existing branch or commit in its own worktree" },
+        cwd: { value: "REL", help: "the working directory inside the workspace, relative", default: "its root" },
+        "project-id": { value: "P", help: "the project id of the create request", default: "the source's base name" },
+        "host-directory": { value: "MODE", help: "for a host directory placed as is (options.hostDirectory)", values: ["adopt", "clone"], default: "adopt" },
+      }),
+      examples: ["paseo-host-runtime new -w demo --source ~/src/project --branch try-it --base main", "paseo-host-runtime new -w demo --source ~/src/project --config ~/.paseo/config.json"],
+      env: { ...STORE_ENV, PATH: "where git is found" },
+      handler: async () => (await import("./operator/new.ts")).newWorkspace,
+    },
+    rm: {
+      required: ["workspace-id"],
+      optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
+      switches: ["json", "force"],
+      aliases: { ...W, f: "force" },
+      usage: `--workspace-id W [--force] [--json] ${SELECT}`,
+      summary: "destroy a workspace (runs this binary's `destroy`); refuses while executions are live unless --force",
+      flags: docs(SHARED, {
+        "workspace-id": { value: "W", help: "the workspace to destroy" },
+        force: { help: `stop live executions first, as pause does: SIGTERM, ${STOP_GRACE}, then SIGKILL` },
+      }),
+      examples: ["paseo-host-runtime rm -w demo", "paseo-host-runtime rm -w demo --force --home /var/lib/paseo-host-runtime"],
+      env: STORE_ENV,
+      handler: async () => (await import("./operator/rm.ts")).rm,
+    },
+    run: {
+      required: ["workspace-id"],
+      optional: ["cwd", "purpose", "helper-path", ...STORE_FLAGS, ...OPTIONS_FLAGS],
+      repeatable: ["env"],
+      switches: ["pty", "inherit-env"],
+      rest: true,
+      aliases: { ...W, e: "env", t: "pty" },
+      usage: `--workspace-id W [--pty] [--cwd REL] [--env K=V]... [--inherit-env] [--purpose KIND] [--helper-path PATH] ${SELECT} -- ARGV...`,
+      summary: "run a command in a workspace through `exec`, as the daemon does; env is empty unless --env/--inherit-env",
+      flags: docs(["home", "owner", "options-json", "config", "runtime", "helper-path"], {
+        "workspace-id": { value: "W", help: "the workspace to run in" },
+        pty: { help: "on a fresh terminal (your terminal goes raw; resizes are forwarded)" },
+        cwd: { value: "REL", help: "working directory, relative to the workspace root", default: "its root" },
+        env: { value: "K=V", help: "one variable of the workload's environment" },
+        "inherit-env": { help: "start from your own environment (then --env on top)" },
+        purpose: { value: "KIND", help: "the envelope's purpose", values: Object.keys(PURPOSES), default: "terminal with --pty, else workspace-script" },
+      }),
+      examples: ["paseo-host-runtime run -w demo -e PATH=/usr/bin:/bin -- git status", "paseo-host-runtime run -w demo --pty --inherit-env -- bash"],
+      env: { ...STORE_ENV, TERM: "with --pty, sent as the envelope's stdio.term" },
+      handler: async () => (await import("./operator/run.ts")).run,
+    },
+    "workspace pause": {
+      required: ["workspace-id"],
+      optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
+      switches: ["json"],
+      aliases: W,
+      usage: `--workspace-id W [--json] ${SELECT}`,
+      summary: `stop a workspace's executions (SIGTERM, ${STOP_GRACE}, SIGKILL) and mark it paused (runs \`pause\`)`,
+      flags: docs(SHARED, { "workspace-id": { value: "W", help: "the workspace to pause" } }),
+      examples: ["paseo-host-runtime workspace pause -w demo", "paseo-host-runtime workspace pause -w demo --config ~/.paseo/config.json --runtime host"],
+      env: STORE_ENV,
+      handler: async () => (await import("./operator/workspace.ts")).workspacePause,
+    },
+    "workspace resume": {
+      required: ["workspace-id"],
+      optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
+      switches: ["json"],
+      aliases: W,
+      usage: `--workspace-id W [--json] ${SELECT}`,
+      summary: "mark a paused workspace ready again (runs `resume`)",
+      flags: docs(SHARED, { "workspace-id": { value: "W", help: "the workspace to resume" } }),
+      examples: ["paseo-host-runtime workspace resume -w demo", "paseo-host-runtime workspace resume -w demo --json"],
+      env: STORE_ENV,
+      handler: async () => (await import("./operator/workspace.ts")).workspaceResume,
+    },
+    "workspace inspect": {
+      required: ["workspace-id"],
+      optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
+      switches: ["json"],
+      aliases: W,
+      usage: `--workspace-id W [--json] ${SELECT}`,
+      summary: "show a workspace's status as the daemon sees it (runs `inspect`); exit 1 when missing or in error",
+      flags: docs(SHARED, { "workspace-id": { value: "W", help: "the workspace to inspect" } }),
+      examples: ["paseo-host-runtime workspace inspect -w demo", "paseo-host-runtime workspace inspect -w demo --json"],
+      env: STORE_ENV,
+      handler: async () => (await import("./operator/workspace.ts")).workspaceInspect,
+    },
+    "workspace reconcile": {
+      required: [],
+      optional: ["runtime-instance-id", ...STORE_FLAGS, ...OPTIONS_FLAGS],
+      repeatable: ["keep"],
+      switches: ["keep-all", "json"],
+      usage: `(--keep W... | --keep-all) [--runtime-instance-id ID] [--json] ${SELECT}`,
+      summary: "destroy the workspaces in this reconcile's scope that are not kept, clean up interrupted ones, reap abandoned executions (runs `reconcile`)",
+      flags: docs(SHARED, {
+        keep: { value: "W", help: "a workspace to keep; every other workspace of the owner is destroyed" },
+        "keep-all": { help: "keep every workspace in scope: only clean up interrupted creates/destroys and reap abandoned executions" },
+        "runtime-instance-id": { value: "ID", help: "speak the later dialect as the daemon with this runtimeInstanceId (ls --json shows it)", default: "the seed dialect" },
+      }),
+      examples: ["paseo-host-runtime workspace reconcile --keep-all   # after a daemon restart", "paseo-host-runtime workspace reconcile --keep demo --keep other --owner my-daemon"],
+      env: STORE_ENV,
+      handler: async () => (await import("./operator/workspace.ts")).workspaceReconcile,
+    },
+    // Listed with the others, `remote` parses its own words: a URL comes before its flags.
+    remote: {
+      required: [],
+      optional: ["ssh-config", "remote-home", "owner", "remote-owner"],
+      switches: ["json"],
+      usage: "doctor ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]",
+      summary: "`remote doctor ssh://HOST`: check a remote host for `--remote` (ssh, remote binary and version, its doctor, round-trip time)",
+      flags: {
+        "ssh-config": { value: "FILE", help: "an ssh_config for ssh -F (identity, known hosts, port)", default: "~/.ssh/config" },
+        "remote-home": { value: "DIR", help: "the remote runtime home its doctor checks (options.remote.stateDirectory)" },
+        owner: { value: "NAME", help: "the local owner (options.owner); the remote owner defaults to NAME@<this host>", default: "default" },
+        "remote-owner": { value: "NAME", help: "the remote owner its doctor checks (options.remote.owner)" },
+        json: { help: "one JSON document instead of text" },
+      },
+      examples: ["paseo-host-runtime remote doctor ssh://builder@buildbox", "paseo-host-runtime remote doctor ssh://buildbox:2222/opt/paseo/bin/paseo-host-runtime --ssh-config ~/.ssh/paseo_config --json"],
+      env: { PATH: "ssh is found on it", HOME: "~/.ssh/config and known hosts are read from it unless --ssh-config" },
+      words: async () => (await import("./remote/doctor.ts")).remoteDoctor,
+    },
+  };
 }
 
-/** The names of a command group's subcommands (`workspace` → pause, resume, …), empty when it is none. */
-export function subcommands(group: string): string[] {
-  return Object.keys(COMMANDS)
-    .filter((name) => name.startsWith(`${group} `))
-    .map((name) => name.slice(group.length + 1));
-}
-
-/** The command argv names (one word, or a group and its subcommand) and how many words that took. */
-export function commandName(argv: readonly string[]): { name: string; words: number } | null {
-  const [first, second] = argv;
-  if (first === undefined) return null;
-  if (second !== undefined && COMMANDS[`${first} ${second}`]) return { name: `${first} ${second}`, words: 2 };
-  return { name: first, words: 1 };
-}
-
-/** Resolves a single-dash alias (`-w`) to its flag name, or returns the word unchanged. */
-function expandAlias(spec: CommandSpec, word: string): string {
-  if (!/^-[A-Za-z]$/.test(word)) return word;
-  const name = spec.aliases?.[word.slice(1)];
-  return name === undefined ? word : `--${name}`;
-}
-
-/** Parses argv (without the program name). Throws UsageError on anything unexpected. */
-export function parseArgs(argv: readonly string[]): Invocation {
-  const named = commandName(argv);
-  if (named === null) throw new UsageError("missing command");
-  const { name: command } = named;
-  const spec = COMMANDS[command];
-  if (!spec) {
-    const subs = subcommands(command);
-    if (subs.length > 0) {
-      const given = argv[1];
-      const what = given === undefined ? "needs a subcommand" : `has no subcommand ${JSON.stringify(given)}`;
-      throw new UsageError(`${command} ${what}: one of ${subs.join(", ")}`, command);
-    }
-    throw new UsageError(`unknown command ${JSON.stringify(command)}`);
-  }
-  const words = argv.slice(named.words);
-  const invocation: Invocation = { command, flags: new Map(), lists: new Map(), switches: new Set(), args: [], rest: [] };
-  for (let i = 0; i < words.length; i++) {
-    const word = expandAlias(spec, words[i]!);
-    if (word === "--") {
-      if (!spec.rest) throw new UsageError(`${command} takes no arguments after --`, command);
-      invocation.rest = words.slice(i + 1);
-      break;
-    }
-    if (!word.startsWith("--")) {
-      if (spec.args && !word.startsWith("-") && invocation.args.length < spec.args.max) {
-        invocation.args.push(word);
-        continue;
-      }
-      throw new UsageError(`unexpected argument ${JSON.stringify(word)}`, command);
-    }
-    const eq = word.indexOf("=");
-    const name = word.slice(2, eq === -1 ? undefined : eq);
-    if (spec.switches?.includes(name)) {
-      if (eq !== -1) throw new UsageError(`--${name} takes no value`, command);
-      invocation.switches.add(name);
-      continue;
-    }
-    const known = spec.required.includes(name) || spec.optional?.includes(name) || spec.repeatable?.includes(name);
-    if (!known) throw new UsageError(`unknown option --${name}`, command);
-    let value: string | undefined;
-    if (eq !== -1) value = word.slice(eq + 1);
-    else {
-      value = words[++i];
-      if (value === undefined) throw new UsageError(`--${name} needs a value`, command);
-    }
-    checkValue(spec, command, name, value);
-    if (spec.repeatable?.includes(name)) {
-      invocation.lists.set(name, [...(invocation.lists.get(name) ?? []), value]);
-      continue;
-    }
-    if (invocation.flags.has(name)) throw new UsageError(`--${name} given more than once`, command);
-    invocation.flags.set(name, value);
-  }
-  for (const name of spec.required) {
-    if (!invocation.flags.has(name)) throw new UsageError(`missing --${name}`, command);
-  }
-  if (spec.rest && invocation.rest.length === 0) throw new UsageError(`${command} needs a command after --`, command);
-  return invocation;
-}
-
-/** The rules every value obeys, then the flag's own list and check. */
-function checkValue(spec: CommandSpec, command: string, name: string, value: string): void {
-  if (name.endsWith("-id") && value === "") throw new UsageError(`--${name} must not be empty`, command);
-  if (value.includes("\0")) throw new UsageError(`--${name} must not contain a NUL byte`, command);
-  const doc = spec.flags?.[name];
-  if (doc?.values && !doc.values.includes(value)) {
-    throw new UsageError(`--${name} must be one of ${doc.values.join(", ")}; got ${JSON.stringify(value)}`, command);
-  }
-  const problem = doc?.check?.(value);
-  if (problem) throw new UsageError(`--${name} ${problem}`, command);
-}
-
-/** Full help text: protocol commands with their argv, operator commands with one line each. */
-export function helpText(version: string): string {
-  const entries = Object.entries(COMMANDS).filter(([, spec]) => !spec.hidden);
-  const protocol = entries.filter(([, spec]) => spec.protocol);
-  const operator = entries.filter(([, spec]) => !spec.protocol);
-  const width = Math.max(...operator.map(([name]) => name.length), 10);
-  return [
-    `paseo-host-runtime ${version}: workspace runtime for the Paseo daemon (command runtime protocol v1)`,
-    "",
-    "Usage: paseo-host-runtime <command> [options]",
-    "",
-    "Protocol commands (run by the Paseo daemon; JSON on stdin/stdout, diagnostics on stderr):",
-    ...protocol.map(([name, spec]) => `  ${name.padEnd(10)} ${spec.summary}\n               paseo-host-runtime ${name} ${spec.usage}`.trimEnd()),
-    ...(operator.length ? ["", "Operator commands (for people; `paseo-host-runtime <command> --help` for flags, defaults and examples):", ...operator.map(([name, spec]) => `  ${name.padEnd(width)}  ${spec.summary}`)] : []),
-    "",
-    "Remote hosts (every protocol command, carried over OpenSSH; README \"Remote workspaces\"):",
-    "  paseo-host-runtime --remote ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] <command> …",
-    "",
-    "  -h, --help, help [COMMAND]   show this help, or one command's",
-    "  -V, --version, version       print version, target and Bun version",
-    "",
-    "Exit status: 0 success, 1 operation failed (reason on stderr), 2 usage error.",
-    "",
-  ].join("\n");
-}
-
-/** Usage of one command (what a usage error prints). */
-export function commandUsage(command: string): string {
-  const spec = COMMANDS[command];
-  if (!spec) {
-    const subs = subcommands(command);
-    if (subs.length === 0) return "";
-    return `Usage: paseo-host-runtime ${command} <${subs.join("|")}> [options]\n${subs
-      .map((sub) => `  ${`${command} ${sub}`.padEnd(20)} ${COMMANDS[`${command} ${sub}`]!.summary}`)
-      .join("\n")}\n`;
-  }
-  return `Usage: paseo-host-runtime ${command} ${spec.usage}\n  ${spec.summary}\nRun \`paseo-host-runtime ${command} --help\` for its flags, defaults and examples.\n`;
-}
-
-/** `<command> --help`: usage, every flag with its default and values, examples, environment. */
-export function commandHelp(command: string): string {
-  const spec = COMMANDS[command];
-  if (!spec) return commandUsage(command);
-  const lines = [`Usage: paseo-host-runtime ${command} ${spec.usage}`.trimEnd(), "", `${spec.summary[0]!.toUpperCase()}${spec.summary.slice(1)}.`];
-  if (spec.stdin === "request") lines.push("Reads one LifecycleRequest (JSON) on stdin; refused when stdin is a terminal.");
-  const aliasOf = new Map(Object.entries(spec.aliases ?? {}).map(([letter, name]) => [name, letter]));
-  const names = [...spec.required, ...(spec.optional ?? []), ...(spec.repeatable ?? []), ...(spec.switches ?? [])];
-  const rows = names.map((name) => {
-    const doc = spec.flags?.[name];
-    const letter = aliasOf.get(name);
-    const isSwitch = spec.switches?.includes(name) ?? false;
-    const left = `${letter ? `-${letter}, ` : "    "}--${name}${isSwitch ? "" : ` ${doc?.value ?? "VALUE"}`}`;
-    const notes: string[] = [];
-    if (spec.required.includes(name)) notes.push("required");
-    if (spec.repeatable?.includes(name)) notes.push("repeatable");
-    if (doc?.values) notes.push(`one of: ${doc.values.join(", ")}`);
-    if (doc?.default !== undefined) notes.push(`default: ${doc.default}`);
-    const right = `${doc?.help ?? ""}${notes.length ? ` [${notes.join("; ")}]` : ""}`;
-    return [left, right] as const;
-  });
-  rows.push(["-h, --help", "show this help"]);
-  const width = Math.max(...rows.map(([left]) => left.length));
-  lines.push("", "Options:", ...rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`.trimEnd()));
-  if (spec.rest) lines.push("  -- ARGV...".padEnd(width + 4) + "  the command to run (everything after --)");
-  if (spec.examples?.length) lines.push("", "Examples:", ...spec.examples.map((example) => `  ${example}`));
-  const env = Object.entries(spec.env ?? {});
-  if (env.length) {
-    const envWidth = Math.max(...env.map(([name]) => name.length));
-    lines.push("", "Environment:", ...env.map(([name, what]) => `  ${name.padEnd(envWidth)}  ${what}`));
-  }
-  lines.push("", "Exit status: 0 success, 1 failed (reason on stderr), 2 usage error.", "");
-  return lines.join("\n");
-}
-
-/** Flags that come before the operation: `--remote URL` and `--ssh-config FILE`. */
-export interface GlobalFlags {
-  remote: string | null;
-  sshConfig: string | null;
-  /** The operation and its own arguments, exactly as the contract appends them. */
-  rest: string[];
-}
-
-const GLOBAL_FLAGS = ["remote", "ssh-config"] as const;
-
-/** True when argv starts with a global flag (the runtime then works on remote hosts). */
-export function hasGlobalFlags(argv: readonly string[]): boolean {
-  const first = argv[0] ?? "";
-  return GLOBAL_FLAGS.some((name) => first === `--${name}` || first.startsWith(`--${name}=`));
-}
-
-/** True when argv is for src/remote/main.ts: global flags first, or the `remote` operator command. */
-export function isRemoteCall(argv: readonly string[]): boolean {
-  return hasGlobalFlags(argv) || argv[0] === "remote";
-}
-
-/** Splits the global flags off argv. Throws UsageError for a repeated, empty or valueless one. */
-export function parseGlobalFlags(argv: readonly string[]): GlobalFlags {
-  const flags = new Map<string, string>();
-  let i = 0;
-  for (; i < argv.length; i++) {
-    const word = argv[i]!;
-    const eq = word.indexOf("=");
-    const name = word.startsWith("--") ? word.slice(2, eq === -1 ? undefined : eq) : "";
-    if (!(GLOBAL_FLAGS as readonly string[]).includes(name)) break;
-    const value = eq === -1 ? argv[++i] : word.slice(eq + 1);
-    if (value === undefined || value === "") throw new UsageError(`--${name} needs a value`);
-    if (value.includes("\0")) throw new UsageError(`--${name} must not contain a NUL byte`);
-    if (flags.has(name)) throw new UsageError(`--${name} given more than once`);
-    flags.set(name, value);
-  }
-  return { remote: flags.get("remote") ?? null, sshConfig: flags.get("ssh-config") ?? null, rest: argv.slice(i) };
+/**
+ * Every command, in the order `--help` lists them. No prototype: a word such as `constructor`
+ * or `__proto__` is an unknown command, not Object's method. A call that names a protocol
+ * operation gets those alone (see operatorCommands).
+ */
+export function commandsFor(argv: readonly string[]): CommandTable {
+  if (Object.hasOwn(PROTOCOL_COMMANDS, argv[0] ?? "")) return PROTOCOL_COMMANDS;
+  return Object.assign(Object.create(null) as Record<string, Command>, PROTOCOL_COMMANDS, operatorCommands());
 }

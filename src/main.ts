@@ -1,68 +1,68 @@
 /**
- * The entry point. It statically imports only what every call needs (argv, the stdout/stderr
- * paths, the version); each operation's module is loaded when it runs (src/ops/index.ts), and
- * the operator commands' table only when the command is not a protocol one.
+ * The entry point. It statically imports only what every call needs (argv, the command table,
+ * the stdout/stderr paths, the version); the table (src/cli.ts) loads a command's module only
+ * when it runs, and builds the operator commands' specs only when the call is not a protocol one.
  */
-import { COMMANDS, UsageError, addCommand, commandHelp, commandName, commandUsage, helpText, isRemoteCall, parseArgs, subcommands, type Invocation } from "./cli.ts";
+import { UsageError, commandHelp, commandName, commandUsage, hasGlobalFlags, helpText, parseArgs, subcommands, type Invocation, type WordsHandler } from "./argv.ts";
+import { commandsFor } from "./cli.ts";
 import { diagnose, writeAll, writeStdout } from "./output.ts";
 import { TARGET, VERSION } from "./version.ts";
-import { HANDLERS, type Handler } from "./ops/index.ts";
 import { isTerminalQuick } from "./platform/tty.ts";
 
-let operatorHandlers: Record<string, Handler> | undefined;
-
-/**
- * Operator commands join the table here, so cli.ts never imports from ops/ (flow goes one way).
- * Only a command the protocol table does not know (or help) needs them.
- */
-async function loadOperatorCommands(): Promise<void> {
-  if (operatorHandlers) return;
-  const operator = await import("./ops/operator/index.ts");
-  for (const [name, spec] of Object.entries(operator.OPERATOR_COMMANDS)) addCommand(name, spec);
-  operatorHandlers = operator.OPERATOR_HANDLERS;
-}
+/** The commands this call can name: the protocol ones alone when argv names one (src/cli.ts). */
+const COMMANDS = commandsFor(process.argv.slice(2));
 
 const GENERAL_USAGE = "Usage: paseo-host-runtime <command> [options]\nRun `paseo-host-runtime --help` for the list of commands.\n";
 
 /** A usage error: the message, then the usage of the command it concerns (or the general one). */
 function usageError(error: UsageError): number {
   diagnose(error.message);
-  writeAll(2, error.command ? commandUsage(error.command) : GENERAL_USAGE);
+  writeAll(2, error.command ? commandUsage(COMMANDS, error.command) : GENERAL_USAGE);
   return 2;
 }
 
 /** A command name, or a command group (`workspace`), that help can describe. */
 function isKnown(name: string): boolean {
-  return COMMANDS[name] !== undefined || subcommands(name).length > 0;
+  return COMMANDS[name] !== undefined || subcommands(COMMANDS, name).length > 0;
 }
 
 /** `help [COMMAND...]`, `--help`, `-h`. */
 function help(words: string[]): number {
   if (words.length === 0) {
-    writeStdout(helpText(VERSION));
+    writeStdout(helpText(COMMANDS, VERSION));
     return 0;
   }
-  const named = commandName(words)!;
+  const named = commandName(COMMANDS, words)!;
   if (!isKnown(named.name) || words.length > named.words) {
     return usageError(new UsageError(`help: unknown command ${JSON.stringify(words.join(" "))}`));
   }
-  writeStdout(commandHelp(named.name));
+  writeStdout(commandHelp(COMMANDS, named.name));
   return 0;
 }
 
 /** `<command> ... --help` (before any `--`): help wins over everything else on the line. */
 function asksForHelp(argv: readonly string[]): string | null {
-  const named = commandName(argv);
+  const named = commandName(COMMANDS, argv);
   if (!named || !isKnown(named.name)) return null;
   const end = argv.indexOf("--");
   const words = argv.slice(named.words, end === -1 ? undefined : end);
   return words.includes("--help") || words.includes("-h") ? named.name : null;
 }
 
+/** A call that parses its own words: `--remote … <operation>`, `remote doctor URL`. */
+async function runWords(run: WordsHandler, words: readonly string[]): Promise<number> {
+  try {
+    return await run(words, COMMANDS);
+  } catch (error) {
+    // `--remote … exec` run by hand, without the daemon's fd 3 and fd 4.
+    if (error instanceof UsageError) return usageError(error);
+    throw error;
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
-  if (!Object.hasOwn(COMMANDS, argv[0] ?? "")) await loadOperatorCommands();
   if (argv.length === 0) {
-    writeAll(2, helpText(VERSION));
+    writeAll(2, helpText(COMMANDS, VERSION));
     return 2;
   }
   const first = argv[0]!;
@@ -74,22 +74,16 @@ async function main(argv: string[]): Promise<number> {
   }
   const helpFor = asksForHelp(argv);
   if (helpFor !== null) {
-    writeStdout(commandHelp(helpFor));
+    writeStdout(commandHelp(COMMANDS, helpFor));
     return 0;
   }
-  if (isRemoteCall(argv)) {
-    const { remoteMain } = await import("./remote/main.ts");
-    try {
-      return await remoteMain(argv);
-    } catch (error) {
-      // `--remote … exec` run by hand, without the daemon's fd 3 and fd 4.
-      if (error instanceof UsageError) return usageError(error);
-      throw error;
-    }
-  }
+  if (hasGlobalFlags(argv)) return await runWords((await import("./remote/main.ts")).remoteMain, argv);
+  const named = commandName(COMMANDS, argv)!;
+  const words = COMMANDS[named.name]?.words;
+  if (words) return await runWords(await words(), argv.slice(named.words));
   let invocation: Invocation;
   try {
-    invocation = parseArgs(argv);
+    invocation = parseArgs(COMMANDS, argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     return usageError(error);
@@ -101,12 +95,11 @@ async function main(argv: string[]): Promise<number> {
     writeAll(2, `Pipe one in, or use the operator command:\n${(spec.examples ?? []).map((example) => `  ${example}\n`).join("")}`);
     return 2;
   }
-  const load = HANDLERS[invocation.command];
-  const handler = load ? await load() : operatorHandlers?.[invocation.command];
-  if (!handler) {
+  if (!spec.handler) {
     diagnose(`${invocation.command} is not implemented in this build`);
     return 1;
   }
+  const handler = await spec.handler();
   try {
     return await handler(invocation);
   } catch (error) {

@@ -1,4 +1,4 @@
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { requireSandbox } from "../platform/sandbox.ts";
 import { withStore } from "../store/db.ts";
 import { resolveHome } from "../store/home.ts";
@@ -10,7 +10,8 @@ import { createInputOf, effectiveHostDirectory, keptInput } from "../workspace/i
 import { childTracker, repoGuard } from "../workspace/lock.ts";
 import { materialize } from "../workspace/materialize.ts";
 import { stateResponse } from "../workspace/state.ts";
-import { readLifecycleCall, respond } from "./request.ts";
+import { respond } from "../protocol/request.ts";
+import { readLifecycleCall } from "../workspace/call.ts";
 
 /**
  * `create`: idempotent. Everything is checked before anything changes; the intent is recorded

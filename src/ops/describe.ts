@@ -1,5 +1,5 @@
 import { writeStdoutLean } from "../output.ts";
-import { capabilitiesLine } from "./capabilities.ts" with { type: "macro" };
+import { capabilitiesLine } from "../protocol/capabilities.ts" with { type: "macro" };
 
 /** `describe`: one canonical DescribeResponse line on stdout (computed at build time). */
 export async function describe(): Promise<number> {

@@ -1,7 +1,8 @@
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { withStore } from "../store/db.ts";
 import { destroyWorkspace } from "../workspace/destroy.ts";
-import { readLifecycleCall, respond } from "./request.ts";
+import { respond } from "../protocol/request.ts";
+import { readLifecycleCall } from "../workspace/call.ts";
 
 /**
  * `destroy` removes only resources owned by the workspace: its executions (SIGKILL, waited

@@ -1,4 +1,4 @@
-import { UsageError, type Invocation } from "../cli.ts";
+import { UsageError, type Invocation } from "../argv.ts";
 import { ControlReader, protocolFdsProblem } from "../exec/controls.ts";
 import { mirrorExit } from "../exec/mirror.ts";
 import { runPipes } from "../exec/pipes.ts";
@@ -9,7 +9,7 @@ import { SignalForwarder } from "../exec/signals.ts";
 import { diagnose } from "../output.ts";
 import { readOptions } from "../options.ts";
 import { ProtocolError, type SpawnEnvelope } from "../protocol/index.ts";
-import { attachExecLog, logExecExited, logExecFailed, logExecRefused } from "./call-log.ts";
+import { attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../log/call-log.ts";
 
 /**
  * `exec`: read the spawn envelope from fd 3, launch the workload on fd 0/1/2, report its

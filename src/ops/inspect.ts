@@ -1,10 +1,11 @@
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { withExistingStore } from "../store/db.ts";
 import { getWorkspace } from "../store/workspaces.ts";
 import { rootProblem } from "../workspace/confinement.ts";
 import { assertOwner } from "../workspace/owner.ts";
 import { inspectionOf } from "../workspace/state.ts";
-import { readLifecycleCall, respond } from "./request.ts";
+import { respond } from "../protocol/request.ts";
+import { readLifecycleCall } from "../workspace/call.ts";
 
 /**
  * `inspect`: authoritative and cheap (it runs before every exec): one store open, one lookup,

@@ -1,8 +1,9 @@
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { stopWorkspaceExecutions } from "../workspace/executions.ts";
 import { withStore } from "../store/db.ts";
 import { claimExisting, reapOrphanChild, releaseLock } from "../workspace/lock.ts";
-import { readLifecycleCall, respond } from "./request.ts";
+import { respond } from "../protocol/request.ts";
+import { readLifecycleCall } from "../workspace/call.ts";
 
 /**
  * `pause` preserves workspace state: it marks the workspace paused first (so no new exec

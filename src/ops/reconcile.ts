@@ -1,4 +1,4 @@
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { reapAbandonedExecutions } from "../workspace/executions.ts";
 import { withStore } from "../store/db.ts";
 import { deleteOrphanRecords } from "../store/executions.ts";
@@ -6,7 +6,8 @@ import { getWorkspace, listWorkspaces, updateWorkspace } from "../store/workspac
 import { destroyWorkspace } from "../workspace/destroy.ts";
 import { isAbandoned, liveHolder, write } from "../workspace/lock.ts";
 import { inReconcileScope, ownershipProblem } from "../workspace/owner.ts";
-import { readLifecycleCall, respond } from "./request.ts";
+import { respond } from "../protocol/request.ts";
+import { readLifecycleCall } from "../workspace/call.ts";
 
 /**
  * `reconcile`: first check, then act. A listed id that is not this runtime's (another owner,

@@ -1,4 +1,4 @@
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { requireSandbox } from "../platform/sandbox.ts";
 import { withStore } from "../store/db.ts";
 import { resolveHome } from "../store/home.ts";
@@ -7,7 +7,8 @@ import { getWorkspace, updateWorkspace } from "../store/workspaces.ts";
 import { claimExisting, reapOrphanChild, releaseLock, write } from "../workspace/lock.ts";
 import { restoreRoot } from "../workspace/restore.ts";
 import { stateResponse } from "../workspace/state.ts";
-import { readLifecycleCall, respond } from "./request.ts";
+import { respond } from "../protocol/request.ts";
+import { readLifecycleCall } from "../workspace/call.ts";
 
 /**
  * `resume`: paused → ready, ready → ready. The root is checked again; a worktree whose

@@ -1,11 +1,11 @@
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { isSameProcess } from "../platform/process.ts";
 import { signalExecution, wrapperOf } from "../workspace/executions.ts";
 import { withExistingStore } from "../store/db.ts";
 import { getExecution, markFinished } from "../store/executions.ts";
 import { getWorkspace } from "../store/workspaces.ts";
 import { assertOwner } from "../workspace/owner.ts";
-import { readLifecycleCall } from "./request.ts";
+import { readLifecycleCall } from "../workspace/call.ts";
 
 /** How long `signal` waits for a workload to be gone after SIGKILL; other signals wait options.stopTimeoutMs. */
 const KILL_WAIT_MS = 5000;

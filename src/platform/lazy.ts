@@ -3,7 +3,7 @@
  * loads every statically imported built-in at start-up, and each protocol call pays for that
  * (node:child_process ~1 ms, node:tty and node:crypto ~5 ms each, node:os ~0.8 ms, node:fs ~2 ms;
  * see bench/). Modules of one operation import `node:fs` directly: the release build is split
- * per operation (src/ops/index.ts), so only what every call loads (src/main.ts and its static
+ * per command (the table in src/cli.ts), so only what every call loads (src/main.ts and its static
  * imports) must reach `node:fs` through here.
  */
 type ChildProcessModule = typeof import("node:child_process");

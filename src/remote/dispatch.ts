@@ -4,10 +4,10 @@
  * side) on stdin. The remote's stdout, stderr and exit status come back unchanged; ssh's own
  * failures (exit 255) become exit 1 with a line saying so.
  */
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { DescribeResponse, LifecycleRequest, LifecycleResponse, dialectOf, encodeFrame, parseMessage, type CreateInput } from "../protocol/index.ts";
 import { diagnose, writeAll, writeStdout } from "../output.ts";
-import { readLifecycleRequest } from "../ops/request.ts";
+import { readLifecycleRequest } from "../protocol/request.ts";
 import { withExistingStore } from "../store/db.ts";
 import { forgetPlacement, placementsOf } from "../store/placements.ts";
 import { createInputOf } from "../workspace/input.ts";

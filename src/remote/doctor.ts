@@ -5,10 +5,10 @@
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import { UsageError, commandUsage, parseArgs, type CommandSpec } from "../cli.ts";
+import { UsageError, commandUsage, parseArgs, type CommandTable } from "../argv.ts";
 import { diagnose, writeAll } from "../output.ts";
 import { readOptions } from "../options.ts";
-import type { Check } from "../ops/operator/doctor.ts";
+import type { Check } from "../operator/report.ts";
 import { VERSION } from "../version.ts";
 import { remoteOwner } from "./context.ts";
 import { closeShared, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
@@ -18,26 +18,8 @@ const MARK: Record<Check["status"], string> = { ok: "✓", fail: "✗", warn: "!
 /** Round trips measured over the shared connection. */
 const ROUND_TRIPS = 5;
 
-/** The `remote` operator command (listed with the others; src/remote/main.ts runs it, since it takes a URL argument). */
-export const REMOTE_COMMAND: CommandSpec = {
-  required: [],
-  optional: ["ssh-config", "remote-home", "owner", "remote-owner"],
-  switches: ["json"],
-  usage: "doctor ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]",
-  summary: "`remote doctor ssh://HOST`: check a remote host for `--remote` (ssh, remote binary and version, its doctor, round-trip time)",
-  flags: {
-    "ssh-config": { value: "FILE", help: "an ssh_config for ssh -F (identity, known hosts, port)", default: "~/.ssh/config" },
-    "remote-home": { value: "DIR", help: "the remote runtime home its doctor checks (options.remote.stateDirectory)" },
-    owner: { value: "NAME", help: "the local owner (options.owner); the remote owner defaults to NAME@<this host>", default: "default" },
-    "remote-owner": { value: "NAME", help: "the remote owner its doctor checks (options.remote.owner)" },
-    json: { help: "one JSON document instead of text" },
-  },
-  examples: ["paseo-host-runtime remote doctor ssh://builder@buildbox", "paseo-host-runtime remote doctor ssh://buildbox:2222/opt/paseo/bin/paseo-host-runtime --ssh-config ~/.ssh/paseo_config --json"],
-  env: { PATH: "ssh is found on it", HOME: "~/.ssh/config and known hosts are read from it unless --ssh-config" },
-};
-
-/** `remote doctor URL [flags]`. */
-export async function remoteDoctor(argv: readonly string[]): Promise<number> {
+/** `remote doctor URL [flags]` (argv after `remote`; `commands` has the `remote` spec its flags are parsed by). */
+export async function remoteDoctor(argv: readonly string[], commands: CommandTable): Promise<number> {
   let host: RemoteHost;
   let flags;
   try {
@@ -49,13 +31,13 @@ export async function remoteDoctor(argv: readonly string[]): Promise<number> {
     } catch (error) {
       throw new UsageError((error as Error).message, "remote");
     }
-    flags = parseArgs(["remote", ...rest]);
+    flags = parseArgs(commands, ["remote", ...rest]);
     const config = flags.flags.get("ssh-config");
     if (config !== undefined && !isAbsolute(config)) throw new UsageError(`--ssh-config must be an absolute path, got ${JSON.stringify(config)}`, "remote");
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     diagnose(error.message);
-    writeAll(2, commandUsage("remote"));
+    writeAll(2, commandUsage(commands, "remote"));
     return 2;
   }
   const get = (name: string) => flags.flags.get(name);

@@ -1,7 +1,8 @@
 /**
  * `exec-remote`, the remote half of a remote exec (see wrapper.ts). It acts as the daemon for
- * an ordinary `exec` of this same binary: five socketpairs, the envelope on fd 3, fd 4 events
- * read back. Its own stdin/stdout are the ssh session, carrying the multiplex of mux.ts.
+ * an ordinary `exec` of this same binary, started by the daemon-side client (src/client/spawn.ts:
+ * five pipes, the envelope on fd 3); its fd 4 events are relayed, not judged: the local side
+ * judges them. Its own stdin/stdout are the ssh session, carrying the multiplex of mux.ts.
  *
  * When the session ends before the exec did (connection dropped, local wrapper killed), nobody
  * is left to see the workload, so it is ended here: the `signal … SIGKILL` operation for its
@@ -9,8 +10,8 @@
  */
 import type { ChildProcess } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
-import { selfCommand, selfEnv } from "../ops/operator/common.ts";
-import { lazyChildProcess } from "../platform/lazy.ts";
+import { killExecution } from "../client/cleanup.ts";
+import { spawnExec } from "../client/spawn.ts";
 import { isSignalName } from "../platform/signals.ts";
 import { FrameDecoder, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame, parseMessage } from "../protocol/index.ts";
 import { VERSION } from "../version.ts";
@@ -177,30 +178,23 @@ class Server {
   #open(payload: Uint8Array): void {
     const line = new TextDecoder().decode(payload);
     this.#envelope = parseMessage(SpawnEnvelope, line.endsWith("\n") ? line.slice(0, -1) : line, "remote spawn envelope");
-    const [program, ...prefix] = selfCommand();
-    const child = lazyChildProcess().spawn(program!, [...prefix, "exec", "--workspace-id", this.workspaceId], {
-      stdio: ["pipe", "pipe", "pipe", "pipe", "pipe"],
-      env: selfEnv(),
-      cwd: "/",
-      detached: true,
-    });
+    const exec = spawnExec(this.workspaceId, this.#envelope, { cwd: "/", detached: true });
+    const child = exec.child;
     this.#child = child;
-    for (const stream of [child.stdin, child.stdio[3]] as Writable[]) stream.on("error", () => {});
-    this.#childExit = new Promise((resolve) => {
-      child.on("exit", (code, signal) => {
+    this.#childExit = exec.exited.then(
+      (status) => {
         this.#exited = true;
-        resolve({ code, signal });
-      });
-      child.on("error", (error) => {
+        return status;
+      },
+      (error: Error) => {
         this.#exited = true;
         this.#fatal(`cannot start exec: ${error.message}`);
-        resolve({ code: 1, signal: null });
-      });
-    });
+        return { code: 1, signal: null };
+      },
+    );
     const progress = () => (this.#lastOutput = performance.now());
     this.#outputs = [new Output(Channel.STDOUT, child.stdout!, (f) => this.#send(f), progress), new Output(Channel.STDERR, child.stderr!, (f) => this.#send(f), progress)];
-    this.#readEvents(child.stdio[4] as Readable);
-    (child.stdio[3] as Writable).write(encodeFrame(SpawnEnvelope, this.#envelope, "spawn envelope"));
+    this.#readEvents(exec.events);
     this.#markOpened();
   }
 
@@ -312,26 +306,11 @@ class Server {
       if (!this.#started) {
         await Promise.race([new Promise<void>((resolve) => this.#startedWaiters.push(resolve)), this.#childExit, Bun.sleep(LAUNCH_WAIT_MS)]);
       }
-      if (this.#started && !this.#exited) await this.#killExecution();
+      if (this.#started && !this.#exited) await killExecution(this.workspaceId, this.#envelope!, { budgetMs: CLEANUP_MS });
       if (!this.#exited) child.kill("SIGKILL");
       await this.#childExit;
     })();
     return this.#abandoning;
   }
 
-  /** Runs this binary's `signal --signal SIGKILL` for the exec, as the daemon's cleanup does. */
-  async #killExecution(): Promise<void> {
-    const envelope = this.#envelope!;
-    const [program, ...prefix] = selfCommand();
-    const proc = Bun.spawn([program!, ...prefix, "signal", "--workspace-id", this.workspaceId, "--exec-id", envelope.execId, "--signal", "SIGKILL"], {
-      // In the envelope's own dialect: a workspace answers only requests of the dialect it was made in.
-      stdin: Buffer.from(`${JSON.stringify({ protocolVersion: 1, ...("runtimeInstanceId" in envelope ? { runtimeInstanceId: envelope.runtimeInstanceId } : {}), options: envelope.options })}\n`),
-      stdout: "ignore",
-      stderr: "ignore",
-      env: selfEnv(),
-    });
-    const timer = setTimeout(() => proc.kill("SIGKILL"), CLEANUP_MS);
-    await proc.exited;
-    clearTimeout(timer);
-  }
 }

@@ -12,7 +12,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import type { Readable } from "node:stream";
-import { UsageError, type Invocation } from "../cli.ts";
+import { UsageError, type Invocation } from "../argv.ts";
 import { CONTROL_FD, protocolFdsProblem } from "../exec/controls.ts";
 import { EventWriter } from "../exec/events.ts";
 import { mirrorExit } from "../exec/mirror.ts";

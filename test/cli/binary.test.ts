@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { capabilitiesLine } from "../../src/ops/capabilities.ts";
+import { capabilitiesLine } from "../../src/protocol/capabilities.ts";
 import { request, runBinary, tempDir, type RunResult } from "../support/binary.ts";
 
 const DESCRIBE = `{"protocolVersion":1,"modes":["pipes","pty"],"reconcile":true}\n`;

@@ -6,11 +6,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { COMMANDS, addCommand } from "../../src/cli.ts";
-import { OPERATOR_COMMANDS } from "../../src/ops/operator/index.ts";
+import { commandsFor } from "../../src/cli.ts";
 import { runBinary, runOnTerminal, tempDir } from "../support/binary.ts";
 
-for (const [name, spec] of Object.entries(OPERATOR_COMMANDS)) addCommand(name, spec);
+/** Every command, the operator ones included (the table `--help` lists). */
+const COMMANDS = commandsFor([]);
 
 let sandbox: ReturnType<typeof tempDir>;
 let env: Record<string, string>;
@@ -22,7 +22,7 @@ beforeAll(() => {
 afterAll(() => sandbox.cleanup());
 
 const ALL = Object.keys(COMMANDS).filter((command) => !COMMANDS[command]!.hidden);
-const OPERATOR = Object.keys(OPERATOR_COMMANDS);
+const OPERATOR = ALL.filter((command) => !COMMANDS[command]!.protocol);
 /** The minimal valid command line of each command (required flags and arguments). */
 const MINIMAL: Record<string, string[]> = {
   new: ["--workspace-id", "w", "--source", "/nonexistent"],

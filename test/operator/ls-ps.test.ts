@@ -176,6 +176,14 @@ describe("ps fields: the whole argv (quoted), age, memory, -q and --format", () 
       expect(result.stderr).toStartWith('paseo-host-runtime: --format has an unknown field "bogus" (fields: workspaceId, execId, pid,');
     }
   });
+
+  test("--format takes only ps's own fields, never an Object key such as constructor", async () => {
+    for (const [format, field] of [["constructor", "constructor"], ["{{.toString}}", "toString"]]) {
+      const result = await op(box, ["ps", "--home", box.home, "--format", format!]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toStartWith(`paseo-host-runtime: --format has an unknown field "${field}" (fields: workspaceId,`);
+    }
+  });
 });
 
 describe("ps never writes a workload's control characters raw", () => {

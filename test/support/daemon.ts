@@ -1,6 +1,8 @@
 /**
  * Drives `exec` of the compiled binary exactly as the Paseo daemon does: five socketpair stdio
  * descriptors, the spawn envelope on fd 3, fd 4 events decoded and judged by EventSequence.
+ * Written apart from the runtime's own client (src/client/) on purpose: the tests judge that
+ * client's behaviour too (`run`, `--remote`), and an oracle sharing its code would share its bugs.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Readable, Writable } from "node:stream";

@@ -3,12 +3,11 @@
  * anything is done), the spawn envelope at debug, and the outcome as the call's last line.
  * Lines are written by src/log/runtime-log.ts; this file only decides what they say.
  */
-import type { Invocation } from "../cli.ts";
+import type { Handler, Invocation } from "../argv.ts";
 import { diagnoseOnStderr } from "../output.ts";
 import { unknownOptions, type RuntimeOptions, type UnknownOption } from "../options.ts";
 import type { SpawnEnvelope } from "../protocol/index.ts";
-import { attachLog, beginLog, logLine, logOutcome, logs, secretValues, setLogExecId } from "../log/runtime-log.ts";
-import type { Handler } from "./index.ts";
+import { attachLog, beginLog, logLine, logOutcome, logs, secretValues, setLogExecId } from "./runtime-log.ts";
 
 /** `inspect` runs before every exec: its successes are kept at debug, not info. */
 const QUIET_SUCCESS = new Set(["inspect"]);

@@ -4,7 +4,7 @@
  * of its own (or nothing at all), never a shared one like /tmp or someone's home directory.
  */
 import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync } from "node:fs";
-import { HomeError, checkHome, creationProblem, defaultHome, isOwnHome, resolveHome, type HomeOptions } from "../../store/home.ts";
+import { HomeError, checkHome, creationProblem, defaultHome, isOwnHome, resolveHome, type HomeOptions } from "../store/home.ts";
 import type { Check } from "./report.ts";
 import { shellQuote } from "./common.ts";
 

@@ -10,7 +10,7 @@
  */
 import { readFileSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { lazyOs } from "../../platform/lazy.ts";
+import { lazyOs } from "../platform/lazy.ts";
 
 /** This runtime's executable name (what `command[0]` is called when it is another copy of us). */
 const PROGRAM_NAME = "paseo-host-runtime";

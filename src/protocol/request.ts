@@ -1,14 +1,12 @@
+/** A lifecycle request on stdin, and the one response line on stdout, as bytes. */
 import { readSync } from "node:fs";
 // From the protocol's own modules, not its index: every lifecycle operation loads this file,
 // and the index would also load (and build) the exec-only fd 3 / fd 4 schemas.
-import type { Dialect } from "../protocol/dialect.ts";
-import { ProtocolError, parseMessage } from "../protocol/errors.ts";
-import { encodeFrame } from "../protocol/frame.ts";
-import { LifecycleRequest, lifecycleResponseOf, type LifecycleResponse } from "../protocol/lifecycle.ts";
+import type { Dialect } from "./dialect.ts";
+import { ProtocolError, parseMessage } from "./errors.ts";
+import { encodeFrame } from "./frame.ts";
+import { LifecycleRequest, lifecycleResponseOf, type LifecycleResponse } from "./lifecycle.ts";
 import { writeStdout } from "../output.ts";
-import { readOptions, type RuntimeOptions } from "../options.ts";
-import { attachLifecycleLog, warnUnknownOptions } from "./call-log.ts";
-import { ownershipOf, type Ownership } from "../workspace/owner.ts";
 
 /** Upper bound on a lifecycle request; real ones are a few hundred bytes. */
 export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
@@ -67,24 +65,4 @@ function concat(chunks: Uint8Array[], total: number): Uint8Array {
 /** Writes one LifecycleResponse line to stdout, validated and canonical in the request's dialect. */
 export function respond(response: LifecycleResponse, dialect: Dialect): void {
   writeStdout(encodeFrame(lifecycleResponseOf(response.type, dialect), response, "lifecycle response"));
-}
-
-/** A lifecycle request with its options checked: nothing has been opened or changed yet. */
-export interface LifecycleCall {
-  request: LifecycleRequest;
-  options: RuntimeOptions;
-  /** Who the request speaks for: owner option, dialect, instance id, configuration. */
-  owner: Ownership;
-}
-
-/**
- * Reads stdin and validates the options every lifecycle operation relies on; unknown option
- * keys are warned about first, and the runtime log is pointed at the home.
- */
-export function readLifecycleCall(): LifecycleCall {
-  const request = readLifecycleRequest();
-  const unknown = warnUnknownOptions(request.options);
-  const options = readOptions(request.options);
-  attachLifecycleLog(options, unknown);
-  return { request, options, owner: ownershipOf(request, options.owner) };
 }

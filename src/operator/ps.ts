@@ -1,13 +1,14 @@
 import type { Database } from "bun:sqlite";
-import type { Invocation } from "../../cli.ts";
-import { diagnose } from "../../output.ts";
-import { isPopulated, processesIn, readCounter } from "../../platform/cgroup.ts";
-import { provenMembers } from "../../platform/process-group.ts";
-import { isSameProcess, listProcesses, type ProcessInfo } from "../../platform/process.ts";
-import { cgroupMemoryBytes, commandLine, residentBytes } from "../../platform/resources.ts";
-import { unfinishedExecutions, type ExecutionRecord } from "../../store/executions.ts";
-import { listWorkspaces } from "../../store/workspaces.ts";
-import { leaderOf, wrapperOf } from "../../workspace/executions.ts";
+import type { Invocation } from "../argv.ts";
+import { diagnose } from "../output.ts";
+import { isPopulated, processesIn, readCounter } from "../platform/cgroup.ts";
+import { provenMembers } from "../platform/process-group.ts";
+import { isSameProcess, listProcesses, type ProcessInfo } from "../platform/process.ts";
+import { cgroupMemoryBytes, commandLine, residentBytes } from "../platform/resources.ts";
+import { unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
+import { listWorkspaces } from "../store/workspaces.ts";
+import { leaderOf, wrapperOf } from "../workspace/executions.ts";
+import { parseFormat, type Format, type FormatField } from "./ps-format.ts";
 import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printable, quoteArgv } from "./common.ts";
 
 /** A live execution as `ps` shows it. Never its environment: that may hold secrets. */
@@ -125,7 +126,7 @@ function withDetails({ entry, members, record }: Live): ExecutionDetails {
 }
 
 /** `--format` field → its text. The JSON keys, plus `age` and `memory` as people read them. */
-const FIELDS: Record<string, (e: ExecutionDetails, now: number) => string> = {
+const FIELDS: Record<FormatField, (e: ExecutionDetails, now: number) => string> = {
   workspaceId: (e) => e.workspaceId,
   execId: (e) => e.execId,
   pid: (e) => (e.pid === null ? "-" : String(e.pid)),
@@ -144,11 +145,8 @@ const FIELDS: Record<string, (e: ExecutionDetails, now: number) => string> = {
   command: (e) => e.command,
 };
 
-/** Every `--format` field name, for help. */
-export const FORMAT_FIELDS = Object.keys(FIELDS);
-
 /** The default table: header → field. */
-const DEFAULT_COLUMNS: [string, string][] = [
+const DEFAULT_COLUMNS: [string, FormatField][] = [
   ["WORKSPACE", "workspaceId"],
   ["EXEC ID", "execId"],
   ["PID", "pid"],
@@ -159,36 +157,12 @@ const DEFAULT_COLUMNS: [string, string][] = [
   ["COMMAND", "command"],
 ];
 
-type Format = { kind: "table"; columns: [string, string][] } | { kind: "template"; template: string };
-
-/** A `--format` value: `{{.field}}` template (with \t and \n), or a comma-separated field list. Throws on an unknown field. */
-export function parseFormat(value: string): Format {
-  const unknown = (name: string) => new Error(`unknown field ${JSON.stringify(name)} (fields: ${FORMAT_FIELDS.join(", ")})`);
-  if (value.includes("{{")) {
-    for (const match of value.matchAll(/\{\{\s*\.?([\w-]+)\s*\}\}/g)) if (!(match[1]! in FIELDS)) throw unknown(match[1]!);
-    return { kind: "template", template: value.replaceAll("\\t", "\t").replaceAll("\\n", "\n") };
-  }
-  const names = value.split(",").map((name) => name.trim());
-  for (const name of names) if (!(name in FIELDS)) throw unknown(name);
-  return { kind: "table", columns: names.map((name) => [name.replace(/([a-z])([A-Z])/g, "$1 $2").toUpperCase(), name]) };
-}
-
-/** `--format`'s check for the CLI (a usage error names the unknown field). */
-export function formatProblem(value: string): string | null {
-  try {
-    parseFormat(value);
-    return null;
-  } catch (error) {
-    return `has an ${(error as Error).message}`;
-  }
-}
-
 function render(executions: ExecutionDetails[], format: Format): string {
   const now = Date.now();
   if (format.kind === "template") {
-    return executions.map((e) => format.template.replace(/\{\{\s*\.?([\w-]+)\s*\}\}/g, (_, name: string) => printable(FIELDS[name]!(e, now)))).join("\n");
+    return executions.map((e) => format.template.replace(/\{\{\s*\.?([\w-]+)\s*\}\}/g, (_, name: string) => printable(FIELDS[name as FormatField](e, now)))).join("\n");
   }
-  const rows = executions.map((e) => format.columns.map(([, field]) => printable(FIELDS[field]!(e, now))));
+  const rows = executions.map((e) => format.columns.map(([, field]) => printable(FIELDS[field](e, now))));
   return formatTable(format.columns.map(([header]) => header), rows);
 }
 

@@ -3,12 +3,12 @@
  * people (one readable line per entry) or scripts (the JSON lines as written).
  */
 import { existsSync } from "node:fs";
-import type { Invocation } from "../../cli.ts";
-import { diagnose, writeAll } from "../../output.ts";
-import { logDirectory } from "../../log/files.ts";
-import { LogFollower, logExists } from "../../log/reader.ts";
-import { resolveHome } from "../../store/home.ts";
-import { unknownOptionText } from "../call-log.ts";
+import type { Invocation } from "../argv.ts";
+import { diagnose, writeAll } from "../output.ts";
+import { logDirectory } from "../log/files.ts";
+import { LogFollower, logExists } from "../log/reader.ts";
+import { resolveHome } from "../store/home.ts";
+import { unknownOptionText } from "../log/call-log.ts";
 import { operatorOptions } from "./common.ts";
 
 /** How often `--follow` looks for new lines. */

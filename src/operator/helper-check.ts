@@ -7,12 +7,13 @@
  */
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { describeHelperResolution, HELPER_NAME, type HelperResolution } from "../../exec/helper.ts";
-import { lazyOs } from "../../platform/lazy.ts";
-import { VERSION } from "../../version.ts";
+import { describeHelperResolution, HELPER_NAME, type HelperResolution } from "../exec/helper.ts";
+import { lazyOs } from "../platform/lazy.ts";
+import { VERSION } from "../version.ts";
 import { runOperation, shellQuote } from "./common.ts";
 import type { Check } from "./report.ts";
-import { captureExec, newExecId } from "./run.ts";
+import { captureExec } from "./run.ts";
+import { newExecId } from "./run-envelope.ts";
 
 /** What the later daemon requires of the helper's describe (SPEC-later-dialect §4). */
 export const REQUIRED_CAPABILITIES = ["files", "watch", "resolve-command"] as const;

@@ -3,11 +3,11 @@
  * builds the lifecycle request the daemon would send, runs this binary's own protocol
  * operation with it, and shows the answer readably (`--json`: the operation's response).
  */
-import { UsageError, type Invocation } from "../../cli.ts";
-import { readOptions } from "../../options.ts";
-import type { LifecycleResponse } from "../../protocol/index.ts";
-import { listWorkspaces } from "../../store/workspaces.ts";
-import { configurationOf, inReconcileScope, type Ownership } from "../../workspace/owner.ts";
+import { UsageError, type Invocation } from "../argv.ts";
+import { readOptions } from "../options.ts";
+import type { LifecycleResponse } from "../protocol/index.ts";
+import { listWorkspaces } from "../store/workspaces.ts";
+import { configurationOf, inReconcileScope, type Ownership } from "../workspace/owner.ts";
 import { callOperation, dialectFields, openExistingStore, operationArgv0, operatorOptions, printJson, recordedWorkspace } from "./common.ts";
 import { stateLines } from "./new.ts";
 import { liveExecutions } from "./ps.ts";

@@ -1,67 +1,18 @@
 /**
- * What the operator commands share: the flags that stand for the daemon's `options` (and their
- * documentation), running this same binary for a protocol operation, and plain-text output.
+ * What the operator commands share: the daemon's `options` their flags stand for (the flags'
+ * documentation is flags.ts), running this same binary for a protocol operation, plain text.
  * Operator commands are for people; none of this is part of the protocol.
  */
-import { lazyChildProcess } from "../../platform/lazy.ts";
+import { lazyChildProcess } from "../platform/lazy.ts";
 import { existsSync } from "node:fs";
-import { isAbsolute } from "node:path";
-import { HOME_ENV, UsageError, commandUsage, type FlagDoc, type Invocation } from "../../cli.ts";
-import { diagnose, writeAll } from "../../output.ts";
-import { DEFAULT_OWNER, DEFAULT_STOP_TIMEOUT_MS } from "../../options.ts";
-import { LifecycleResponse, parseMessage, type Dialect } from "../../protocol/index.ts";
-import { openExistingStore as openStoreIfPresent, type Store } from "../../store/db.ts";
-import { resolveHome } from "../../store/home.ts";
-import { getWorkspace, type WorkspaceRecord } from "../../store/workspaces.ts";
+import { UsageError, type Invocation } from "../argv.ts";
+import { diagnose } from "../output.ts";
+import { LifecycleResponse, parseMessage, type Dialect } from "../protocol/index.ts";
+import { openExistingStore as openStoreIfPresent, type Store } from "../store/db.ts";
+import { resolveHome } from "../store/home.ts";
+import { getWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { DaemonConfigError, argv0Of, ourRuntimes, readDaemonConfig } from "./daemon-config.ts";
-
-/** Options flags every store-touching operator command takes. */
-export const STORE_FLAGS = ["home", "owner"] as const;
-
-/** Flags that give the daemon's whole `options` map: inline JSON, or a runtime of a config.json. */
-export const OPTIONS_FLAGS = ["options-json", "config", "runtime"] as const;
-
-/** A check for a flag that must be an absolute path; `empty` says why "" is refused. */
-function absolutePath(empty: string) {
-  return (value: string): string | null => {
-    if (value === "") return `must not be empty (${empty})`;
-    if (!isAbsolute(value)) return `must be an absolute path, got ${JSON.stringify(value)}`;
-    return null;
-  };
-}
-
-function jsonObject(value: string): string | null {
-  try {
-    const parsed: unknown = JSON.parse(value);
-    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return null;
-  } catch (error) {
-    return `is not valid JSON: ${(error as Error).message}`;
-  }
-  return "must be a JSON object (the daemon's options map)";
-}
-
-/** The documentation of flags several operator commands share; each spec spreads what it takes. */
-export const FLAG_DOCS = {
-  "workspace-id": { value: "W", help: "the workspace id (what the daemon calls it)" },
-  home: {
-    value: "DIR",
-    help: "the runtime home, absolute (options.stateDirectory)",
-    default: "$PASEO_HOST_RUNTIME_HOME, else the user's state directory",
-    check: absolutePath("an empty home would be the current directory"),
-  },
-  owner: { value: "NAME", help: "the owner stamped on workspaces (options.owner)", default: JSON.stringify(DEFAULT_OWNER) },
-  "options-json": { value: "JSON", help: "the daemon's whole options map, as JSON; --home, --owner and the like override its keys", check: jsonObject },
-  config: { value: "FILE", help: "take the options of a runtime in the daemon's config.json (e.g. ~/.paseo/config.json)" },
-  runtime: { value: "NAME", help: "which workspaceRuntimes entry of --config", default: "the only one that runs paseo-host-runtime" },
-  "helper-path": { value: "PATH", help: "absolute path of paseo-workspace-helper (options.helperPath)", check: absolutePath("give the helper's absolute path") },
-  json: { help: "print one JSON document (for scripts)" },
-} satisfies Record<string, FlagDoc>;
-
-/** The environment variables that decide the runtime home (for `env` in a spec). */
-export const STORE_ENV = HOME_ENV;
-
-/** The grace between SIGTERM and SIGKILL, as help text names it. */
-export const STOP_GRACE = `the stopTimeoutMs grace (default ${DEFAULT_STOP_TIMEOUT_MS} ms)`;
+import { selfCommand, selfEnv } from "../client/self.ts";
 
 /**
  * The argv[0] the daemon runs this binary with, when `--config` named its runtime: protocol
@@ -119,13 +70,6 @@ function baseOptions(invocation: Invocation): Record<string, unknown> {
   return { ...(options as Record<string, unknown>) };
 }
 
-/** A usage error found after parsing: same shape as the CLI's (stderr, usage, exit 2). */
-export function usageFailure(command: string, message: string): number {
-  diagnose(message);
-  writeAll(2, commandUsage(command));
-  return 2;
-}
-
 /**
  * The store of the home `options` select, opened only when it already exists: looking must
  * not create a runtime home. Returns null (and the home) when there is nothing yet.
@@ -142,24 +86,6 @@ export function missingHomeMessage(options: Record<string, unknown>): string | n
   const home = resolveHome(options);
   if (existsSync(home)) return null;
   return `runtime home ${home} does not exist (nothing was ever created there; check --home, options.stateDirectory or PASEO_HOST_RUNTIME_HOME)`;
-}
-
-/** argv that runs this same program: the compiled binary, or bun + the entry script from source. */
-export function selfCommand(): string[] {
-  const compiled = Bun.main.startsWith("/$bunfs/") || Bun.main.startsWith("B:/~BUN/");
-  return compiled ? [process.execPath] : [process.execPath, Bun.main];
-}
-
-/**
- * The environment for a child run of this binary: ours, minus what would make the embedded
- * Bun behave differently (BUN_OPTIONS can preload code, BUN_BE_BUN turns it into plain bun).
- */
-export function selfEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && key !== "BUN_OPTIONS" && key !== "BUN_BE_BUN") env[key] = value;
-  }
-  return env;
 }
 
 /** What a lifecycle operation of this binary printed, and how it ended. */

@@ -1,6 +1,6 @@
 import { basename, resolve } from "node:path";
-import type { Invocation } from "../../cli.ts";
-import { diagnose } from "../../output.ts";
+import { UsageError, type Invocation } from "../argv.ts";
+import { diagnose } from "../output.ts";
 import {
   LifecycleRequest,
   LifecycleResponse,
@@ -11,8 +11,8 @@ import {
   type PlacementIntent,
   type ProjectSource,
   type State,
-} from "../../protocol/index.ts";
-import { operatorOptions, printJson, runOperation, shellQuote, usageFailure } from "./common.ts";
+} from "../protocol/index.ts";
+import { operatorOptions, printJson, runOperation, shellQuote } from "./common.ts";
 
 /** `scheme://…` or scp-like `user@host:path`: a git URL rather than a host directory. */
 function isGitUrl(source: string): boolean {
@@ -53,7 +53,7 @@ function createInput(invocation: Invocation): CreateInput | string {
  */
 export function newWorkspace(invocation: Invocation): number {
   const input = createInput(invocation);
-  if (typeof input === "string") return usageFailure(invocation.command, input);
+  if (typeof input === "string") throw new UsageError(input, invocation.command);
   const options = operatorOptions(invocation);
   const hostDirectory = invocation.flags.get("host-directory");
   if (hostDirectory !== undefined) options.hostDirectory = hostDirectory;

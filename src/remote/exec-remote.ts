@@ -1,5 +1,5 @@
-import type { Invocation } from "../cli.ts";
-import { serveExec } from "../remote/serve.ts";
+import type { Invocation } from "../argv.ts";
+import { serveExec } from "./serve.ts";
 
 /**
  * `exec-remote` (internal): run by a `--remote` runtime's local `exec` over ssh. stdin/stdout

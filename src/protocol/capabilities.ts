@@ -1,4 +1,4 @@
-import { DescribeResponse, encodeFrame } from "../protocol/index.ts";
+import { DescribeResponse, encodeFrame } from "./index.ts";
 
 /** What this binary really supports. Reconcile is advertised only once it works. */
 export const CAPABILITIES: DescribeResponse = { protocolVersion: 1, modes: ["pipes", "pty"], reconcile: true };

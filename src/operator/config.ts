@@ -5,12 +5,12 @@
  * known one), bad values, homes that would be refused, and runtimes sharing a home and owner.
  * Exit 0 when clean, 1 when a problem was found.
  */
-import type { Invocation } from "../../cli.ts";
-import { diagnose } from "../../output.ts";
-import { DEFAULT_OWNER, optionProblems, readOptions, unknownOptions } from "../../options.ts";
-import { resolveHome } from "../../store/home.ts";
+import type { Invocation } from "../argv.ts";
+import { diagnose } from "../output.ts";
+import { DEFAULT_OWNER, optionProblems, readOptions, unknownOptions } from "../options.ts";
+import { resolveHome } from "../store/home.ts";
 import { printJson } from "./common.ts";
-import { configurationOf } from "../../workspace/owner.ts";
+import { configurationOf } from "../workspace/owner.ts";
 import { DaemonConfigError, argv0Of, defaultConfigPath, ourRuntimes, readDaemonConfig, type CommandRuntime } from "./daemon-config.ts";
 import { checkRuntimeHome } from "./home-check.ts";
 import { renderChecks, type Check } from "./report.ts";

@@ -1,10 +1,10 @@
-import type { Invocation } from "../cli.ts";
+import type { Invocation } from "../argv.ts";
 import { writeStdout } from "../output.ts";
 import { readOptions } from "../options.ts";
 import { ProtocolError } from "../protocol/index.ts";
 import { withStore } from "../store/db.ts";
-import { checkKey, saveRest, updateMirror, updateSeed } from "../remote/mirror.ts";
-import { ReceiveHeader, parseWire, type Received } from "../remote/wire.ts";
+import { checkKey, saveRest, updateMirror, updateSeed } from "./mirror.ts";
+import { ReceiveHeader, parseWire, type Received } from "./wire.ts";
 import { join } from "node:path";
 import { mkdirSync, rmSync } from "node:fs";
 

@@ -3,7 +3,7 @@
  * then what to do. Marks fall back to ASCII words when the locale is not UTF-8, and colour is
  * used only on a terminal without NO_COLOR.
  */
-import { isTerminal } from "../../platform/tty.ts";
+import { isTerminal } from "../platform/tty.ts";
 
 /** ok / fail: a required check; warn: works, but worth a look; info: informational only; skip: not checked. */
 export type CheckStatus = "ok" | "fail" | "warn" | "info" | "skip";

@@ -1,6 +1,6 @@
-import type { Invocation } from "../../cli.ts";
-import { readOptions } from "../../options.ts";
-import { diagnose } from "../../output.ts";
+import type { Invocation } from "../argv.ts";
+import { readOptions } from "../options.ts";
+import { diagnose } from "../output.ts";
 import { callOperation, dialectFields, openExistingStore, operatorOptions, printJson, recordedWorkspace } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 

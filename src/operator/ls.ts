@@ -1,10 +1,10 @@
-import type { Invocation } from "../../cli.ts";
-import { readCounter } from "../../platform/cgroup.ts";
-import { cgroupMemoryBytes } from "../../platform/resources.ts";
-import { isSameProcess, listProcesses } from "../../platform/process.ts";
-import { listWorkspaces, type WorkspaceRecord } from "../../store/workspaces.ts";
-import { rootProblem } from "../../workspace/confinement.ts";
-import { diagnose } from "../../output.ts";
+import type { Invocation } from "../argv.ts";
+import { readCounter } from "../platform/cgroup.ts";
+import { cgroupMemoryBytes } from "../platform/resources.ts";
+import { isSameProcess, listProcesses } from "../platform/process.ts";
+import { listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
+import { rootProblem } from "../workspace/confinement.ts";
+import { diagnose } from "../output.ts";
 import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 
