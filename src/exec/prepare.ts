@@ -109,6 +109,18 @@ function openCheckout(path: string, root: OpenRoot): number {
 }
 
 /**
+ * Starts the cgroup migration prime (platform/cgroup.ts) before the envelope is read, so its
+ * grace period runs while the envelope is read and checked: prepareLaunch then finds it
+ * started. Not earlier: while it waits, every fork and thread creation on the machine waits
+ * too (cgroup_threadgroup_rwsem), and Bun creates threads while exec's modules load
+ * (bench/README.md). Where options choose process-group containment it was one no-op move.
+ */
+export function primeOwnCgroup(): void {
+  const own = ownCgroupDir();
+  if (own !== null) void primeMigration(own);
+}
+
+/**
  * Checks containment, workspace, cwd and program, then claims the execution identity (with
  * the cgroup it will run in), all inside the one transaction that sees the workspace ready,
  * so pause and destroy cannot slip in between. The cgroup is made only once it is on record.
@@ -117,7 +129,7 @@ function openCheckout(path: string, root: OpenRoot): number {
  */
 export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
   const options = readOptions(envelope.options);
-  // Started first: it overlaps the kernel's grace period with the work below (platform/cgroup.ts).
+  // Started already (primeOwnCgroup), or now: it overlaps the kernel's grace period with the work below.
   const own = options.containment !== "process-group" ? ownCgroupDir() : null;
   const origin = own === null ? null : { dir: own, primed: primeMigration(own) };
   const store = openStore(options);

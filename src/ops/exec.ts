@@ -3,7 +3,7 @@ import { ControlReader, protocolFdsProblem } from "../exec/controls.ts";
 import { mirrorExit } from "../exec/mirror.ts";
 import { runPipes } from "../exec/pipes.ts";
 import { runPty } from "../exec/pty.ts";
-import { prepareLaunch } from "../exec/prepare.ts";
+import { prepareLaunch, primeOwnCgroup } from "../exec/prepare.ts";
 import { NotLaunched } from "../exec/program.ts";
 import { SignalForwarder } from "../exec/signals.ts";
 import { diagnose } from "../output.ts";
@@ -20,6 +20,7 @@ export async function exec(invocation: Invocation): Promise<number> {
   process.chdir("/");
   const notTheDaemons = protocolFdsProblem();
   if (notTheDaemons !== null) throw new UsageError(notTheDaemons, "exec");
+  primeOwnCgroup();
   const controls = new ControlReader();
   const envelope = await readEnvelope(controls);
   if (envelope.stdio.kind === "pty") signals.keepJobControl();

@@ -215,14 +215,20 @@ export function moveInto(dir: string, pid: number): void {
  * moves a little later are quick. Without the `favordynmods` mount option, the first cgroup
  * migration after a quiet spell waits for an RCU grace period (5–16 ms measured on this 2-core
  * VM) while holding the cgroup lock; those within a grace period after it do not. Its failure
- * is tolerated: the real move reports it.
+ * is tolerated: the real move reports it. Once per process: priming `current` again returns
+ * the first prime.
  */
 export function primeMigration(current: string): Promise<void> {
+  if (primed?.dir === current) return primed.done;
   // node:fs's callback form runs on Bun's thread pool, as node:fs/promises would, without
   // loading that module (~1 ms on the exec's path to `started`). An error is ignored: the real
   // move into the execution's cgroup says what is wrong.
-  return new Promise((resolve) => writeFile(join(current, "cgroup.procs"), String(process.pid), () => resolve()));
+  const done = new Promise<void>((resolve) => writeFile(join(current, "cgroup.procs"), String(process.pid), () => resolve()));
+  primed = { dir: current, done };
+  return done;
 }
+
+let primed: { dir: string; done: Promise<void> } | undefined;
 
 /** Pids in `dir` and every cgroup below it. */
 export function processesIn(dir: string): number[] {

@@ -66,6 +66,18 @@ for (const mode of MODES) {
       expect([after[2], after[3]]).toEqual([pid, pid]);
     });
 
+    test("SIGTERM to the wrapper once the workload has run a while (forwarded by the handler itself) ends it by SIGTERM", async () => {
+      const ws = spaces.get(mode)!;
+      const handle = startExec(ws.id, envelope(["sleep", "30"], { options: ws.options, env: { PATH } }));
+      await handle.waitEvent("started");
+      // Past the relay's arming (src/exec/signals.ts RELAY_AFTER_MS); not a timing assertion.
+      await Bun.sleep(150);
+      process.kill(handle.pid, "SIGTERM");
+      const result = await handle.done;
+      expectComplete(result, null, "SIGTERM");
+      expect(result.signal).toBe("SIGTERM");
+    });
+
     test("an executable without #! (ENOEXEC) fails before started with exit 126, nothing launched", async () => {
       const ws = spaces.get(mode)!;
       writeFileSync(join(ws.root, "no-shebang"), "echo should-not-run\n");

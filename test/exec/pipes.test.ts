@@ -192,6 +192,17 @@ for (const isolation of isolations("pipes.test.ts")) {
         });
       }
 
+      for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+        test(`${signal} once the workload has run a while (forwarded by the handler itself, Linux x86-64) ends it by ${signal}, and the wrapper dies by it too`, async () => {
+          const handle = startExec(ws.id, envelope(["sleep", "30"], { options: ws.options, env: { PATH } }));
+          await handle.waitEvent("started");
+          // Past the relay's arming (src/exec/signals.ts RELAY_AFTER_MS); not a timing assertion.
+          await Bun.sleep(150);
+          process.kill(handle.pid, signal);
+          expectComplete(await handle.done, null, signal);
+        });
+      }
+
       test(`a signal sent right after spawn, before started, still wins (${EARLY_TRIALS} trials)`, async () => {
         for (let i = 0; i < EARLY_TRIALS; i++) {
           const tag = `${30 + i / 1000 + Math.floor(Math.random() * 1000) / 1e6}`;

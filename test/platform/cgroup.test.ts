@@ -1,6 +1,6 @@
 /** Reading where the cgroup v2 hierarchy is: mountinfo parsing and path mapping (also inside a cgroup namespace). */
 import { describe, expect, test } from "bun:test";
-import { directoryOf, hierarchyPath, parseMountinfo, type Mount } from "../../src/platform/cgroup.ts";
+import { directoryOf, hierarchyPath, ownCgroupDir, parseMountinfo, primeMigration, type Mount } from "../../src/platform/cgroup.ts";
 
 const HYBRID = [
   "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755",
@@ -38,5 +38,15 @@ describe("mountinfo", () => {
     expect(directoryOf(ns, "/user.slice/u.scope")).toBe("/sys/fs/cgroup/ns/u.scope");
     expect(directoryOf(ns, "/system.slice")).toBeNull();
     expect(hierarchyPath(ns, "/sys/fs/cgroup/ns/u.scope")).toBe("/user.slice/u.scope");
+  });
+});
+
+describe("the migration prime", () => {
+  const own = ownCgroupDir();
+  // exec primes before the envelope, prepareLaunch again: one no-op migration, not two grace periods.
+  test.skipIf(own === null)("priming this process's own cgroup again is the first prime, not a second migration", async () => {
+    const first = primeMigration(own!);
+    expect(primeMigration(own!)).toBe(first);
+    await first;
   });
 });
