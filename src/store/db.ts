@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { scrubUrlCredentials } from "../redact.ts";
 import { checkHome, ensureHome, resolveHome, type HomeOptions } from "./home.ts";
 import { digestInputText } from "./input-digest.ts";
+import { withWriterLock } from "./writer-lock.ts";
 
 /**
  * Bumped on every change. An older database is migrated (MIGRATIONS); a newer one is refused.
@@ -244,11 +245,20 @@ function migrate(db: Database, path: string): boolean {
 }
 
 /**
- * Runs `fn` in its own write transaction (BEGIN IMMEDIATE: the write lock is taken at the start,
- * so busy_timeout applies cleanly instead of a deferred transaction failing on its first write).
+ * Runs `fn` in its own write transaction, holding the store's writer lock (writer-lock.ts:
+ * waiters sleep until it is free and take it in turn) and then SQLite's (BEGIN IMMEDIATE: taken
+ * at the start, so a deferred transaction never fails on its first write). busy_timeout is left
+ * for what does not take the writer lock: SQLite's own checkpoints and recovery, older binaries.
  */
 export function writeTransaction<T>(db: Database, fn: () => T): T {
-  return db.transaction(fn).immediate();
+  const transaction = db.transaction(fn);
+  if (db.inTransaction || !isFile(db.filename)) return transaction.immediate();
+  return withWriterLock(db.filename, () => transaction.immediate());
+}
+
+/** Whether a database lives in a file (not ":memory:" or a temporary one). */
+function isFile(filename: string): boolean {
+  return filename !== "" && filename !== ":memory:";
 }
 
 /** Milliseconds since the epoch, the unit of every *_at column. */
