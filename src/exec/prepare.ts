@@ -6,7 +6,7 @@ import { openStore, type Store } from "../store/db.ts";
 import type { Reservation } from "../store/executions.ts";
 import { getWorkspace, updateWorkspace } from "../store/workspaces.ts";
 import { whileReady } from "../workspace/access.ts";
-import { settleEnded } from "../workspace/executions.ts";
+import { endedExecutions, settleEnded } from "../workspace/executions.ts";
 import type { OpenRoot } from "../workspace/confinement.ts";
 import { checkLimits, ContainmentError, executionCgroupOf, prepareWorkspaceCgroup, resolveContainment, workspaceCgroupOf, type Containment } from "../workspace/containment.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
@@ -161,9 +161,11 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
     checkLimits(found, options);
     return found;
   });
+  // Records their wrappers could not finish (a full disk) are finished here, by the kernel's
+  // word: looked for before the write lock is taken, as that costs a /proc read per live execution.
+  const ended = endedExecutions(store.db, workspaceId);
   const plan = whileReady(store.db, workspaceId, owner, (root, record) => {
-    // Records its wrapper could not finish (a full disk) are finished here, by the kernel's word.
-    settleEnded(store.db, workspaceId);
+    settleEnded(store.db, ended);
     const { cwd, cwdFd } = openCwd(root, envelope.cwd ?? "");
     let held: number[] = [];
     try {

@@ -132,12 +132,12 @@ export function cancelReservations(db: Database, workspaceId: string): number {
   return db.query(`UPDATE executions SET finished_at = ?2 WHERE workspace_id = ?1 AND pid = 0 AND finished_at IS NULL`).run(workspaceId, now()).changes;
 }
 
-/** Marks an execution finished; keeps the first recorded outcome. */
-export function markFinished(db: Database, workspaceId: string, execId: string, exit?: { code: number | null; signal: string | null }): void {
-  db.query(
+/** Marks an execution finished; keeps the first recorded outcome. False when it was finished already. */
+export function markFinished(db: Database, workspaceId: string, execId: string, exit?: { code: number | null; signal: string | null }): boolean {
+  return db.query(
     `UPDATE executions SET finished_at = ?3, exit_code = ?4, exit_signal = ?5
      WHERE workspace_id = ?1 AND exec_id = ?2 AND finished_at IS NULL`,
-  ).run(workspaceId, execId, now(), exit?.code ?? null, exit?.signal ?? null);
+  ).run(workspaceId, execId, now(), exit?.code ?? null, exit?.signal ?? null).changes === 1;
 }
 
 /**

@@ -107,18 +107,28 @@ function hasEnded(record: ExecutionRecord): boolean {
 }
 
 /**
- * Finishes the records of a workspace's executions that are over although nobody recorded it:
- * the wrapper is gone (it could not write its record: a full or read-only disk; or it was killed
- * once the workload had ended) and the kernel says nothing of the execution is left. Kills
+ * The records of a workspace's executions that are over although nobody recorded it: the
+ * wrapper is gone (it could not write its record: a full or read-only disk; or it was killed
+ * once the workload had ended) and the kernel says nothing of the execution is left. Looks
+ * only, outside any transaction: checking every live execution's wrapper is the slow part (one
+ * /proc read each; 200 concurrent execs made it 14-18 ms of each launch's reservation, all of
+ * it under the write lock: bench/README.md, `lockwait`), and what it finds stays true (a gone
+ * wrapper never comes back, and nothing else puts a process into its execution's cgroup).
+ */
+export function endedExecutions(db: Database, workspaceId: string): ExecutionRecord[] {
+  return unfinishedExecutions(db, workspaceId).filter((record) => !isSameProcess(wrapperOf(record)) && hasEnded(record));
+}
+
+/**
+ * Finishes the records endedExecutions found, each unless someone finished it meanwhile. Kills
  * nothing: an execution with a process left is signal's and reconcile's to end. An empty cgroup
  * is removed. Call inside a write transaction; returns how many records it finished.
  */
-export function settleEnded(db: Database, workspaceId: string): number {
+export function settleEnded(db: Database, ended: readonly ExecutionRecord[]): number {
   let settled = 0;
-  for (const record of unfinishedExecutions(db, workspaceId)) {
-    if (isSameProcess(wrapperOf(record)) || !hasEnded(record)) continue;
+  for (const record of ended) {
+    if (!markFinished(db, record.workspaceId, record.execId)) continue;
     if (record.cgroup) removeCgroup(record.cgroup);
-    markFinished(db, record.workspaceId, record.execId);
     logLine("warn", "settled", {
       execId: record.execId,
       workloadPid: record.pid || undefined,
