@@ -7,6 +7,7 @@ import type { Reservation } from "../store/executions.ts";
 import { getWorkspace, updateWorkspace } from "../store/workspaces.ts";
 import { whileReady } from "../workspace/access.ts";
 import { endedExecutions, settleEnded } from "../workspace/executions.ts";
+import { WriterLockStalled } from "../store/writer-lock.ts";
 import type { OpenRoot } from "../workspace/confinement.ts";
 import { checkLimits, ContainmentError, executionCgroupOf, prepareWorkspaceCgroup, resolveContainment, workspaceCgroupOf, type Containment } from "../workspace/containment.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
@@ -148,7 +149,9 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
   try {
     return claimLaunch(store, options, owner, reservation, envelope, origin);
   } catch (error) {
-    recordRefusal(store, reservation, owner);
+    // A store whose write lock is stuck would keep the refusal waiting as long again: the
+    // identity then stays unrecorded, and `signal` calls it not ready.
+    if (!(error instanceof WriterLockStalled)) recordRefusal(store, reservation, owner);
     throw error;
   }
 }

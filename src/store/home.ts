@@ -31,7 +31,7 @@ function requireAbsolute(path: string, name: string): string {
  * What a runtime home holds (besides nothing): a directory holding anything else is not a home
  * of its own. Add an entry here when the runtime starts keeping something new in the home.
  */
-const HOME_ENTRIES: readonly string[] = ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "state.sqlite-journal", "input.key", "workspaces", "log"];
+const HOME_ENTRIES: readonly string[] = ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "state.sqlite-journal", "state.sqlite.writer-lock", "input.key", "workspaces", "log"];
 
 /**
  * Whether `dir` holds nothing but what a runtime home holds, and is not a shared directory

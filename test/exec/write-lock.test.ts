@@ -5,7 +5,9 @@
  * newcomers until its 10 s ran out and was refused with "database is locked".
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { spawn as spawnChild } from "node:child_process";
+import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
 import { tempDir } from "../support/scratch.ts";
@@ -57,6 +59,32 @@ describe("execs waiting for the store's write lock", () => {
     expect(results.map(problem)).toEqual([null, null, null, null]);
     expect(results.map((r) => r.stdout.toString())).toEqual([0, 1, 2, 3].map((i) => `waited ${i}\n`));
   }, 60_000);
+
+  // 30 s (the stall limit) of waiting: with PASEO_STRESS=1 only; the limit itself is tested below.
+  test.skipIf(process.env.PASEO_STRESS !== "1")("an exec behind a stopped writer gives up after the stall limit, naming it, and records nothing", async () => {
+    const writer = await holdStore(ws.home, 120_000);
+    process.kill(writer.pid, "SIGSTOP");
+    const execId = `stalled-${process.pid}`;
+    let result: ExecResult;
+    try {
+      const handle = startExec(ws.id, envelope(["/bin/echo", "never"], { options: ws.options, execId }));
+      handle.closeStdin();
+      result = await handle.done;
+    } finally {
+      process.kill(writer.pid, "SIGKILL");
+      await writer.done;
+    }
+    expect(result.code).toBe(1);
+    expect(result.events).toEqual([]);
+    expect(result.stdout.toString()).toBe("");
+    expect(result.stderr).toContain(`the store's write lock (${writerLockPath(storePath(realpathSync(ws.home)))}) did not change hands for 30 s; process ${writer.pid} has held it since`);
+    const db = new Database(storePath(ws.home), { readonly: true });
+    try {
+      expect(db.query("SELECT count(*) AS n FROM executions WHERE exec_id = ?").get(execId)).toEqual({ n: 0 });
+    } finally {
+      db.close();
+    }
+  }, 90_000);
 
   test(`${CONCURRENT} execs started at once all start and finish`, async () => {
     const results = await Promise.all(Array.from({ length: CONCURRENT }, () => runExec(ws, ["/bin/true"])));
