@@ -482,62 +482,36 @@ export function duplicateDescriptor(fd: number): number {
 }
 
 /**
- * A small shared mapping of a file and a wait on one of its words, for a lock whose waiters
- * sleep until it is released (src/store/writer-lock.ts). Linux: futex(2) on a MAP_SHARED page,
- * so any process mapping the same file waits on the same word, woken in FIFO order. Elsewhere
+ * A wait on a 32-bit word of a shared file mapping (Bun.mmap), for a lock whose waiters sleep
+ * until it is released (src/store/writer-lock.ts). Linux: futex(2) without the private flag, so
+ * every process mapping the same file waits on the same word, woken in FIFO order. Elsewhere
  * (macOS, unverified) no futex: the wait is a short sleep, and the caller polls.
  */
-let sharedLib: ReturnType<typeof loadShared> | undefined;
-
-function loadShared() {
-  return ffi().dlopen(LIBC, {
-    mmap: { args: ["ptr", "u64", "i32", "i32", "i32", "i64"], returns: "ptr" },
-    [ERRNO_SYMBOL]: { args: [], returns: "ptr" },
-  }).symbols;
-}
-
-const PROT_READ_WRITE = 3;
-const MAP_SHARED = 1;
-/** MAP_FAILED is (void *) -1, which bun:ffi hands back as a pointer value. */
-const MAP_FAILED = 2 ** 64 - 1;
-
-/** A shared read-write mapping of the first `length` bytes of `fd` (never unmapped: one per lock file and process). */
-export interface SharedWords {
-  /** The mapping's address, for the futex calls. */
-  address: number;
-  words: Int32Array;
-}
-
-/** Maps the first `length` bytes of `fd` (the file must be at least that long) shared, read-write. */
-export function mapShared(fd: number, length: number): SharedWords {
-  const lib = (sharedLib ??= loadShared());
-  const address = lib.mmap(null, length, PROT_READ_WRITE, MAP_SHARED, fd, 0) as number | null;
-  if (address === null || address === MAP_FAILED || address === -1) throw failed(errnoOf(lib), "mmap");
-  return { address, words: new Int32Array(ffi().toArrayBuffer(address as Pointer, 0, length)) };
-}
-
-/** Linux futex(2) numbers: the syscall differs between x86-64 and arm64; the operations do not. */
 const SYS_FUTEX = process.arch === "arm64" ? 98 : 202;
 const FUTEX_WAIT = 0;
 const FUTEX_WAKE = 1;
 
+/** The address of a word of a mapping, for waitWhileEqual and wakeUp. */
+export function addressOf(mapping: Uint8Array, byteOffset: number): number {
+  return Number(ffi().ptr(mapping, byteOffset));
+}
+
 /**
- * Sleeps while the 32-bit word at `address` (word `index` of `shared`) still holds `expected`,
- * at most `ms`: until a wakeUp() on it, the time, or a signal. Returns at once when it holds
- * something else. The caller re-checks whatever the word stands for in every case.
+ * Sleeps while the word at `address` still holds `expected`, at most `ms`: until a wakeUp() on
+ * it, the time, or a signal. Returns at once when it holds something else. The caller
+ * re-checks whatever the word stands for in every case.
  */
-export function waitWhileEqual(shared: SharedWords, index: number, expected: number, ms: number): void {
+export function waitWhileEqual(address: number, expected: number, ms: number): void {
   if (!isLinux) {
     Bun.sleepSync(Math.min(ms, 2));
     return;
   }
   const whole = Math.max(1, Math.floor(ms));
   const timeout = new BigInt64Array([BigInt(Math.floor(whole / 1000)), BigInt((whole % 1000) * 1_000_000)]);
-  linux().syscall(SYS_FUTEX, shared.address + index * 4, FUTEX_WAIT, expected, Number(ffi().ptr(timeout)));
+  linux().syscall(SYS_FUTEX, address, FUTEX_WAIT, expected, Number(ffi().ptr(timeout)));
 }
 
-/** Wakes up to `count` processes sleeping in waitWhileEqual on word `index` (the longest-waiting first). */
-export function wakeUp(shared: SharedWords, index: number, count: number): void {
-  if (isLinux) linux().syscall(SYS_FUTEX, shared.address + index * 4, FUTEX_WAKE, count, 0);
+/** Wakes up to `count` processes sleeping in waitWhileEqual on the word at `address` (the longest-waiting first). */
+export function wakeUp(address: number, count: number): void {
+  if (isLinux) linux().syscall(SYS_FUTEX, address, FUTEX_WAKE, count, 0);
 }
-

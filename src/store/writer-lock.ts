@@ -10,23 +10,30 @@
  * Here a writer holds an exclusive flock(2) on `<database>.writer-lock` around its whole
  * transaction; the kernel drops it when the holder dies, however it dies. Waiters sleep on a
  * futex word in a shared mapping of the same file (`released`, bumped by every holder as it
- * lets go), and each release wakes the longest waiter: the lock changes hands as soon as it is
- * free, in about the order it was asked for. A waiter also wakes every WAIT_SLICE_MS to look
- * again, which covers a holder that died without its wake-up.
+ * lets go), and a release that finds the `waiting` flag set wakes the longest waiter: the lock
+ * changes hands as soon as it is free, in about the order it was asked for, and a release
+ * nobody waits for makes no system call beyond the flock. A waiter also wakes every
+ * WAIT_SLICE_MS to look again, which covers a holder that died without its wake-up and a
+ * flag that was seen late.
  *
  * The wait is bounded by progress, not length: a queue of any size moves, a hung or stopped
  * holder does not. A waiter gives up (WriterLockStalled, naming the lock file and the holder)
  * only when the lock has not changed hands for STALL_LIMIT_MS.
  */
 import { closeSync, constants, fstatSync, ftruncateSync, openSync } from "node:fs";
-import { mapShared, tryLockExclusive, unlock, waitWhileEqual, wakeUp, type SharedWords } from "../platform/libc.ts";
+import { addressOf, tryLockExclusive, unlock, waitWhileEqual, wakeUp } from "../platform/libc.ts";
 
-/** The page's words: how many times the lock was released, and who holds it (pid; ms since the epoch, in two halves). */
+/**
+ * The page's words: how many times the lock was released (atomically: releases may overlap); whether anyone waits (set by each
+ * waiter before it tries, cleared by the release that wakes one); who holds it (pid, and ms
+ * since the epoch in two halves).
+ */
 const RELEASED = 0;
-const HOLDER_PID = 1;
-const HOLDER_SINCE_HIGH = 2;
-const HOLDER_SINCE_LOW = 3;
-const FILE_BYTES = 16;
+const WAITING = 1;
+const HOLDER_PID = 2;
+const HOLDER_SINCE_HIGH = 3;
+const HOLDER_SINCE_LOW = 4;
+const FILE_BYTES = 32;
 
 /** Far longer than any real transaction, including a launch on a machine starting 200 processes. */
 export const STALL_LIMIT_MS = 30_000;
@@ -38,7 +45,9 @@ export class WriterLockStalled extends Error {}
 interface WriterLock {
   path: string;
   fd: number;
-  shared: SharedWords;
+  words: Int32Array;
+  /** The address of RELEASED, for the futex calls. */
+  released: number;
   /** Nesting depth in this process: a transaction inside a transaction holds it already. */
   depth: number;
 }
@@ -71,7 +80,9 @@ function openLock(path: string): WriterLock {
   try {
     // Growing it is idempotent, so concurrent first openers agree; it never shrinks.
     if (fstatSync(fd).size < FILE_BYTES) ftruncateSync(fd, FILE_BYTES);
-    const lock = { path, fd, shared: mapShared(fd, FILE_BYTES), depth: 0 };
+    // Bun.mmap maps it shared (MAP_SHARED): every process of the home sees the same words.
+    const mapping = Bun.mmap(path, { shared: true });
+    const lock = { path, fd, words: new Int32Array(mapping.buffer, mapping.byteOffset, FILE_BYTES / 4), released: addressOf(mapping, 0), depth: 0 };
     locks.set(path, lock);
     return lock;
   } catch (error) {
@@ -81,35 +92,46 @@ function openLock(path: string): WriterLock {
 }
 
 function acquire(lock: WriterLock, stallLimitMs: number): void {
-  const { words } = lock.shared;
-  let seen = words[RELEASED]!;
-  let since = Date.now();
-  // Read the counter before each try: a release between the try and the wait changes it, and
-  // the wait then returns at once instead of sleeping through the wake-up.
-  while (!tryLockExclusive(lock.fd)) {
-    const now = Date.now();
-    if (now - since >= stallLimitMs) throw stalled(lock, now - since);
-    waitWhileEqual(lock.shared, RELEASED, seen, Math.min(WAIT_SLICE_MS, stallLimitMs - (now - since)));
-    const current = words[RELEASED]!;
-    if (current !== seen) [seen, since] = [current, Date.now()];
-  }
+  const { words } = lock;
+  if (!tryLockExclusive(lock.fd)) waitFor(lock, stallLimitMs);
   const at = Date.now();
   words[HOLDER_PID] = process.pid;
   words[HOLDER_SINCE_HIGH] = Math.floor(at / 2 ** 32);
   words[HOLDER_SINCE_LOW] = at % 2 ** 32 | 0;
 }
 
+/** Sleeps until the lock is ours; throws when it stayed with one holder for the stall limit. */
+function waitFor(lock: WriterLock, stallLimitMs: number): void {
+  const { words } = lock;
+  let seen = Atomics.load(words, RELEASED);
+  let since = Date.now();
+  for (;;) {
+    // Flag, then read the counter, then try: a release after the try changes the counter, and
+    // the wait then returns at once instead of sleeping through the wake-up.
+    Atomics.store(words, WAITING, 1);
+    const current = Atomics.load(words, RELEASED);
+    if (current !== seen) [seen, since] = [current, Date.now()];
+    if (tryLockExclusive(lock.fd)) return;
+    const waited = Date.now() - since;
+    if (waited >= stallLimitMs) throw stalled(lock, waited);
+    waitWhileEqual(lock.released, seen, Math.min(WAIT_SLICE_MS, stallLimitMs - waited));
+  }
+}
+
 function release(lock: WriterLock): void {
-  const { words } = lock.shared;
+  const { words } = lock;
   words[HOLDER_PID] = 0;
-  // Bumped while still held: only the holder writes it.
-  words[RELEASED] = (words[RELEASED]! + 1) | 0;
   unlock(lock.fd);
-  wakeUp(lock.shared, RELEASED, 1);
+  // Bumped after the unlock: a waiter whose try came before it sees a new count and does not sleep.
+  Atomics.add(words, RELEASED, 1);
+  if (Atomics.load(words, WAITING) === 0) return;
+  // The one woken sets it again before it tries, so the next release wakes the next.
+  Atomics.store(words, WAITING, 0);
+  wakeUp(lock.released, 1);
 }
 
 function stalled(lock: WriterLock, waitedMs: number): WriterLockStalled {
-  const { words } = lock.shared;
+  const { words } = lock;
   const pid = words[HOLDER_PID]!;
   const since = words[HOLDER_SINCE_HIGH]! * 2 ** 32 + (words[HOLDER_SINCE_LOW]! >>> 0);
   const holder = pid > 0 ? `process ${pid} has held it since ${new Date(since).toISOString()}` : "its holder is unknown";
