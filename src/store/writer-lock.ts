@@ -9,8 +9,8 @@
  *
  * Here a writer holds an exclusive flock(2) on `<database>.writer-lock` around its whole
  * transaction; the kernel drops it when the holder dies, however it dies. Waiters sleep on a
- * futex word in a shared mapping of the same file (`released`, bumped by every holder as it
- * lets go), and a release that finds the `waiting` flag set wakes the longest waiter: the lock
+ * futex word in a shared mapping of the same file (`released`, bumped by every holder once it
+ * let go), and a release that finds the `waiting` flag set wakes the longest waiter: the lock
  * changes hands as soon as it is free, in about the order it was asked for, and a release
  * nobody waits for makes no system call beyond the flock. A waiter also wakes every
  * WAIT_SLICE_MS to look again, which covers a holder that died without its wake-up and a
@@ -24,9 +24,9 @@ import { closeSync, constants, fstatSync, ftruncateSync, openSync } from "node:f
 import { addressOf, tryLockExclusive, unlock, waitWhileEqual, wakeUp } from "../platform/libc.ts";
 
 /**
- * The page's words: how many times the lock was released (atomically: releases may overlap); whether anyone waits (set by each
- * waiter before it tries, cleared by the release that wakes one); who holds it (pid, and ms
- * since the epoch in two halves).
+ * The file's words: how many times the lock was released (bumped atomically, after the
+ * unlock: two releases may overlap); whether anyone waits (set by each waiter before it tries,
+ * cleared by the release that wakes one); who holds it (pid, and ms since the epoch in halves).
  */
 const RELEASED = 0;
 const WAITING = 1;
