@@ -15,7 +15,7 @@ import { bareSettings, remoteContext, type RemoteCall, type RemoteContext } from
 import { hashPlacement, hostByKey, placeWorkspace, routeWorkspace } from "./placement.ts";
 import { shipSources } from "./source.ts";
 import { SSH_FAILED, runRemote, type SshSettings } from "./ssh.ts";
-import type { RemoteHost } from "./url.ts";
+import type { RemoteHost } from "../ssh-url.ts";
 import { execThroughRemote } from "./wrapper.ts";
 
 /** The operations a `--remote` runtime carries to its hosts. */

@@ -12,7 +12,7 @@ import type { Check } from "../operator/report.ts";
 import { VERSION } from "../version.ts";
 import { remoteOwner } from "./context.ts";
 import { closeShared, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
-import { parseSshUrl, type RemoteHost } from "./url.ts";
+import { parseSshUrl, type RemoteHost } from "../ssh-url.ts";
 
 const MARK: Record<Check["status"], string> = { ok: "✓", fail: "✗", warn: "!", info: "·", skip: "-" };
 /** Round trips measured over the shared connection. */

@@ -11,7 +11,7 @@ import { openExistingStore, withStore } from "../store/db.ts";
 import { placeOnce, placedHost } from "../store/placements.ts";
 import type { RemoteContext } from "./context.ts";
 import { runRemote } from "./ssh.ts";
-import { parseSshUrl, type RemoteHost } from "./url.ts";
+import { parseSshUrl, type RemoteHost } from "../ssh-url.ts";
 
 /** The highest-scoring host for `workspaceId`: sha256(host key, id), first 12 hex digits as the score. */
 export function hashPlacement(hosts: readonly RemoteHost[], workspaceId: string): RemoteHost {
