@@ -53,13 +53,18 @@ interface Live {
  * Executions that are really alive now. The store only says what was started and not yet
  * seen finishing; liveness is re-derived from the kernel for every record.
  */
-export function liveExecutions(db: Database, workspaceId?: string, processes: ProcessInfo[] = listProcesses()): LiveExecution[] {
-  return live(db, workspaceId, processes).map(({ entry }) => entry);
+export function liveExecutions(db: Database, workspaceId?: string, snapshot: () => ProcessInfo[] = listProcesses): LiveExecution[] {
+  return live(db, workspaceId, snapshot).map(({ entry }) => entry);
 }
 
-function live(db: Database, workspaceId: string | undefined, processes: ProcessInfo[]): Live[] {
+function live(db: Database, workspaceId: string | undefined, snapshot: () => ProcessInfo[]): Live[] {
+  // The store first, then the processes: a launch recorded before the snapshot has its process
+  // in it (the wrapper records a pid only once it runs). The other order would show a launch
+  // committed in between as running with no processes and no memory.
+  const records = unfinishedExecutions(db, workspaceId);
+  const processes = snapshot();
   const found: Live[] = [];
-  for (const record of unfinishedExecutions(db, workspaceId)) {
+  for (const record of records) {
     const one = liveEntry(record, processes);
     if (one) found.push(one);
   }
@@ -180,7 +185,7 @@ export function ps(invocation: Invocation): number {
   let executions: ExecutionDetails[] = [];
   if (store) {
     try {
-      let found = live(store.db, workspaceId, listProcesses());
+      let found = live(store.db, workspaceId, listProcesses);
       if (owner !== undefined) {
         const owned = new Set(listWorkspaces(store.db, owner).map((w) => w.workspaceId));
         found = found.filter(({ entry }) => owned.has(entry.workspaceId));
