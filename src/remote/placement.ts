@@ -7,6 +7,7 @@
  * needs the store to exist.
  */
 import { diagnose } from "../output.ts";
+import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { openExistingStore, withStore } from "../store/db.ts";
 import { placeOnce, placedHost } from "../store/placements.ts";
 import type { RemoteContext } from "./context.ts";
@@ -79,7 +80,7 @@ async function liveExecutionCount(ctx: RemoteContext, host: RemoteHost): Promise
   try {
     const result = await runRemote(host, ctx.settings, words, null);
     if (result.status !== 0) throw new Error(`ps exited ${result.status}`);
-    const answer = JSON.parse(new TextDecoder().decode(result.stdout)) as { executions?: unknown };
+    const answer = JSON.parse(decodeOwnOutput(result.stdout, "ps --json")) as { executions?: unknown };
     if (!Array.isArray(answer.executions)) throw new Error("ps --json gave no executions list");
     return answer.executions.length;
   } catch (error) {
