@@ -9,7 +9,7 @@ import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operat
 import { liveExecutions } from "./ps.ts";
 
 /** A workspace as `ls` shows it. */
-export interface WorkspaceSummary {
+interface WorkspaceSummary {
   workspaceId: string;
   owner: string;
   /** The protocol dialect it was created in (seed | later); only requests in it reach it. */

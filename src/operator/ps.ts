@@ -12,7 +12,7 @@ import { parseFormat, type Format, type FormatField } from "./ps-format.ts";
 import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printable, quoteArgv } from "./common.ts";
 
 /** A live execution as `ps` shows it. Never its environment: that may hold secrets. */
-export interface LiveExecution {
+interface LiveExecution {
   workspaceId: string;
   execId: string;
   /** The workload's pid (its group and session leader); null while the wrapper is launching it. */
@@ -32,7 +32,7 @@ export interface LiveExecution {
 }
 
 /** What `ps` adds for people: the leader's argv as it runs now, and the workload's memory. */
-export interface ExecutionDetails extends LiveExecution {
+interface ExecutionDetails extends LiveExecution {
   /** The leader's exact argv (Linux), or null (starting, gone, or a platform that gives only text). */
   argv: string[] | null;
   /** The command line, shell-quoted when the argv is exact. */
@@ -108,7 +108,7 @@ function liveEntry(record: ExecutionRecord, processes: ProcessInfo[]): Live | nu
  * The memory of one execution: its cgroup's memory.current when it has a cgroup of its own,
  * else the resident memory of its live processes. (Containment passes the cgroup directory.)
  */
-export function executionMemory(members: readonly ProcessInfo[], cgroupDir: string | null = null): { bytes: number | null; source: ExecutionDetails["memorySource"] } {
+function executionMemory(members: readonly ProcessInfo[], cgroupDir: string | null = null): { bytes: number | null; source: ExecutionDetails["memorySource"] } {
   if (cgroupDir !== null) {
     const bytes = cgroupMemoryBytes(cgroupDir);
     if (bytes !== null) return { bytes, source: "cgroup" };
