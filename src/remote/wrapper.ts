@@ -217,6 +217,7 @@ class Session {
         this.#seen.wrapper = parseWire(WrapperExit, frame.payload, "mux exit");
         return;
       case MuxType.ERROR:
+        // Lenient: free text for the person reading the failure, not data anything acts on.
         this.#seen.failure = `${this.host.key}: ${new TextDecoder().decode(frame.payload)}`;
         return;
     }

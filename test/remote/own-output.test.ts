@@ -2,13 +2,16 @@
  * What the remote binary answers as JSON (describe, reconcile, `ps --json`, `doctor --json`) is
  * our own protocol output, decoded strictly: invalid UTF-8 there is refused with a diagnostic
  * that says so, never turned into U+FFFD and read on. The remote program here answers those
- * with one byte 0xFF inside a JSON string, and runs the real binary for everything else.
+ * with one byte 0xFF inside a JSON string, and runs the real binary for everything else. The
+ * same holds the other way: exec-remote decodes the local side's spawn envelope strictly.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { MuxDecoder, MuxType, encodeMux } from "../../src/remote/mux.ts";
 import { parseSshUrl } from "../../src/ssh-url.ts";
 import { BIN, runBinary } from "../support/binary.ts";
+import { envelope } from "../support/daemon.ts";
 import { tempDir, type Scratch } from "../support/scratch.ts";
 import { startSshd, type SshLab } from "../support/sshd.ts";
 import { createInput, makeRepo } from "../lifecycle/support.ts";
@@ -84,5 +87,28 @@ describe("a remote answer that is not valid UTF-8 is refused", () => {
     });
     expect(checks.some((check) => check.name.startsWith("remote x"))).toBe(false);
     expect(result.code).toBe(1);
+  });
+});
+
+describe("exec-remote", () => {
+  test("an OPEN frame whose spawn envelope is not valid UTF-8 is refused with an ERROR frame", async () => {
+    const home = tempDir("phr-remote-own-output-home-");
+    try {
+      const [head, tail] = JSON.stringify(envelope(["/bin/true"], { env: { X: "@" } })).split("@");
+      const open = encodeMux(MuxType.OPEN, 0, Buffer.concat([Buffer.from(head!), Buffer.from([0xff]), Buffer.from(`${tail}\n`)]));
+      const proc = Bun.spawn([BIN, "exec-remote", "--workspace-id", "own-output"], {
+        env: { ...process.env, PASEO_HOST_RUNTIME_HOME: home.path },
+        stdin: new Blob([open]),
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const stdout = new Uint8Array(await new Response(proc.stdout).arrayBuffer());
+      expect(await proc.exited).toBe(0);
+      const frames = new MuxDecoder("toLocal").push(stdout);
+      expect(frames.map((frame) => frame.type)).toEqual([MuxType.HELLO, MuxType.ERROR]);
+      expect(new TextDecoder().decode(frames[1]!.payload)).toBe("invalid remote spawn envelope: not valid UTF-8");
+    } finally {
+      home.cleanup();
+    }
   });
 });
