@@ -5,7 +5,7 @@
  */
 import * as v from "valibot";
 import { isAbsolute, normalize } from "node:path";
-import { isSshUrl } from "./remote/url.ts";
+import { isSshUrl } from "./ssh-url.ts";
 import { once } from "./platform/lazy.ts";
 
 /** The owner stamped on workspaces when `options.owner` is absent. */

@@ -4,11 +4,11 @@
  * own figure() and skipped(), in the shape bench/run.ts writes.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { figure, skipped, type Figure } from "../bench/report.ts";
 import { compareRuns, readBenchRun, renderComparison } from "../release/bench-compare.ts";
+import { tempDir, type Scratch } from "./support/scratch.ts";
 
 const machine = { cpu: "AMD EPYC 7763 64-Core Processor", cores: 4, memoryGiB: 15.6, os: "Linux 6.8.0", platform: "linux-x64", bun: "1.4.4" };
 
@@ -89,11 +89,13 @@ describe("the release-notes section", () => {
     expect(calm).toContain("No figure is more than 20 % worse (2 compared).");
   });
 
+  let scratch: Scratch;
   let dir: string;
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), "phr-bench-compare-"));
+    scratch = tempDir("phr-bench-compare-");
+    dir = scratch.path;
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => scratch.cleanup());
 
   const cli = (...args: string[]) => {
     const proc = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "release", "bench-compare.ts"), ...args]);

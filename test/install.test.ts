@@ -12,20 +12,18 @@ import {
   copyFileSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readFileSync,
   readdirSync,
-  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Entry, writeArchive, writeSums } from "../release/archive.ts";
 import { NOTICE } from "../release/release.ts";
 import { HELPER_NAME, RUNTIME_NAME, TARGETS, archiveName, archiveStem } from "../release/targets.ts";
 import { missingTools } from "./support/tools.ts";
+import { tempDir, type Scratch } from "./support/scratch.ts";
 
 const INSTALL_SH = join(import.meta.dir, "..", "install.sh");
 
@@ -81,13 +79,15 @@ function makeRelease(dir: string, version: string, withHelper = true, kind = "st
   writeSums(dir, ["install.sh"]);
 }
 
+let rootDir: Scratch;
 let root: string;
 let server: Server<undefined>;
 let baseUrl: string;
 const requests: string[] = [];
 
 beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), "phr-install-releases-"));
+  rootDir = tempDir("phr-install-releases-");
+  root = rootDir.path;
   const download = join(root, "download");
   makeRelease(join(download, "v1.0.0"), "1.0.0");
   makeRelease(join(download, `v${LATEST}`), LATEST);
@@ -130,17 +130,19 @@ beforeAll(() => {
 
 afterAll(() => {
   server?.stop(true);
-  rmSync(root, { recursive: true, force: true });
+  rootDir.cleanup();
 });
 
 /** Per test: a HOME, an install directory that does not exist yet, and a TMPDIR that must end empty. */
+let sandboxDir: Scratch;
 let sandbox: string;
 let home: string;
 let dir: string;
 let scratch: string;
 
 beforeEach(() => {
-  sandbox = mkdtempSync(join(tmpdir(), "phr-install-"));
+  sandboxDir = tempDir("phr-install-");
+  sandbox = sandboxDir.path;
   home = join(sandbox, "home");
   dir = join(sandbox, "bin");
   scratch = join(sandbox, "tmp");
@@ -151,7 +153,7 @@ beforeEach(() => {
 
 afterEach(() => {
   const leftovers = readdirSync(scratch);
-  rmSync(sandbox, { recursive: true, force: true });
+  sandboxDir.cleanup();
   // install.sh removes its own temp directory on every exit path.
   expect(leftovers).toEqual([]);
 });

@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Entry, gzip, sha256, tar, writeArchive } from "../release/archive.ts";
 import { codePageHashProblem, formatMismatch, readBinaryFormat } from "../release/binary-format.ts";
@@ -26,14 +25,15 @@ import {
 import { expectedMembers, runnerFor, smokeTest } from "../release/smoke.ts";
 import { HELPER_NAME, MACOS_ONLY, RUNTIME_NAME, TARGETS, archiveName, archiveStem, compareVersions, findTarget, type Target } from "../release/targets.ts";
 import { crossRuntimeUnavailable } from "./support/tools.ts";
+import { tempDir, type Scratch } from "./support/scratch.ts";
 
+let scratchDir: Scratch;
 let scratch: string;
 beforeAll(() => {
-  scratch = mkdtempSync(join(tmpdir(), "phr-release-"));
+  scratchDir = tempDir("phr-release-");
+  scratch = scratchDir.path;
 });
-afterAll(() => {
-  rmSync(scratch, { recursive: true, force: true });
-});
+afterAll(() => scratchDir.cleanup());
 
 function target(name: string): Target {
   const t = findTarget(name);
@@ -357,7 +357,8 @@ describe("release", () => {
         return file.startsWith(`${out}/`) && existsSync(file) && statSync(file).isFile() ? new Response(Bun.file(file)) : new Response("not found", { status: 404 });
       },
     });
-    const box = mkdtempSync(join(tmpdir(), "phr-release-install-"));
+    const boxDir = tempDir("phr-release-install-");
+    const box = boxDir.path;
     try {
       const base = `http://127.0.0.1:${server.port}`;
       const script = await (await fetch(`${base}/latest/download/install.sh`)).text();
@@ -388,7 +389,7 @@ describe("release", () => {
       expect(again.stdout).toContain(`${RUNTIME_NAME} 1.2.3 is already installed in ${join(box, "bin")}: nothing to download`);
     } finally {
       server.stop(true);
-      rmSync(box, { recursive: true, force: true });
+      boxDir.cleanup();
     }
   }, 360_000);
 

@@ -23,7 +23,7 @@ export interface Ending {
   wrapper: WrapperStatus;
 }
 
-export interface ExecClientOptions extends SpawnOptions {
+interface ExecClientOptions extends SpawnOptions {
   /** SIGKILL the wrapper at the first violation (a client that cannot wait for it to end). */
   killOnViolation?: boolean;
 }

@@ -11,7 +11,7 @@ import { CONTROL_FD, EVENT_FD, SpawnEnvelope, encodeFrame } from "../protocol/in
 import { selfCommand, selfEnv } from "./self.ts";
 
 /** One of the workload's fd 0-2: a pipe of ours, or this process's own descriptor. */
-export type WorkloadStdio = "pipe" | "inherit";
+type WorkloadStdio = "pipe" | "inherit";
 
 export interface SpawnOptions {
   /** The workload's fd 0-2 (default: three pipes). */
@@ -34,7 +34,7 @@ export interface WrapperStatus {
 }
 
 /** A started `exec`: its process, fd 3 and fd 4. */
-export interface ExecProcess {
+interface ExecProcess {
   readonly child: ChildProcess;
   readonly controls: Writable;
   readonly events: Readable;

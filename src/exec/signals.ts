@@ -81,7 +81,7 @@ function ignoreUncatchable(): void {
 /** How long a pipes workload runs before its signals are relayed without the event loop (relayToGroup). */
 const RELAY_AFTER_MS = 20;
 
-export type Deliver = (signal: NodeJS.Signals) => void;
+type Deliver = (signal: NodeJS.Signals) => void;
 
 export class SignalForwarder {
   #deliver: Deliver | null = null;

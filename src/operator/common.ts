@@ -89,14 +89,14 @@ export function missingHomeMessage(options: Record<string, unknown>): string | n
 }
 
 /** What a lifecycle operation of this binary printed, and how it ended. */
-export interface OperationResult {
+interface OperationResult {
   status: number;
   stdout: string;
   /** Its stderr, when captured ("" otherwise). */
   stderr: string;
 }
 
-export interface OperationOptions {
+interface OperationOptions {
   timeoutMs?: number;
   /** inherit (default): its diagnostics reach the human unchanged; capture: returned; ignore. */
   stderr?: "inherit" | "capture" | "ignore";

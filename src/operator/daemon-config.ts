@@ -40,7 +40,7 @@ export interface CommandRuntime {
 }
 
 /** A daemon configuration: its path, the daemon home it belongs to, and its command runtimes. */
-export interface DaemonConfig {
+interface DaemonConfig {
   path: string;
   home: string;
   runtimes: CommandRuntime[];

@@ -162,7 +162,7 @@ function checkSandbox(options: RuntimeOptions): Check {
 }
 
 /** Every check, in the order a human fixes things. */
-export async function runChecks(options: RuntimeOptions): Promise<Check[]> {
+async function runChecks(options: RuntimeOptions): Promise<Check[]> {
   const home = checkRuntimeHome(options);
   return [
     checkBinary(),

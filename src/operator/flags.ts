@@ -35,7 +35,7 @@ function jsonObject(value: string): string | null {
 }
 
 /** The documentation of flags several operator commands share; each spec spreads what it takes. */
-export const FLAG_DOCS = {
+const FLAG_DOCS = {
   "workspace-id": { value: "W", help: "the workspace id (what the daemon calls it)" },
   home: {
     value: "DIR",

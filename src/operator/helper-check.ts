@@ -16,7 +16,7 @@ import { captureExec } from "./run.ts";
 import { newExecId } from "./run-envelope.ts";
 
 /** What the later daemon requires of the helper's describe (SPEC-later-dialect §4). */
-export const REQUIRED_CAPABILITIES = ["files", "watch", "resolve-command"] as const;
+const REQUIRED_CAPABILITIES = ["files", "watch", "resolve-command"] as const;
 
 const NAME = "workspace helper";
 const CREATE_TIMEOUT_MS = 30_000;
@@ -40,7 +40,7 @@ function installAdvice(): Pick<Check, "hint" | "alternatives"> {
 type Described = { ok: true; capabilities: string[]; protocolVersion: unknown; version: unknown } | { ok: false; reason: string; unchecked?: boolean };
 
 /** Runs `paseo-workspace-helper describe` through this runtime in a throwaway workspace. */
-export async function describeThroughRuntime(helperPath: string | undefined): Promise<Described> {
+async function describeThroughRuntime(helperPath: string | undefined): Promise<Described> {
   const dir = realpathSync(mkdtempSync(join(lazyOs().tmpdir(), "paseo-host-runtime-doctor-")));
   const workspaceId = "doctor-helper-check";
   const root = join(dir, "workspace");

@@ -100,7 +100,7 @@ function matches(entry: Entry, filter: Filter): boolean {
 }
 
 /** `2026-12-01 11:20:45.661 ERROR exec w1 exec 0000…0001 pid 11362: refused (exit 1): why`. */
-export function humanLine(entry: Entry): string {
+function humanLine(entry: Entry): string {
   const who = [
     text(entry.op),
     entry.workspaceId === undefined ? null : text(entry.workspaceId),

@@ -1,7 +1,7 @@
 import type { Invocation } from "../argv.ts";
 import { readCounter } from "../platform/cgroup.ts";
 import { cgroupMemoryBytes } from "../platform/resources.ts";
-import { isSameProcess, listProcesses } from "../platform/process.ts";
+import { isSameProcess } from "../platform/process.ts";
 import { countsAsMissing, listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
 import { rootProblem } from "../workspace/confinement.ts";
 import { diagnose } from "../output.ts";
@@ -9,7 +9,7 @@ import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operat
 import { liveExecutions } from "./ps.ts";
 
 /** A workspace as `ls` shows it. */
-export interface WorkspaceSummary {
+interface WorkspaceSummary {
   workspaceId: string;
   owner: string;
   /** The protocol dialect it was created in (seed | later); only requests in it reach it. */
@@ -77,9 +77,8 @@ export function ls(invocation: Invocation): number {
   let workspaces: WorkspaceSummary[] = [];
   if (store) {
     try {
-      const processes = listProcesses();
       const live = new Map<string, number>();
-      for (const execution of liveExecutions(store.db, undefined, processes)) {
+      for (const execution of liveExecutions(store.db)) {
         live.set(execution.workspaceId, (live.get(execution.workspaceId) ?? 0) + 1);
       }
       workspaces = listWorkspaces(store.db, owner).map((record) => summarize(record, live.get(record.workspaceId) ?? 0));

@@ -103,7 +103,7 @@ function describePlacement(placement: PlacementIntent): string {
 }
 
 /** The flags that select the home and options, to repeat in a suggested command line. */
-export function homeHint(invocation: Invocation): string {
+function homeHint(invocation: Invocation): string {
   const parts: string[] = [];
   for (const name of ["home", "owner", "config", "runtime", "options-json"]) {
     const value = invocation.flags.get(name);

@@ -12,7 +12,7 @@ import { parseFormat, type Format, type FormatField } from "./ps-format.ts";
 import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printable, quoteArgv } from "./common.ts";
 
 /** A live execution as `ps` shows it. Never its environment: that may hold secrets. */
-export interface LiveExecution {
+interface LiveExecution {
   workspaceId: string;
   execId: string;
   /** The workload's pid (its group and session leader); null while the wrapper is launching it. */
@@ -32,7 +32,7 @@ export interface LiveExecution {
 }
 
 /** What `ps` adds for people: the leader's argv as it runs now, and the workload's memory. */
-export interface ExecutionDetails extends LiveExecution {
+interface ExecutionDetails extends LiveExecution {
   /** The leader's exact argv (Linux), or null (starting, gone, or a platform that gives only text). */
   argv: string[] | null;
   /** The command line, shell-quoted when the argv is exact. */
@@ -53,13 +53,18 @@ interface Live {
  * Executions that are really alive now. The store only says what was started and not yet
  * seen finishing; liveness is re-derived from the kernel for every record.
  */
-export function liveExecutions(db: Database, workspaceId?: string, processes: ProcessInfo[] = listProcesses()): LiveExecution[] {
-  return live(db, workspaceId, processes).map(({ entry }) => entry);
+export function liveExecutions(db: Database, workspaceId?: string, snapshot: () => ProcessInfo[] = listProcesses): LiveExecution[] {
+  return live(db, workspaceId, snapshot).map(({ entry }) => entry);
 }
 
-function live(db: Database, workspaceId: string | undefined, processes: ProcessInfo[]): Live[] {
+function live(db: Database, workspaceId: string | undefined, snapshot: () => ProcessInfo[]): Live[] {
+  // The store first, then the processes: a launch recorded before the snapshot has its process
+  // in it (the wrapper records a pid only once it runs). The other order would show a launch
+  // committed in between as running with no processes and no memory.
+  const records = unfinishedExecutions(db, workspaceId);
+  const processes = snapshot();
   const found: Live[] = [];
-  for (const record of unfinishedExecutions(db, workspaceId)) {
+  for (const record of records) {
     const one = liveEntry(record, processes);
     if (one) found.push(one);
   }
@@ -103,7 +108,7 @@ function liveEntry(record: ExecutionRecord, processes: ProcessInfo[]): Live | nu
  * The memory of one execution: its cgroup's memory.current when it has a cgroup of its own,
  * else the resident memory of its live processes. (Containment passes the cgroup directory.)
  */
-export function executionMemory(members: readonly ProcessInfo[], cgroupDir: string | null = null): { bytes: number | null; source: ExecutionDetails["memorySource"] } {
+function executionMemory(members: readonly ProcessInfo[], cgroupDir: string | null = null): { bytes: number | null; source: ExecutionDetails["memorySource"] } {
   if (cgroupDir !== null) {
     const bytes = cgroupMemoryBytes(cgroupDir);
     if (bytes !== null) return { bytes, source: "cgroup" };
@@ -180,7 +185,7 @@ export function ps(invocation: Invocation): number {
   let executions: ExecutionDetails[] = [];
   if (store) {
     try {
-      let found = live(store.db, workspaceId, listProcesses());
+      let found = live(store.db, workspaceId, listProcesses);
       if (owner !== undefined) {
         const owned = new Set(listWorkspaces(store.db, owner).map((w) => w.workspaceId));
         found = found.filter(({ entry }) => owned.has(entry.workspaceId));

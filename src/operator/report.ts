@@ -23,13 +23,13 @@ const ASCII_MARKS: Record<CheckStatus, string> = { ok: "ok  ", fail: "FAIL", war
 const COLORS: Record<CheckStatus, string> = { ok: "32", fail: "31", warn: "33", info: "2", skip: "2" };
 
 /** Whether the locale's character set is UTF-8 (LC_ALL, else LC_CTYPE, else LANG; none set is the C locale). */
-export function unicodeLocale(env: NodeJS.ProcessEnv = process.env): boolean {
+function unicodeLocale(env: NodeJS.ProcessEnv = process.env): boolean {
   const locale = env.LC_ALL || env.LC_CTYPE || env.LANG || "";
   return /utf-?8/i.test(locale);
 }
 
 /** Whether output on `fd` may carry ANSI colour: a terminal, NO_COLOR unset or empty (no-color.org), TERM not "dumb". */
-export function colorEnabled(fd: number, env: NodeJS.ProcessEnv = process.env): boolean {
+function colorEnabled(fd: number, env: NodeJS.ProcessEnv = process.env): boolean {
   if (env.NO_COLOR) return false;
   if (env.TERM === "dumb") return false;
   return isTerminal(fd);
@@ -43,7 +43,7 @@ export function styler(fd: number, env: NodeJS.ProcessEnv = process.env) {
 }
 
 /** The mark of a status, for stdout. */
-export function markOf(status: CheckStatus): string {
+function markOf(status: CheckStatus): string {
   const mark = (unicodeLocale() ? UNICODE_MARKS : ASCII_MARKS)[status];
   return styler(1).color(COLORS[status], mark);
 }

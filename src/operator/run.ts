@@ -116,7 +116,7 @@ async function finish(client: ExecClient): Promise<Ending> {
 }
 
 /** What a captured exec printed and how it ended (see captureExec). */
-export interface CapturedExec {
+interface CapturedExec {
   stdout: string;
   stderr: string;
   /** The fd 4 exit, when the lifecycle completed. */

@@ -208,7 +208,7 @@ function viewMounts(view: SandboxView): Mount[] {
 }
 
 /** True when `path` is one of `directories` or lies beneath one. */
-export function covered(path: string, directories: readonly string[]): boolean {
+function covered(path: string, directories: readonly string[]): boolean {
   return directories.some((dir) => path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep));
 }
 

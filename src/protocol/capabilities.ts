@@ -1,7 +1,7 @@
 import { DescribeResponse, encodeFrame } from "./index.ts";
 
 /** What this binary really supports. Reconcile is advertised only once it works. */
-export const CAPABILITIES: DescribeResponse = { protocolVersion: 1, modes: ["pipes", "pty"], reconcile: true };
+const CAPABILITIES: DescribeResponse = { protocolVersion: 1, modes: ["pipes", "pty"], reconcile: true };
 
 /**
  * The canonical `describe` line, validated against the schema. src/ops/describe.ts imports it

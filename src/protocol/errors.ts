@@ -125,7 +125,7 @@ function issuePath(issue: v.BaseIssue<unknown>): unknown[] {
  * Rejects any protocolVersion other than 1 before anything else is looked at. Every v1
  * message carries the field, so a missing one is a version error too.
  */
-export function checkVersion(value: unknown, what: string): void {
+function checkVersion(value: unknown, what: string): void {
   if (!isJsonObject(value)) return;
   const supported = `this runtime supports only protocolVersion ${PROTOCOL_VERSION}`;
   if (!Object.hasOwn(value, "protocolVersion")) {

@@ -10,7 +10,7 @@ import { strictUtf8 } from "./utf8.ts";
 import { writeStdout } from "../output.ts";
 
 /** Upper bound on a lifecycle request; real ones are a few hundred bytes. */
-export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
 /** Reads stdin to EOF (bounded) and returns the one LifecycleRequest it must hold, in either dialect. */
 export function readLifecycleRequest(fd = 0): LifecycleRequest {

@@ -6,7 +6,7 @@ import { lazyOs } from "../platform/lazy.ts";
 import { readOptions, type RemoteOptions, type RuntimeOptions } from "../options.ts";
 import { resolveHome } from "../store/home.ts";
 import { controlDirectory, type SshSettings } from "./ssh.ts";
-import { parseSshUrl, type RemoteHost } from "./url.ts";
+import { parseSshUrl, type RemoteHost } from "../ssh-url.ts";
 
 /** What the command line says: `--remote URL [--ssh-config FILE]`. */
 export interface RemoteCall {

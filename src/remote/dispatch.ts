@@ -5,7 +5,7 @@
  * failures (exit 255) become exit 1 with a line saying so.
  */
 import type { Invocation } from "../argv.ts";
-import { DescribeResponse, LifecycleRequest, LifecycleResponse, dialectOf, encodeFrame, parseMessage, type CreateInput } from "../protocol/index.ts";
+import { DescribeResponse, LifecycleRequest, LifecycleResponse, decodeOwnOutput, dialectOf, encodeFrame, parseMessage, type CreateInput } from "../protocol/index.ts";
 import { diagnose, writeAll, writeStdout } from "../output.ts";
 import { readLifecycleRequest } from "../protocol/request.ts";
 import { withExistingStore } from "../store/db.ts";
@@ -15,7 +15,7 @@ import { bareSettings, remoteContext, type RemoteCall, type RemoteContext } from
 import { hashPlacement, hostByKey, placeWorkspace, routeWorkspace } from "./placement.ts";
 import { shipSources } from "./source.ts";
 import { SSH_FAILED, runRemote, type SshSettings } from "./ssh.ts";
-import type { RemoteHost } from "./url.ts";
+import type { RemoteHost } from "../ssh-url.ts";
 import { execThroughRemote } from "./wrapper.ts";
 
 /** The operations a `--remote` runtime carries to its hosts. */
@@ -127,7 +127,7 @@ async function reconcileRemote(call: RemoteCall): Promise<number> {
     [...hosts.values()].map(async (host) => {
       const stdin = remoteRequest(ctx, request, { workspaceIds: idsOf.get(host.key)! });
       const result = await runRemote(host, ctx.settings, words(host), stdin);
-      if (result.status === 0) parseMessage(LifecycleResponse[dialect], new TextDecoder().decode(result.stdout), `reconcile response of ${host.key}`);
+      if (result.status === 0) parseMessage(LifecycleResponse[dialect], decodeOwnOutput(result.stdout, `reconcile response of ${host.key}`), `reconcile response of ${host.key}`);
       return { host, status: localStatus(host, result.status) };
     }),
   );
@@ -158,7 +158,7 @@ function describeHost(host: RemoteHost, settings: SshSettings): Promise<Describe
   if (!answer) {
     answer = runRemote(host, settings, [host.binary, "describe"], null).then((result) => {
       if (localStatus(host, result.status) !== 0) throw new Error(`describe failed on ${host.key} (exit ${result.status})`);
-      return parseMessage(DescribeResponse, new TextDecoder().decode(result.stdout), `describe response of ${host.key}`);
+      return parseMessage(DescribeResponse, decodeOwnOutput(result.stdout, `describe response of ${host.key}`), `describe response of ${host.key}`);
     });
     described.set(host.key, answer);
   }

@@ -7,12 +7,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { UsageError, commandUsage, parseArgs, type CommandTable } from "../argv.ts";
 import { diagnose, writeAll } from "../output.ts";
+import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { readOptions } from "../options.ts";
 import type { Check } from "../operator/report.ts";
 import { VERSION } from "../version.ts";
 import { remoteOwner } from "./context.ts";
 import { closeShared, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
-import { parseSshUrl, type RemoteHost } from "./url.ts";
+import { parseSshUrl, type RemoteHost } from "../ssh-url.ts";
 
 const MARK: Record<Check["status"], string> = { ok: "✓", fail: "✗", warn: "!", info: "·", skip: "-" };
 /** Round trips measured over the shared connection. */
@@ -103,6 +104,8 @@ async function checkReach(host: RemoteHost, settings: SshSettings): Promise<Chec
 async function checkBinary(host: RemoteHost, settings: SshSettings): Promise<Check> {
   const name = "remote version";
   const result = await runRemote(host, settings, [host.binary, "--version"], null);
+  // Lenient: this is shown to a person, and a program that is not ours (the very thing this
+  // check finds) may print anything; a version line with invalid UTF-8 fails the match below.
   const text = new TextDecoder().decode(result.stdout).trim();
   const install = "ssh HOST 'curl -fsSL https://github.com/getpaseo/paseo-host-runtime/releases/latest/download/install.sh | sh' (or name the path in the URL)";
   if (result.status !== 0) return { name, status: "fail", detail: `${host.binary} --version exited ${result.status} on ${host.key}`, hint: install };
@@ -117,8 +120,14 @@ async function checkBinary(host: RemoteHost, settings: SshSettings): Promise<Che
 async function remoteChecks(host: RemoteHost, settings: SshSettings, remoteHome: string | null, owner: string): Promise<Check[]> {
   const words = [host.binary, "doctor", "--json", "--owner", owner, ...(remoteHome === null ? [] : ["--home", remoteHome])];
   const result = await runRemote(host, settings, words, null);
+  let text: string;
   try {
-    const answer = JSON.parse(new TextDecoder().decode(result.stdout)) as { checks: Check[] };
+    text = decodeOwnOutput(result.stdout, `doctor --json report of ${host.key}`);
+  } catch (error) {
+    return [{ name: "remote doctor", status: "fail", detail: (error as Error).message }];
+  }
+  try {
+    const answer = JSON.parse(text) as { checks: Check[] };
     return answer.checks.map((check) => ({ ...check, name: `remote ${check.name}` }));
   } catch {
     return [{ name: "remote doctor", status: "fail", detail: `doctor --json on ${host.key} exited ${result.status} without a report` }];

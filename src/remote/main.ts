@@ -8,7 +8,7 @@ import { UsageError, commandUsage, parseArgs, parseGlobalFlags, type CommandTabl
 import { diagnose, writeAll, writeStdout } from "../output.ts";
 import type { RemoteCall } from "./context.ts";
 import { REMOTE_OPERATIONS, forward } from "./dispatch.ts";
-import { parseSshUrl } from "./url.ts";
+import { parseSshUrl } from "../ssh-url.ts";
 
 const USAGE = "Usage: paseo-host-runtime --remote ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] <operation> [options]\n";
 

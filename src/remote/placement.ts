@@ -7,11 +7,12 @@
  * needs the store to exist.
  */
 import { diagnose } from "../output.ts";
+import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { openExistingStore, withStore } from "../store/db.ts";
 import { placeOnce, placedHost } from "../store/placements.ts";
 import type { RemoteContext } from "./context.ts";
 import { runRemote } from "./ssh.ts";
-import { parseSshUrl, type RemoteHost } from "./url.ts";
+import { parseSshUrl, type RemoteHost } from "../ssh-url.ts";
 
 /** The highest-scoring host for `workspaceId`: sha256(host key, id), first 12 hex digits as the score. */
 export function hashPlacement(hosts: readonly RemoteHost[], workspaceId: string): RemoteHost {
@@ -79,7 +80,7 @@ async function liveExecutionCount(ctx: RemoteContext, host: RemoteHost): Promise
   try {
     const result = await runRemote(host, ctx.settings, words, null);
     if (result.status !== 0) throw new Error(`ps exited ${result.status}`);
-    const answer = JSON.parse(new TextDecoder().decode(result.stdout)) as { executions?: unknown };
+    const answer = JSON.parse(decodeOwnOutput(result.stdout, "ps --json")) as { executions?: unknown };
     if (!Array.isArray(answer.executions)) throw new Error("ps --json gave no executions list");
     return answer.executions.length;
   } catch (error) {

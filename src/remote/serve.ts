@@ -13,7 +13,7 @@ import type { Readable, Writable } from "node:stream";
 import { killExecution } from "../client/cleanup.ts";
 import { spawnExec } from "../client/spawn.ts";
 import { isSignalName } from "../platform/signals.ts";
-import { CONTROL_FD, FrameDecoder, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame, parseMessage } from "../protocol/index.ts";
+import { CONTROL_FD, FrameDecoder, ProcessEvent, ProtocolError, SpawnEnvelope, decodeOwnOutput, encodeFrame, parseMessage } from "../protocol/index.ts";
 import { VERSION } from "../version.ts";
 import { Channel, MuxDecoder, MuxType, SendCredit, encodeCredit, encodeMux, creditOf, type MuxFrame } from "./mux.ts";
 import { FdSink } from "./sink.ts";
@@ -170,13 +170,14 @@ class Server {
       case MuxType.CREDIT:
         return this.#outputs.find((output) => output.channel === frame.channel)?.granted(creditOf(frame));
       case MuxType.SIGNAL:
+        // Lenient is enough: a name outside the signal table (U+FFFD included) is refused in #signal.
         return this.#signal(new TextDecoder().decode(frame.payload));
     }
   }
 
   /** Starts the remote `exec` the way the daemon does, and writes it the envelope. */
   #open(payload: Uint8Array): void {
-    const line = new TextDecoder().decode(payload);
+    const line = decodeOwnOutput(payload, "remote spawn envelope");
     this.#envelope = parseMessage(SpawnEnvelope, line.endsWith("\n") ? line.slice(0, -1) : line, "remote spawn envelope");
     const exec = spawnExec(this.workspaceId, this.#envelope, { cwd: "/", detached: true });
     const child = exec.child;

@@ -17,7 +17,7 @@ import { currentBranch, headCommit, repoInfo } from "../workspace/repo.ts";
 import type { RemoteContext } from "./context.ts";
 import { remoteOwner } from "./context.ts";
 import { SSH_FAILED, sshArgv, sshEnv } from "./ssh.ts";
-import type { RemoteHost } from "./url.ts";
+import type { RemoteHost } from "../ssh-url.ts";
 import { Received, isShareableUrl, parseWire, type ReceiveHeader } from "./wire.ts";
 
 /** A paseo.json larger than this is not a configuration file. */

@@ -5,7 +5,7 @@
  */
 import { lstatSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { RemoteHost } from "./url.ts";
+import type { RemoteHost } from "../ssh-url.ts";
 
 /** How this runtime talks to its hosts (from the command line and options.remote). */
 export interface SshSettings {

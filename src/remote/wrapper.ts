@@ -27,7 +27,7 @@ import { Channel, MAX_DATA, MuxDecoder, MuxType, ReceiveWindow, SendCredit, cred
 import { routeWorkspace } from "./placement.ts";
 import { FdSink } from "./sink.ts";
 import { SSH_FAILED, sshArgv, sshEnv } from "./ssh.ts";
-import type { RemoteHost } from "./url.ts";
+import type { RemoteHost } from "../ssh-url.ts";
 import { Hello, WrapperExit, parseWire } from "./wire.ts";
 
 /** How long `eof`/`exit` wait for earlier output when the daemon's reader makes no progress. */
@@ -217,6 +217,7 @@ class Session {
         this.#seen.wrapper = parseWire(WrapperExit, frame.payload, "mux exit");
         return;
       case MuxType.ERROR:
+        // Lenient: free text for the person reading the failure, not data anything acts on.
         this.#seen.failure = `${this.host.key}: ${new TextDecoder().decode(frame.payload)}`;
         return;
     }

@@ -10,7 +10,7 @@ import { attachLifecycleLog, warnUnknownOptions } from "../log/call-log.ts";
 import { ownershipOf, type Ownership } from "./owner.ts";
 
 /** A lifecycle request with its options checked: nothing has been opened or changed yet. */
-export interface LifecycleCall {
+interface LifecycleCall {
   request: LifecycleRequest;
   options: RuntimeOptions;
   /** Who the request speaks for: owner option, dialect, instance id, configuration. */

@@ -24,7 +24,7 @@ export interface Ownership {
 }
 
 /** The recorded side of ownership (a workspace row). */
-export interface Stamp {
+interface Stamp {
   workspaceId: string;
   owner: string;
   dialect: Dialect;

@@ -4,15 +4,16 @@
  * round-trips. No assertion here looks at a duration or a rate (machines are noisy).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parserFigures, randomChunks } from "../../bench/parser.ts";
 import { figure, renderTable, skipped, writeResults, type Figure } from "../../bench/report.ts";
 import { percentile, summarize } from "../../bench/stats.ts";
+import { tempDir } from "../support/scratch.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "phr-bench-test-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const scratch = tempDir("phr-bench-test-");
+const dir = scratch.path;
+afterAll(() => scratch.cleanup());
 
 describe("bench plumbing", () => {
   test("random chunks cover the buffer exactly, within 1–4096 bytes, the same way every time", () => {

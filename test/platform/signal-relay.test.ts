@@ -5,12 +5,12 @@
  * the previous handlers back. Linux x86-64 on kernel 6.9+ only (elsewhere arm() declines).
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { currentAction } from "../../src/platform/libc.ts";
 import { SignalRelay } from "../../src/platform/signal-relay.ts";
 import { isLinux } from "../../src/platform/os.ts";
+import { tempDir, type Scratch } from "../support/scratch.ts";
 
 const SIGUSR2 = 12;
 const supported = isLinux && process.arch === "x64";
@@ -36,7 +36,7 @@ function groupWithMember(file: string, leader: string) {
   return Bun.spawn(["sh", "-c", `${member} ${leader}`], { detached: true, stdio: ["ignore", "ignore", "ignore"] });
 }
 
-let dir: string;
+let dir: Scratch | undefined;
 let groups: number[] = [];
 afterEach(() => {
   for (const pgid of groups) {
@@ -47,13 +47,14 @@ afterEach(() => {
     }
   }
   groups = [];
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir?.cleanup();
+  dir = undefined;
 });
 
 describe.skipIf(!supported)("the signal relay", () => {
   test("a signal to this process reaches the leader's group while the event loop is blocked", () => {
-    dir = mkdtempSync(join(tmpdir(), "relay-"));
-    const file = join(dir, "got");
+    dir = tempDir("relay-");
+    const file = join(dir.path, "got");
     const proc = groupWithMember(file, "while :; do sleep 0.01; done");
     groups.push(proc.pid);
     const before = currentAction(SIGUSR2);
@@ -71,8 +72,8 @@ describe.skipIf(!supported)("the signal relay", () => {
   });
 
   test("nothing is relayed once the leader is reaped, not even to its group's survivors", async () => {
-    dir = mkdtempSync(join(tmpdir(), "relay-"));
-    const file = join(dir, "got");
+    dir = tempDir("relay-");
+    const file = join(dir.path, "got");
     const proc = groupWithMember(file, "sleep 0.2");
     groups.push(proc.pid);
     const relay = SignalRelay.arm(proc.pid, [SIGUSR2]);

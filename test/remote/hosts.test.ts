@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hashPlacement } from "../../src/remote/placement.ts";
-import { parseSshUrl } from "../../src/remote/url.ts";
+import { parseSshUrl } from "../../src/ssh-url.ts";
 import { BIN, runBinary } from "../support/binary.ts";
 import { tempDir } from "../support/scratch.ts";
 import { envelope, startExec } from "../support/daemon.ts";

@@ -4,7 +4,7 @@ import { Channel, MAX_DATA, MUX_WINDOW, MuxDecoder, MuxType, ReceiveWindow, Send
 import { remoteContext } from "../../src/remote/context.ts";
 import { hashPlacement } from "../../src/remote/placement.ts";
 import { shellQuote, sshArgv, type SshSettings } from "../../src/remote/ssh.ts";
-import { parseSshUrl } from "../../src/remote/url.ts";
+import { parseSshUrl } from "../../src/ssh-url.ts";
 import { isShareableUrl } from "../../src/remote/wire.ts";
 
 describe("mux framing", () => {

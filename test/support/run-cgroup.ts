@@ -13,13 +13,16 @@ import { ownCgroupDir } from "../../src/platform/cgroup.ts";
 import { CGROUP_UNAVAILABLE, removeCgroupTree } from "./cgroup.ts";
 
 const PREFIX = "phr-run-";
+/** testCgroupRoot()'s names (phr-test-<pid>-…), left at the top by a bench or script killed outside a test run. */
+const STALE = /^(?:phr-run-(\d+)|phr-test-(\d+)-.+)$/;
 
-/** Cgroups of earlier test runs whose process is gone. */
+/** Cgroups of earlier test runs, benches and scripts whose process is gone. */
 function removeStaleRuns(parent: string): void {
   for (const name of readdirSync(parent)) {
-    if (!name.startsWith(PREFIX)) continue;
-    const pid = Number(name.slice(PREFIX.length));
-    if (Number.isInteger(pid) && pid !== process.pid && !existsSync(`/proc/${pid}`)) removeCgroupTree(join(parent, name));
+    const match = STALE.exec(name);
+    if (!match) continue;
+    const pid = Number(match[1] ?? match[2]);
+    if (pid !== process.pid && !existsSync(`/proc/${pid}`)) removeCgroupTree(join(parent, name));
   }
 }
 
