@@ -36,7 +36,7 @@ const HOLDER_SINCE_LOW = 4;
 const FILE_BYTES = 32;
 
 /** Far longer than any real transaction, including a launch on a machine starting 200 processes. */
-export const STALL_LIMIT_MS = 30_000;
+const STALL_LIMIT_MS = 30_000;
 const WAIT_SLICE_MS = 100;
 
 /** The lock stayed with one holder for the whole stall limit: nothing was written. */
