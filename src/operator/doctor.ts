@@ -171,7 +171,7 @@ async function runChecks(options: RuntimeOptions): Promise<Check[]> {
     checkGit(),
     await checkPty(),
     checkProcessIdentity(),
-    await checkHelper(options.helperPath),
+    await checkHelper(options),
     checkContainment(options, home.home),
     options.isolation === "sandbox" ? checkSandbox(options) : checkSandboxTools(),
   ];

@@ -8,6 +8,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describeHelperResolution, HELPER_NAME, type HelperResolution } from "../exec/helper.ts";
+import type { RuntimeOptions } from "../options.ts";
 import { lazyOs } from "../platform/lazy.ts";
 import { VERSION } from "../version.ts";
 import { runOperation, shellQuote } from "./common.ts";
@@ -39,12 +40,27 @@ function installAdvice(): Pick<Check, "hint" | "alternatives"> {
  */
 type Described = { ok: true; capabilities: string[]; protocolVersion: unknown; version: unknown } | { ok: false; reason: string; unchecked?: boolean };
 
+/** What of the daemon's options decides how the helper runs: where it is, and the isolation it runs under. */
+type HelperOptions = Pick<RuntimeOptions, "helperPath" | "isolation" | "network" | "sandboxReadOnly" | "sandboxReadWrite">;
+
+/** The throwaway workspace's options: its own home and owner, and the daemon's helper and isolation settings. */
+function throwawayOptions(dir: string, given: HelperOptions): Record<string, unknown> {
+  const { helperPath, isolation, network, sandboxReadOnly, sandboxReadWrite } = given;
+  return {
+    stateDirectory: join(dir, "home"),
+    owner: "doctor",
+    ...(helperPath === undefined ? {} : { helperPath }),
+    // The daemon runs the helper like any workload: under the sandbox when it is configured.
+    ...(isolation === "sandbox" ? { isolation, network, sandboxReadOnly, sandboxReadWrite } : {}),
+  };
+}
+
 /** Runs `paseo-workspace-helper describe` through this runtime in a throwaway workspace. */
-async function describeThroughRuntime(helperPath: string | undefined): Promise<Described> {
+async function describeThroughRuntime(given: HelperOptions): Promise<Described> {
   const dir = realpathSync(mkdtempSync(join(lazyOs().tmpdir(), "paseo-host-runtime-doctor-")));
   const workspaceId = "doctor-helper-check";
   const root = join(dir, "workspace");
-  const options = { stateDirectory: join(dir, "home"), owner: "doctor", ...(helperPath === undefined ? {} : { helperPath }) };
+  const options = throwawayOptions(dir, given);
   try {
     mkdirSync(root);
     const input = { workspaceId, project: { projectId: "doctor", source: { kind: "host-directory", path: root } }, placement: { kind: "existing" } };
@@ -94,19 +110,19 @@ function where(found: HelperResolution): string {
 }
 
 /** The helper check: not found → warn (with the install command); found but broken → fail. */
-export async function checkHelper(helperPath: string | undefined): Promise<Check> {
+export async function checkHelper(options: HelperOptions): Promise<Check> {
   let found: HelperResolution;
   try {
-    found = describeHelperResolution(helperPath);
+    found = describeHelperResolution(options.helperPath);
   } catch (error) {
     const detail = `${(error as Error).message}; the daemon runs its describe after every create and counts a failure as a failed create`;
     return { name: NAME, status: "warn", detail, ...installAdvice() };
   }
-  const described = await describeThroughRuntime(helperPath);
+  const described = await describeThroughRuntime(options);
   if (!described.ok && described.unchecked) return { name: NAME, status: "skip", detail: `${where(found)}; its describe was not run: ${described.reason}` };
   if (!described.ok) return { name: NAME, status: "fail", detail: `${where(found)}: ${described.reason}`, ...installAdvice() };
   const missing = REQUIRED_CAPABILITIES.filter((capability) => !described.capabilities.includes(capability));
-  const shown = `describe through exec: capabilities ${described.capabilities.join(", ") || "none"}`;
+  const shown = `describe through exec${options.isolation === "sandbox" ? " in the sandbox" : ""}: capabilities ${described.capabilities.join(", ") || "none"}`;
   if (missing.length > 0) {
     return { name: NAME, status: "fail", detail: `${where(found)}: ${shown}; missing ${missing.join(", ")} (the daemon requires ${REQUIRED_CAPABILITIES.join(", ")})`, ...installAdvice() };
   }

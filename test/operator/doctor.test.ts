@@ -131,6 +131,22 @@ describe("doctor", () => {
       expect(report.checks.at(-1)).toMatchObject({ status: "ok", detail: expect.stringContaining("started a sandboxed /bin/true") });
     });
 
+    test("the helper's describe runs in the sandbox, with the configured sandbox settings", async () => {
+      // A helper that needs a file outside what the sandbox shows: fine unsandboxed, not sandboxed.
+      const needs = join(box.path, "helper-needs");
+      mkdirSync(needs, { recursive: true });
+      writeFileSync(join(needs, "config"), "x");
+      const helper = writeHelper("needy-helper", `#!/bin/sh\ncat ${needs}/config >/dev/null || exit 4\necho '${DESCRIBE}'\n`);
+      const checkWith = async (options: Record<string, unknown>) =>
+        (await doctorJson(["--home", box.home, "--options-json", JSON.stringify({ helperPath: helper, ...options })])).find((c) => c.name === "workspace helper")!;
+      expect((await checkWith({})).status).toBe("ok");
+      const sandboxed = await checkWith({ isolation: "sandbox" });
+      expect(sandboxed.status).toBe("fail");
+      expect(sandboxed.detail).toContain("describe ended with exit 4");
+      const shown = await checkWith({ isolation: "sandbox", sandboxReadOnly: [needs] });
+      expect(shown).toMatchObject({ status: "ok", detail: expect.stringContaining("describe through exec in the sandbox: capabilities files, watch, resolve-command") });
+    });
+
     test("without bwrap on the PATH it fails, naming the package and the sysctls, exit 1", async () => {
       const result = await runIn(box, ["doctor", "--home", box.home, "--options-json", '{"isolation":"sandbox"}'], { env: { PATH: join(box.path, "empty-bin") } });
       expect(result.code).toBe(1);
