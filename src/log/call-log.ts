@@ -9,6 +9,14 @@ import { unknownOptions, type RuntimeOptions, type UnknownOption } from "../opti
 import type { SpawnEnvelope } from "../protocol/index.ts";
 import { attachLog, beginLog, logLine, logOutcome, logs, secretValues, setLogExecId } from "./runtime-log.ts";
 
+/** What a `--remote` call adds to its outcome line: ssh's own failure and the first line of why. */
+let outcomeFacts: Record<string, unknown> = {};
+
+/** Facts for this process's outcome line (a later call's keys win). */
+export function addOutcomeFacts(fields: Record<string, unknown>): void {
+  outcomeFacts = { ...outcomeFacts, ...fields };
+}
+
 /** `inspect` runs before every exec: its successes are kept at debug, not info. */
 const QUIET_SUCCESS = new Set(["inspect"]);
 
@@ -21,11 +29,11 @@ export function loggedOperation(op: string, handler: Handler): Handler {
     try {
       status = await handler(invocation);
     } catch (error) {
-      logOutcome("error", "op", { signal, status: 1, durationMs: elapsed(), message: (error as Error).message });
+      logOutcome("error", "op", { signal, status: 1, durationMs: elapsed(), ...outcomeFacts, message: (error as Error).message });
       throw error;
     }
     const level = status !== 0 ? "error" : QUIET_SUCCESS.has(op) ? "debug" : "info";
-    logOutcome(level, "op", { signal, status, durationMs: elapsed() });
+    logOutcome(level, "op", { signal, status, durationMs: elapsed(), ...outcomeFacts });
     return status;
   };
 }
@@ -80,17 +88,17 @@ interface ExecFacts {
 
 /** The exec was refused before anything was launched. */
 export function logExecRefused(facts: ExecFacts, status: number, error: unknown): void {
-  logOutcome("error", "exec", { outcome: "refused", status, ...facts, durationMs: elapsed(), message: (error as Error).message });
+  logOutcome("error", "exec", { outcome: "refused", status, ...facts, durationMs: elapsed(), ...outcomeFacts, message: (error as Error).message });
 }
 
 /** The wrapper failed after launching (the workload was ended). */
 export function logExecFailed(facts: ExecFacts, error: unknown): void {
-  logOutcome("error", "exec", { outcome: "failed", status: 1, ...facts, durationMs: elapsed(), message: (error as Error).message });
+  logOutcome("error", "exec", { outcome: "failed", status: 1, ...facts, durationMs: elapsed(), ...outcomeFacts, message: (error as Error).message });
 }
 
 /** The workload ended; the wrapper mirrors its code or signal next. */
 export function logExecExited(facts: ExecFacts, code: number | null, signal: string | null): void {
-  logOutcome("info", "exec", { outcome: "exited", ...facts, code, signal, durationMs: elapsed() });
+  logOutcome("info", "exec", { outcome: "exited", ...facts, code, signal, durationMs: elapsed(), ...outcomeFacts });
 }
 
 /** Milliseconds since this process started (Bun's performance clock starts with the process). */

@@ -42,6 +42,8 @@ interface Scope {
   execId?: string;
   /** The workload's pid once it was launched (exec). */
   workloadPid?: number;
+  /** With `--remote`: the host(s) the operation went to, as ssh URLs without userinfo. */
+  remote?: string | string[];
   destination: Destination | null;
   /** [value, replacement], longest first. */
   secrets: [string, string][];
@@ -71,6 +73,11 @@ export function setLogExecId(execId: string): void {
 /** The workload's pid: every later line carries it. */
 export function setLogWorkloadPid(pid: number): void {
   scope.workloadPid = pid;
+}
+
+/** The `--remote` host(s) this call went to: every later line carries them (userinfo redacted). */
+export function setLogRemote(remote: string | readonly string[]): void {
+  scope.remote = typeof remote === "string" ? redactCredentials(remote) : remote.map(redactCredentials);
 }
 
 /**
@@ -143,6 +150,7 @@ function render(level: LineLevel, event: string, fields: Record<string, unknown>
     workspaceId: scope.workspaceId,
     execId: scope.execId,
     workloadPid: scope.workloadPid,
+    remote: scope.remote,
   };
   // TextEncoder, not Buffer: Buffer's first use costs ~0.25 ms in a process that had none (exec).
   const encoder = new TextEncoder();

@@ -12,6 +12,8 @@ import { parseSshUrl, type RemoteHost } from "../ssh-url.ts";
 export interface RemoteCall {
   /** The `--remote` host: first of the host list, and the one `describe` asks. */
   primary: RemoteHost;
+  /** `--remote` as the operator wrote it (the runtime log names hosts by their URL). */
+  primaryUrl: string;
   /** `--ssh-config FILE` (absolute), or null for ssh's own default configuration. */
   configFile: string | null;
 }
@@ -23,6 +25,8 @@ export interface RemoteContext {
   remote: RemoteOptions;
   /** The `--remote` host, then options.remote.hosts, one entry per host key. */
   hosts: RemoteHost[];
+  /** Each host key's URL as the operator wrote it. */
+  urls: Map<string, string>;
   settings: SshSettings;
   /** The local runtime home (control sockets, placements). */
   home: string;
@@ -49,9 +53,11 @@ export function remoteContext(call: RemoteCall, raw: Record<string, unknown>): R
   const options = readOptions(raw);
   const remote = options.remote ?? readOptions({ remote: {} }).remote!;
   const hosts = [call.primary];
+  const urls = new Map([[call.primary.key, call.primaryUrl]]);
   for (const url of remote.hosts ?? []) {
     const host = parseSshUrl(url);
     if (!hosts.some((known) => known.key === host.key)) hosts.push(host);
+    if (!urls.has(host.key)) urls.set(host.key, url);
   }
   const home = resolveHome(options);
   const controlDir = remote.controlPersistSeconds > 0 ? controlDirectory(home) : null;
@@ -60,10 +66,16 @@ export function remoteContext(call: RemoteCall, raw: Record<string, unknown>): R
     options,
     remote,
     hosts,
+    urls,
     settings: { configFile: call.configFile, controlDir, ...timing(remote) },
     home,
     remoteSideOptions: remoteSideOptions(raw, options, remote),
   };
+}
+
+/** How the runtime log names `host`: its URL as written (a host only a placement knows: `ssh://<key>`). */
+export function hostUrl(ctx: RemoteContext, host: RemoteHost): string {
+  return ctx.urls.get(host.key) ?? `ssh://${host.key}`;
 }
 
 /** The owner the remote side stamps: remote.owner, else `<owner>@<this host's name>`. */

@@ -2,19 +2,22 @@
  * The protocol operations of a `--remote` runtime: each one is carried to the workspace's host
  * as `ssh … <remote binary> <op> <args>` with the request (its options rewritten for the remote
  * side) on stdin. The remote's stdout, stderr and exit status come back unchanged; ssh's own
- * failures (exit 255) become exit 1 with a line saying so.
+ * failures (exit 255) become exit 1 with a line saying so. Each operation but describe (no
+ * options, so no home) ends with its line in the local runtime log, after its answer.
  */
 import type { Invocation } from "../argv.ts";
+import { addOutcomeFacts, attachLifecycleLog, loggedOperation } from "../log/call-log.ts";
+import { setLogRemote } from "../log/runtime-log.ts";
 import { DescribeResponse, LifecycleRequest, LifecycleResponse, decodeOwnOutput, dialectOf, encodeFrame, parseMessage, type CreateInput } from "../protocol/index.ts";
 import { diagnose, writeAll, writeStdout } from "../output.ts";
 import { readLifecycleRequest } from "../protocol/request.ts";
 import { withExistingStore } from "../store/db.ts";
 import { forgetPlacement, placementsOf } from "../store/placements.ts";
 import { createInputOf } from "../workspace/input.ts";
-import { bareSettings, remoteContext, type RemoteCall, type RemoteContext } from "./context.ts";
+import { bareSettings, hostUrl, remoteContext, type RemoteCall, type RemoteContext } from "./context.ts";
 import { hashPlacement, hostByKey, placeWorkspace, routeWorkspace } from "./placement.ts";
 import { shipSources } from "./source.ts";
-import { SSH_FAILED, runRemote, type SshSettings } from "./ssh.ts";
+import { SSH_FAILED, firstLine, runRemote, type SshSettings } from "./ssh.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { execThroughRemote } from "./wrapper.ts";
 
@@ -28,6 +31,14 @@ export async function forward(call: RemoteCall, invocation: Invocation): Promise
       return await describeRemote(call);
     case "exec":
       return await execThroughRemote(call, invocation);
+    default:
+      return await loggedOperation(invocation.command, (logged) => lifecycleOperation(call, logged))(invocation);
+  }
+}
+
+/** A lifecycle operation on its host(s). */
+async function lifecycleOperation(call: RemoteCall, invocation: Invocation): Promise<number> {
+  switch (invocation.command) {
     case "create":
       return await createRemote(call, invocation);
     case "destroy":
@@ -59,8 +70,9 @@ function remoteRequest(ctx: RemoteContext, request: LifecycleRequest, changes: {
  * The remote status as ours: unchanged, except ssh's own failure (255), which is exit 1 with
  * a diagnostic, and an explanation next to a remote shell's "not found" (127).
  */
-function localStatus(host: RemoteHost, status: number): number {
+function localStatus(host: RemoteHost, status: number, stderrHead: string): number {
   if (status === SSH_FAILED) {
+    addOutcomeFacts({ sshStatus: SSH_FAILED, message: `ssh to ${host.key}: ${firstLine(stderrHead) ?? "no message from ssh"}` });
     diagnose(`ssh to ${host.key} failed (exit 255): the host was not reached, refused us, or the remote side was killed (ssh's message, if any, is above)`);
     return 1;
   }
@@ -73,19 +85,32 @@ async function relay(ctx: RemoteContext, host: RemoteHost, invocation: Invocatio
   const result = await runRemote(host, ctx.settings, operationWords(host, invocation), stdin);
   // Bytes as they came; nothing at all when ssh failed midway (the daemon parses the whole of stdout).
   if (result.status !== SSH_FAILED) writeAll(1, result.stdout);
-  return localStatus(host, result.status);
+  return localStatus(host, result.status, result.stderrHead);
 }
 
-/** Reads the request and builds the context (options validated before anything is contacted). */
+/**
+ * Reads the request and builds the context (options validated before anything is contacted);
+ * the local runtime log then knows its home and the host(s) the operation goes to.
+ */
 function readCall(call: RemoteCall): { request: LifecycleRequest; ctx: RemoteContext } {
   const request = readLifecycleRequest();
-  return { request, ctx: remoteContext(call, request.options) };
+  const ctx = remoteContext(call, request.options);
+  // Unknown keys are the remote side's to warn about (the request travels there).
+  attachLifecycleLog(ctx.options, []);
+  return { request, ctx };
+}
+
+/** The host(s) the operation goes to, on its log lines from now on. */
+function logHosts(ctx: RemoteContext, hosts: readonly RemoteHost[]): void {
+  const urls = hosts.map((host) => hostUrl(ctx, host));
+  setLogRemote(urls.length === 1 ? urls[0]! : urls);
 }
 
 /** inspect, pause, resume, signal: to the workspace's host, as they are. */
 async function workspaceOperation(call: RemoteCall, invocation: Invocation): Promise<number> {
   const { request, ctx } = readCall(call);
   const host = routeWorkspace(ctx, invocation.flags.get("workspace-id")!);
+  logHosts(ctx, [host]);
   return await relay(ctx, host, invocation, remoteRequest(ctx, request));
 }
 
@@ -94,6 +119,7 @@ async function createRemote(call: RemoteCall, invocation: Invocation): Promise<n
   const { request, ctx } = readCall(call);
   const input = createInputOf(request, invocation.flags.get("workspace-id")!, ctx.options.allowedGitProtocols);
   const host = await placeWorkspace(ctx, input.workspaceId);
+  logHosts(ctx, [host]);
   const shipped = await shipSources(ctx, host, input);
   return await relay(ctx, host, invocation, remoteRequest(ctx, request, { input: shipped }));
 }
@@ -103,6 +129,7 @@ async function destroyRemote(call: RemoteCall, invocation: Invocation): Promise<
   const { request, ctx } = readCall(call);
   const workspaceId = invocation.flags.get("workspace-id")!;
   const host = routeWorkspace(ctx, workspaceId);
+  logHosts(ctx, [host]);
   const status = await relay(ctx, host, invocation, remoteRequest(ctx, request));
   if (status === 0) await withExistingStore(ctx.options, ({ db }) => forgetPlacement(db, ctx.options.owner, workspaceId), () => undefined);
   return status;
@@ -120,6 +147,7 @@ async function reconcileRemote(call: RemoteCall): Promise<number> {
   const recorded = await withExistingStore(ctx.options, ({ db }) => placementsOf(db, ctx.options.owner), () => new Map<string, string>());
   const hosts = new Map(ctx.hosts.map((host) => [host.key, host]));
   for (const key of recorded.values()) if (!hosts.has(key)) hosts.set(key, hostByKey(ctx, key));
+  logHosts(ctx, [...hosts.values()]);
   const idsOf = new Map<string, string[]>([...hosts.keys()].map((key) => [key, []]));
   for (const id of listed) idsOf.get(recorded.get(id) ?? hashPlacement(ctx.hosts, id).key)!.push(id);
   const words = (host: RemoteHost) => [host.binary, "reconcile"];
@@ -128,7 +156,7 @@ async function reconcileRemote(call: RemoteCall): Promise<number> {
       const stdin = remoteRequest(ctx, request, { workspaceIds: idsOf.get(host.key)! });
       const result = await runRemote(host, ctx.settings, words(host), stdin);
       if (result.status === 0) parseMessage(LifecycleResponse[dialect], decodeOwnOutput(result.stdout, `reconcile response of ${host.key}`), `reconcile response of ${host.key}`);
-      return { host, status: localStatus(host, result.status) };
+      return { host, status: localStatus(host, result.status, result.stderrHead) };
     }),
   );
   const failed = results.filter((result) => result.status !== 0);
@@ -157,7 +185,7 @@ function describeHost(host: RemoteHost, settings: SshSettings): Promise<Describe
   let answer = described.get(host.key);
   if (!answer) {
     answer = runRemote(host, settings, [host.binary, "describe"], null).then((result) => {
-      if (localStatus(host, result.status) !== 0) throw new Error(`describe failed on ${host.key} (exit ${result.status})`);
+      if (localStatus(host, result.status, result.stderrHead) !== 0) throw new Error(`describe failed on ${host.key} (exit ${result.status})`);
       return parseMessage(DescribeResponse, decodeOwnOutput(result.stdout, `describe response of ${host.key}`), `describe response of ${host.key}`);
     });
     described.set(host.key, answer);

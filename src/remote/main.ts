@@ -36,7 +36,7 @@ export async function remoteMain(argv: readonly string[], commands: CommandTable
       return 0;
     }
     invocation = parseArgs(commands, globals.rest);
-    call = { primary, configFile: globals.sshConfig };
+    call = { primary, primaryUrl: globals.remote, configFile: globals.sshConfig };
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     diagnose(error.message);

@@ -5,6 +5,7 @@
  */
 import { lstatSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { writeAll } from "../output.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 
 /** How this runtime talks to its hosts (from the command line and options.remote). */
@@ -125,6 +126,30 @@ interface RemoteResult {
   /** The remote command's exit status; SSH_FAILED also when ssh itself failed. */
   status: number;
   stdout: Uint8Array;
+  /** The start of stderr (ssh's and the remote's), kept for the runtime log. */
+  stderrHead: string;
+}
+
+/** How much of a remote command's stderr is kept to say why it failed. */
+const MAX_STDERR_HEAD = 4096;
+
+/** The first non-empty line of `text` (ssh's reason, when it failed), or null. */
+export function firstLine(text: string): string | null {
+  return text.split("\n").map((line) => line.trim()).find((line) => line !== "") ?? null;
+}
+
+/** Copies a remote command's stderr to ours as it comes, keeping its start. */
+async function relayStderr(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const head: Uint8Array[] = [];
+  let kept = 0;
+  for await (const chunk of stream) {
+    writeAll(2, chunk);
+    if (kept < MAX_STDERR_HEAD) {
+      head.push(chunk.subarray(0, MAX_STDERR_HEAD - kept));
+      kept += head.at(-1)!.length;
+    }
+  }
+  return new TextDecoder().decode(Buffer.concat(head));
 }
 
 /** The most a lifecycle operation may print; real answers are a few hundred bytes. */
@@ -132,15 +157,16 @@ const MAX_STDOUT = 4 * 1024 * 1024;
 
 /**
  * Runs `words` on `host` with `stdin` (or none), collecting stdout (bounded); stderr (ssh's and
- * the remote's) goes straight to ours.
+ * the remote's) is copied to ours as it comes, its start kept for the runtime log.
  */
 export async function runRemote(host: RemoteHost, settings: SshSettings, words: readonly string[], stdin: Uint8Array | null): Promise<RemoteResult> {
   const proc = Bun.spawn(sshArgv(host, settings, words), {
     stdin: stdin === null ? "ignore" : stdin,
     stdout: "pipe",
-    stderr: "inherit",
+    stderr: "pipe",
     env: sshEnv(),
   });
+  const stderr = relayStderr(proc.stderr);
   const chunks: Uint8Array[] = [];
   let total = 0;
   for await (const chunk of proc.stdout) {
@@ -148,10 +174,11 @@ export async function runRemote(host: RemoteHost, settings: SshSettings, words: 
     if (total > MAX_STDOUT) {
       proc.kill("SIGKILL");
       await proc.exited;
+      await stderr;
       throw new Error(`${host.key} printed more than ${MAX_STDOUT} bytes on stdout`);
     }
     chunks.push(chunk);
   }
   await proc.exited;
-  return { status: proc.exitCode ?? SSH_FAILED, stdout: Buffer.concat(chunks) };
+  return { status: proc.exitCode ?? SSH_FAILED, stdout: Buffer.concat(chunks), stderrHead: await stderr };
 }

@@ -8,7 +8,8 @@
  *   the output received before them is written (unless the daemon stopped reading);
  * - SIGINT/SIGTERM/SIGHUP received here go to the remote wrapper, as the daemon's would;
  * - the exit is mirrored; a connection lost before `exit` is an `error` event and exit 1
- *   (the remote side then ends the workload itself).
+ *   (the remote side then ends the workload itself);
+ * - the local runtime log gets the exec's line (host, outcome, duration) once fd 4 has it.
  */
 import type { ChildProcess } from "node:child_process";
 import type { Readable } from "node:stream";
@@ -17,16 +18,18 @@ import { protocolFdsProblem } from "../exec/controls.ts";
 import { EventWriter } from "../exec/events.ts";
 import { mirrorExit } from "../exec/mirror.ts";
 import { SignalForwarder } from "../exec/signals.ts";
+import { addOutcomeFacts, attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../log/call-log.ts";
+import { setLogRemote } from "../log/runtime-log.ts";
 import { diagnose, writeAll } from "../output.ts";
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { dup2 } from "../platform/libc.ts";
 import { CONTROL_FD, Control, FrameDecoder, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
 import { closeSync, openSync } from "node:fs";
-import { remoteContext, type RemoteCall } from "./context.ts";
+import { hostUrl, remoteContext, type RemoteCall } from "./context.ts";
 import { Channel, MAX_DATA, MuxDecoder, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux, type MuxFrame } from "./mux.ts";
 import { routeWorkspace } from "./placement.ts";
 import { FdSink } from "./sink.ts";
-import { SSH_FAILED, sshArgv, sshEnv } from "./ssh.ts";
+import { SSH_FAILED, firstLine, sshArgv, sshEnv } from "./ssh.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { Hello, WrapperExit, parseWire } from "./wire.ts";
 
@@ -47,11 +50,21 @@ export async function execThroughRemote(call: RemoteCall, invocation: Invocation
   const controls = new RawControls();
   const envelope = await controls.envelope();
   const ctx = remoteContext(call, envelope.options);
-  const workspaceId = invocation.flags.get("workspace-id")!;
-  const host = routeWorkspace(ctx, workspaceId);
-  const remoteEnvelope = encodeFrame(SpawnEnvelope, { ...envelope, options: ctx.remoteSideOptions }, "spawn envelope");
-  const words = [host.binary, "exec-remote", "--workspace-id", workspaceId];
-  const session = new Session(host, envelope, sshArgv(host, ctx.settings, words));
+  attachExecLog(invocation, envelope, ctx.options);
+  const facts = { mode: envelope.stdio.kind, purpose: envelope.purpose.kind };
+  let session: Session;
+  let remoteEnvelope: string;
+  try {
+    const workspaceId = invocation.flags.get("workspace-id")!;
+    const host = routeWorkspace(ctx, workspaceId);
+    setLogRemote(hostUrl(ctx, host));
+    remoteEnvelope = encodeFrame(SpawnEnvelope, { ...envelope, options: ctx.remoteSideOptions }, "spawn envelope");
+    const words = [host.binary, "exec-remote", "--workspace-id", workspaceId];
+    session = new Session(host, envelope, sshArgv(host, ctx.settings, words));
+  } catch (error) {
+    logExecRefused(facts, 1, error);
+    throw error;
+  }
   return await session.run(remoteEnvelope, controls, signals);
 }
 
@@ -344,16 +357,31 @@ class Session {
       if (lost !== null) diagnose(`exec ${this.envelope.execId} on ${this.host.key}: ${lost}`);
     }
     await Promise.race([Promise.all([stdinDone, controlsDone]), Bun.sleep(HANGUP_WAIT_MS)]);
+    const facts = { mode: this.envelope.stdio.kind, purpose: this.envelope.purpose.kind };
     if (sequence.complete && failure === null) {
+      logExecExited(facts, this.#exit.code, this.#exit.signal);
       return await mirrorExit(this.#exit.code, this.#exit.signal);
     }
-    if (failure !== null || (hello && wrapper === null)) return 1;
-    if (wrapper !== null) return await mirrorExit(wrapper.code, wrapper.signal);
+    if (failure !== null || (hello && wrapper === null)) {
+      logExecFailed(facts, new Error(failure ?? `lost the connection to ${this.host.key} before the remote exec ended (ssh exit ${sshStatus})`));
+      return 1;
+    }
+    if (wrapper !== null) {
+      // The remote wrapper ended without a complete lifecycle (its reason went to stderr).
+      const ended = `the remote exec wrapper ended ${wrapper.signal ? `by ${wrapper.signal}` : `with exit ${wrapper.code}`}`;
+      if (sequence.started) logExecFailed(facts, new Error(`${ended} before the workload's exit`));
+      else logExecRefused(facts, wrapper.code ?? 1, new Error(`${ended}, nothing launched`));
+      return await mirrorExit(wrapper.code, wrapper.signal);
+    }
     if (sshStatus === 127) {
       diagnose(`${this.host.key}: the remote shell could not run ${JSON.stringify(this.host.binary)} (exit 127); install paseo-host-runtime there or name its path in the URL`);
+      logExecRefused(facts, 127, new Error(`the remote shell could not run ${JSON.stringify(this.host.binary)}`));
       return 127;
     }
     diagnose(`exec on ${this.host.key} could not start: ssh exited ${sshStatus}${sshStatus === SSH_FAILED ? " (the host was not reached or refused us; ssh's message, if any, is above)" : ""}`);
+    if (sshStatus === SSH_FAILED) addOutcomeFacts({ sshStatus });
+    const why = firstLine(new TextDecoder().decode(this.#sshMessages));
+    logExecRefused(facts, 1, new Error(`ssh to ${this.host.key} exited ${sshStatus}${why === null ? "" : `: ${why}`}`));
     return 1;
   }
 }

@@ -155,11 +155,11 @@ describe("the options the remote side gets", () => {
     const raw = JSON.parse(
       '{"owner":"o","stateDirectory":"/local","helperPath":"/local/h","hostDirectory":"clone","stopTimeoutMs":5,"__proto__":{"x":1},"remote":{"stateDirectory":"/r","helperPath":"/r/h","hosts":["ssh://b"]}}',
     );
-    const ctx = remoteContext({ primary: parseSshUrl("ssh://a"), configFile: null }, raw);
+    const ctx = remoteContext({ primary: parseSshUrl("ssh://a"), primaryUrl: "ssh://a", configFile: null }, raw);
     expect(ctx.remoteSideOptions).toEqual(JSON.parse('{"hostDirectory":"clone","stopTimeoutMs":5,"__proto__":{"x":1},"owner":"o@' + require("node:os").hostname() + '","stateDirectory":"/r","helperPath":"/r/h","exposeHostVisiblePath":false}'));
     expect(Object.keys(ctx.remoteSideOptions)).toContain("__proto__");
     expect(ctx.hosts.map((h) => h.key)).toEqual(["a", "b"]);
-    const owned = remoteContext({ primary: parseSshUrl("ssh://a"), configFile: null }, { remote: { owner: "team" } });
+    const owned = remoteContext({ primary: parseSshUrl("ssh://a"), primaryUrl: "ssh://a", configFile: null }, { remote: { owner: "team" } });
     expect(owned.remoteSideOptions.owner).toBe("team");
   });
 
