@@ -70,14 +70,20 @@ export function setLogExecId(execId: string): void {
   scope.execId = execId;
 }
 
-/** The workload's pid: every later line carries it. */
+/** The workload's pid: every later line carries it (0, a workload on a `--remote` host, is none of ours). */
 export function setLogWorkloadPid(pid: number): void {
-  scope.workloadPid = pid;
+  if (pid > 0) scope.workloadPid = pid;
 }
 
-/** The `--remote` host(s) this call went to: every later line carries them (userinfo redacted). */
-export function setLogRemote(remote: string | readonly string[]): void {
+/**
+ * The `--remote` host(s) this call went to: every later line carries their URLs, userinfo
+ * redacted. `logins` (`user@host`, as diagnostics and ssh's messages name a host) become
+ * `***@host` in every later line too.
+ */
+export function setLogRemote(remote: string | readonly string[], logins: readonly string[] = []): void {
   scope.remote = typeof remote === "string" ? redactCredentials(remote) : remote.map(redactCredentials);
+  const hidden = logins.map((login): [string, string] => [login, `***${login.slice(login.lastIndexOf("@"))}`]);
+  scope.secrets = [...scope.secrets, ...hidden].sort((a, b) => b[0].length - a[0].length);
 }
 
 /**

@@ -78,6 +78,12 @@ export function hostUrl(ctx: RemoteContext, host: RemoteHost): string {
   return ctx.urls.get(host.key) ?? `ssh://${host.key}`;
 }
 
+/** How ssh and our diagnostics name `host` with its login (`user@host`, both IPv6 spellings), for the log to hide. */
+export function hostLogins(host: RemoteHost): string[] {
+  if (host.user === null) return [];
+  return host.host.includes(":") ? [`${host.user}@[${host.host}]`, `${host.user}@${host.host}`] : [`${host.user}@${host.host}`];
+}
+
 /** The owner the remote side stamps: remote.owner, else `<owner>@<this host's name>`. */
 export function remoteOwner(options: RuntimeOptions, remote: RemoteOptions): string {
   return remote.owner ?? `${options.owner}@${lazyOs().hostname()}`;

@@ -14,7 +14,7 @@ import { readLifecycleRequest } from "../protocol/request.ts";
 import { withExistingStore } from "../store/db.ts";
 import { forgetPlacement, placementsOf } from "../store/placements.ts";
 import { createInputOf } from "../workspace/input.ts";
-import { bareSettings, hostUrl, remoteContext, type RemoteCall, type RemoteContext } from "./context.ts";
+import { bareSettings, hostLogins, hostUrl, remoteContext, type RemoteCall, type RemoteContext } from "./context.ts";
 import { hashPlacement, hostByKey, placeWorkspace, routeWorkspace } from "./placement.ts";
 import { shipSources } from "./source.ts";
 import { SSH_FAILED, firstLine, runRemote, type SshSettings } from "./ssh.ts";
@@ -72,7 +72,7 @@ function remoteRequest(ctx: RemoteContext, request: LifecycleRequest, changes: {
  */
 function localStatus(host: RemoteHost, status: number, stderrHead: string): number {
   if (status === SSH_FAILED) {
-    addOutcomeFacts({ sshStatus: SSH_FAILED, message: `ssh to ${host.key}: ${firstLine(stderrHead) ?? "no message from ssh"}` });
+    addOutcomeFacts({ sshStatus: SSH_FAILED, message: firstLine(stderrHead) ?? "ssh failed without a message" });
     diagnose(`ssh to ${host.key} failed (exit 255): the host was not reached, refused us, or the remote side was killed (ssh's message, if any, is above)`);
     return 1;
   }
@@ -103,7 +103,7 @@ function readCall(call: RemoteCall): { request: LifecycleRequest; ctx: RemoteCon
 /** The host(s) the operation goes to, on its log lines from now on. */
 function logHosts(ctx: RemoteContext, hosts: readonly RemoteHost[]): void {
   const urls = hosts.map((host) => hostUrl(ctx, host));
-  setLogRemote(urls.length === 1 ? urls[0]! : urls);
+  setLogRemote(urls.length === 1 ? urls[0]! : urls, hosts.flatMap(hostLogins));
 }
 
 /** inspect, pause, resume, signal: to the workspace's host, as they are. */

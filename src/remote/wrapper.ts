@@ -25,7 +25,7 @@ import { lazyChildProcess } from "../platform/lazy.ts";
 import { dup2 } from "../platform/libc.ts";
 import { CONTROL_FD, Control, FrameDecoder, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
 import { closeSync, openSync } from "node:fs";
-import { hostUrl, remoteContext, type RemoteCall } from "./context.ts";
+import { hostLogins, hostUrl, remoteContext, type RemoteCall } from "./context.ts";
 import { Channel, MAX_DATA, MuxDecoder, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux, type MuxFrame } from "./mux.ts";
 import { routeWorkspace } from "./placement.ts";
 import { FdSink } from "./sink.ts";
@@ -57,7 +57,7 @@ export async function execThroughRemote(call: RemoteCall, invocation: Invocation
   try {
     const workspaceId = invocation.flags.get("workspace-id")!;
     const host = routeWorkspace(ctx, workspaceId);
-    setLogRemote(hostUrl(ctx, host));
+    setLogRemote(hostUrl(ctx, host), hostLogins(host));
     remoteEnvelope = encodeFrame(SpawnEnvelope, { ...envelope, options: ctx.remoteSideOptions }, "spawn envelope");
     const words = [host.binary, "exec-remote", "--workspace-id", workspaceId];
     session = new Session(host, envelope, sshArgv(host, ctx.settings, words));
@@ -381,7 +381,7 @@ class Session {
     diagnose(`exec on ${this.host.key} could not start: ssh exited ${sshStatus}${sshStatus === SSH_FAILED ? " (the host was not reached or refused us; ssh's message, if any, is above)" : ""}`);
     if (sshStatus === SSH_FAILED) addOutcomeFacts({ sshStatus });
     const why = firstLine(new TextDecoder().decode(this.#sshMessages));
-    logExecRefused(facts, 1, new Error(`ssh to ${this.host.key} exited ${sshStatus}${why === null ? "" : `: ${why}`}`));
+    logExecRefused(facts, 1, new Error(why ?? `ssh exited ${sshStatus} without a message`));
     return 1;
   }
 }
