@@ -65,7 +65,12 @@ export async function execThroughRemote(call: RemoteCall, invocation: Invocation
     logExecRefused(facts, 1, error);
     throw error;
   }
-  return await session.run(remoteEnvelope, controls, signals);
+  try {
+    return await session.run(remoteEnvelope, controls, signals);
+  } catch (error) {
+    logExecFailed(facts, error);
+    throw error;
+  }
 }
 
 /**
