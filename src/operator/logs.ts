@@ -107,6 +107,7 @@ function humanLine(entry: Entry): string {
     entry.execId === undefined ? null : `exec ${text(entry.execId)}`,
     `pid ${text(entry.pid)}`,
     entry.workloadPid === undefined ? null : `workload ${text(entry.workloadPid)}`,
+    entry.remote === undefined ? null : `on ${text(entry.remote)}`,
   ].filter((part) => part !== null);
   return `${localTime(entry.time)} ${text(entry.level).toUpperCase().padEnd(5)} ${who.join(" ")}: ${summary(entry)}`;
 }

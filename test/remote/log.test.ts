@@ -99,7 +99,7 @@ describe("a remote lifecycle operation", () => {
     // `logs` shows it like a local line, with the reason.
     const shown = await runBinary(["logs", "--home", lab.localHome, "--workspace-id", UNPLACED]);
     expect(shown.code).toBe(0);
-    expect(shown.stdout).toMatch(/ERROR inspect rl-none-\d+ pid \d+: failed \(exit 1\) in \d+ ms: ssh: connect to host 127\.0\.0\.1 port 1: Connection refused/);
+    expect(shown.stdout).toMatch(/ERROR inspect rl-none-\d+ pid \d+ on ssh:\/\/\*\*\*@127\.0\.0\.1:1\S*: failed \(exit 1\) in \d+ ms: ssh: connect to host 127\.0\.0\.1 port 1: Connection refused/);
     // Diagnostics name the host without its login.
     expect(shown.stdout).toContain("ssh to ***@127.0.0.1:1 failed (exit 255)");
     expect(localLogText()).not.toContain("root@");
