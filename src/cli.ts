@@ -8,7 +8,7 @@
  * shared flags, `ps` fields and `run` purposes from data-only modules.
  */
 import { HOME_ENV, type Command, type CommandSpec, type CommandTable, type FlagDoc, type HandlerLoader } from "./argv.ts";
-import { OPTIONS_FLAGS, SELECT, SHARED, STOP_GRACE, STORE_ENV, STORE_FLAGS, W, docs } from "./operator/flags.ts";
+import { OPTIONS_FLAGS, OWNER_DEFAULT, SELECT, SHARED, STOP_GRACE, STORE_ENV, STORE_FLAGS, W, docs } from "./operator/flags.ts";
 import { FORMAT_FIELDS, formatProblem } from "./operator/ps-format.ts";
 import { PURPOSES } from "./operator/purposes.ts";
 import { signalNameProblem } from "./platform/signals.ts";
@@ -358,7 +358,7 @@ function operatorCommands(): Record<string, Command> {
       flags: {
         "ssh-config": { value: "FILE", help: "an ssh_config for ssh -F (identity, known hosts, port)", default: "~/.ssh/config" },
         "remote-home": { value: "DIR", help: "the remote runtime home its doctor checks (options.remote.stateDirectory)" },
-        owner: { value: "NAME", help: "the local owner (options.owner); the remote owner defaults to NAME@<this host>", default: "default" },
+        owner: { value: "NAME", help: "the local owner (options.owner); the remote owner defaults to NAME@<this host>", default: OWNER_DEFAULT },
         "remote-owner": { value: "NAME", help: "the remote owner its doctor checks (options.remote.owner)" },
         json: { help: "one JSON document instead of text" },
       },

@@ -8,6 +8,9 @@ import { optionDefaults } from "./option-defaults.ts" with { type: "macro" };
 /** The defaults help quotes, read from options.ts when the binary is bundled (see option-defaults.ts). */
 const DEFAULTS = optionDefaults();
 
+/** options.owner's default, as help quotes it. */
+export const OWNER_DEFAULT = JSON.stringify(DEFAULTS.owner);
+
 /** Options flags every store-touching operator command takes. */
 export const STORE_FLAGS = ["home", "owner"] as const;
 
@@ -43,7 +46,7 @@ const FLAG_DOCS = {
     default: "$PASEO_HOST_RUNTIME_HOME, else the user's state directory",
     check: absolutePath("an empty home would be the current directory"),
   },
-  owner: { value: "NAME", help: "the owner stamped on workspaces (options.owner)", default: JSON.stringify(DEFAULTS.owner) },
+  owner: { value: "NAME", help: "the owner stamped on workspaces (options.owner)", default: OWNER_DEFAULT },
   "options-json": { value: "JSON", help: "the daemon's whole options map, as JSON; --home, --owner and the like override its keys", check: jsonObject },
   config: { value: "FILE", help: "take the options of a runtime in the daemon's config.json (e.g. ~/.paseo/config.json)" },
   runtime: { value: "NAME", help: "which workspaceRuntimes entry of --config", default: "the only one that runs paseo-host-runtime" },

@@ -76,6 +76,18 @@ describe("<command> --help", () => {
     expect(made).toMatch(/^ {2}-w, --workspace-id W /m);
   });
 
+  test("every --owner that sets options.owner quotes its default the same way, remote doctor's included", async () => {
+    const checked: string[] = [];
+    for (const command of OPERATOR.filter((name) => COMMANDS[name]!.optional?.includes("owner"))) {
+      const line = (await runBinary([...words(command), "--help"], { env })).stdout.split("\n").find((l) => /^ {6}--owner NAME /.test(l))!;
+      if (!line.includes("(options.owner)")) continue; // logs --owner is a filter
+      expect(line, command).toEndWith('[default: "default"]');
+      checked.push(command);
+    }
+    expect(checked).toContain("remote");
+    expect(checked).toContain("ls");
+  });
+
   test("help COMMAND and help GROUP SUBCOMMAND print the same as --help; help of an unknown command exits 2", async () => {
     expect((await runBinary(["help", "workspace", "pause"])).stdout).toBe((await runBinary(["workspace", "pause", "--help"])).stdout);
     expect((await runBinary(["help", "ps"])).stdout).toBe((await runBinary(["ps", "-h"])).stdout);
