@@ -154,6 +154,22 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
   },
 } satisfies Record<string, Command>);
 
+/** `workspace pause|resume|inspect`: one workspace, one contract operation on it, through the daemon's options. */
+function oneWorkspace(summary: string, workspaceHelp: string, examples: string[], handler: HandlerLoader): Command {
+  return {
+    required: ["workspace-id"],
+    optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
+    switches: ["json"],
+    aliases: W,
+    usage: `--workspace-id W [--json] ${SELECT}`,
+    summary,
+    flags: docs(SHARED, { "workspace-id": { value: "W", help: workspaceHelp } }),
+    examples,
+    env: STORE_ENV,
+    handler,
+  };
+}
+
 /**
  * Operator commands: for the human who installs and checks the runtime. None of them is part of
  * the protocol; `new`, `rm`, `run` and `workspace …` drive this binary's own protocol
@@ -296,42 +312,9 @@ function operatorCommands(): Record<string, Command> {
       env: { ...STORE_ENV, TERM: "with --pty, sent as the envelope's stdio.term" },
       handler: async () => (await import("./operator/run.ts")).run,
     },
-    "workspace pause": {
-      required: ["workspace-id"],
-      optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
-      switches: ["json"],
-      aliases: W,
-      usage: `--workspace-id W [--json] ${SELECT}`,
-      summary: `stop a workspace's executions (SIGTERM, ${STOP_GRACE}, SIGKILL) and mark it paused (runs \`pause\`)`,
-      flags: docs(SHARED, { "workspace-id": { value: "W", help: "the workspace to pause" } }),
-      examples: ["paseo-host-runtime workspace pause -w demo", "paseo-host-runtime workspace pause -w demo --config ~/.paseo/config.json --runtime host"],
-      env: STORE_ENV,
-      handler: async () => (await import("./operator/workspace.ts")).workspacePause,
-    },
-    "workspace resume": {
-      required: ["workspace-id"],
-      optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
-      switches: ["json"],
-      aliases: W,
-      usage: `--workspace-id W [--json] ${SELECT}`,
-      summary: "mark a paused workspace ready again (runs `resume`)",
-      flags: docs(SHARED, { "workspace-id": { value: "W", help: "the workspace to resume" } }),
-      examples: ["paseo-host-runtime workspace resume -w demo", "paseo-host-runtime workspace resume -w demo --json"],
-      env: STORE_ENV,
-      handler: async () => (await import("./operator/workspace.ts")).workspaceResume,
-    },
-    "workspace inspect": {
-      required: ["workspace-id"],
-      optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
-      switches: ["json"],
-      aliases: W,
-      usage: `--workspace-id W [--json] ${SELECT}`,
-      summary: "show a workspace's status as the daemon sees it (runs `inspect`); exit 1 when missing or in error",
-      flags: docs(SHARED, { "workspace-id": { value: "W", help: "the workspace to inspect" } }),
-      examples: ["paseo-host-runtime workspace inspect -w demo", "paseo-host-runtime workspace inspect -w demo --json"],
-      env: STORE_ENV,
-      handler: async () => (await import("./operator/workspace.ts")).workspaceInspect,
-    },
+    "workspace pause": oneWorkspace(`stop a workspace's executions (SIGTERM, ${STOP_GRACE}, SIGKILL) and mark it paused (runs \`pause\`)`, "the workspace to pause", ["paseo-host-runtime workspace pause -w demo", "paseo-host-runtime workspace pause -w demo --config ~/.paseo/config.json --runtime host"], async () => (await import("./operator/workspace.ts")).workspacePause),
+    "workspace resume": oneWorkspace("mark a paused workspace ready again (runs `resume`)", "the workspace to resume", ["paseo-host-runtime workspace resume -w demo", "paseo-host-runtime workspace resume -w demo --json"], async () => (await import("./operator/workspace.ts")).workspaceResume),
+    "workspace inspect": oneWorkspace("show a workspace's status as the daemon sees it (runs `inspect`); exit 1 when missing or in error", "the workspace to inspect", ["paseo-host-runtime workspace inspect -w demo", "paseo-host-runtime workspace inspect -w demo --json"], async () => (await import("./operator/workspace.ts")).workspaceInspect),
     "workspace reconcile": {
       required: [],
       optional: ["runtime-instance-id", ...STORE_FLAGS, ...OPTIONS_FLAGS],
