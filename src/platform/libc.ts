@@ -261,10 +261,10 @@ function errno(): number {
 }
 
 /** Linux syscall numbers; pidfd_open and pidfd_send_signal use the generic table on x64 and arm64 alike. */
-const SYS_PIDFD_SEND_SIGNAL = 424;
+export const SYS_PIDFD_SEND_SIGNAL = 424;
 const SYS_PIDFD_OPEN = 434;
 /** Signals every member of the process group the pidfd's process leads (Linux 6.9). */
-const PIDFD_SIGNAL_PROCESS_GROUP = 4;
+export const PIDFD_SIGNAL_PROCESS_GROUP = 4;
 
 export const ESRCH = 3;
 export const EINVAL = 22;
@@ -404,9 +404,9 @@ export function currentAction(number: number): Uint8Array {
   return action;
 }
 
-/** waitid(2): P_PIDFD (Linux 5.4), and WEXITED | WNOHANG | WNOWAIT. */
-const P_PIDFD = 3;
-const WAIT_PEEK = 0x01000005;
+/** waitid(2): P_PIDFD (Linux 5.4), and WEXITED | WNOHANG | WNOWAIT (look, never reap). */
+export const P_PIDFD = 3;
+export const WAIT_PEEK = 0x01000005;
 
 /**
  * Whether the pidfd names a child of this process that is not reaped yet (running, or a

@@ -26,15 +26,23 @@
  */
 import type { Pointer } from "bun:ffi";
 import { closeSync } from "node:fs";
-import { EINVAL, executablePage, isUnreapedChild, pidfdOpen, pidfdSignal, replaceHandlers, restoreActions } from "./libc.ts";
+import {
+  EINVAL,
+  executablePage,
+  isUnreapedChild,
+  P_PIDFD,
+  PIDFD_SIGNAL_PROCESS_GROUP,
+  pidfdOpen,
+  pidfdSignal,
+  replaceHandlers,
+  restoreActions,
+  SYS_PIDFD_SEND_SIGNAL,
+  WAIT_PEEK,
+} from "./libc.ts";
 import { isLinux } from "./os.ts";
 
-/** Linux x86-64 system call numbers and flags (waitid 247; P_PIDFD 3; pidfd_send_signal 424). */
+/** waitid's x86-64 system call number (the pidfd calls' numbers and the flags are libc.ts's). */
 const SYS_WAITID = 247;
-const P_PIDFD = 3;
-const WAIT_FLAGS = 0x01000005; // WNOWAIT | WEXITED | WNOHANG
-const SYS_PIDFD_SEND_SIGNAL = 424;
-const PIDFD_SIGNAL_PROCESS_GROUP = 4;
 
 function u32(value: number): number[] {
   return [value & 0xff, (value >>> 8) & 0xff, (value >>> 16) & 0xff, (value >>> 24) & 0xff];
@@ -57,7 +65,7 @@ function handlerCode(pidfd: number): Uint8Array {
       [0xbf, ...u32(P_PIDFD)], //               mov edi, P_PIDFD
       [0xbe, ...u32(pidfd)], //                 mov esi, pidfd
       [0x31, 0xd2], //                          xor edx, edx       ; infop NULL
-      [0x41, 0xba, ...u32(WAIT_FLAGS)], //      mov r10d, flags
+      [0x41, 0xba, ...u32(WAIT_PEEK)], //      mov r10d, flags
       [0x45, 0x31, 0xc0], //                    xor r8d, r8d       ; rusage NULL
       [0x0f, 0x05], //                          syscall
       [0x85, 0xc0], //                          test eax, eax
