@@ -2,6 +2,7 @@ import { closeSync, constants, fstatSync, openSync, readlinkSync } from "node:fs
 import { setTerminalOutput } from "../platform/libc.ts";
 import { readProcess } from "../platform/process.ts";
 import { isLinux } from "../platform/os.ts";
+import { processesOutput } from "../platform/tty.ts";
 
 /** The wrapper's stdout. In PTY mode only the wrapper writes it, so a non-blocking sink is safe. */
 const STDOUT_FD = 1;
@@ -9,18 +10,40 @@ const STDOUT_FD = 1;
 const PTS_MAJOR = 136;
 /** Finding the slave needs /proc (Linux); elsewhere output is not throttled. */
 
+/** What holding output back needs of the execution: a way to hold its processes still. */
+export interface OutputScope {
+  quiesce(fn: () => void): Promise<boolean>;
+}
+
+/** What holding output back needs of the terminal: its output mode (c_oflag). */
+export interface OutputTerminal {
+  readonly outputFlags: number;
+}
+
 /**
  * Copies PTY output to fd 1 unchanged, with backpressure: Bun's terminal `data` callback cannot
  * be paused, so when fd 1 is full the terminal's own output is suspended with tcflow(TCOOFF)
  * on the slave side (the workload's writes then block in the kernel), and restarted once the
  * sink has drained. Memory stays bounded and the event loop stays free for signals.
+ *
+ * Stopping a terminal while a process writes to it loses bytes under output processing (OPOST,
+ * the default): Linux's n_tty checks for room, and a stop landing before its write makes that
+ * write a silent no-op (a "\r\n" or a single byte gone). So the stop is made while the
+ * execution's processes are frozen (its cgroup), when none can be inside a write. Without a
+ * freezer only a terminal without OPOST (raw mode) is stopped; other output is not throttled.
  */
 export class PtyOutput {
   readonly #sink = Bun.file(STDOUT_FD).writer({ highWaterMark: 64 * 1024 });
   #slave = -1;
   /** The workload whose terminal to find; 0 once released (holding the slave blocks EOF). */
   #pid = 0;
+  #scope: OutputScope | null = null;
+  #terminal: OutputTerminal | null = null;
+  /** Whether output should be stopped (a flush of fd 1 is pending), and whether it is. */
+  #wanted = false;
   #suspended = false;
+  /** The change of the terminal's state under way, if any. */
+  #changing: Promise<void> | null = null;
   /** The flush fd 1 has not completed yet; null when everything written was accepted. */
   #pending: Promise<unknown> | null = null;
   /** Set once fd 1 failed (the daemon closed it): from then on output is discarded. */
@@ -33,8 +56,10 @@ export class PtyOutput {
    * Opens the workload's terminal (slave side) so output can be suspended. Without it (no
    * /proc, or the workload already dropped its terminal) output simply is not throttled.
    */
-  attach(pid: number): void {
+  attach(pid: number, scope: OutputScope, terminal: OutputTerminal): void {
     this.#pid = pid;
+    this.#scope = scope;
+    this.#terminal = terminal;
     this.#slave = openSlave(pid);
   }
 
@@ -60,11 +85,12 @@ export class PtyOutput {
     return within(this.masterClosed.then(() => true), ms, false);
   }
 
-  /** Drops our hold on the slave: while we hold it the master never reports EOF. */
-  releaseSlave(): void {
+  /** Restarts output and drops our hold on the slave: while we hold it the master never reports EOF. */
+  async releaseSlave(): Promise<void> {
     this.#pid = 0;
+    this.#wanted = false;
+    await this.#change();
     if (this.#slave < 0) return;
-    this.#setRunning(true);
     closeSync(this.#slave);
     this.#slave = -1;
   }
@@ -121,18 +147,49 @@ export class PtyOutput {
   }
 
   #setRunning(running: boolean): void {
+    this.#wanted = !running;
+    void this.#change();
+  }
+
+  /** Brings the terminal to the wanted state; one change runs at a time, and it follows later wishes. */
+  #change(): Promise<void> {
+    this.#changing ??= this.#follow().finally(() => (this.#changing = null));
+    return this.#changing;
+  }
+
+  async #follow(): Promise<void> {
+    while (this.#suspended !== this.#wanted) {
+      if (!this.#wanted) this.#restart();
+      else if (!(await this.#stop())) return;
+    }
+  }
+
+  /** Stops the terminal's output where that loses nothing (see the class); false when it was not stopped. */
+  async #stop(): Promise<boolean> {
     // The child takes its controlling terminal just after becoming a session leader, so the
     // first look (at started) can come too early: look again whenever output must stop.
-    if (!running && this.#slave < 0 && this.#pid > 0 && isLinux) this.#slave = openSlave(this.#pid);
-    if (this.#suspended === !running || this.#slave < 0) return;
+    if (this.#slave < 0 && this.#pid > 0 && isLinux) this.#slave = openSlave(this.#pid);
+    const slave = this.#slave;
+    if (slave < 0 || this.#pid === 0 || !this.#scope || !this.#terminal) return false;
+    const stop = () => setTerminalOutput(slave, false);
     try {
-      setTerminalOutput(this.#slave, running);
-      this.#suspended = !running;
+      if (await this.#scope.quiesce(stop)) return (this.#suspended = true);
+      if (processesOutput(this.#terminal.outputFlags)) return false;
+      stop();
+      return (this.#suspended = true);
     } catch {
-      // A terminal that cannot be stopped is not throttled; one that cannot be restarted is
-      // hung up by the close that follows the workload's end.
-      this.#suspended = false;
+      // A terminal that cannot be stopped is not throttled.
+      return false;
     }
+  }
+
+  #restart(): void {
+    try {
+      if (this.#slave >= 0) setTerminalOutput(this.#slave, true);
+    } catch {
+      // One that cannot be restarted is hung up by the close that follows the workload's end.
+    }
+    this.#suspended = false;
   }
 }
 

@@ -40,7 +40,7 @@ export async function runPty(plan: LaunchPlan, controls: ControlReader, signals:
   const { proc } = launched;
   const terminal = proc.terminal!;
   const identity = startWorkload(launched, events);
-  output.attach(identity.pid);
+  output.attach(identity.pid, launched.scope, terminal);
   for (const resize of early.resizes) events.resized(resize.id);
   for (const signal of early.signals) signals.receive(signal);
   signals.attach((signal) => deliverPtySignal(launched, signal));
@@ -51,7 +51,7 @@ export async function runPty(plan: LaunchPlan, controls: ControlReader, signals:
   session.ended = true;
   signals.close();
   const outcome = await finishWorkload(plan, launched, events, async () => {
-    output.releaseSlave();
+    await output.releaseSlave();
     await output.waitMasterClosed(MASTER_DRAIN_MS);
     terminal.close();
     await output.settle(OUTPUT_SETTLE_MS);

@@ -26,7 +26,7 @@ import type { Database } from "bun:sqlite";
 import type { Subprocess } from "bun";
 import { closeSync } from "node:fs";
 import { diagnose } from "../output.ts";
-import { endCgroup, killCgroup, moveInto, removeCgroup } from "../platform/cgroup.ts";
+import { endCgroup, killCgroup, moveInto, removeCgroup, setFrozen, waitFrozen } from "../platform/cgroup.ts";
 import { spawnDirectory } from "../platform/directory.ts";
 import { makePipe } from "../platform/libc.ts";
 import { GroupHandle, stopWorkload } from "../platform/process-group.ts";
@@ -107,6 +107,11 @@ interface ExecutionScope {
   killAll(): Promise<void>;
   /** After the leader was reaped: leftovers get SIGTERM, `graceMs`, then SIGKILL; then the scope is released. */
   finish(graceMs: number): Promise<void>;
+  /**
+   * Runs `fn` while no process of the execution runs, then lets them go on (pty-output.ts stops
+   * the terminal this way). False, and `fn` not run, when this containment cannot hold them still.
+   */
+  quiesce(fn: () => void): Promise<boolean>;
 }
 
 /** What the modes follow of the workload's leader: the spawned process, or (sandbox) the init's word on it. */
@@ -207,7 +212,23 @@ function cgroupScope(cgroup: string): ExecutionScope {
       await endCgroup(cgroup, graceMs);
       removeCgroup(cgroup);
     },
+    quiesce: (fn) => whileFrozen(cgroup, fn),
   };
+}
+
+/** How long a freeze may take before quiesce gives up (a process in uninterruptible sleep delays it). */
+const FREEZE_WAIT_MS = 100;
+
+/** `fn()` while every process of `cgroup` is frozen; always thawed afterwards. */
+async function whileFrozen(cgroup: string, fn: () => void): Promise<boolean> {
+  if (!setFrozen(cgroup, true)) return false;
+  try {
+    if (!(await waitFrozen(cgroup, FREEZE_WAIT_MS))) return false;
+    fn();
+    return true;
+  } finally {
+    setFrozen(cgroup, false);
+  }
 }
 
 async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<Launched> {
@@ -276,6 +297,8 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
  */
 function groupScope(leader: ProcessIdentity, group: GroupHandle | null): ExecutionScope {
   return {
+    // A process group cannot be held still without signals its members (and their parents) would see.
+    quiesce: async () => false,
     killAll: async () => void (await stopWorkload(leader, 0, group)),
     finish: async (graceMs) => {
       try {
@@ -364,6 +387,7 @@ function sandboxScope(workload: SandboxedWorkload, leader: ProcessIdentity, cgro
   const base = cgroup ? cgroupScope(cgroup) : groupScope(leader, group);
   return {
     killAll: () => base.killAll(),
+    quiesce: (fn) => base.quiesce(fn),
     finish: async (graceMs) => {
       try {
         await base.finish(graceMs);

@@ -189,16 +189,46 @@ export function killCgroup(dir: string): boolean {
   }
 }
 
-/** True while `dir` or a descendant holds a process (`populated 1` in cgroup.events). */
-export function isPopulated(dir: string): boolean {
+/**
+ * Freezes (or thaws) every process in `dir` and below through `cgroup.freeze` (Linux 5.2). The
+ * freezer is invisible to the processes: no stop signal, nothing their parents could see.
+ * False when the cgroup is gone or has no freezer.
+ */
+export function setFrozen(dir: string, frozen: boolean): boolean {
+  try {
+    writeFileSync(join(dir, "cgroup.freeze"), frozen ? "1" : "0");
+    return true;
+  } catch (error) {
+    if (isGone(error)) return false;
+    throw new Error(`cannot ${frozen ? "freeze" : "thaw"} cgroup ${dir} (cgroup.freeze): ${(error as Error).message}`);
+  }
+}
+
+/** Waits up to `timeoutMs` for every process of `dir` to be frozen (`frozen 1` in cgroup.events). */
+export async function waitFrozen(dir: string, timeoutMs: number): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if (eventField(dir, "frozen") === "1") return true;
+    if (performance.now() >= deadline) return false;
+    await Bun.sleep(0);
+  }
+}
+
+/** One key's value in `dir`'s cgroup.events, or null when the cgroup is gone. */
+function eventField(dir: string, key: string): string | null {
   let text: string;
   try {
     text = readFileSync(join(dir, "cgroup.events"), "utf8");
   } catch (error) {
-    if (isGone(error)) return false;
+    if (isGone(error)) return null;
     throw new Error(`cannot read ${join(dir, "cgroup.events")}: ${(error as Error).message}`);
   }
-  return /^populated 1$/m.test(text);
+  return new RegExp(`^${key} (\\S+)$`, "m").exec(text)?.[1] ?? null;
+}
+
+/** True while `dir` or a descendant holds a process (`populated 1` in cgroup.events). */
+export function isPopulated(dir: string): boolean {
+  return eventField(dir, "populated") === "1";
 }
 
 /** Moves process `pid` (all its threads) into cgroup `dir`. */

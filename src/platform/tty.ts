@@ -18,3 +18,11 @@ export function isTerminalQuick(fd: number): boolean {
   }
   return isTerminal(fd);
 }
+
+/** c_oflag's OPOST (output processing, e.g. \n → \r\n): 1 on Linux and macOS alike. */
+const OPOST = 0x1;
+
+/** Whether a terminal with these output flags (c_oflag) processes its output. */
+export function processesOutput(outputFlags: number): boolean {
+  return (outputFlags & OPOST) !== 0;
+}
