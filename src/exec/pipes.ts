@@ -20,8 +20,6 @@ export async function runPipes(plan: LaunchPlan, controls: ControlReader, signal
   signals.attach((signal) => {
     if (launched.mayForward()) sendSignal(-identity.pid, signal);
   });
-  // Only for our own child: a sandboxed workload is not (arm() checks, and declines).
-  if (launched.mayForward()) signals.relayToGroup(identity.pid);
   void expectControlEof(controls, launched, events);
   await proc.exited;
   signals.close();

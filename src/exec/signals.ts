@@ -6,7 +6,6 @@
  * is queued, then delivered in order.
  */
 import { ignoreSignal, realtimeSignals } from "../platform/libc.ts";
-import { SignalRelay } from "../platform/signal-relay.ts";
 import { isSignalName, signalNumber } from "../platform/signals.ts";
 
 /** What the daemon sends a pipes wrapper (SPEC §4): also all that the daemon-side `run` forwards. */
@@ -78,9 +77,6 @@ function ignoreUncatchable(): void {
   }
 }
 
-/** How long a pipes workload runs before its signals are relayed without the event loop (relayToGroup). */
-const RELAY_AFTER_MS = 20;
-
 type Deliver = (signal: NodeJS.Signals) => void;
 
 export class SignalForwarder {
@@ -89,8 +85,6 @@ export class SignalForwarder {
   #closed = false;
   /** PTY mode: job-control signals sent to the wrapper are not forwarded. */
   #kept: ReadonlySet<string> = new Set();
-  #relay: SignalRelay | null = null;
-  #arming: ReturnType<typeof setTimeout> | null = null;
 
   /**
    * Installs the handlers; call first thing in `exec`, before the mode is known (so the job
@@ -131,31 +125,8 @@ export class SignalForwarder {
     for (const signal of queued) deliver(signal);
   }
 
-  /**
-   * Pipes mode, once attached: the forwarded signals go to the group `leader` leads straight
-   * from their handler (platform/signal-relay.ts), not through the event loop; the same
-   * signals, the same group, and nothing once the leader is reaped. `leader` must be the
-   * wrapper's own unreaped child. Armed only once the workload has lived RELAY_AFTER_MS:
-   * arming costs ~0.5–1 ms, which a short workload (a helper call) would pay on its way to
-   * `exit`; until then, and where it cannot be done, the event loop forwards as before.
-   */
-  relayToGroup(leader: number): void {
-    if (this.#closed || !this.#deliver || this.#relay || this.#arming) return;
-    this.#arming = setTimeout(() => {
-      this.#arming = null;
-      if (this.#closed) return;
-      const numbers = forwardedSignals("pipes").filter((signal) => !this.#kept.has(signal)).map((signal) => signalNumber(signal)!);
-      this.#relay = SignalRelay.arm(leader, numbers);
-    }, RELAY_AFTER_MS);
-    this.#arming.unref();
-  }
-
   /** The workload was reaped: never signal it again. */
   close(): void {
-    if (this.#arming) clearTimeout(this.#arming);
-    this.#arming = null;
-    this.#relay?.disarm();
-    this.#relay = null;
     this.#closed = true;
     this.#deliver = null;
     this.#queue = [];

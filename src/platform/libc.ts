@@ -261,10 +261,10 @@ function errno(): number {
 }
 
 /** Linux syscall numbers; pidfd_open and pidfd_send_signal use the generic table on x64 and arm64 alike. */
-export const SYS_PIDFD_SEND_SIGNAL = 424;
+const SYS_PIDFD_SEND_SIGNAL = 424;
 const SYS_PIDFD_OPEN = 434;
 /** Signals every member of the process group the pidfd's process leads (Linux 6.9). */
-export const PIDFD_SIGNAL_PROCESS_GROUP = 4;
+const PIDFD_SIGNAL_PROCESS_GROUP = 4;
 
 export const ESRCH = 3;
 export const EINVAL = 22;
@@ -334,110 +334,6 @@ export function realtimeSignals(): number[] {
 /** Sets signal `number` to SIG_IGN in this process (children start with the default again: Bun's spawn resets them). */
 export function ignoreSignal(number: number): void {
   if (signalCalls().signal(number, SIG_IGN) === SIG_ERR) throw new Error(`signal(${number}, SIG_IGN) failed`);
-}
-
-/**
- * The calls of the signal relay (signal-relay.ts), loaded only when it arms, well after
- * `started`: each bound symbol costs start-up.
- */
-let relayLib: ReturnType<typeof loadRelayCalls> | undefined;
-
-function loadRelayCalls() {
-  return ffi().dlopen(LIBC, {
-    sigaction: { args: ["i32", "ptr", "ptr"], returns: "i32" },
-    mmap: { args: ["ptr", "u64", "i32", "i32", "i32", "i64"], returns: "ptr" },
-    mprotect: { args: ["ptr", "u64", "i32"], returns: "i32" },
-    waitid: { args: ["i32", "i32", "ptr", "i32"], returns: "i32" },
-  }).symbols as {
-    sigaction: (signal: number, action: Pointer | null, old: Pointer | null) => number;
-    mmap: (address: null, length: number, protection: number, flags: number, fd: number, offset: number) => Pointer | null;
-    mprotect: (address: Pointer, length: number, protection: number) => number;
-    waitid: (idType: number, id: number, info: Pointer, options: number) => number;
-  };
-}
-
-function relayCalls() {
-  relayLib ??= loadRelayCalls();
-  return relayLib;
-}
-
-/** `struct sigaction` on x86-64, glibc's and musl's alike: the handler at 0, then the mask, flags, restorer. */
-const SIGACTION_SIZE = 152;
-
-/**
- * Points each of `numbers` at the function at `handler`, keeping each one's mask and flags.
- * Returns their previous actions (glibc's struct bytes, one after the other) for
- * restoreActions. Stops at the first failure, with those already replaced put back.
- */
-export function replaceHandlers(numbers: readonly number[], handler: Pointer): Uint8Array {
-  const { sigaction } = relayCalls();
-  const { ptr } = ffi();
-  const saved = new Uint8Array(numbers.length * SIGACTION_SIZE);
-  const action = new Uint8Array(SIGACTION_SIZE);
-  const view = new DataView(action.buffer);
-  numbers.forEach((number, i) => {
-    const previous = saved.subarray(i * SIGACTION_SIZE, (i + 1) * SIGACTION_SIZE);
-    let failed = sigaction(number, null, ptr(previous)) < 0;
-    if (!failed) {
-      action.set(previous);
-      view.setBigUint64(0, BigInt(handler), true);
-      failed = sigaction(number, ptr(action), null) < 0;
-    }
-    if (failed) {
-      restoreActions(numbers.slice(0, i), saved);
-      throw new Error(`sigaction(${number}) failed`);
-    }
-  });
-  return saved;
-}
-
-/** Puts back the actions replaceHandlers saved. */
-export function restoreActions(numbers: readonly number[], saved: Uint8Array): void {
-  const { sigaction } = relayCalls();
-  numbers.forEach((number, i) => sigaction(number, ffi().ptr(saved, i * SIGACTION_SIZE), null));
-}
-
-/** A signal's current action, as glibc's struct bytes (tests). */
-export function currentAction(number: number): Uint8Array {
-  const action = new Uint8Array(SIGACTION_SIZE);
-  if (relayCalls().sigaction(number, null, ffi().ptr(action)) < 0) throw new Error(`sigaction(${number}) failed`);
-  return action;
-}
-
-/** waitid(2): P_PIDFD (Linux 5.4), and WEXITED | WNOHANG | WNOWAIT (look, never reap). */
-export const P_PIDFD = 3;
-export const WAIT_PEEK = 0x01000005;
-
-/**
- * Whether the pidfd names a child of this process that is not reaped yet (running, or a
- * zombie), without reaping it. False for anyone else's process, and once it was reaped.
- */
-export function isUnreapedChild(pidfd: number): boolean {
-  const info = new Uint8Array(128);
-  return relayCalls().waitid(P_PIDFD, pidfd, ffi().ptr(info), WAIT_PEEK) === 0;
-}
-
-const PROT_READ = 1;
-const PROT_WRITE = 2;
-const PROT_EXEC = 4;
-const MAP_PRIVATE = 2;
-const MAP_ANONYMOUS = 0x20;
-const PAGE = 4096;
-
-/**
- * `code` in a fresh page of its own, made executable once written (never writable and
- * executable at once). Linux only; throws where the system refuses executable memory.
- */
-export function executablePage(code: Uint8Array): Pointer {
-  if (code.length > PAGE) throw new Error("code larger than a page");
-  const calls = relayCalls();
-  const page = calls.mmap(null, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  // MAP_FAILED is (void *)-1, which bun:ffi hands over as an unsigned pointer: far above any
-  // user-space address (x86-64 user space ends below 2^47).
-  if (page === null || Number(page) >= 2 ** 47) throw new Error("mmap of a page failed");
-  new Uint8Array(ffi().toArrayBuffer(page, 0, PAGE)).set(code);
-  if (calls.mprotect(page, PAGE, PROT_READ | PROT_EXEC) < 0) throw new Error("mprotect(PROT_READ|PROT_EXEC) failed");
-  return page;
 }
 
 /**
