@@ -236,7 +236,7 @@ const RuntimeOptionsSchema = v.object({
 /** The options as given: each key the map had, validated. */
 type GivenOptions = v.InferOutput<typeof RuntimeOptionsSchema>;
 
-/** The options with every default filled in (the README's options table lists them). */
+/** The options with every default filled in (the options table of docs/operators.md lists them). */
 function withDefaults(given: GivenOptions) {
   return {
     ...given,

@@ -128,7 +128,7 @@ function checkContainment(options: RuntimeOptions, home: string | null): Check {
   if (containment.kind === "process-group") {
     const detail = `process groups: ${containment.reason}; a workload that leaves its session (setsid, a daemon) escapes cleanup`;
     if (options.containment === "process-group" || !isLinux) return { name, status: "ok", detail };
-    return { name, status: "warn", detail, hint: "give the runtime a delegated cgroup v2 hierarchy (README: Containment) for a cgroup per execution" };
+    return { name, status: "warn", detail, hint: "give the runtime a delegated cgroup v2 hierarchy (docs/operators.md: Cgroup containment) for a cgroup per execution" };
   }
   const controllers = availableControllers(containment.root);
   return {

@@ -71,7 +71,7 @@ interface Problem {
 }
 
 const DELEGATE_FIX =
-  "run the daemon where a cgroup v2 subtree is delegated to its user — as root, in a systemd service with Delegate=yes, or under `systemd-run --user --scope -p Delegate=yes` — or set options.cgroupRoot to such a directory (README: Containment)";
+  "run the daemon where a cgroup v2 subtree is delegated to its user — as root, in a systemd service with Delegate=yes, or under `systemd-run --user --scope -p Delegate=yes` — or set options.cgroupRoot to such a directory (docs/operators.md: Cgroup containment)";
 
 /** Why `root` cannot hold this runtime's cgroups, or null when it can. */
 function cgroupRootProblem(root: string): Problem | null {
@@ -182,7 +182,7 @@ export function checkLimits(containment: Containment, options: RuntimeOptions): 
   if (wanted.length === 0) return [];
   const names = wanted.map((limit) => `options.${limit.option}`).join(", ");
   if (containment.kind === "process-group") {
-    throw new ContainmentError(`${names} needs cgroup containment, but process groups are in force: ${containment.reason}`, "give the runtime a delegated cgroup v2 hierarchy (README: Containment), or drop the limit options");
+    throw new ContainmentError(`${names} needs cgroup containment, but process groups are in force: ${containment.reason}`, "give the runtime a delegated cgroup v2 hierarchy (docs/operators.md: Cgroup containment), or drop the limit options");
   }
   const available = availableControllers(containment.root);
   for (const limit of wanted) {

@@ -1,7 +1,7 @@
 /**
  * The sandbox as a transformation of the launch (src/platform/sandbox.ts): the order of bwrap's
  * mounts (a later one lies over an earlier one, so order is meaning), and the macOS profile,
- * which cannot be run here (see README "The sandbox"): its text is all that can be checked.
+ * which cannot be run here (see docs/design/sandbox.md): its text is all that can be checked.
  */
 import { describe, expect, test } from "bun:test";
 import { homedir } from "node:os";
