@@ -64,8 +64,10 @@ export const NOTICE = `This archive does not contain ${HELPER_NAME}: it was buil
 
 Paseo runs ${HELPER_NAME} inside every workspace: the daemon runs its describe
 after every create, then its file, watch and resolve-command calls. Install the
-helper published with your Paseo release beside ${RUNTIME_NAME}, verified:
+helper Paseo publishes on npm (@getpaseo/workspace-helper) beside ${RUNTIME_NAME}
+with npm, or a helper file (or that package's npm tarball), verified:
 
+  curl -fsSL .../install.sh | sh -s -- --helper-npm [VERSION]
   curl -fsSL .../install.sh | sh -s -- --helper-from URL --helper-sha256 HEX
 
 or put an executable named ${HELPER_NAME} next to ${RUNTIME_NAME} yourself, or

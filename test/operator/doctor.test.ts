@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runOnTerminal } from "../support/binary.ts";
 import { missingTools } from "../support/tools.ts";
@@ -315,7 +315,8 @@ describe("doctor: the helper's describe, run through the runtime", () => {
     const check = (await doctorJson(["--home", box.home, "--helper-path", helper])).find((c) => c.name === "workspace helper")!;
     expect(check.status).toBe("fail");
     expect(check.detail).toContain("capabilities files; missing watch, resolve-command");
-    expect(check.hint).toContain("--helper-from HELPER_FILE_OR_URL --helper-sha256 HEX");
+    expect(check.hint).toContain(" --helper-npm   # ");
+    expect(check.alternatives![0]).toContain(" --helper-from HELPER_FILE_OR_URL --helper-sha256 HEX   # ");
     expect(readdirSync(scratch)).toEqual([]);
   });
 
@@ -331,8 +332,32 @@ describe("doctor: the helper's describe, run through the runtime", () => {
     const check = (await doctorJson(["--home", box.home], { PATH: "/usr/bin:/bin" })).find((c) => c.name === "workspace helper")!;
     expect(check.status).toBe("warn");
     expect(check.detail).toContain('workspace helper "paseo-workspace-helper" not found');
-    expect(check.hint).toMatch(/^curl -fsSL https:\/\/\S+\/install\.sh \| sh -s -- (--version \S+ )?--dir \S+ --helper-from HELPER_FILE_OR_URL --helper-sha256 HEX {3}# /);
+    // Paseo's helper from npm, into the directory of this binary, from the release site of this version.
+    const dir = join(import.meta.dir, "..", "..", "dist");
+    const site = "https://github.com/getpaseo/paseo-host-runtime/releases";
+    expect(check.hint).toMatch(new RegExp(`^curl -fsSL ${site}/(download/v\\S+|latest/download)/install\\.sh \\| sh -s -- (--version \\S+ )?--dir ${dir} --helper-npm {3}# the helper Paseo publishes on npm \\(@getpaseo/workspace-helper\\)`));
+    expect(check.alternatives![0]).toMatch(/ --helper-from HELPER_FILE_OR_URL --helper-sha256 HEX {3}# a helper file, or the package's npm tarball/);
     for (const line of fixes(check)) expectSafeToPaste(line);
+  });
+
+  test("the install lines name the release site in use: PASEO_HOST_RUNTIME_BASE_URL, else the one install.sh recorded beside the binary", async () => {
+    const mirror = "http://mirror.example:8000/paseo";
+    const named = (await doctorJson(["--home", box.home], { PATH: "/usr/bin:/bin", PASEO_HOST_RUNTIME_BASE_URL: `${mirror}/` })).find((c) => c.name === "workspace helper")!;
+    for (const line of fixes(named).filter((fix) => fix.startsWith("curl"))) expect(line).toStartWith(`curl -fsSL ${mirror}/`);
+    // A binary installed from a mirror: install.sh's manifest beside it says where from.
+    const installed = join(box.path, "installed-bin");
+    mkdirSync(installed);
+    try {
+      linkSync(BIN, join(installed, "paseo-host-runtime"));
+    } catch {
+      copyFileSync(BIN, join(installed, "paseo-host-runtime"));
+    }
+    writeFileSync(join(installed, ".paseo-host-runtime.installed"), `version 0.1.0\nplatform linux-x64\nbase http://recorded.example/releases\n`);
+    const run = Bun.spawnSync([join(installed, "paseo-host-runtime"), "doctor", "--home", box.home, "--json"], { env: { ...box.env, TMPDIR: scratch, PATH: "/usr/bin:/bin" } });
+    const recorded = (JSON.parse(run.stdout.toString()) as { checks: Check[] }).checks.find((c) => c.name === "workspace helper")!;
+    expect(recorded.hint).toStartWith("curl -fsSL http://recorded.example/releases/");
+    expect(recorded.hint).toContain(` --dir ${installed} --helper-npm `);
+    expect(fixes(recorded).join("\n")).not.toContain("github.com");
   });
 });
 
