@@ -262,6 +262,18 @@ describe("doctor: advice for a bad runtime home is right, and safe to paste", ()
     expect(check.detail).toContain("also holds files that are not the runtime's");
   });
 
+  test("a home holding only what the runtime makes there is a home of its own: ssh/, mirrors/, seeds/, the store's companions, a key being written", async () => {
+    const home = join(box.path, "used-home");
+    mkdirSync(home, { mode: 0o700 });
+    for (const name of ["workspaces", "log", "ssh", "mirrors", "seeds"]) mkdirSync(join(home, name), { mode: 0o700 });
+    for (const name of ["state.sqlite-wal", "state.sqlite-shm", "state.sqlite-journal", "state.sqlite.writer-lock", "input.key", ".input.key.4242.0123456789ab"]) writeFileSync(join(home, name), "");
+    const check = await homeCheck(home);
+    expect(check).toEqual({ name: "runtime home", status: "ok", detail: expect.stringMatching(new RegExp(`^${home} \\(mode 700, uid \\d+\\)$`)) });
+    // Anything else still makes it a shared directory.
+    writeFileSync(join(home, "ssh.txt"), "");
+    expect((await homeCheck(home)).status).toBe("warn");
+  });
+
   const asNobody = process.getuid?.() === 0 && missingTools("doctor.test.ts, hints for a non-root user", ["setpriv"]).length === 0;
 
   test.skipIf(!asNobody)("not root: a home that cannot be created gets `sudo install -d -m 700 -o USER`, or a home of your own", async () => {

@@ -4,7 +4,7 @@
  * sources on the daemon's machine travel as committed git content only.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { runBinary } from "../support/binary.ts";
@@ -270,6 +270,21 @@ describe("remote doctor", () => {
     const names = report.checks.map((check: { name: string }) => check.name);
     expect(names).toEqual(expect.arrayContaining(["ssh client", "ssh connection", "remote version", "remote binary", "remote runtime home", "remote git", "round trip"]));
     expect(result.code).toBe(report.ok ? 0 : 1);
+  });
+
+  test("the homes a remote workspace filled hold only the runtime's entries: ssh/ here, mirrors/ there, and doctor says so", async () => {
+    const input = createInput(id, { kind: "host-directory", path: repo }, { kind: "branch", branchName: `doctor-${n}`, baseRef: "main" });
+    expect((await remoteOp(lab, "create", id, { input, options: lab.options })).code).toBe(0);
+    try {
+      expect(readdirSync(lab.localHome)).toContain("ssh");
+      expect(readdirSync(lab.remoteHome)).toContain("mirrors");
+      const local = JSON.parse((await runBinary(["doctor", "--home", lab.localHome, "--json"])).stdout).checks.find((c: { name: string }) => c.name === "runtime home");
+      expect(local).toMatchObject({ status: "ok" });
+      const remote = await runBinary(["remote", "doctor", lab.url, "--ssh-config", lab.configFile, "--remote-home", lab.remoteHome, "--json"]);
+      expect(JSON.parse(remote.stdout).checks.find((c: { name: string }) => c.name === "remote runtime home")).toMatchObject({ status: "ok" });
+    } finally {
+      await remoteOp(lab, "destroy", id, { options: lab.options });
+    }
   });
 
   test("an unreachable host fails the ssh check (exit 1)", async () => {
