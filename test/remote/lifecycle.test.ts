@@ -268,8 +268,32 @@ describe("remote doctor", () => {
     const report = JSON.parse(result.stdout);
     expect(report.checks.filter((check: { status: string }) => check.status === "fail")).toEqual([]);
     const names = report.checks.map((check: { name: string }) => check.name);
-    expect(names).toEqual(expect.arrayContaining(["ssh client", "ssh connection", "remote version", "remote binary", "remote runtime home", "remote git", "round trip"]));
+    expect(names).toEqual(expect.arrayContaining(["ssh client", "ssh connection", "remote binary", "remote runtime home", "remote git", "round trip"]));
+    // One line for the binary: its version, said once, with the path the remote doctor runs from.
+    expect(names.filter((name: string) => name === "remote binary" || name === "remote version")).toEqual(["remote binary"]);
+    const binary = report.checks.find((check: { name: string }) => check.name === "remote binary");
+    expect(binary.detail).toMatch(/^paseo-host-runtime \S+ \(\S+, bun \S+\) at \//);
     expect(result.code).toBe(report.ok ? 0 : 1);
+  });
+
+  test("its text is doctor's: words instead of ✓ under a locale that is not UTF-8, marks under one that is", async () => {
+    const args = ["remote", "doctor", lab.url, "--ssh-config", lab.configFile, "--remote-home", lab.remoteHome];
+    const plain = await runBinary(args, { env: { LC_ALL: "", LC_CTYPE: "", LANG: "C", NO_COLOR: "1" } });
+    expect(plain.stdout).toMatch(/^ok {3}ssh client +/m);
+    expect(plain.stdout).toMatch(/^ok {3}remote binary +paseo-host-runtime /m);
+    expect(plain.stdout).toMatch(/^[\x00-\x7f]*$/);
+    const marked = await runBinary(args, { env: { LC_ALL: "C.UTF-8", NO_COLOR: "1" } });
+    expect(marked.stdout).toMatch(/^✓ ssh client +/m);
+    expect(marked.stdout).toMatch(/\nall required checks passed( \(\d+ warning\(s\)\))?\n$/);
+  });
+
+  test("a remote binary that is not there: the fix installs this version there, from the release site in use", async () => {
+    const url = `ssh://root@127.0.0.1:${lab.port}/nonexistent/paseo-host-runtime`;
+    const result = await runBinary(["remote", "doctor", url, "--ssh-config", lab.configFile, "--json"], { env: { PASEO_HOST_RUNTIME_BASE_URL: "http://mirror.example/releases" } });
+    expect(result.code).toBe(1);
+    const binary = JSON.parse(result.stdout).checks.find((check: { name: string }) => check.name === "remote binary");
+    expect(binary.status).toBe("fail");
+    expect(binary.hint).toMatch(new RegExp(`^ssh -p ${lab.port} root@127\\.0\\.0\\.1 'curl -fsSL http://mirror\\.example/releases/(download/v[^/]+|latest/download)/install\\.sh \\| sh -s --( --version \\S+)?' {3}# install this version there$`));
   });
 
   test("the homes a remote workspace filled hold only the runtime's entries: ssh/ here, mirrors/ there, and doctor says so", async () => {
