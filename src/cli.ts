@@ -226,7 +226,7 @@ function operatorCommands(): Record<string, Command> {
       switches: ["json", "quiet"],
       aliases: { ...W, q: "quiet" },
       usage: `[--workspace-id W] [-q | --format FORMAT | --json] ${SELECT}`,
-      summary: "list live executions: argv, age, memory (never their environment)",
+      summary: "list live executions: argv, age, memory (the cgroup's, else proportional set size), never their environment",
       flags: docs([...SHARED, "workspace-id"], {
         "workspace-id": { value: "W", help: "only this workspace's executions" },
         quiet: { help: "print only the exec ids, one per line" },
