@@ -359,7 +359,7 @@ describe("release", () => {
     expect(readdirSync(join(out, "latest"))).toEqual(["download"]);
     expect(readdirSync(join(out, "latest", "download")).sort()).toEqual(files);
     for (const name of files) expect(readFileSync(join(out, "latest", "download", name))).toEqual(readFileSync(join(built.dir, name)));
-    expect(run(["sha256sum", "-c", "SHA256SUMS"], built.dir).code).toBe(0);
+    expect(run(Bun.which("sha256sum") ? ["sha256sum", "-c", "SHA256SUMS"] : ["shasum", "-a", "256", "-c", "SHA256SUMS"], built.dir).code).toBe(0);
     // Servable by a web server that is not the builder: every directory 0755, every file 0644.
     expectServable(out);
   }, 360_000);

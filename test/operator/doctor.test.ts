@@ -4,6 +4,10 @@ import { join } from "node:path";
 import { runOnTerminal } from "../support/binary.ts";
 import { missingTools } from "../support/tools.ts";
 import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (bubblewrap). */
+const BUBBLEWRAP = linuxOnly("operator/doctor.test.ts, the sandbox check's bubblewrap message", "bubblewrap");
 
 let box: Sandbox;
 /** TMPDIR for doctor runs: where its throwaway workspace goes, so a test can see it was removed. */
@@ -147,7 +151,7 @@ describe("doctor", () => {
       expect(shown).toMatchObject({ status: "ok", detail: expect.stringContaining("describe through exec in the sandbox: capabilities files, watch, resolve-command") });
     });
 
-    test("without bwrap on the PATH it fails, naming the package and the sysctls, exit 1", async () => {
+    test.skipIf(BUBBLEWRAP)("without bwrap on the PATH it fails, naming the package and the sysctls, exit 1", async () => {
       const result = await runIn(box, ["doctor", "--home", box.home, "--options-json", '{"isolation":"sandbox"}'], { env: { PATH: join(box.path, "empty-bin") } });
       expect(result.code).toBe(1);
       expect(result.stdout).toMatch(/^✗ sandbox +isolation "sandbox" needs bubblewrap, and bwrap is not on the runtime's PATH/m);

@@ -14,6 +14,7 @@ import { tempDir, type Scratch } from "../support/scratch.ts";
 
 const SIGUSR2 = 12;
 const supported = isLinux && process.arch === "x64";
+if (!supported) console.warn(`skipped: platform/signal-relay.test.ts: the signal relay is built for Linux x64 only; this is ${process.platform}-${process.arch}`);
 
 /**
  * What the kernel keeps of an action (glibc's struct bytes): the handler, the mask's first

@@ -13,10 +13,16 @@ import { createInput, git, makeRemote, ok, op, repoLab, type Lab } from "../life
 import { openDatabase } from "../../src/store/db.ts";
 import { placementsOf } from "../../src/store/placements.ts";
 import { remoteOp } from "./support.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
+const NO_SSHD = linuxOnly("remote/lifecycle.test.ts", "the tests' own sshd on 127.0.0.1 and /proc");
 
 let lab: SshLab;
-beforeAll(async () => (lab = await startSshd()));
-afterAll(async () => await lab.stop());
+beforeAll(async () => {
+  if (!NO_SSHD) lab = await startSshd();
+});
+afterAll(async () => await lab?.stop());
 
 let t: Lab;
 let repo: string;
@@ -48,7 +54,7 @@ function placements(): Map<string, string> {
   }
 }
 
-describe("describe", () => {
+describe.skipIf(NO_SSHD)("describe", () => {
   test("is the remote binary's own answer, byte for byte what a local runtime prints", async () => {
     const local = await runBinary(["describe"]);
     const remote = await runBinary([...lab.prefix, "describe"]);
@@ -58,7 +64,7 @@ describe("describe", () => {
   });
 });
 
-describe("a host-directory source travels as committed content", () => {
+describe.skipIf(NO_SSHD)("a host-directory source travels as committed content", () => {
   test("branch placement: create, inspect, pause, resume, destroy answer like a local runtime, in the remote home", async () => {
     writeFileSync(join(repo, "README.md"), "uncommitted edit\n");
     writeFileSync(join(repo, "untracked.txt"), "not committed\n");
@@ -153,7 +159,7 @@ describe("a host-directory source travels as committed content", () => {
   });
 });
 
-describe("the later dialect travels as it came", () => {
+describe.skipIf(NO_SSHD)("the later dialect travels as it came", () => {
   test("create, inspect, destroy with runtimeInstanceId and a `directory` source: the remote answers in that dialect, like a local runtime", async () => {
     const instance = "ab".repeat(32);
     const input = createInput(id, { kind: "directory", path: repo }, { kind: "branch", branchName: `later-${n}`, baseRef: "main" });
@@ -174,7 +180,7 @@ describe("the later dialect travels as it came", () => {
   });
 });
 
-describe("a git URL source is cloned on the remote host", () => {
+describe.skipIf(NO_SSHD)("a git URL source is cloned on the remote host", () => {
   test("create clones there; reconcile destroys only the unlisted workspace and forgets its placement", async () => {
     const url = makeRemote(repo, join(t.dir, "origin.git"));
     const ids = [id, `${id}-b`];
@@ -192,7 +198,7 @@ describe("a git URL source is cloned on the remote host", () => {
   });
 });
 
-describe("the remote side gets its own options, never the local ones", () => {
+describe.skipIf(NO_SSHD)("the remote side gets its own options, never the local ones", () => {
   test("the remote owner defaults to <owner>@<this host>; remote.owner overrides it", async () => {
     const input = createInput(id, { kind: "host-directory", path: repo }, { kind: "branch", branchName: `o-${n}`, baseRef: "main" });
     ok(await remoteOp(lab, "create", id, { input, options: lab.options }));
@@ -207,7 +213,7 @@ describe("the remote side gets its own options, never the local ones", () => {
   });
 });
 
-describe("bad configuration fails before anything is contacted", () => {
+describe.skipIf(NO_SSHD)("bad configuration fails before anything is contacted", () => {
   test.each([
     ["ssh://", "the host must be"],
     ["ssh://-oProxyCommand=touch%20x", "must not contain"],
@@ -262,7 +268,7 @@ describe("bad configuration fails before anything is contacted", () => {
   });
 });
 
-describe("remote doctor", () => {
+describe.skipIf(NO_SSHD)("remote doctor", () => {
   test("checks ssh, the remote binary and version, the remote doctor and the round trip", async () => {
     const result = await runBinary(["remote", "doctor", lab.url, "--ssh-config", lab.configFile, "--remote-home", lab.remoteHome, "--json"]);
     const report = JSON.parse(result.stdout);
