@@ -3,6 +3,7 @@
 #
 #   curl -fsSL https://github.com/getpaseo/paseo-host-runtime/releases/latest/download/install.sh | sh
 #   curl -fsSL .../install.sh | sh -s -- --version 1.2.3 --dir /opt/paseo/bin
+#   curl -fsSL .../install.sh | sh -s -- --helper-npm        # the helper Paseo publishes on npm
 #   ssh HOST 'curl -fsSL .../install.sh | sh'
 #
 # Options: see usage() below, or --help.
@@ -10,14 +11,20 @@
 # What it does: detect the platform; download the release's SHA256SUMS; stop there when DIR
 # already holds that version intact; otherwise download the archive and check its SHA-256
 # against SHA256SUMS; check the --helper-from file's SHA-256 (a mismatch, a missing entry or no
-# digest at all stops it before anything is installed); put the executables in DIR through a
-# temporary file and a rename; record what it installed in DIR/.paseo-host-runtime.installed so
-# --uninstall removes exactly that; run the installed `--version` and `doctor --quiet`.
+# digest at all stops it before anything is installed); with --helper-npm (or an npm tarball as
+# --helper-from) install the helper package with npm into a private prefix first; put the
+# executables in DIR through a temporary file and a rename (the npm helper: a symlink to the
+# prefix's bin); record what it installed in DIR/.paseo-host-runtime.installed so --uninstall
+# removes exactly that; run the installed `--version` and `doctor --quiet`.
 set -eu
 
 BASE_URL_DEFAULT="https://github.com/getpaseo/paseo-host-runtime/releases"
 RUNTIME="paseo-host-runtime"
 HELPER="paseo-workspace-helper"
+# The helper as Paseo publishes it on npm, and the prefix directories it is installed into
+# beside the runtime (DIR/.paseo-workspace-helper.npm.N; DIR/paseo-workspace-helper links into one).
+HELPER_PACKAGE="@getpaseo/workspace-helper"
+NPM_PREFIX=".$HELPER.npm"
 MANIFEST=".paseo-host-runtime.installed"
 PATH_MARKER="# added by paseo-host-runtime install.sh"
 NL='
@@ -30,7 +37,7 @@ usage_error() { printf 'install.sh: error: %s\n\n' "$*" >&2; usage >&2; exit 2; 
 usage() {
   cat <<EOF
 usage: install.sh [--version X.Y.Z] [--dir DIR] [--platform NAME] [--modify-path]
-                  [--helper-from PATH|URL [--helper-sha256 HEX]]
+                  [--helper-npm [VERSION] | --helper-from PATH|URL [--helper-sha256 HEX]]
        install.sh --uninstall [--dir DIR]
 
   --version X.Y.Z      release to install (default: the latest)      [PASEO_HOST_RUNTIME_VERSION]
@@ -39,15 +46,19 @@ usage: install.sh [--version X.Y.Z] [--dir DIR] [--platform NAME] [--modify-path
   --platform NAME      skip detection, one of: linux-x64,             [PASEO_HOST_RUNTIME_PLATFORM]
                        linux-x64-baseline, linux-x64-musl, linux-arm64, linux-arm64-musl,
                        darwin-x64, darwin-arm64
-  --helper-from SRC    install $HELPER from a file or an http(s) URL
-                       (the one published with your Paseo release), beside $RUNTIME
-  --helper-sha256 HEX  the helper's SHA-256; without it a SHA256SUMS file beside SRC must list
-                       it. An unverified helper is never installed.
+  --helper-npm [VER]   install $HELPER from npm: the package $HELPER_PACKAGE
+                       (VER: a version or tag, default latest) with npm, which checks its
+                       integrity, into a private prefix beside $RUNTIME; no install scripts run
+  --helper-from SRC    install $HELPER from a file or an http(s) URL: an executable,
+                       or the package's npm tarball (.tgz), beside $RUNTIME
+  --helper-sha256 HEX  the --helper-from file's SHA-256; without it a SHA256SUMS file beside SRC
+                       must list it. An unverified helper is never installed.
   --modify-path        also add DIR to PATH in your shell's startup file
   --uninstall          remove what this script installed in DIR
   -h, --help           this text
 Releases come from \$PASEO_HOST_RUNTIME_BASE_URL (default: $BASE_URL_DEFAULT),
 laid out as <base>/download/vX.Y.Z/<file> and <base>/latest/download/<file>.
+npm uses its own configuration (registry, mirror, proxy: ~/.npmrc, npm_config_*).
 EOF
 }
 
@@ -58,6 +69,7 @@ parse_args() {
   base_url="${PASEO_HOST_RUNTIME_BASE_URL:-$BASE_URL_DEFAULT}"
   helper_from=""
   helper_sha256=""
+  helper_npm=""
   modify_path=no
   uninstall=no
   while [ $# -gt 0 ]; do
@@ -73,6 +85,16 @@ parse_args() {
           --helper-sha256) helper_sha256="$2" ;;
         esac
         shift 2 ;;
+      --helper-npm)
+        helper_npm=latest
+        if [ $# -ge 2 ]; then
+          case "$2" in
+            "") usage_error "--helper-npm takes a version or tag, or nothing" ;;
+            -*) ;;
+            *) helper_npm="$2"; shift ;;
+          esac
+        fi
+        shift ;;
       --modify-path) modify_path=yes; shift ;;
       --uninstall) uninstall=yes; shift ;;
       -h|--help) usage; exit 0 ;;
@@ -89,8 +111,12 @@ parse_args() {
     *[!0-9a-f]*) usage_error "--helper-sha256 must be 64 hexadecimal digits" ;;
     *) [ ${#helper_sha256} -eq 64 ] || usage_error "--helper-sha256 must be 64 hexadecimal digits" ;;
   esac
+  case "$helper_npm" in
+    *[!0-9A-Za-z.+-]*) usage_error "--helper-npm: not an npm version or tag: $helper_npm" ;;
+  esac
   if [ -n "$helper_sha256" ] && [ -z "$helper_from" ]; then usage_error "--helper-sha256 goes with --helper-from"; fi
-  if [ "$uninstall" = yes ] && { [ -n "$helper_from" ] || [ "$modify_path" = yes ]; }; then
+  if [ -n "$helper_npm" ] && [ -n "$helper_from" ]; then usage_error "give either --helper-npm or --helper-from, not both"; fi
+  if [ "$uninstall" = yes ] && { [ -n "$helper_from" ] || [ -n "$helper_npm" ] || [ "$modify_path" = yes ]; }; then
     usage_error "--uninstall takes only --dir"
   fi
   base_url="${base_url%/}"
@@ -247,8 +273,14 @@ read_installed() {
   grep -q " $RUNTIME\$" "$dir/$MANIFEST" || return 0
   while read -r kind hash name; do
     if [ "$kind" = file ] && { [ ! -f "$dir/$name" ] || [ "$(sha256 "$dir/$name")" != "$hash" ]; }; then return 0; fi
+    if [ "$kind" = npm ] && ! links_into "$hash" "$name"; then return 0; fi
   done < "$dir/$MANIFEST"
   current=yes
+}
+
+# links_into PREFIX NAME: DIR/NAME is the symlink to PREFIX's bin NAME, and that bin is there.
+links_into() {
+  [ -L "$dir/$2" ] && [ "$(readlink "$dir/$2")" = "$1/node_modules/.bin/$2" ] && [ -f "$dir/$2" ]
 }
 
 # Downloads and verifies the archive, then stages its executables in $tmp/stage.
@@ -262,7 +294,7 @@ fetch_archive() {
   unpacked="$tmp/x/$RUNTIME-$version-$platform"
   [ -f "$unpacked/$RUNTIME" ] || fail "$archive does not contain $RUNTIME"
   mv "$unpacked/$RUNTIME" "$tmp/stage/$RUNTIME"
-  if [ -f "$unpacked/$HELPER" ] && [ -z "$helper_from" ]; then mv "$unpacked/$HELPER" "$tmp/stage/$HELPER"; fi
+  if [ -f "$unpacked/$HELPER" ] && [ -z "$helper_from" ] && [ -z "$helper_npm" ]; then mv "$unpacked/$HELPER" "$tmp/stage/$HELPER"; fi
 }
 
 # Sets want, the helper's expected SHA-256: --helper-sha256, else its line in a SHA256SUMS beside it.
@@ -286,6 +318,7 @@ helper_digest() {
 
 # --helper-from: fetch, verify and stage the helper before anything is installed.
 fetch_helper() {
+  if [ -n "$helper_npm" ]; then stage_npm_helper "$HELPER_PACKAGE@$helper_npm"; return; fi
   [ -n "$helper_from" ] || return 0
   case "$helper_from" in
     http://*|https://*) say "Downloading $HELPER from $helper_from"; download "$helper_from" "$tmp/helper" bar ;;
@@ -294,13 +327,43 @@ fetch_helper() {
   helper_digest
   got=$(sha256 "$tmp/helper")
   [ "$got" = "$want" ] || fail "checksum mismatch for $helper_from (expected $want, got $got): nothing installed"
-  # Installed under its bare name, it must be something execve runs: a #! script or a binary.
+  # Installed under its bare name, it must be something execve runs: a #! script or a binary;
+  # a gzip file is the package's npm tarball, installed with npm like --helper-npm.
   case "$(od -An -tx1 -N4 "$tmp/helper" | tr -d ' \n')" in
+    1f8b*) say "  verified $helper_from (SHA-256 $got)"
+      mv "$tmp/helper" "$tmp/helper.tgz"
+      stage_npm_helper "$tmp/helper.tgz"
+      return ;;
     2321*|7f454c46|cffaedfe|cefaedfe|cafebabe) ;;
-    *) fail "$helper_from is neither a #! script nor an executable (a JavaScript helper needs a '#!/usr/bin/env node' first line): nothing installed" ;;
+    *) fail "$helper_from is neither a #! script, an executable nor an npm tarball (a JavaScript helper needs a '#!/usr/bin/env node' first line): nothing installed" ;;
   esac
   mv "$tmp/helper" "$tmp/stage/$HELPER"
   say "  verified $HELPER (SHA-256 $got)"
+}
+
+# stage_npm_helper SPEC: npm installs SPEC ($HELPER_PACKAGE@VERSION, or a verified tarball of
+# it) into the private prefix $tmp/npm, which moves in beside the runtime later. npm checks every
+# package it downloads against the registry's integrity hash. It runs no install script
+# (--ignore-scripts): the runtime runs the helper's JavaScript on its own engine, so nothing
+# needs building, and a script would run as whoever installs (root, for /usr/local/bin). Its
+# cache is a throwaway one: a root install leaves no root-owned files in a user's ~/.npm.
+stage_npm_helper() {
+  command -v npm >/dev/null 2>&1 || fail "installing $HELPER_PACKAGE needs npm on PATH (it comes with Node.js; the package asks for Node >= 20): nothing installed"
+  say "Installing $1 with npm $(npm --version 2>/dev/null) (registry $(npm config get registry 2>/dev/null)) into a private prefix"
+  mkdir "$tmp/npm"
+  say '{ "name": "paseo-workspace-helper-prefix", "private": true }' > "$tmp/npm/package.json"
+  npm install --prefix "$tmp/npm" --cache "$tmp/npm-cache" --ignore-scripts --no-audit --no-fund --no-update-notifier --save-exact --loglevel=error --logs-max=0 "$1" ||
+    fail "npm could not install $1 (its message is above): nothing installed"
+  package="$tmp/npm/node_modules/$HELPER_PACKAGE"
+  [ -f "$package/package.json" ] || fail "${helper_from:-$1} is not the package $HELPER_PACKAGE: nothing installed"
+  { [ -L "$tmp/npm/node_modules/.bin/$HELPER" ] && [ -f "$tmp/npm/node_modules/.bin/$HELPER" ]; } ||
+    fail "$HELPER_PACKAGE has no $HELPER bin: nothing installed"
+  # The version npm resolved, from the lockfile it wrote (its own, fixed layout).
+  npm_version=$(awk -v key="\"node_modules/$HELPER_PACKAGE\": {" 'index($0, key) { found = 1; next }
+    found && /"version":/ { sub(/^[^:]*: *"/, ""); sub(/".*/, ""); print; exit }' "$tmp/npm/package-lock.json")
+  # Readable by the daemon's user whoever installs, writable only by the installer.
+  chmod -R u+rwX,go+rX,go-w "$tmp/npm"
+  say "  npm installed $HELPER_PACKAGE $npm_version and its dependencies, each checked against its integrity hash"
 }
 
 # install_file NAME: DIR/NAME becomes the staged NAME, atomically; unchanged files are left alone.
@@ -318,10 +381,12 @@ install_file() {
   say "  installed $dir/$1"
 }
 
-# The manifest --uninstall reads: "version V", "platform P", "file SHA256 NAME" lines, and
-# "rc PATH" when a startup file got the PATH line. It lists the staged files and the earlier
-# files this run leaves in place. Written before the files move in, so an install cut short
-# still lets --uninstall find them (it removes only files whose hash matches).
+# The manifest --uninstall reads: "version V", "platform P", "file SHA256 NAME" lines, "npm
+# PREFIX NAME" for a helper installed with npm (DIR/NAME links into DIR/PREFIX), "rc PATH" when
+# a startup file got the PATH line, and "base URL", the release site (doctor names it in its
+# fixes). It lists what is staged and what earlier runs installed that is still there. Written
+# before the files move in, so an install cut short still lets --uninstall find them (it
+# removes only files whose hash matches), and again after.
 write_manifest() {
   {
     say "version $version"
@@ -331,12 +396,15 @@ write_manifest() {
         if [ "$kind" = file ] && [ ! -e "$tmp/stage/$name" ] && [ -f "$dir/$name" ] && [ "$(sha256 "$dir/$name")" = "$hash" ]; then
           say "file $hash $name"
         fi
+        if [ "$kind" = npm ] && [ "$hash" != "$npm_prefix" ] && [ -d "$dir/$hash" ]; then say "npm $hash $name"; fi
       done < "$dir/$MANIFEST"
     fi
     for name in $RUNTIME $HELPER; do
       if [ -f "$tmp/stage/$name" ]; then say "file $(sha256 "$tmp/stage/$name") $name"; fi
     done
+    if [ -n "$npm_prefix" ]; then say "npm $npm_prefix $HELPER"; fi
     if [ -n "$rc_file" ]; then say "rc $rc_file"; fi
+    say "base $base_url"
   } > "$dir/$MANIFEST.partial.$$"
   mv -f "$dir/$MANIFEST.partial.$$" "$dir/$MANIFEST"
 }
@@ -351,16 +419,80 @@ install_files() {
   for name in $RUNTIME $HELPER; do
     if [ -f "$tmp/stage/$name" ]; then install_file "$name"; fi
   done
+  link_npm_helper
+  prune_npm_prefixes
+  write_manifest
+}
+
+# The prefix an npm-installed helper goes to: the one DIR/$HELPER links to now when npm
+# installed exactly the same packages (same lockfile), else a new DIR/$NPM_PREFIX.N.
+choose_npm_prefix() {
+  npm_prefix=""
+  [ -d "$tmp/npm" ] || return 0
+  if [ -L "$dir/$HELPER" ]; then
+    linked=$(readlink "$dir/$HELPER")
+    linked="${linked%%/*}"
+    case "$linked" in
+      "$NPM_PREFIX".*) if links_into "$linked" "$HELPER" && cmp -s "$tmp/npm/package-lock.json" "$dir/$linked/package-lock.json"; then
+          npm_prefix="$linked"
+          rm -rf "$tmp/npm"
+          say "  $dir/$HELPER is already $HELPER_PACKAGE $npm_version (the same packages)"
+          return
+        fi ;;
+    esac
+  fi
+  n=$$
+  while [ -e "$dir/$NPM_PREFIX.$n" ]; do n=$((n + 1)); done
+  npm_prefix="$NPM_PREFIX.$n"
+}
+
+# The staged npm prefix moves in beside the runtime, then DIR/$HELPER becomes a relative
+# symlink to its bin (the shape npm makes: bin → the package's file), replaced through a rename.
+link_npm_helper() {
+  [ -d "$tmp/npm" ] || return 0
+  [ ! -d "$dir/$HELPER" ] || fail "$dir/$HELPER is a directory"
+  partial_dir="$dir/$npm_prefix"
+  mv "$tmp/npm" "$dir/$npm_prefix"
+  partial_dir=""
+  partial="$dir/.$HELPER.partial.$$"
+  ln -s "$npm_prefix/node_modules/.bin/$HELPER" "$partial"
+  mv -f "$partial" "$dir/$HELPER"
+  partial=""
+  say "  installed $dir/$HELPER -> $npm_prefix/node_modules/.bin/$HELPER ($HELPER_PACKAGE $npm_version)"
+}
+
+# Removes the npm prefixes of the manifest that DIR/$HELPER no longer links into.
+prune_npm_prefixes() {
+  [ -f "$dir/$MANIFEST" ] || return 0
+  while read -r kind hash name; do
+    if [ "$kind" = npm ] && ! links_into "$hash" "$name"; then remove_npm_prefix "$hash"; fi
+  done < "$dir/$MANIFEST"
+}
+
+# remove_npm_prefix PREFIX: only ever a directory of ours, by its name, directly in DIR.
+remove_npm_prefix() {
+  case "$1" in
+    "$NPM_PREFIX".*/*|"$NPM_PREFIX".) return ;;
+    "$NPM_PREFIX".*) ;;
+    *) return ;;
+  esac
+  if [ -d "$dir/$1" ]; then
+    rm -rf "${dir:?}/$1"
+    say "  removed $dir/$1 (an npm prefix of $HELPER)"
+  fi
 }
 
 # The way out when DIR has no helper (a release built with --no-helper).
 helper_note() {
   if [ -f "$dir/$HELPER" ]; then return; fi
+  again="curl -fsSL $(word "$base_url/download/v$version/install.sh") | sh -s -- --version $version --dir $(word "$dir")"
   say ""
   say "Note: there is no $HELPER in $dir (this release ships without it)."
   say "The Paseo daemon runs the helper's describe after every create, then its file, watch and"
-  say "resolve-command calls. Install the helper published with your Paseo release with this installer:"
-  say "  ... | sh -s -- --dir $dir --helper-from PATH|URL --helper-sha256 HEX"
+  say "resolve-command calls. Install the one Paseo publishes on npm ($HELPER_PACKAGE, with npm):"
+  say "  $again --helper-npm"
+  say "or a helper file or the package's npm tarball, verified:"
+  say "  $again --helper-from PATH|URL --helper-sha256 HEX"
   say "or set \"helperPath\" (an absolute path) in the runtime's options in Paseo's config.json."
 }
 
@@ -434,7 +566,8 @@ check_installed() {
   esac
   say ""
   say "Checking this host ($dir/$RUNTIME doctor --quiet, as $(id -un 2>/dev/null || id -u)):"
-  if report=$("$dir/$RUNTIME" doctor --quiet 2>&1); then status=0; else status=$?; fi
+  # With the release site in use, so its fixes name this mirror, not the default.
+  if report=$(PASEO_HOST_RUNTIME_BASE_URL="$base_url" "$dir/$RUNTIME" doctor --quiet 2>&1); then status=0; else status=$?; fi
   if [ -n "$report" ]; then say "$report"; fi
   if [ "$status" -ne 0 ]; then
     say "  a required check failed (above): fix it before pointing Paseo at this runtime"
@@ -485,6 +618,14 @@ default_home() {
 
 quote() { printf "'%s'" "$(say "$1" | sed "s/'/'\\\\''/g")"; }
 
+# word TEXT: TEXT as one shell word, quoted only when it needs it.
+word() {
+  case "$1" in
+    *[!A-Za-z0-9_./:=@%+-]*|"") quote "$1" ;;
+    *) printf '%s' "$1" ;;
+  esac
+}
+
 # Removes the files listed in DIR's manifest whose content is still what was installed.
 uninstall() {
   if [ -d "$dir" ]; then dir=$(cd "$dir" && pwd -P); fi
@@ -493,7 +634,10 @@ uninstall() {
     return
   fi
   while read -r kind hash name; do
-    if [ "$kind" = file ]; then remove_file "$hash" "$name"; fi
+    case "$kind" in
+      file) remove_file "$hash" "$name" ;;
+      npm) remove_npm_helper "$hash" "$name" ;;
+    esac
   done < "$dir/$MANIFEST"
   rc_file=$(sed -n 's/^rc //p' "$dir/$MANIFEST")
   if [ -n "$rc_file" ]; then remove_path_line "$rc_file"; fi
@@ -519,6 +663,17 @@ remove_file() {
   fi
 }
 
+# remove_npm_helper PREFIX NAME: the link DIR/NAME when it still points into PREFIX, and PREFIX.
+remove_npm_helper() {
+  if [ -L "$dir/$2" ] && [ "$(readlink "$dir/$2")" = "$1/node_modules/.bin/$2" ]; then
+    rm -f "$dir/$2"
+    say "  removed $dir/$2"
+  elif [ -e "$dir/$2" ]; then
+    say "  kept $dir/$2: it no longer links into $dir/$1"
+  fi
+  remove_npm_prefix "$1"
+}
+
 # remove_path_line FILE: removes this directory's PATH line, and no other line.
 remove_path_line() {
   line=$(path_line)
@@ -531,6 +686,7 @@ remove_path_line() {
 
 cleanup() {
   if [ -n "${partial:-}" ]; then rm -f "$partial"; fi
+  if [ -n "${partial_dir:-}" ]; then rm -rf "$partial_dir"; fi
   if [ -n "${tmp:-}" ]; then rm -rf "$tmp"; fi
 }
 
@@ -547,6 +703,7 @@ main() {
   find_downloader
   say "paseo-host-runtime installer: platform $platform, directory $dir"
   partial=""
+  partial_dir=""
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/paseo-host-runtime.XXXXXX")
   trap cleanup EXIT
   trap 'exit 1' HUP INT PIPE TERM
@@ -557,6 +714,7 @@ main() {
   fetch_helper
   if [ "$current" != yes ]; then fetch_archive; fi
   prepare_dir
+  choose_npm_prefix
   choose_rc_file
   write_manifest
   install_files

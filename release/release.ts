@@ -5,7 +5,7 @@
 // `npm run release -- --sums DIR`
 //   (re)writes DIR/SHA256SUMS over the archives and install.sh found there (the publish step).
 import { $ } from "zx";
-import { copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { type Entry, writeArchive, writeSums } from "./archive.ts";
@@ -64,8 +64,10 @@ export const NOTICE = `This archive does not contain ${HELPER_NAME}: it was buil
 
 Paseo runs ${HELPER_NAME} inside every workspace: the daemon runs its describe
 after every create, then its file, watch and resolve-command calls. Install the
-helper published with your Paseo release beside ${RUNTIME_NAME}, verified:
+helper Paseo publishes on npm (@getpaseo/workspace-helper) beside ${RUNTIME_NAME}
+with npm, or a helper file (or that package's npm tarball), verified:
 
+  curl -fsSL .../install.sh | sh -s -- --helper-npm [VERSION]
   curl -fsSL .../install.sh | sh -s -- --helper-from URL --helper-sha256 HEX
 
 or put an executable named ${HELPER_NAME} next to ${RUNTIME_NAME} yourself, or
@@ -124,7 +126,7 @@ export async function buildRelease(options: ReleaseOptions): Promise<ReleaseResu
   const mtime = options.mtime ?? (await sourceDateEpoch());
 
   const out = resolve(options.out);
-  mkdirSync(out, { recursive: true });
+  if (mkdirSync(out, { recursive: true }) !== undefined) chmodSync(out, 0o755);
   const docs: Entry[] = [
     { path: "LICENSE", mode: 0o644, data: readFileSync(license) },
     { path: "README.md", mode: 0o644, data: readFileSync(readme) },
@@ -188,17 +190,32 @@ export function finishRelease(release: StagedRelease): ReleaseResult {
   const ok = smoke.every((s) => s.problems.length === 0);
   const report = smokeReport(version, smoke, withHelper, leftOut);
   writeFileSync(join(out, "smoke-report.md"), report);
+  chmodSync(join(out, "smoke-report.md"), 0o644);
   log(report);
   const sums = ok ? writeSums(staged, ["install.sh"]) : null;
   const dir = ok ? releaseDir(out, version) : join(out, "failed", `v${version}`);
+  servable(staged);
   replaceDir(staged, dir);
   if (ok) refreshLatest(out, log);
   return { dir, archives: targets.map((t) => join(dir, archiveName(version, t))), sums, smoke, report, ok };
 }
 
-/** Moves `from` to `to`, replacing whatever `to` held. */
+/**
+ * Modes a web server running as another user can serve, whatever the umask: directories 0755
+ * (mkdtemp makes them 0700), files 0644.
+ */
+function servable(dir: string): void {
+  chmodSync(dir, 0o755);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isDirectory()) servable(join(dir, entry.name));
+    else chmodSync(join(dir, entry.name), 0o644);
+  }
+}
+
+/** Moves `from` to `to`, replacing whatever `to` held; the directory it goes into is made servable too. */
 function replaceDir(from: string, to: string): void {
   mkdirSync(dirname(to), { recursive: true });
+  chmodSync(dirname(to), 0o755);
   const old = `${to}.old-${process.pid}`;
   if (existsSync(to)) renameSync(to, old);
   renameSync(from, to);
@@ -233,6 +250,7 @@ export function refreshLatest(out: string, log: (line: string) => void = () => {
       copyFileSync(join(source, name), join(next, name));
     }
   }
+  servable(next);
   replaceDir(next, latest);
   log(`latest/download: v${newest}`);
   return newest;

@@ -49,7 +49,12 @@ export interface CommandSpec {
   env?: Readonly<Record<string, string>>;
   /** "request": reads one LifecycleRequest on stdin (refused when stdin is a terminal). */
   stdin?: "request";
+  /** The `--help` line on its exit status, when it is not the usual 0 / 1 / 2 (EXIT_STATUS). */
+  exitStatus?: string;
 }
+
+/** What most commands exit with. */
+const EXIT_STATUS = "Exit status: 0 success, 1 failed (reason on stderr), 2 usage error.";
 
 export interface Invocation {
   command: string;
@@ -267,7 +272,7 @@ export function commandHelp(commands: CommandTable, command: string): string {
     const envWidth = Math.max(...env.map(([name]) => name.length));
     lines.push("", "Environment:", ...env.map(([name, what]) => `  ${name.padEnd(envWidth)}  ${what}`));
   }
-  lines.push("", "Exit status: 0 success, 1 failed (reason on stderr), 2 usage error.", "");
+  lines.push("", spec.exitStatus ?? EXIT_STATUS, "");
   return lines.join("\n");
 }
 

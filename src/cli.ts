@@ -23,6 +23,9 @@ const PROTOCOL_FLAGS: Readonly<Record<string, FlagDoc>> = {
 
 const REQUEST = '{"protocolVersion":1,"options":{}}';
 
+/** How exec, and run through it, end as the workload ended (exec/mirror.ts). */
+const MIRRORED = "its exit code, or death by its signal (a shell shows 128+N: 143 after SIGTERM, 137 after SIGKILL; a pause or rm --force sends SIGTERM, then SIGKILL)";
+
 /** A protocol operation that reads one lifecycle request on stdin. */
 function lifecycle(spec: Omit<CommandSpec, "protocol" | "stdin" | "flags" | "env">, operator: string, handler: HandlerLoader): Command {
   return {
@@ -85,6 +88,7 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
     flags: PROTOCOL_FLAGS,
     examples: ["paseo-host-runtime exec --workspace-id W 3< envelope.json 4>&1", "paseo-host-runtime run -w W -- COMMAND...    # the operator command: the daemon's side of exec"],
     env: { ...HOME_ENV },
+    exitStatus: `Exit status: the workload's, mirrored: ${MIRRORED}; nothing launched: 127 program not found, 126 not executable, 1 refused (reason on stderr); 2 usage error.`,
     handler: async () => (await import("./ops/exec.ts")).exec,
   },
   signal: lifecycle(
@@ -222,7 +226,7 @@ function operatorCommands(): Record<string, Command> {
       switches: ["json", "quiet"],
       aliases: { ...W, q: "quiet" },
       usage: `[--workspace-id W] [-q | --format FORMAT | --json] ${SELECT}`,
-      summary: "list live executions: argv, age, memory (never their environment)",
+      summary: "list live executions: argv, age, memory (the cgroup's, else proportional set size), never their environment",
       flags: docs([...SHARED, "workspace-id"], {
         "workspace-id": { value: "W", help: "only this workspace's executions" },
         quiet: { help: "print only the exec ids, one per line" },
@@ -310,6 +314,7 @@ function operatorCommands(): Record<string, Command> {
       }),
       examples: ["paseo-host-runtime run -w demo -e PATH=/usr/bin:/bin -- git status", "paseo-host-runtime run -w demo --pty --inherit-env -- bash"],
       env: { ...STORE_ENV, TERM: "with --pty, sent as the envelope's stdio.term" },
+      exitStatus: `Exit status: the workload's, as exec mirrors it: ${MIRRORED}; nothing started: exec's refusal (127 program not found, 126 not executable, 1 refused: reason on stderr); 1 a failure of the exec protocol; 2 usage error.`,
       handler: async () => (await import("./operator/run.ts")).run,
     },
     "workspace pause": oneWorkspace(`stop a workspace's executions (SIGTERM, ${STOP_GRACE}, SIGKILL) and mark it paused (runs \`pause\`)`, "the workspace to pause", ["paseo-host-runtime workspace pause -w demo", "paseo-host-runtime workspace pause -w demo --config ~/.paseo/config.json --runtime host"], async () => (await import("./operator/workspace.ts")).workspacePause),

@@ -14,6 +14,8 @@ import {
   mkdirSync,
   readFileSync,
   readdirSync,
+  readlinkSync,
+  realpathSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -22,6 +24,9 @@ import { join } from "node:path";
 import { type Entry, writeArchive, writeSums } from "../release/archive.ts";
 import { NOTICE } from "../release/release.ts";
 import { HELPER_NAME, RUNTIME_NAME, TARGETS, archiveName, archiveStem } from "../release/targets.ts";
+import { BIN } from "./support/binary.ts";
+import { HELPER_PACKAGE, helperDependency, helperStandIn, pack, startRegistry, type NpmRegistry } from "./support/npm-registry.ts";
+import { linuxOnly } from "./support/platform.ts";
 import { missingTools } from "./support/tools.ts";
 import { tempDir, type Scratch } from "./support/scratch.ts";
 
@@ -33,9 +38,10 @@ if (noDownloader) console.warn("skipped: install.test.ts, every install: neither
 const MANIFEST = ".paseo-host-runtime.installed";
 const LATEST = "1.1.0";
 
-/** The platform install.sh should detect on this machine (no overrides). */
+/** The platform install.sh should detect on this machine (no overrides; an x64 Mac is taken to have AVX2). */
 function hostPlatform(): string {
   const arch = process.arch === "arm64" ? "arm64" : "x64";
+  if (process.platform === "darwin") return `darwin-${arch}`;
   const musl = readdirSync("/lib").some((name) => name.startsWith("ld-musl-"));
   const avx2 = arch === "x64" && /\bavx2\b/.test(readFileSync("/proc/cpuinfo", "utf8"));
   return `linux-${arch}${musl ? "-musl" : ""}${arch === "x64" && !avx2 ? "-baseline" : ""}`;
@@ -43,11 +49,12 @@ function hostPlatform(): string {
 
 /**
  * A stand-in executable: prints `NAME VERSION (PLATFORM KIND)`; the runtime's `doctor` prints
- * its argv and exits $STANDIN_DOCTOR_EXIT; a "broken" one cannot even say its version.
+ * its argv and the release site it was given, and exits $STANDIN_DOCTOR_EXIT; a "broken" one
+ * cannot even say its version.
  */
 function standIn(name: string, version: string, platform: string, kind: string): Uint8Array {
   if (kind === "broken") return Buffer.from(`#!/bin/sh\necho "exec format error" >&2\nexit 126\n`);
-  const doctor = name === RUNTIME_NAME ? `if [ "$1" = doctor ]; then echo "! stand-in $*"; exit "\${STANDIN_DOCTOR_EXIT:-0}"; fi\n` : "";
+  const doctor = name === RUNTIME_NAME ? `if [ "$1" = doctor ]; then echo "! stand-in $* (release site \${PASEO_HOST_RUNTIME_BASE_URL:-unset})"; exit "\${STANDIN_DOCTOR_EXIT:-0}"; fi\n` : "";
   return Buffer.from(`#!/bin/sh\n${doctor}echo "${name} ${version} (${platform} ${kind})"\n`);
 }
 
@@ -142,7 +149,8 @@ let scratch: string;
 
 beforeEach(() => {
   sandboxDir = tempDir("phr-install-");
-  sandbox = sandboxDir.path;
+  // Its real path: install.sh names directories as `pwd -P` does (macOS's TMPDIR is a symlink).
+  sandbox = realpathSync(sandboxDir.path);
   home = join(sandbox, "home");
   dir = join(sandbox, "bin");
   scratch = join(sandbox, "tmp");
@@ -226,7 +234,8 @@ describe.skipIf(noDownloader)("install", () => {
     // Then it ran what it installed: --version, and doctor --quiet, whose report it shows.
     expect(run.stdout).toContain(`Installed ${RUNTIME_NAME} ${LATEST} in ${dir}\n  ${RUNTIME_NAME} ${LATEST} (${platform} stand-in)\n`);
     expect(run.stdout).toContain(`doctor --quiet, as `);
-    expect(run.stdout).toContain("! stand-in doctor --quiet\n  no required check failed (warnings above)\n");
+    // doctor was told the release site in use, so its fixes name this mirror.
+    expect(run.stdout).toContain(`! stand-in doctor --quiet (release site ${baseUrl})\n  no required check failed (warnings above)\n`);
     // Not a terminal: no progress bar, nothing at all on stderr.
     expect(run.stderr).toBe("");
     // Not on PATH: a hint, and the Paseo config.json entry with the absolute path.
@@ -308,7 +317,7 @@ describe.skipIf(noDownloader)("install", () => {
 
   test("a failing doctor is shown but does not fail the install", async () => {
     const run = ok(await installSh(["--dir", dir], { STANDIN_DOCTOR_EXIT: "1" }));
-    expect(run.stdout).toContain("! stand-in doctor --quiet\n  a required check failed (above): fix it before pointing Paseo at this runtime\n");
+    expect(run.stdout).toContain(`! stand-in doctor --quiet (release site ${baseUrl})\n  a required check failed (above): fix it before pointing Paseo at this runtime\n`);
   });
 
   test.skipIf(missingTools("install.test.ts, the progress bar (curl's)", ["curl"]).length > 0)("on a terminal the archive download shows a progress bar", async () => {
@@ -366,8 +375,13 @@ describe.skipIf(noDownloader)("install", () => {
     const run = ok(await installSh(["--dir", dir, "--version", "2.0.0"]));
     expect(readdirSync(dir).sort()).toEqual([MANIFEST, RUNTIME_NAME].sort());
     expect(run.stdout).toContain(`Note: there is no ${HELPER_NAME} in ${dir} (this release ships without it).\n`);
-    expect(run.stdout).toContain(`--dir ${dir} --helper-from PATH|URL --helper-sha256 HEX`);
+    // The way to add it names this mirror and this version, never GitHub.
+    const again = `curl -fsSL ${baseUrl}/download/v2.0.0/install.sh | sh -s -- --version 2.0.0 --dir ${dir}`;
+    expect(run.stdout).toContain(`\n  ${again} --helper-npm\n`);
+    expect(run.stdout).toContain(`\n  ${again} --helper-from PATH|URL --helper-sha256 HEX\n`);
+    expect(run.stdout).not.toContain("github.com");
     expect(run.stdout).toContain("helperPath");
+    expect(readFileSync(join(dir, MANIFEST), "utf8")).toContain(`\nbase ${baseUrl}\n`);
     expect(readFileSync(join(dir, MANIFEST), "utf8")).not.toContain(HELPER_NAME);
   });
 });
@@ -443,7 +457,7 @@ describe.skipIf(noDownloader)("the helper (--helper-from)", () => {
     const digest = new Bun.CryptoHasher("sha256").update("console.log('{}')\n").digest("hex");
     const run = await withHelper(source, "--helper-sha256", digest);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`${source} is neither a #! script nor an executable (a JavaScript helper needs a '#!/usr/bin/env node' first line): nothing installed`);
+    expect(run.stderr).toContain(`${source} is neither a #! script, an executable nor an npm tarball (a JavaScript helper needs a '#!/usr/bin/env node' first line): nothing installed`);
     expect(existsSync(dir)).toBe(false);
   });
 });
@@ -507,7 +521,7 @@ describe.skipIf(noDownloader)("platform detection", () => {
     });
   }
 
-  test("x64 Linux gets -baseline exactly when /proc/cpuinfo lacks avx2, and -musl under musl", async () => {
+  test.skipIf(linuxOnly("install.test.ts, -baseline detection", "/proc/cpuinfo"))("x64 Linux gets -baseline exactly when /proc/cpuinfo lacks avx2, and -musl under musl", async () => {
     const avx2 = /\bavx2\b/.test(readFileSync("/proc/cpuinfo", "utf8"));
     ok(await installSh(["--dir", dir], { PATH: fakeSystem(), FAKE_UNAME_S: "Linux", FAKE_UNAME_M: "x86_64" }));
     expect(runInstalled(RUNTIME_NAME)).toContain(avx2 ? "(linux-x64 stand-in)" : "(linux-x64-baseline stand-in)");
@@ -546,23 +560,26 @@ describe.skipIf(noDownloader)("platform detection", () => {
 });
 
 describe.skipIf(noDownloader)("directory and PATH", () => {
-  test("the default directory is ~/.local/bin for a user and /usr/local/bin for root", async () => {
-    if (process.getuid?.() === 0) {
-      // Root: only the announced directory is checked; the download fails before anything is written.
-      const asRoot = await installSh([], { PASEO_HOST_RUNTIME_BASE_URL: `${baseUrl}/missing` });
-      expect(asRoot.stdout).toContain("directory /usr/local/bin");
-      expect(asRoot.code).toBe(1);
-      // A user: run as nobody with a HOME it owns.
-      if (missingTools("install.test.ts, the default directory of a user other than root", ["setpriv"]).length > 0) return;
+  const isRoot = process.getuid?.() === 0;
+  if (!isRoot) console.warn("skipped: install.test.ts, root's default directory: these tests do not run as root");
+  test.skipIf(!isRoot)("as root the default directory is /usr/local/bin", async () => {
+    // Only the announced directory is checked; the download fails before anything is written.
+    const asRoot = await installSh([], { PASEO_HOST_RUNTIME_BASE_URL: `${baseUrl}/missing` });
+    expect(asRoot.stdout).toContain("directory /usr/local/bin");
+    expect(asRoot.code).toBe(1);
+  });
+
+  // Run as root, the user is nobody (through setpriv), with a HOME it can write.
+  const noUser = isRoot && missingTools("install.test.ts, the default directory of a user other than root", ["setpriv"]).length > 0;
+  test.skipIf(noUser)("as a user the default directory is ~/.local/bin", async () => {
+    if (isRoot) {
       chmodSync(sandbox, 0o755);
       chmodSync(home, 0o777);
       chmodSync(scratch, 0o777);
-      const asUser = await installSh([], {}, ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]);
-      expect(asUser.stderr).toBe("");
-      expect(asUser.code).toBe(0);
-    } else {
-      ok(await installSh([]));
     }
+    const asUser = await installSh([], {}, isRoot ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []);
+    expect(asUser.stderr).toBe("");
+    expect(asUser.code).toBe(0);
     expect(readdirSync(join(home, ".local", "bin")).sort()).toEqual([MANIFEST, HELPER_NAME, RUNTIME_NAME].sort());
   });
 
@@ -630,7 +647,7 @@ describe.skipIf(noDownloader)("directory and PATH", () => {
 
   test("--help describes every option; a bad command line exits 2 with the usage, changing nothing", async () => {
     const help = ok(await installSh(["--help"]));
-    for (const option of ["--version", "--dir", "--platform", "--modify-path", "--uninstall", "--helper-from", "--helper-sha256", "PASEO_HOST_RUNTIME_BASE_URL"]) {
+    for (const option of ["--version", "--dir", "--platform", "--modify-path", "--uninstall", "--helper-npm", "--helper-from", "--helper-sha256", "PASEO_HOST_RUNTIME_BASE_URL"]) {
       expect(help.stdout).toContain(option);
     }
     const cases: [string[], string][] = [
@@ -641,6 +658,10 @@ describe.skipIf(noDownloader)("directory and PATH", () => {
       [["--helper-sha256", PASEO_HELPER_SHA256], "--helper-sha256 goes with --helper-from"],
       [["--helper-from", "x", "--helper-sha256", "abc"], "--helper-sha256 must be 64 hexadecimal digits"],
       [["--uninstall", "--helper-from", "x"], "--uninstall takes only --dir"],
+      [["--uninstall", "--helper-npm"], "--uninstall takes only --dir"],
+      [["--helper-npm", "--helper-from", "x"], "give either --helper-npm or --helper-from, not both"],
+      [["--helper-npm", "1.0;rm"], "--helper-npm: not an npm version or tag: 1.0;rm"],
+      [["--helper-npm="], "--helper-npm takes a version or tag, or nothing"],
     ];
     for (const [args, message] of cases) {
       const bad = await installSh(["--dir", dir, ...args]);
@@ -651,6 +672,156 @@ describe.skipIf(noDownloader)("directory and PATH", () => {
     expect(requests).toEqual([]);
     expect(existsSync(dir)).toBe(false);
   });
+});
+
+/** npm installs take a second or two each, several on a loaded machine. */
+const NPM_TIMEOUT_MS = 60_000;
+const noNpm = noDownloader || missingTools("install.test.ts, the helper from npm", ["npm"]).length > 0;
+
+describe.skipIf(noNpm)("the helper from npm (--helper-npm, or its tarball as --helper-from)", () => {
+  let registry: NpmRegistry;
+  let packages: Scratch;
+  /** The stand-in's postinstall script would create this file. */
+  let marker: string;
+  const tarballs: Record<string, Uint8Array> = {};
+  const digest = (data: Uint8Array) => new Bun.CryptoHasher("sha256").update(data).digest("hex");
+
+  beforeAll(() => {
+    packages = tempDir("phr-install-npm-");
+    marker = join(packages.path, "postinstall-ran");
+    const [old, latest, corrupt] = ["1.2.3", "1.3.0", "1.4.0-rc.1"].map((version) => helperStandIn(version, marker));
+    registry = startRegistry([helperDependency(), old!, corrupt!, latest!], [corrupt!]);
+    tarballs.helper = old!.tarball;
+    tarballs.other = pack({ name: "not-the-helper", version: "1.0.0", bin: { "paseo-workspace-helper": "x.mjs" } }, { "x.mjs": "#!/usr/bin/env node\n" }).tarball;
+  });
+  afterAll(() => {
+    registry?.stop();
+    packages?.cleanup();
+  });
+  beforeEach(() => (registry.requests.length = 0));
+
+  /**
+   * install.sh with the stand-in registry as npm's (the way an operator's mirror is configured);
+   * no retries: npm fetches a tarball that fails its integrity check four more times, minutes apart.
+   */
+  const npmInstall = (args: string[], env: Record<string, string> = {}) =>
+    installSh(["--dir", dir, ...args], { npm_config_registry: registry.url, npm_config_fetch_retries: "0", ...env });
+  const prefixes = () => readdirSync(dir).filter((name) => name.startsWith(".paseo-workspace-helper.npm."));
+  /** What the helper beside the runtime prints, run the way the runtime runs a JavaScript helper. */
+  const helperSays = (...args: string[]) =>
+    Bun.spawnSync([BIN, "--no-env-file", "--config=/dev/null", "--no-install", join(dir, HELPER_NAME), ...args], { env: { BUN_BE_BUN: "1" } }).stdout.toString().trim();
+
+  test("--helper-npm VERSION: npm installs the package and its dependency into a private prefix; the helper is a symlink into its bin; no script ran; --uninstall removes both", async () => {
+    const run = ok(await npmInstall(["--version", "2.0.0", "--helper-npm", "1.2.3"]));
+    expect(run.stdout).toContain(`Installing ${HELPER_PACKAGE}@1.2.3 with npm `);
+    expect(run.stdout).toContain(`(registry ${registry.url}) into a private prefix\n`);
+    expect(run.stdout).toContain(`npm installed ${HELPER_PACKAGE} 1.2.3 and its dependencies, each checked against its integrity hash\n`);
+    expect(run.stdout).not.toContain("Note:");
+    expect(registry.requests).toEqual(expect.arrayContaining([`/${HELPER_PACKAGE}`, "/paseo-helper-standin-capabilities", `/-/@getpaseo-workspace-helper-1.2.3.tgz`]));
+    // The shape npm makes, beside the runtime: DIR/helper → PREFIX/node_modules/.bin/helper → the package's dist/executable.mjs.
+    const [prefix] = prefixes();
+    expect(readdirSync(dir).sort()).toEqual([MANIFEST, prefix!, HELPER_NAME, RUNTIME_NAME].sort());
+    expect(readlinkSync(join(dir, HELPER_NAME))).toBe(`${prefix}/node_modules/.bin/${HELPER_NAME}`);
+    expect(realpathSync(join(dir, HELPER_NAME))).toBe(join(dir, prefix!, "node_modules", HELPER_PACKAGE, "dist", "executable.mjs"));
+    expect(run.stdout).toContain(`installed ${dir}/${HELPER_NAME} -> ${prefix}/node_modules/.bin/${HELPER_NAME} (${HELPER_PACKAGE} 1.2.3)\n`);
+    // Readable by a daemon of another user, writable only by the installer.
+    expect(statSync(join(dir, prefix!)).mode & 0o777).toBe(0o755);
+    expect(statSync(join(dir, prefix!, "node_modules", HELPER_PACKAGE, "package.json")).mode & 0o777).toBe(0o644);
+    expect(existsSync(marker)).toBe(false);
+    // It runs on the runtime's engine and finds its dependency; describe answers what the daemon requires.
+    expect(helperSays("version")).toBe("stand-in helper 1.2.3 version");
+    expect(JSON.parse(helperSays("describe")).capabilities).toEqual(["files", "watch", "resolve-command"]);
+    expect(readFileSync(join(dir, MANIFEST), "utf8")).toContain(`\nnpm ${prefix} ${HELPER_NAME}\n`);
+    const uninstall = ok(await installSh(["--dir", dir, "--uninstall"]));
+    expect(uninstall.stdout).toContain(`removed ${dir}/${HELPER_NAME}\n`);
+    expect(uninstall.stdout).toContain(`removed ${dir}/${prefix} (an npm prefix of ${HELPER_NAME})\n`);
+    expect(readdirSync(dir)).toEqual([]);
+  }, NPM_TIMEOUT_MS);
+
+  test("the runtime's doctor finds the npm-installed helper and its describe passes through exec", async () => {
+    ok(await npmInstall(["--version", "2.0.0", "--helper-npm", "1.2.3"]));
+    const runtimeHome = join(sandbox, "runtime-home");
+    const doctor = Bun.spawnSync([BIN, "doctor", "--home", runtimeHome, "--helper-path", join(dir, HELPER_NAME), "--json"], { env: { ...process.env, TMPDIR: sandbox, HOME: home } });
+    const check = (JSON.parse(doctor.stdout.toString()) as { checks: { name: string; status: string; detail: string }[] }).checks.find((c) => c.name === "workspace helper")!;
+    expect(check.status).toBe("ok");
+    expect(check.detail).toContain("JavaScript run by the embedded engine): describe through exec: capabilities files, watch, resolve-command");
+  }, NPM_TIMEOUT_MS);
+
+  test("without a version: the latest; the same packages again are left in place; another version replaces the prefix; a release's own helper replaces the link", async () => {
+    const first = ok(await npmInstall(["--version", "2.0.0", "--helper-npm"]));
+    expect(first.stdout).toContain(`Installing ${HELPER_PACKAGE}@latest with npm`);
+    expect(helperSays()).toBe("stand-in helper 1.3.0");
+    const [prefix] = prefixes();
+    const again = ok(await npmInstall(["--version", "2.0.0", "--helper-npm", "1.3.0"]));
+    expect(again.stdout).toContain(`${dir}/${HELPER_NAME} is already ${HELPER_PACKAGE} 1.3.0 (the same packages)\n`);
+    expect(prefixes()).toEqual([prefix!]);
+    const older = ok(await npmInstall(["--version", "2.0.0", "--helper-npm", "1.2.3"]));
+    expect(older.stdout).toContain(`removed ${dir}/${prefix} (an npm prefix of ${HELPER_NAME})`);
+    const [next] = prefixes();
+    expect(next).not.toBe(prefix);
+    expect(helperSays()).toBe("stand-in helper 1.2.3");
+    // Installing the runtime alone keeps the npm helper.
+    ok(await npmInstall(["--version", "2.0.0"]));
+    expect(prefixes()).toEqual([next!]);
+    expect(helperSays()).toBe("stand-in helper 1.2.3");
+    // A release that ships a helper file: it replaces the link, and the prefix goes.
+    ok(await npmInstall(["--version", "1.0.0"]));
+    expect(prefixes()).toEqual([]);
+    expect(runInstalled(HELPER_NAME)).toStartWith(`${HELPER_NAME} 1.0.0 `);
+    expect(readFileSync(join(dir, MANIFEST), "utf8")).not.toContain("\nnpm ");
+  }, NPM_TIMEOUT_MS);
+
+  test("a package whose tarball does not match the registry's integrity is refused by npm: nothing installed, an installation left as it was", async () => {
+    const fresh = await npmInstall(["--version", "2.0.0", "--helper-npm", "1.4.0-rc.1"]);
+    expect(fresh.code).toBe(1);
+    expect(fresh.stderr).toContain("EINTEGRITY");
+    expect(fresh.stderr).toEndWith(`install.sh: error: npm could not install ${HELPER_PACKAGE}@1.4.0-rc.1 (its message is above): nothing installed\n`);
+    expect(existsSync(dir)).toBe(false);
+    ok(await npmInstall(["--version", "2.0.0", "--helper-npm", "1.2.3"]));
+    const before = readdirSync(dir).sort();
+    expect((await npmInstall(["--version", "2.0.0", "--helper-npm", "1.4.0-rc.1"])).code).toBe(1);
+    expect(readdirSync(dir).sort()).toEqual(before);
+    expect(helperSays()).toBe("stand-in helper 1.2.3");
+  }, NPM_TIMEOUT_MS);
+
+  test("--helper-from the package's npm tarball: verified by its SHA-256, then installed with npm the same way", async () => {
+    const tgz = join(sandbox, "workspace-helper-1.2.3.tgz");
+    writeFileSync(tgz, tarballs.helper!);
+    const run = ok(await npmInstall(["--version", "2.0.0", "--helper-from", tgz, "--helper-sha256", digest(tarballs.helper!)]));
+    expect(run.stdout).toContain(`verified ${tgz} (SHA-256 ${digest(tarballs.helper!)})\n`);
+    expect(helperSays()).toBe("stand-in helper 1.2.3");
+    expect(existsSync(marker)).toBe(false);
+    // Only its dependency came from the registry.
+    expect(registry.requests.some((path) => path.includes("workspace-helper"))).toBe(false);
+    expect(readlinkSync(join(dir, HELPER_NAME))).toMatch(new RegExp(`^\\.paseo-workspace-helper\\.npm\\.\\d+/node_modules/\\.bin/${HELPER_NAME}$`));
+  }, NPM_TIMEOUT_MS);
+
+  test("a tarball with the wrong digest never reaches npm; a tarball of another package is refused", async () => {
+    const tgz = join(sandbox, "helper.tgz");
+    writeFileSync(tgz, tarballs.helper!);
+    const wrong = await npmInstall(["--version", "2.0.0", "--helper-from", tgz, "--helper-sha256", "ab".repeat(32)]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain(`checksum mismatch for ${tgz}`);
+    expect(wrong.stdout).not.toContain("with npm");
+    expect(registry.requests).toEqual([]);
+    const other = join(sandbox, "other.tgz");
+    writeFileSync(other, tarballs.other!);
+    const refused = await npmInstall(["--version", "2.0.0", "--helper-from", other, "--helper-sha256", digest(tarballs.other!)]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toEndWith(`install.sh: error: ${other} is not the package ${HELPER_PACKAGE}: nothing installed\n`);
+    expect(existsSync(dir)).toBe(false);
+  }, NPM_TIMEOUT_MS);
+
+  const tools = ["awk", "basename", "cat", "chmod", "cmp", "cp", "curl", "cut", "dirname", "grep", "gzip", "id", "ldd", "mkdir", "mktemp", "mv", "od", "rm", "sed", "sha256sum", "tar", "tr", "uname"];
+  test.skipIf(missingTools("install.test.ts, --helper-npm without npm", tools).length > 0)("without npm on PATH: says what it needs, nothing installed", async () => {
+    const bin = join(sandbox, "no-npm");
+    mkdirSync(bin);
+    for (const name of tools) symlinkSync(Bun.which(name)!, join(bin, name));
+    const run = await npmInstall(["--version", "2.0.0", "--helper-npm"], { PATH: bin });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`install.sh: error: installing ${HELPER_PACKAGE} needs npm on PATH (it comes with Node.js; the package asks for Node >= 20): nothing installed\n`);
+    expect(existsSync(dir)).toBe(false);
+  }, NPM_TIMEOUT_MS);
 });
 
 test.skipIf(missingTools("install.test.ts, shellcheck install.sh", ["shellcheck"]).length > 0)("shellcheck install.sh is clean", () => {

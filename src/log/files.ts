@@ -10,10 +10,8 @@
 import { closeSync, constants, existsSync, fchmodSync, fstatSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { tryLockExclusive, unlock } from "../platform/libc.ts";
-import { checkHome, checkPrivateDirectory } from "../store/home.ts";
+import { checkHome, checkPrivateDirectory, homeEntry } from "../store/home.ts";
 
-/** The log's directory inside a runtime home. */
-const LOG_DIRECTORY = "log";
 const LOG_FILE = "runtime.log";
 const LOCK_FILE = "runtime.log.lock";
 /** How many rotated files are kept besides runtime.log. */
@@ -26,7 +24,7 @@ const LOCK_WAIT_MS = 200;
 
 /** `<home>/log`. */
 export function logDirectory(home: string): string {
-  return join(home, LOG_DIRECTORY);
+  return homeEntry(home, "log");
 }
 
 /** runtime.log (index 0) or runtime.log.N. */

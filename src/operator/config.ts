@@ -2,14 +2,17 @@
  * `config check [FILE]`: reads the Paseo daemon's config.json (default `$PASEO_HOME/config.json`,
  * PASEO_HOME defaulting to ~/.paseo), finds every runtime that runs paseo-host-runtime, and
  * judges its `options` with the schema every operation uses: unknown keys (with the nearest
- * known one), bad values, homes that would be refused, and runtimes sharing a home and owner.
- * Exit 0 when clean, 1 when a problem was found.
+ * known one), bad values, homes that would be refused, containment and limits every create
+ * would refuse on this host, and runtimes sharing a home and owner. Exit 0 when clean, 1 when a
+ * problem was found. What only the daemon's own environment shows (git on its PATH, the helper,
+ * the sandbox, PTYs, its cgroup) is doctor's: `doctor --config FILE --runtime NAME`, run as it.
  */
 import type { Invocation } from "../argv.ts";
 import { diagnose } from "../output.ts";
-import { DEFAULT_OWNER, optionProblems, readOptions, unknownOptions } from "../options.ts";
+import { DEFAULT_OWNER, optionProblems, readOptions, unknownOptions, type RuntimeOptions } from "../options.ts";
 import { resolveHome } from "../store/home.ts";
 import { printJson } from "./common.ts";
+import { askedLimits, checkLimits, ContainmentError, hostContainmentProblem, resolveContainment, wantsLimits } from "../workspace/containment.ts";
 import { configurationOf } from "../workspace/owner.ts";
 import { DaemonConfigError, argv0Of, defaultConfigPath, ourRuntimes, readDaemonConfig, type CommandRuntime } from "./daemon-config.ts";
 import { checkRuntimeHome } from "./home-check.ts";
@@ -68,7 +71,35 @@ function judge(runtime: CommandRuntime): RuntimeReport {
   } catch {
     // Already reported by the home check.
   }
+  const limits = report.home !== null && optionProblems(options).length === 0 ? containmentCheck(readOptions(options), report.home) : null;
+  if (limits) add(limits);
   return report;
+}
+
+/**
+ * What create refuses before anything changes (ops/create.ts): containment "cgroup" without a
+ * usable hierarchy, or limits (memoryMax, pidsMax, cpuMax) this host's cgroups cannot apply.
+ * Checked here as this user. With cgroupRoot unset the root is the daemon's own cgroup, which
+ * only doctor run as the daemon sees: what no cgroup of this host could give fails, what this
+ * process's own cgroup cannot give is a warning.
+ */
+function containmentCheck(options: RuntimeOptions, home: string): Check | null {
+  if (options.containment !== "cgroup" && !wantsLimits(options)) return null;
+  const name = "containment";
+  const asked = wantsLimits(options) ? askedLimits(options).join(", ") : 'containment "cgroup"';
+  const autodetected = options.cgroupRoot === undefined && options.containment !== "process-group";
+  const caveat = autodetected ? `; judged in this process's cgroup: the daemon's own decides (doctor --config FILE --runtime NAME, run as the daemon, in its service, checks it there)` : "";
+  const everywhere = autodetected ? hostContainmentProblem(options) : null;
+  if (everywhere) return { name, status: "fail", detail: `${asked}: every create would refuse it on this host: ${everywhere.problem}`, hint: everywhere.fix };
+  try {
+    const containment = resolveContainment(options, home);
+    const controllers = checkLimits(containment, options);
+    const where = containment.kind === "cgroup" ? `cgroup v2 under ${containment.root}${controllers.length ? ` with ${controllers.join(", ")}` : ""}` : "process groups";
+    return { name, status: "ok", detail: `${asked}: applicable here (${where})${caveat}` };
+  } catch (error) {
+    if (!(error instanceof ContainmentError)) throw error;
+    return { name, status: autodetected ? "warn" : "fail", detail: `${asked}: every create would refuse it here: ${error.problem}${caveat}`, hint: error.fix };
+  }
 }
 
 /**
@@ -138,7 +169,12 @@ export function configCheck(invocation: Invocation): number {
     if (!optionsBad) checks.unshift({ name: "options", status: "ok", detail: `valid; owner ${JSON.stringify(report.owner)}` });
     lines.push(...renderChecks(checks, false, "  "));
   }
-  lines.push("", problems === 0 ? "no problems found" : `${problems} problem(s) found`);
+  lines.push(
+    "",
+    "Checked here: the options, the homes, sharing, and containment and limits against this host's cgroups. The daemon's own",
+    "environment (git on its PATH, the helper, the sandbox, PTYs, its cgroup) is checked by doctor --config FILE --runtime NAME, run as it.",
+    problems === 0 ? "no problems found" : `${problems} problem(s) found`,
+  );
   console.log(lines.join("\n"));
   return problems === 0 ? 0 : 1;
 }

@@ -13,7 +13,7 @@ import { BWRAP_PACKAGE, probeSandbox, sandboxTool } from "../platform/sandbox.ts
 import { operatorOptions, printJson } from "./common.ts";
 import { checkHelper } from "./helper-check.ts";
 import { checkRuntimeHome } from "./home-check.ts";
-import { renderChecks, type Check } from "./report.ts";
+import { renderChecks, summaryLine, type Check } from "./report.ts";
 import { isLinux } from "../platform/os.ts";
 import { findGit, MIN_GIT } from "../workspace/git-environment.ts";
 
@@ -197,10 +197,6 @@ export async function doctor(invocation: Invocation): Promise<number> {
     if (lines.length) console.log(lines.join("\n"));
     return failed.length === 0 ? 0 : 1;
   }
-  const warned = checks.filter((check) => check.status === "warn").length;
-  lines.push("");
-  if (failed.length) lines.push(`${failed.length} required check(s) failed: ${failed.map((check) => check.name).join(", ")}`);
-  else lines.push(`all required checks passed${warned ? ` (${warned} warning(s))` : ""}`);
-  console.log(lines.join("\n"));
+  console.log([...lines, "", summaryLine(checks)].join("\n"));
   return failed.length === 0 ? 0 : 1;
 }

@@ -10,8 +10,8 @@ import { dirname, join } from "node:path";
 import { describeHelperResolution, HELPER_NAME, type HelperResolution } from "../exec/helper.ts";
 import type { RuntimeOptions } from "../options.ts";
 import { lazyOs } from "../platform/lazy.ts";
-import { VERSION } from "../version.ts";
-import { runOperation, shellQuote } from "./common.ts";
+import { runOperation } from "./common.ts";
+import { installCommand } from "./installer.ts";
 import type { Check } from "./report.ts";
 import { captureExec } from "./run.ts";
 import { newExecId } from "./run-envelope.ts";
@@ -22,15 +22,19 @@ const REQUIRED_CAPABILITIES = ["files", "watch", "resolve-command"] as const;
 const NAME = "workspace helper";
 const CREATE_TIMEOUT_MS = 30_000;
 const DESCRIBE_TIMEOUT_MS = 15_000;
-const INSTALLER = "https://github.com/getpaseo/paseo-host-runtime/releases/latest/download/install.sh";
 
-/** The fix for a missing or broken helper: install the one of the operator's Paseo release beside this binary. */
+/**
+ * The fix for a missing or broken helper: install Paseo's beside this binary, from npm, or from
+ * a file (or the package's tarball) and its digest; or point helperPath at one.
+ */
 function installAdvice(): Pick<Check, "hint" | "alternatives"> {
-  const dir = shellQuote(dirname(process.execPath));
-  const pinned = /^\d+\.\d+\.\d+/.test(VERSION) ? ` --version ${VERSION}` : "";
+  const dir = dirname(process.execPath);
   return {
-    hint: `curl -fsSL ${INSTALLER} | sh -s --${pinned} --dir ${dir} --helper-from HELPER_FILE_OR_URL --helper-sha256 HEX   # the paseo-workspace-helper of your Paseo release and its SHA-256`,
-    alternatives: [`# set "helperPath" (absolute) in the runtime's options in Paseo's config.json (doctor: --helper-path PATH)`],
+    hint: `${installCommand(["--dir", dir, "--helper-npm"])}   # the helper Paseo publishes on npm (@getpaseo/workspace-helper), installed with npm`,
+    alternatives: [
+      `${installCommand(["--dir", dir, "--helper-from", "HELPER_FILE_OR_URL", "--helper-sha256", "HEX"])}   # a helper file, or the package's npm tarball, and its SHA-256`,
+      `# set "helperPath" (absolute) in the runtime's options in Paseo's config.json (doctor: --helper-path PATH)`,
+    ],
   };
 }
 

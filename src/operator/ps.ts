@@ -4,7 +4,7 @@ import { diagnose } from "../output.ts";
 import { isPopulated, processesIn, readCounter } from "../platform/cgroup.ts";
 import { provenMembers } from "../platform/process-group.ts";
 import { isSameProcess, listProcesses, type ProcessInfo } from "../platform/process.ts";
-import { cgroupMemoryBytes, commandLine, residentBytes } from "../platform/resources.ts";
+import { cgroupMemoryBytes, commandLine, processMemory } from "../platform/resources.ts";
 import { unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
 import { listWorkspaces } from "../store/workspaces.ts";
 import { leaderOf, wrapperOf } from "../workspace/executions.ts";
@@ -37,10 +37,10 @@ interface ExecutionDetails extends LiveExecution {
   argv: string[] | null;
   /** The command line, shell-quoted when the argv is exact. */
   command: string;
-  /** Resident memory of the workload's processes (or its cgroup's memory.current), bytes. */
+  /** The memory of the workload's processes (or its cgroup's memory.current), bytes. */
   memoryBytes: number | null;
-  /** Where memoryBytes comes from. */
-  memorySource: "rss" | "cgroup" | null;
+  /** Where memoryBytes comes from: "cgroup", "pss" (proportional set sizes, summed) or "rss" (resident sizes summed: an upper bound). */
+  memorySource: "pss" | "rss" | "cgroup" | null;
 }
 
 interface Live {
@@ -106,15 +106,15 @@ function liveEntry(record: ExecutionRecord, processes: ProcessInfo[]): Live | nu
 
 /**
  * The memory of one execution: its cgroup's memory.current when it has a cgroup of its own,
- * else the resident memory of its live processes. (Containment passes the cgroup directory.)
+ * else the proportional set sizes of its live processes (platform/resources.ts).
  */
 function executionMemory(members: readonly ProcessInfo[], cgroupDir: string | null = null): { bytes: number | null; source: ExecutionDetails["memorySource"] } {
   if (cgroupDir !== null) {
     const bytes = cgroupMemoryBytes(cgroupDir);
     if (bytes !== null) return { bytes, source: "cgroup" };
   }
-  const bytes = residentBytes(members.map((member) => member.pid));
-  return { bytes, source: bytes === null ? null : "rss" };
+  const memory = processMemory(members.map((member) => member.pid));
+  return { bytes: memory?.bytes ?? null, source: memory?.source ?? null };
 }
 
 function withDetails({ entry, members, record }: Live): ExecutionDetails {

@@ -1,5 +1,5 @@
 /**
- * A list of checks as people read it (doctor, config check): one line per check with a mark,
+ * A list of checks as people read it (doctor, remote doctor, config check): one line per check with a mark,
  * then what to do. Marks fall back to ASCII words when the locale is not UTF-8, and colour is
  * used only on a terminal without NO_COLOR.
  */
@@ -62,4 +62,12 @@ export function renderChecks(checks: readonly Check[], quiet = false, indent = "
     for (const other of check.alternatives ?? []) lines.push(`${pad} or: ${other}`);
   }
   return lines;
+}
+
+/** The last line of a doctor's report: which required checks failed, else that all passed (and the warnings). */
+export function summaryLine(checks: readonly Check[]): string {
+  const failed = checks.filter((check) => check.status === "fail");
+  if (failed.length) return `${failed.length} required check(s) failed: ${failed.map((check) => check.name).join(", ")}`;
+  const warned = checks.filter((check) => check.status === "warn").length;
+  return `all required checks passed${warned ? ` (${warned} warning(s))` : ""}`;
 }

@@ -9,13 +9,14 @@ import { UsageError, commandUsage, parseArgs, type CommandTable } from "../argv.
 import { diagnose, writeAll } from "../output.ts";
 import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { readOptions } from "../options.ts";
-import type { Check } from "../operator/report.ts";
+import { shellQuote } from "../operator/common.ts";
+import { installCommand } from "../operator/installer.ts";
+import { renderChecks, summaryLine, type Check } from "../operator/report.ts";
 import { VERSION } from "../version.ts";
 import { remoteOwner } from "./context.ts";
 import { closeShared, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
 import { parseSshUrl, type RemoteHost } from "../ssh-url.ts";
 
-const MARK: Record<Check["status"], string> = { ok: "✓", fail: "✗", warn: "!", info: "·", skip: "-" };
 /** Round trips measured over the shared connection. */
 const ROUND_TRIPS = 5;
 
@@ -65,7 +66,13 @@ async function runRemoteChecks(host: RemoteHost, settings: SshSettings, remoteHo
   if (reach.status === "fail") return checks;
   const binary = await checkBinary(host, settings);
   checks.push(binary);
-  if (binary.status !== "fail") checks.push(...(await remoteChecks(host, settings, remoteHome, owner)));
+  if (binary.status !== "fail") {
+    const theirs = await remoteChecks(host, settings, remoteHome, owner);
+    // The remote doctor's own binary check says what checkBinary found, with the path it runs from: one line.
+    const same = theirs.find((check) => check.name === binary.name);
+    if (same?.status === "ok") binary.detail = same.detail;
+    checks.push(...theirs.filter((check) => check !== same));
+  }
   checks.push(await checkRoundTrip(host, settings));
   return checks;
 }
@@ -101,17 +108,26 @@ async function checkReach(host: RemoteHost, settings: SshSettings): Promise<Chec
   return { name, status: "ok", detail: `${host.key} in ${ms} ms (new connection, batch mode)` };
 }
 
+/** `ssh [-p PORT] [USER@]HOST COMMAND` for a fix line: what to run there, from here. */
+function sshCommand(host: RemoteHost, command: string): string {
+  return ["ssh", ...(host.port === null ? [] : ["-p", String(host.port)]), `${host.user === null ? "" : `${host.user}@`}${host.host}`, shellQuote(command)].join(" ");
+}
+
+/** The remote binary runs and is this version (the remote doctor's own binary line is merged into it). */
 async function checkBinary(host: RemoteHost, settings: SshSettings): Promise<Check> {
-  const name = "remote version";
+  const name = "remote binary";
   const result = await runRemote(host, settings, [host.binary, "--version"], null);
   // Lenient: this is shown to a person, and a program that is not ours (the very thing this
   // check finds) may print anything; a version line with invalid UTF-8 fails the match below.
   const text = new TextDecoder().decode(result.stdout).trim();
-  const install = "ssh HOST 'curl -fsSL https://github.com/getpaseo/paseo-host-runtime/releases/latest/download/install.sh | sh' (or name the path in the URL)";
-  if (result.status !== 0) return { name, status: "fail", detail: `${host.binary} --version exited ${result.status} on ${host.key}`, hint: install };
+  const install = sshCommand(host, installCommand([]));
+  if (result.status !== 0) {
+    const alternatives = ["# give its path in the URL: ssh://[user@]host[:port]/path/to/paseo-host-runtime"];
+    return { name, status: "fail", detail: `${host.binary} --version exited ${result.status} on ${host.key}`, hint: `${install}   # install this version there`, alternatives };
+  }
   const version = /^paseo-host-runtime (\S+)/.exec(text)?.[1];
   if (version !== VERSION) {
-    return { name, status: "fail", detail: `${text || "(no output)"}; this side is ${VERSION}`, hint: `install the same version there: ssh HOST 'curl -fsSL …/install.sh | sh -s -- --version ${VERSION}'` };
+    return { name, status: "fail", detail: `${text || "(no output)"}; this side is ${VERSION}`, hint: `${install}   # install the same version there` };
   }
   return { name, status: "ok", detail: `${text} at ${host.binary}` };
 }
@@ -160,19 +176,10 @@ async function checkRoundTrip(host: RemoteHost, base: SshSettings): Promise<Chec
   return { name, status: "info", detail: `${median.toFixed(1)} ms median of ${ROUND_TRIPS} commands over one shared connection (ControlMaster)` };
 }
 
+/** The report as doctor prints its own: the same marks, fix lines and last line. */
 function report(checks: Check[], json: boolean): number {
   const failed = checks.filter((check) => check.status === "fail");
-  if (json) {
-    console.log(JSON.stringify({ ok: failed.length === 0, checks }, null, 2));
-    return failed.length === 0 ? 0 : 1;
-  }
-  const width = Math.max(...checks.map((check) => check.name.length));
-  const lines: string[] = [];
-  for (const check of checks) {
-    lines.push(`${MARK[check.status]} ${check.name.padEnd(width)}  ${check.detail}`);
-    if (check.hint && (check.status === "fail" || check.status === "warn")) lines.push(`  ${" ".repeat(width)}  fix: ${check.hint}`);
-  }
-  lines.push("", failed.length ? `${failed.length} required check(s) failed: ${failed.map((check) => check.name).join(", ")}` : "all required checks passed");
-  console.log(lines.join("\n"));
+  if (json) console.log(JSON.stringify({ ok: failed.length === 0, checks }, null, 2));
+  else console.log([...renderChecks(checks), "", summaryLine(checks)].join("\n"));
   return failed.length === 0 ? 0 : 1;
 }

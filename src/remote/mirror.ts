@@ -16,6 +16,7 @@ import { gitRead, gitRun, type ChildTracker } from "../workspace/git.ts";
 import { gitEnvironment, gitPath, type GitSettings } from "../workspace/git-environment.ts";
 import { repoGuard } from "../workspace/lock.ts";
 import type { ReceiveHeader } from "./wire.ts";
+import { homeEntry } from "../store/home.ts";
 
 /** Where shipped refs land first: our own namespace, then copied to their real names. */
 const INCOMING = "refs/paseo-host-runtime/incoming";
@@ -35,8 +36,8 @@ export function checkKey(key: string, what: string): void {
 export async function updateMirror(db: Database, home: string, key: string, header: NonNullable<ReceiveHeader["repository"]>, bundlePath: string, timeoutMs: number): Promise<string> {
   // Only the bundle file is read: the "file" transport, nothing else; git's own watchdog ends it if we die.
   const git: GitSettings = { policy: { protocols: ["file"], timeoutMs } };
-  const mirror = join(home, "mirrors", key);
-  mkdirSync(join(home, "mirrors"), { recursive: true, mode: 0o700 });
+  const mirror = join(homeEntry(home, "mirrors"), key);
+  mkdirSync(homeEntry(home, "mirrors"), { recursive: true, mode: 0o700 });
   return await repoGuard(db)(mirror, async () => {
     if (!existsSync(join(mirror, ".git"))) await gitRun(home, ["init", "--quiet", mirror], UNTRACKED, git);
     await gitRun(mirror, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", bundlePath, `+refs/*:${INCOMING}/*`, `+HEAD:${INCOMING}-HEAD`], UNTRACKED, git);
@@ -79,7 +80,7 @@ function checkedOutBranches(mirror: string): Set<string> {
 
 /** Writes (or removes) the seed directory's paseo.json. Returns the directory. */
 export function updateSeed(home: string, key: string, content: string | null): string {
-  const dir = join(home, "seeds", key);
+  const dir = join(homeEntry(home, "seeds"), key);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, "paseo.json");
   if (content === null) rmSync(path, { force: true });

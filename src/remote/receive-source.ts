@@ -3,6 +3,7 @@ import { writeStdout } from "../output.ts";
 import { readOptions } from "../options.ts";
 import { ProtocolError } from "../protocol/index.ts";
 import { withStore } from "../store/db.ts";
+import { homeEntry } from "../store/home.ts";
 import { checkKey, saveRest, updateMirror, updateSeed } from "./mirror.ts";
 import { ReceiveHeader, parseWire, type Received } from "./wire.ts";
 import { join } from "node:path";
@@ -28,8 +29,8 @@ export async function receiveSource(invocation: Invocation): Promise<number> {
   await withStore(options, async ({ db, home }) => {
     if (mirrorKey !== undefined) {
       if (!header.repository) throw new ProtocolError("--mirror needs a repository in the header");
-      mkdirSync(join(home, "mirrors"), { recursive: true, mode: 0o700 });
-      const bundle = join(home, "mirrors", `.incoming-${process.pid}.bundle`);
+      mkdirSync(homeEntry(home, "mirrors"), { recursive: true, mode: 0o700 });
+      const bundle = join(homeEntry(home, "mirrors"), `.incoming-${process.pid}.bundle`);
       try {
         await saveRest(rest, reader, bundle);
         received.mirror = await updateMirror(db, home, mirrorKey, header.repository, bundle, options.gitTimeoutMs);

@@ -7,6 +7,7 @@ import { lstatSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { writeAll } from "../output.ts";
 import type { RemoteHost } from "../ssh-url.ts";
+import { homeEntry } from "../store/home.ts";
 
 /** How this runtime talks to its hosts (from the command line and options.remote). */
 export interface SshSettings {
@@ -49,7 +50,7 @@ export function controlPath(dir: string, host: RemoteHost, configFile: string | 
  * ssh would read as tokens or separators. null: no reuse possible (said once by the caller).
  */
 export function controlDirectory(home: string): string {
-  const inHome = join(home, "ssh");
+  const inHome = homeEntry(home, "ssh");
   const fits = (dir: string) => dir.length + 1 + 16 <= MAX_CONTROL_PATH && /^[A-Za-z0-9_./-]+$/.test(dir);
   const dir = fits(inHome) ? inHome : `/tmp/paseo-host-runtime-${process.getuid?.() ?? 0}`;
   if (!fits(dir)) throw new Error(`no short enough directory for ssh control sockets (${inHome} is too long)`);

@@ -1,8 +1,8 @@
 import { Database, constants } from "bun:sqlite";
 import { existsSync, realpathSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { scrubUrlCredentials } from "../redact.ts";
-import { checkHome, ensureHome, resolveHome, type HomeOptions } from "./home.ts";
+import { checkHome, ensureHome, homeEntry, resolveHome, type HomeOptions } from "./home.ts";
 import { digestInputText } from "./input-digest.ts";
 import { withWriterLock } from "./writer-lock.ts";
 
@@ -148,7 +148,7 @@ export interface Store {
 
 /** The database file inside a runtime home. */
 export function storePath(home: string): string {
-  return join(home, "state.sqlite");
+  return homeEntry(home, "store");
 }
 
 /** Opens (creating when needed) the store of the home selected by `options`. */

@@ -28,10 +28,52 @@ function requireAbsolute(path: string, name: string): string {
 }
 
 /**
- * What a runtime home holds (besides nothing): a directory holding anything else is not a home
- * of its own. Add an entry here when the runtime starts keeping something new in the home.
+ * Every entry the runtime makes directly in a home, the one list: whatever makes one takes its
+ * path from homeEntry() (or homeTemporary()), so a name missing here does not compile, and a
+ * directory holding nothing else is a home of its own.
  */
-const HOME_ENTRIES: readonly string[] = ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm", "state.sqlite-journal", "state.sqlite.writer-lock", "input.key", "workspaces", "log"];
+const HOME_ENTRIES = {
+  /** The store (store/db.ts), and beside it SQLite's and the writer lock's files (STORE_COMPANIONS). */
+  store: "state.sqlite",
+  /** The key of create-input digests (store/input-digest.ts). */
+  inputKey: "input.key",
+  /** Every workspace's owned storage (workspace/paths.ts). */
+  workspaces: "workspaces",
+  /** The runtime log (log/files.ts). */
+  log: "log",
+  /** ssh control sockets of `--remote` (remote/ssh.ts). */
+  ssh: "ssh",
+  /** On a remote host: the repositories sent from the daemon's machine (remote/mirror.ts). */
+  mirrors: "mirrors",
+  /** On a remote host: the paseo.json seeds sent with them (remote/mirror.ts). */
+  seeds: "seeds",
+} as const;
+
+export type HomeEntry = keyof typeof HOME_ENTRIES;
+
+/** The writer lock's suffix on the store's path (store/writer-lock.ts). */
+export const WRITER_LOCK_SUFFIX = ".writer-lock";
+
+/** What SQLite (its WAL, shared memory, rollback journal) and the writer lock add to the store's name. */
+const STORE_COMPANIONS = ["-wal", "-shm", "-journal", WRITER_LOCK_SUFFIX];
+
+/** `<home>/<entry>`. */
+export function homeEntry(home: string, entry: HomeEntry): string {
+  return join(home, HOME_ENTRIES[entry]);
+}
+
+/** `<home>/.<entry>.<unique>`: a file written beside an entry before it is linked or renamed into place. */
+export function homeTemporary(home: string, entry: HomeEntry, unique: string): string {
+  return join(home, `.${HOME_ENTRIES[entry]}.${unique}`);
+}
+
+/** Whether `name`, directly in a home, is something the runtime makes there. */
+function isHomeEntry(name: string): boolean {
+  const names: readonly string[] = Object.values(HOME_ENTRIES);
+  if (names.includes(name)) return true;
+  if (STORE_COMPANIONS.some((suffix) => name === `${HOME_ENTRIES.store}${suffix}`)) return true;
+  return names.some((entry) => name.startsWith(`.${entry}.`));
+}
 
 /**
  * Whether `dir` holds nothing but what a runtime home holds, and is not a shared directory
@@ -40,7 +82,7 @@ const HOME_ENTRIES: readonly string[] = ["state.sqlite", "state.sqlite-wal", "st
 export function isOwnHome(dir: string): boolean {
   try {
     if ((lstatSync(dir).mode & 0o1000) !== 0) return false;
-    return readdirSync(dir).every((entry) => HOME_ENTRIES.includes(entry));
+    return readdirSync(dir).every(isHomeEntry);
   } catch {
     return false;
   }

@@ -6,9 +6,8 @@
  * machinery it pulls in) costs ~5–7 ms at the start of every process of the compiled binary.
  */
 import { closeSync, constants, fstatSync, fsyncSync, linkSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { homeEntry, homeTemporary } from "./home.ts";
 
-const KEY_FILE = "input.key";
 const KEY_BYTES = 32;
 
 const keys = new Map<string, Buffer>();
@@ -38,7 +37,7 @@ function randomBytes(n: number): Uint8Array {
 function homeKey(home: string): Buffer {
   const known = keys.get(home);
   if (known) return known;
-  const path = join(home, KEY_FILE);
+  const path = homeEntry(home, "inputKey");
   const key = readKey(path) ?? makeKey(home, path);
   keys.set(home, key);
   return key;
@@ -49,7 +48,7 @@ function homeKey(home: string): Buffer {
  * either wins the link or reads the winner's complete file; nobody ever reads half a key.
  */
 function makeKey(home: string, path: string): Buffer {
-  const temp = join(home, `.${KEY_FILE}.${process.pid}.${Buffer.from(randomBytes(6)).toString("hex")}`);
+  const temp = homeTemporary(home, "inputKey", `${process.pid}.${Buffer.from(randomBytes(6)).toString("hex")}`);
   const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
     writeSync(fd, randomBytes(KEY_BYTES));

@@ -22,6 +22,7 @@
  */
 import { closeSync, constants, fstatSync, ftruncateSync, openSync } from "node:fs";
 import { addressOf, tryLockExclusive, unlock, waitWhileEqual, wakeUp } from "../platform/libc.ts";
+import { WRITER_LOCK_SUFFIX } from "./home.ts";
 
 /**
  * The file's words: how many times the lock was released (bumped atomically, after the
@@ -57,7 +58,7 @@ const locks = new Map<string, WriterLock>();
 
 /** The lock file that belongs to the database at `databasePath`. */
 export function writerLockPath(databasePath: string): string {
-  return `${databasePath}.writer-lock`;
+  return `${databasePath}${WRITER_LOCK_SUFFIX}`;
 }
 
 /** Runs `fn` holding the writer lock of the database at `databasePath`. */

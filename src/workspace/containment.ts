@@ -168,9 +168,14 @@ function limitsOf(options: RuntimeOptions): Limit[] {
   ];
 }
 
-/** Whether `options` set any cgroup limit (memoryMax, pidsMax, cpuMax). */
+/** The cgroup limit options `options` set (memoryMax, pidsMax, cpuMax). */
+export function askedLimits(options: RuntimeOptions): string[] {
+  return limitsOf(options).filter((limit) => limit.value !== undefined).map((limit) => limit.option);
+}
+
+/** Whether `options` set any cgroup limit. */
 export function wantsLimits(options: RuntimeOptions): boolean {
-  return limitsOf(options).some((limit) => limit.value !== undefined);
+  return askedLimits(options).length > 0;
 }
 
 /**
@@ -184,19 +189,43 @@ export function checkLimits(containment: Containment, options: RuntimeOptions): 
   if (containment.kind === "process-group") {
     throw new ContainmentError(`${names} needs cgroup containment, but process groups are in force: ${containment.reason}`, "give the runtime a delegated cgroup v2 hierarchy (docs/operators.md: Cgroup containment), or drop the limit options");
   }
-  const available = availableControllers(containment.root);
-  for (const limit of wanted) {
-    if (available.includes(limit.controller)) continue;
-    const onV1 = cgroupV1Controllers().includes(limit.controller);
-    const where = onV1 ? `; on this host the ${limit.controller} controller is bound to cgroup v1 (a hybrid hierarchy), so cgroup v2 cannot have it` : "";
-    throw new ContainmentError(
-      `options.${limit.option} needs the ${limit.controller} controller, which is not available in ${containment.root} (cgroup.controllers: ${available.join(" ") || "none"})${where}`,
-      onV1
-        ? "boot with systemd.unified_cgroup_hierarchy=1 (pure cgroup v2), or drop the option"
-        : `delegate it: systemd Delegate=${limit.controller} (or Delegate=yes), or enable it in the parent's cgroup.subtree_control; or drop the option`,
-    );
-  }
+  const missing = missingController(containment.root, wanted);
+  if (missing) throw missing;
   return [...new Set(wanted.map((limit) => limit.controller))];
+}
+
+/** The first of `wanted`'s controllers `root` does not have, as the refusal that names it. */
+function missingController(root: string, wanted: readonly Limit[]): ContainmentError | null {
+  const available = availableControllers(root);
+  const limit = wanted.find((one) => !available.includes(one.controller));
+  if (limit === undefined) return null;
+  const onV1 = cgroupV1Controllers().includes(limit.controller);
+  const where = onV1 ? `; on this host the ${limit.controller} controller is bound to cgroup v1 (a hybrid hierarchy), so cgroup v2 cannot have it` : "";
+  return new ContainmentError(
+    `options.${limit.option} needs the ${limit.controller} controller, which is not available in ${root} (cgroup.controllers: ${available.join(" ") || "none"})${where}`,
+    onV1
+      ? "boot with systemd.unified_cgroup_hierarchy=1 (pure cgroup v2), or drop the option"
+      : `delegate it: systemd Delegate=${limit.controller} (or Delegate=yes), or enable it in the parent's cgroup.subtree_control; or drop the option`,
+  );
+}
+
+/**
+ * Why no cgroup this host shows could apply `options`' cgroup containment and limits, wherever
+ * the daemon runs on it: no cgroups here (not Linux, no cgroup v2, no cgroup.kill), or a limit's
+ * controller missing at the top of the hierarchy (bound to cgroup v1, or not there at all).
+ * null: a cgroup delegated to the daemon could; the one it runs in decides (checkLimits there).
+ */
+export function hostContainmentProblem(options: RuntimeOptions): ContainmentError | null {
+  const top = cgroupV2Mounts()[0]?.mountPoint;
+  if (top === undefined) {
+    const none = findCgroupRoot({});
+    return "problem" in none ? new ContainmentError(none.problem, none.fix) : null;
+  }
+  if (!supportsKill(top)) {
+    const [major, minor] = kernelVersion();
+    return new ContainmentError(`this kernel (${major}.${minor}) has no cgroup.kill`, 'cgroup containment needs Linux 5.14 or newer; set options.containment to "process-group"');
+  }
+  return missingController(top, limitsOf(options).filter((limit) => limit.value !== undefined));
 }
 
 /**

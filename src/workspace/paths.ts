@@ -5,10 +5,11 @@
 import { lstatSync, readlinkSync } from "node:fs";
 import { closeDescriptor, openBeneath, openDirectory } from "../platform/directory.ts";
 import { isAbsolute, join, relative, sep } from "node:path";
+import { homeEntry } from "../store/home.ts";
 
 /** `<home>/workspaces`: the only directory this runtime ever deletes things in. */
 export function workspacesDir(home: string): string {
-  return join(home, "workspaces");
+  return homeEntry(home, "workspaces");
 }
 
 /** A stable, path-safe name for a workspace id (sha256, 32 hex digits). */

@@ -14,6 +14,10 @@ import { figure, renderTable } from "../../bench/report.ts";
 import { HARDENING_FLAGS, SPEED_FLAGS } from "../../release/compile.ts";
 import { BIN } from "../support/binary.ts";
 import { readyWorkspace } from "../support/workspace.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (/proc/<pid>/smaps_rollup). */
+const PROC = linuxOnly("bench/figures.test.ts, the memory figures read from /proc", "/proc/<pid>/smaps_rollup");
 
 afterAll(() => cleanupAll());
 
@@ -75,7 +79,7 @@ describe("figures driven through the compiled binary", () => {
     }
   });
 
-  test("concurrent execs: one memory figure summing every wrapper, against the 4 GiB budget", async () => {
+  test.skipIf(PROC)("concurrent execs: one memory figure summing every wrapper, against the 4 GiB budget", async () => {
     const ws = await readyWorkspace("bench-conc");
     try {
       const f = await concurrentFigure({ workspace: ws, concurrent: 3 });
@@ -88,7 +92,7 @@ describe("figures driven through the compiled binary", () => {
     }
   });
 
-  test("smaps_rollup is read for a live process and null for one that is gone", () => {
+  test.skipIf(PROC)("smaps_rollup is read for a live process and null for one that is gone", () => {
     expect(rollupOf(process.pid)?.rss).toBeGreaterThan(0);
     const gone = Bun.spawnSync(["/bin/true"]).pid;
     expect(rollupOf(gone)).toBeNull();

@@ -12,6 +12,10 @@ import type { ExecResult } from "../support/daemon.ts";
 import type { ReadyWorkspace } from "../support/workspace.ts";
 import { MODES, execIn, lifecycle, tag, workspaceIn, type Mode } from "./support.ts";
 import { processesWith } from "../support/procs.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (/proc). */
+const PROC = linuxOnly("containment/launch-race.test.ts, leftover workloads found through /proc", "/proc");
 
 const TRIALS = process.env.PASEO_STRESS === "1" ? 100 : 8;
 const LAUNCHES = 3;
@@ -56,7 +60,7 @@ async function race(mode: Mode, op: "pause" | "destroy", ws: ReadyWorkspace, n: 
   return results.filter((result) => result.events[0]?.type === "started").length;
 }
 
-describe("pause and destroy racing launches", () => {
+describe.skipIf(PROC)("pause and destroy racing launches", () => {
   for (const mode of MODES) {
     test(`${mode}: ${TRIALS} races (${LAUNCHES} launches each): no workload runs after the answer`, async () => {
       const paused = await workspaceIn(mode, "race-pause");

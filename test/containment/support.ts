@@ -20,7 +20,6 @@ export type Mode = "cgroup" | "process-group";
 
 /** The modes this host can test (cgroup only with a usable cgroup v2 hierarchy). */
 export const MODES: Mode[] = CGROUP_UNAVAILABLE ? ["process-group"] : ["cgroup", "process-group"];
-if (CGROUP_UNAVAILABLE) console.log(`cgroup containment tests skipped: ${CGROUP_UNAVAILABLE}`);
 
 /** A ready workspace whose every call runs under `mode`. */
 export function workspaceIn(mode: Mode, prefix = "contain"): Promise<ReadyWorkspace> {

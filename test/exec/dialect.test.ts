@@ -12,6 +12,10 @@ import { tempDir } from "../support/scratch.ts";
 import { INSTANCE_ID, envelope, instanceIdOf, laterEnvelope, startExec, type ExecHandle, type ExecResult } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
 import { MARK, killLeftovers, resizeFrame, signalFrame } from "./pty-support.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (/proc). */
+const PROC = linuxOnly("exec/dialect.test.ts, leftovers found through /proc after each test", "/proc");
 
 setDefaultTimeout(20_000);
 
@@ -57,7 +61,7 @@ function startPty(argv: string[]): ExecHandle {
   return handle;
 }
 
-describe("the later daemon's exec", () => {
+describe.skipIf(PROC)("the later daemon's exec", () => {
   test("pipes: argv, cwd, exactly the envelope env, stdin to stdout, the exit code", async () => {
     mkdirSync(join(ws.root, "packages", "app"), { recursive: true });
     const result = await run({ cwd: "packages/app", env: { PATH, ONLY: "this" } }, ["/bin/sh", "-c", 'printf "%s|%s|" "$(pwd)" "$ONLY"; env | sort | tr "\\n" ","; cat; exit 7'], "from-stdin");
@@ -129,7 +133,7 @@ describe("the later daemon's exec", () => {
   });
 });
 
-describe("an envelope that breaks its dialect launches nothing", () => {
+describe.skipIf(PROC)("an envelope that breaks its dialect launches nothing", () => {
   async function refused(workspaceId: string, text: string): Promise<ExecResult> {
     const handle = startExec(workspaceId, {}, { holdEnvelope: true });
     handle.sendControl(text);

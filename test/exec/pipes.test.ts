@@ -4,6 +4,10 @@ import { join } from "node:path";
 import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
 import { isolations, readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
 import { processesWith } from "../support/procs.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (/proc). */
+const PROC = linuxOnly("exec/pipes.test.ts, the workload's session, signal mask, fds and leftovers read from /proc", "/proc");
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";
 /** Race loops: modest by default, larger with PASEO_STRESS=1. */
@@ -102,7 +106,7 @@ for (const isolation of isolations("pipes.test.ts")) {
 
       // Each probe is the workload itself (no shell in between: a shell's forks briefly hold
       // pipes and block signals, which would say nothing about what the wrapper handed over).
-      test("the workload leads its own session and group", async () => {
+      test.skipIf(PROC)("the workload leads its own session and group", async () => {
         const result = await run(["cat", "/proc/self/stat"]);
         expectComplete(result, 0);
         const stat = result.stdout.toString();
@@ -112,13 +116,13 @@ for (const isolation of isolations("pipes.test.ts")) {
         expect(Number(after[3])).toBe(pid); // sid
       });
 
-      test("the workload starts with default signal dispositions and an empty mask (SIGPIPE not ignored)", async () => {
+      test.skipIf(PROC)("the workload starts with default signal dispositions and an empty mask (SIGPIPE not ignored)", async () => {
         const result = await run(["grep", "-E", "^Sig(Ign|Blk)", "/proc/self/status"]);
         expectComplete(result, 0);
         expect(result.stdout.toString()).toBe("SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
       });
 
-      test("the workload sees no fd 3 or 4", async () => {
+      test.skipIf(PROC)("the workload sees no fd 3 or 4", async () => {
         const result = await run(["ls", "-l", "/proc/self/fd/"]);
         expectComplete(result, 0);
         // ls opens /proc/self/fd itself (one directory fd); nothing else beyond 0-2 may be there.
@@ -127,7 +131,7 @@ for (const isolation of isolations("pipes.test.ts")) {
         expect(extra).toEqual([]);
       });
 
-      test("the workload's own descriptors are only 0, 1 and 2", async () => {
+      test.skipIf(PROC)("the workload's own descriptors are only 0, 1 and 2", async () => {
         // `ls` opens its directory as fd 3 itself, so look from outside instead.
         const handle = startExec(ws.id, envelope(["sleep", "5"], { options: ws.options, env: { PATH } }));
         await handle.waitEvent("started");
@@ -138,7 +142,7 @@ for (const isolation of isolations("pipes.test.ts")) {
         expectComplete(await handle.done, null, "SIGTERM");
       });
 
-      test("a secret in env appears in no process command line", async () => {
+      test.skipIf(PROC)("a secret in env appears in no process command line", async () => {
         const secret = `secret-${crypto.randomUUID()}`;
         const handle = startExec(ws.id, envelope(["sleep", "5"], { options: ws.options, env: { PATH, TOKEN: secret } }));
         await handle.waitEvent("started");
@@ -203,7 +207,7 @@ for (const isolation of isolations("pipes.test.ts")) {
         });
       }
 
-      test(`a signal sent right after spawn, before started, still wins (${EARLY_TRIALS} trials)`, async () => {
+      test.skipIf(PROC)(`a signal sent right after spawn, before started, still wins (${EARLY_TRIALS} trials)`, async () => {
         for (let i = 0; i < EARLY_TRIALS; i++) {
           const tag = `${30 + i / 1000 + Math.floor(Math.random() * 1000) / 1e6}`;
           const handle = startExec(ws.id, envelope(["sleep", tag], { options: ws.options, env: { PATH } }));
@@ -220,7 +224,7 @@ for (const isolation of isolations("pipes.test.ts")) {
         // Which branch each trial takes depends on the machine's speed; the next test pins the queue.
       });
 
-      test("a signal that arrives after the handlers exist but before the envelope is queued and delivered at launch", async () => {
+      test.skipIf(PROC)("a signal that arrives after the handlers exist but before the envelope is queued and delivered at launch", async () => {
         const tag = `${30 + Math.floor(Math.random() * 1000) / 1000}`;
         const handle = startExec(ws.id, envelope(["sleep", tag], { options: ws.options, env: { PATH } }), { holdEnvelope: true });
         // SigCgt shows the wrapper catches SIGTERM (bit 15 - 1): its handlers are installed.
@@ -235,7 +239,7 @@ for (const isolation of isolations("pipes.test.ts")) {
         expect(processesWith(`sleep\u0000${tag}`)).toEqual([]);
       });
 
-      test("SIGTERM to `sh -c 'sleep 30 & wait'` leaves no sleep behind", async () => {
+      test.skipIf(PROC)("SIGTERM to `sh -c 'sleep 30 & wait'` leaves no sleep behind", async () => {
         const tag = `${30 + Math.floor(Math.random() * 1000) / 1000}`;
         const handle = startExec(ws.id, envelope(["sh", "-c", `sleep ${tag} & wait`], { options: ws.options, env: { PATH } }));
         await handle.waitEvent("started");
@@ -246,7 +250,7 @@ for (const isolation of isolations("pipes.test.ts")) {
         expect(processesWith(`sleep\u0000${tag}`)).toEqual([]);
       });
 
-      test("a background job left behind by an exiting leader is cleaned up before exit", async () => {
+      test.skipIf(PROC)("a background job left behind by an exiting leader is cleaned up before exit", async () => {
         const tag = `${40 + Math.floor(Math.random() * 1000) / 1000}`;
         const result = await run(["sh", "-c", `sleep ${tag} >/dev/null 2>&1 & exit 3`]);
         expectComplete(result, 3);

@@ -11,6 +11,10 @@ import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
 import { killLeftovers, markedProcesses, signalFrame, startPty, statusField, workloadOf } from "./pty-support.ts";
 import { StdoutFifo } from "../support/fifo.ts";
 import { until } from "../support/poll.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (/proc). */
+const PROC = linuxOnly("exec/pty-stress.test.ts, written bytes, fds and leftovers read from /proc", "/proc");
 
 // Each test spawns the compiled binary and real PTYs; give a loaded 2-core machine room.
 setDefaultTimeout(20_000);
@@ -58,7 +62,7 @@ function wchar(pid: number): number {
   return Number(/wchar: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, "latin1"))?.[1]);
 }
 
-describe("a daemon that stops reading fd 1", () => {
+describe.skipIf(PROC)("a daemon that stops reading fd 1", () => {
   test("stalled 3 s while the workload prints 256 MiB: wrapper peak RSS < 64 MiB and every byte arrives", async () => {
     const size = 256 * MiB;
     const { handle, fifo } = startStallable(["head", "-c", String(size), "/dev/zero"]);
@@ -116,7 +120,7 @@ const openFds = () => readdirSync("/proc/self/fd").length;
 /** The change time of a /dev/pts entry, which tells one PTY instance from a later one of the same number. */
 const ptsCtime = (path: string) => statSync(path, { bigint: true }).ctimeNs;
 
-test(`no PTY, fd or process leaks after ${RUNS} sequential PTY execs`, async () => {
+test.skipIf(PROC)(`no PTY, fd or process leaks after ${RUNS} sequential PTY execs`, async () => {
   const childrenBefore = children();
   const fdsBefore = openFds();
   const used: { path: string; ctime: bigint }[] = [];

@@ -12,12 +12,16 @@ import { newExecId, type ExecResult } from "../support/daemon.ts";
 import { isolations, readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
 import { frame, killLeftovers, markedProcesses, resizeFrame, sessionMembers, signalFrame, startPty, statusField, workloadOf } from "./pty-support.ts";
 import { until } from "../support/poll.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (/proc). */
+const PROC = linuxOnly("exec/pty.test.ts, PTY sessions and leftovers found through /proc", "/proc");
 
 // Each test spawns the compiled binary and real PTYs; give a loaded 2-core machine room.
 setDefaultTimeout(20_000);
 
 for (const isolation of isolations("pty.test.ts")) {
-  describe(`isolation ${JSON.stringify(isolation)}`, () => {
+  describe.skipIf(PROC)(`isolation ${JSON.stringify(isolation)}`, () => {
     let ws: ReadyWorkspace;
 
     beforeAll(async () => {
@@ -468,6 +472,6 @@ for (const isolation of isolations("pty.test.ts")) {
   });
 }
 
-test("nothing this file started is left running", async () => {
+test.skipIf(PROC)("nothing this file started is left running", async () => {
   expect(await killLeftovers()).toBe(0);
 });

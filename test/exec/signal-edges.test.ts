@@ -14,6 +14,10 @@ import { envelope, startExec, type ExecHandle, type ExecResult } from "../suppor
 import { isolations, readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
 import { killLeftovers, signalFrame, startPty } from "./pty-support.ts";
 import { until } from "../support/poll.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (/proc). */
+const PROC = linuxOnly("exec/signal-edges.test.ts, leftovers found through /proc after each test", "/proc");
 
 setDefaultTimeout(30_000);
 
@@ -21,7 +25,7 @@ const PATH = "/usr/local/bin:/usr/bin:/bin";
 const SIGRTMAX = realtimeSignals().at(-1)!;
 
 for (const isolation of isolations("signal-edges.test.ts")) {
-  describe(`isolation ${JSON.stringify(isolation)}`, () => {
+  describe.skipIf(PROC)(`isolation ${JSON.stringify(isolation)}`, () => {
     let ws: ReadyWorkspace;
 
     beforeAll(async () => {

@@ -9,6 +9,10 @@ import { bootId, readProcess } from "../../src/platform/process.ts";
 import { request, runBinary } from "../support/binary.ts";
 import { envelope, newExecId, startExec } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (/proc). */
+const PROC = linuxOnly("exec/signal.test.ts, sessions and workloads found through /proc", "/proc");
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";
 let ws: ReadyWorkspace;
@@ -56,7 +60,7 @@ async function workloadOf(wrapperPid: number): Promise<number> {
 }
 
 describe("signal: the bounded cleanup path", () => {
-  test("after the wrapper was SIGKILLed right after started, signal SIGKILL reaps the detached workload; a second call exits 0", async () => {
+  test.skipIf(PROC)("after the wrapper was SIGKILLed right after started, signal SIGKILL reaps the detached workload; a second call exits 0", async () => {
     const env = envelope(["sh", "-c", "sleep 30 & sleep 30 & wait"], { options: ws.options, env: { PATH } });
     const handle = startExec(ws.id, env);
     await handle.waitEvent("started");
@@ -121,7 +125,7 @@ describe("signal: the bounded cleanup path", () => {
     });
   }
 
-  test("a record whose start time does not match (pid reuse) never signals the live process", async () => {
+  test.skipIf(PROC)("a record whose start time does not match (pid reuse) never signals the live process", async () => {
     const bystander = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
     try {
       const info = readProcess(bystander.pid!)!;
@@ -209,7 +213,7 @@ describe("pause and destroy stop live executions", () => {
 
 describe("pause racing launches", () => {
   const rounds = process.env.PASEO_STRESS === "1" ? 25 : 3;
-  test(`execs starting while pause runs either never start or are stopped: nothing survives the pause (${rounds} rounds)`, async () => {
+  test.skipIf(PROC)(`execs starting while pause runs either never start or are stopped: nothing survives the pause (${rounds} rounds)`, async () => {
     for (let round = 0; round < rounds; round++) await pauseRace(round);
   });
 

@@ -11,6 +11,10 @@ import { httpGitServer, redirectingServer, type SeenRequest } from "../support/g
 import { createInput, git, lab, ok, op, ownedEntries, record, records, makeRepo, type Lab } from "./support.ts";
 import { processesWith } from "../support/procs.ts";
 import { SCHEMA_V1 } from "../support/store.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (/proc/<pid>/cmdline). */
+const PROC = linuxOnly("lifecycle/git-credentials.test.ts, every git argv read from /proc while it serves", "/proc/<pid>/cmdline");
 
 const USER = "alice";
 const TOKEN = "tok3n-s3cr3t-9f8e7d";
@@ -88,7 +92,7 @@ function authorizations(seen: SeenRequest[]): (string | null)[] {
   return [...new Set(seen.map((request) => request.authorization))];
 }
 
-test("a credential URL clones, and the token shows nowhere: stderr, store, log, .git/config, argv, the operator's helpers", async () => {
+test.skipIf(PROC)("a credential URL clones, and the token shows nowhere: stderr, store, log, .git/config, argv, the operator's helpers", async () => {
   const input = createInput("w1", { kind: "git", url: urlWith(`${USER}:${TOKEN}@`), revision: "feature" });
   const created = await createAs(input);
   expect(created.code, created.stderr).toBe(0);
@@ -120,7 +124,7 @@ test("a credential URL clones, and the token shows nowhere: stderr, store, log, 
   expect(filesContaining(t.dir, TOKEN)).toEqual([]);
 });
 
-test("a change-request fetch in the clone authenticates with the same credential", async () => {
+test.skipIf(PROC)("a change-request fetch in the clone authenticates with the same credential", async () => {
   const placement = { kind: "resolved-worktree", worktreeSlug: "pr", source: { kind: "checkout-github-pr", headRef: "feature", baseRefName: "main", localBranchName: "pr-7" } };
   const created = await createAs(createInput("w1", { kind: "git", url: urlWith(`${USER}:${TOKEN}@`), revision: "" }, placement));
   expect(created.code, created.stderr).toBe(0);
@@ -128,7 +132,7 @@ test("a change-request fetch in the clone authenticates with the same credential
   expect(filesContaining(t.dir, TOKEN)).toEqual([]);
 });
 
-test("a wrong token fails without a prompt: no askpass runs, the reason names the URL without the token, nothing is kept", async () => {
+test.skipIf(PROC)("a wrong token fails without a prompt: no askpass runs, the reason names the URL without the token, nothing is kept", async () => {
   const asked = join(t.dir, "askpass-ran");
   const askpass = join(t.dir, "askpass");
   writeFileSync(askpass, `#!/bin/sh\necho "$@" >> ${asked}\necho guessed\n`);
@@ -146,7 +150,7 @@ test("a wrong token fails without a prompt: no askpass runs, the reason names th
   expect(filesContaining(t.dir, TOKEN)).toEqual([]);
 });
 
-test("a redirect to another host never receives the token", async () => {
+test.skipIf(PROC)("a redirect to another host never receives the token", async () => {
   // The URL names the redirector; the real server (another host:port) asks for credentials.
   const redirector = redirectingServer(`http://127.0.0.1:${server.port}`);
   try {
@@ -163,7 +167,7 @@ test("a redirect to another host never receives the token", async () => {
   }
 });
 
-test("credentials git cannot use safely are refused before anything is written, without echoing them", async () => {
+test.skipIf(PROC)("credentials git cannot use safely are refused before anything is written, without echoing them", async () => {
   const cases: [string, string][] = [
     [`http://${USER}:${TOKEN}@evil@127.0.0.1/repo.git`, 'has more than one "@" before its host'],
     [`git://${USER}:${TOKEN}@127.0.0.1/repo.git`, "carries credentials in a git URL"],
@@ -182,7 +186,7 @@ test("credentials git cannot use safely are refused before anything is written, 
 
 /** The version 1 schema, exactly as 0.1.0 created it. */
 
-test("a version 1 home that stored a credential URL is migrated: the token leaves the store, the workspace stays the same workspace", async () => {
+test.skipIf(PROC)("a version 1 home that stored a credential URL is migrated: the token leaves the store, the workspace stays the same workspace", async () => {
   // What 0.1.0 left behind: a ready clone whose row holds the URL verbatim.
   const input = createInput("old", { kind: "git", url: urlWith(`${USER}:${TOKEN}@`), revision: "" });
   const root = join(t.home, "workspaces", "old-root");

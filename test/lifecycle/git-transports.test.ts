@@ -13,6 +13,10 @@ import { stalledServer } from "../support/git-servers.ts";
 import { BIN, createInput, git, ok, op, ownedEntries, recordedChild, records, repoLab, type Lab, type OpResult } from "./support.ts";
 import { cmdlineOf, environOf, processesWith } from "../support/procs.ts";
 import { untilNone } from "../support/poll.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (/proc). */
+const PROC = linuxOnly("lifecycle/git-transports.test.ts, git's argv and environment read from /proc", "/proc");
 
 let t: Lab;
 let repo: string;
@@ -61,7 +65,7 @@ describe("transports", () => {
     }
   });
 
-  test("fd::, ext:: and unknown transports are refused at validation, before anything is written", async () => {
+  test.skipIf(PROC)("fd::, ext:: and unknown transports are refused at validation, before anything is written", async () => {
     const marker = join(t.dir, "ext-ran");
     const refused: [string, string][] = [
       ["fd::17", '"fd" (remote-helper syntax "fd::…")'],
@@ -138,7 +142,7 @@ describe("transports", () => {
 
 describe("a stalled server", () => {
   for (const scheme of ["git", "http"] as const) {
-    test(`${scheme}:// that accepts and never answers hits gitTimeoutMs: the create fails, nothing is left running or recorded`, async () => {
+    test.skipIf(PROC)(`${scheme}:// that accepts and never answers hits gitTimeoutMs: the create fails, nothing is left running or recorded`, async () => {
       // Who was connected while the server stalled: git (and, for http, git-remote-http), its gate's watchdog.
       const connected: { pid: number; startTicks: number; cmdline: string }[] = [];
       const server = stalledServer(() => {
@@ -170,7 +174,7 @@ describe("a stalled server", () => {
     });
   }
 
-  test("git runs without prompts and with the operator's bounds in its own environment", async () => {
+  test.skipIf(PROC)("git runs without prompts and with the operator's bounds in its own environment", async () => {
     const server = stalledServer();
     try {
       const options = { ...t.options, gitTimeoutMs: 60_000, allowedGitProtocols: ["https", "git"] };
@@ -191,7 +195,7 @@ describe("a stalled server", () => {
     }
   });
 
-  test("ssh runs in batch mode, unless the operator set their own ssh command", async () => {
+  test.skipIf(PROC)("ssh runs in batch mode, unless the operator set their own ssh command", async () => {
     const server = stalledServer();
     try {
       const input = createInput("w1", gitSource(`git://127.0.0.1:${server.port}/stuck.git`));
@@ -219,7 +223,7 @@ describe("a stalled server", () => {
   });
 });
 
-test("a create SIGKILLed mid-clone leaves no git process behind: the gate's watchdog ends git's process group", async () => {
+test.skipIf(PROC)("a create SIGKILLed mid-clone leaves no git process behind: the gate's watchdog ends git's process group", async () => {
   const server = stalledServer();
   try {
     const running = createGuarded(t.options, createInput("w1", gitSource(`git://127.0.0.1:${server.port}/stuck.git`)));

@@ -3,8 +3,9 @@
  * the schema every operation uses, and every kind of mistake is named.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { CGROUP_UNAVAILABLE } from "../support/cgroup.ts";
 import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;
@@ -150,5 +151,61 @@ describe("config check", () => {
     const result = await runIn(box, args);
     expect(result.code).toBe(2);
     expect(result.stderr).toStartWith(`paseo-host-runtime: ${message}\n`);
+  });
+});
+
+describe("config check: containment and limits every create would refuse on this host", () => {
+  const containmentOf = (report: Report, name: string) => report.runtimes.find((r) => r.name === name)!.checks.find((c) => c.name === "containment");
+
+  test("limits under process groups, and containment \"cgroup\" at a directory that is no cgroup, fail as create fails; no limits, no line", async () => {
+    const file = writeConfig(join(box.path, "limits.json"), {
+      grouped: { type: "command", command: [BIN], options: { owner: "g", stateDirectory: goodHome, containment: "process-group", memoryMax: "512M", pidsMax: 100 } },
+      nowhere: { type: "command", command: [BIN], options: { owner: "n", stateDirectory: goodHome, containment: "cgroup", cgroupRoot: box.path } },
+      plain: { type: "command", command: [BIN], options: { owner: "p", stateDirectory: goodHome } },
+    });
+    const result = await runIn(box, ["config", "check", file, "--json"]);
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout) as Report;
+    expect(containmentOf(report, "grouped")).toMatchObject({ status: "fail", detail: expect.stringMatching(/^memoryMax, pidsMax: every create would refuse it here: options\.memoryMax, options\.pidsMax needs cgroup containment, but process groups are in force/) });
+    expect(containmentOf(report, "nowhere")).toMatchObject({ status: "fail", detail: expect.stringContaining(`containment "cgroup": every create would refuse it here: options.containment is "cgroup" but `) });
+    expect(containmentOf(report, "plain")).toBeUndefined();
+    expect(report.problems).toBe(2);
+    // And a create with those options is refused, as said.
+    const created = await runIn(box, ["new", "-w", "limited", "--source", box.path, "--options-json", JSON.stringify({ stateDirectory: join(box.path, "limited-home"), containment: "process-group", memoryMax: "512M" })]);
+    expect(created.code).toBe(1);
+    expect(created.stderr).toContain("needs cgroup containment, but process groups are in force");
+    // The text says what it checked, and what is left to doctor.
+    const text = (await runIn(box, ["config", "check", file])).stdout;
+    expect(text).toMatch(/^ {2}✗ containment +memoryMax, pidsMax: every create would refuse it here/m);
+    expect(text).toContain("doctor --config FILE --runtime NAME, run as it.\n");
+  });
+
+  test.skipIf(CGROUP_UNAVAILABLE !== null)("memoryMax and pidsMax at a cgroup root: ok exactly when its cgroup.controllers has memory and pids", async () => {
+    const root = box.cgroupRoot!;
+    const file = writeConfig(join(box.path, "rooted.json"), { rooted: { type: "command", command: [BIN], options: { stateDirectory: goodHome, cgroupRoot: root, memoryMax: "512M", pidsMax: 100 } } });
+    const check = containmentOf(JSON.parse((await runIn(box, ["config", "check", file, "--json"])).stdout) as Report, "rooted")!;
+    const controllers = readFileSync(join(root, "cgroup.controllers"), "utf8").trim().split(/\s+/);
+    const applicable = controllers.includes("memory") && controllers.includes("pids");
+    if (applicable) expect(check).toMatchObject({ status: "ok", detail: `memoryMax, pidsMax: applicable here (cgroup v2 under ${root} with memory, pids)` });
+    else expect(check).toMatchObject({ status: "fail", detail: expect.stringMatching(/^memoryMax, pidsMax: every create would refuse it here: options\.(memoryMax|pidsMax) needs the (memory|pids) controller, which is not available in /) });
+  });
+
+  test("without cgroupRoot: what no cgroup of this host has fails, as every create fails; the rest is judged in this process's cgroup, saying the daemon's own decides", async () => {
+    const options = { stateDirectory: goodHome, pidsMax: 100 };
+    const file = writeConfig(join(box.path, "autodetected.json"), { auto: { type: "command", command: [BIN], options } });
+    const check = containmentOf(JSON.parse((await runIn(box, ["config", "check", file, "--json"])).stdout) as Report, "auto")!;
+    // The top of this host's cgroup v2 hierarchy, read here from /proc/mounts.
+    const mounts = process.platform === "linux" ? readFileSync("/proc/mounts", "utf8").split("\n").map((line) => line.split(" ")) : [];
+    const top = mounts.filter((m) => m[2] === "cgroup2").map((m) => m[1]!).sort((a, b) => Number(b === "/sys/fs/cgroup") - Number(a === "/sys/fs/cgroup"))[0];
+    const pidsOnHost = top !== undefined && readFileSync(join(top, "cgroup.controllers"), "utf8").split(/\s+/).includes("pids");
+    if (!pidsOnHost) {
+      expect(check).toMatchObject({ status: "fail", detail: expect.stringMatching(/^pidsMax: every create would refuse it on this host: /) });
+      const created = await runIn(box, ["new", "-w", "no-pids", "--source", box.path, "--options-json", JSON.stringify({ ...options, stateDirectory: join(box.path, "no-pids-home") })]);
+      expect(created.code).toBe(1);
+    } else {
+      expect(["ok", "warn"]).toContain(check.status);
+      expect(check.detail).toStartWith("pidsMax: ");
+      expect(check.detail).toEndWith("; judged in this process's cgroup: the daemon's own decides (doctor --config FILE --runtime NAME, run as the daemon, in its service, checks it there)");
+    }
   });
 });

@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runOnTerminal } from "../support/binary.ts";
 import { missingTools } from "../support/tools.ts";
 import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (bubblewrap). */
+const BUBBLEWRAP = linuxOnly("operator/doctor.test.ts, the sandbox check's bubblewrap message", "bubblewrap");
 
 let box: Sandbox;
 /** TMPDIR for doctor runs: where its throwaway workspace goes, so a test can see it was removed. */
@@ -147,7 +151,7 @@ describe("doctor", () => {
       expect(shown).toMatchObject({ status: "ok", detail: expect.stringContaining("describe through exec in the sandbox: capabilities files, watch, resolve-command") });
     });
 
-    test("without bwrap on the PATH it fails, naming the package and the sysctls, exit 1", async () => {
+    test.skipIf(BUBBLEWRAP)("without bwrap on the PATH it fails, naming the package and the sysctls, exit 1", async () => {
       const result = await runIn(box, ["doctor", "--home", box.home, "--options-json", '{"isolation":"sandbox"}'], { env: { PATH: join(box.path, "empty-bin") } });
       expect(result.code).toBe(1);
       expect(result.stdout).toMatch(/^✗ sandbox +isolation "sandbox" needs bubblewrap, and bwrap is not on the runtime's PATH/m);
@@ -262,6 +266,18 @@ describe("doctor: advice for a bad runtime home is right, and safe to paste", ()
     expect(check.detail).toContain("also holds files that are not the runtime's");
   });
 
+  test("a home holding only what the runtime makes there is a home of its own: ssh/, mirrors/, seeds/, the store's companions, a key being written", async () => {
+    const home = join(box.path, "used-home");
+    mkdirSync(home, { mode: 0o700 });
+    for (const name of ["workspaces", "log", "ssh", "mirrors", "seeds"]) mkdirSync(join(home, name), { mode: 0o700 });
+    for (const name of ["state.sqlite-wal", "state.sqlite-shm", "state.sqlite-journal", "state.sqlite.writer-lock", "input.key", ".input.key.4242.0123456789ab"]) writeFileSync(join(home, name), "");
+    const check = await homeCheck(home);
+    expect(check).toEqual({ name: "runtime home", status: "ok", detail: expect.stringMatching(new RegExp(`^${home} \\(mode 700, uid \\d+\\)$`)) });
+    // Anything else still makes it a shared directory.
+    writeFileSync(join(home, "ssh.txt"), "");
+    expect((await homeCheck(home)).status).toBe("warn");
+  });
+
   const asNobody = process.getuid?.() === 0 && missingTools("doctor.test.ts, hints for a non-root user", ["setpriv"]).length === 0;
 
   test.skipIf(!asNobody)("not root: a home that cannot be created gets `sudo install -d -m 700 -o USER`, or a home of your own", async () => {
@@ -315,7 +331,8 @@ describe("doctor: the helper's describe, run through the runtime", () => {
     const check = (await doctorJson(["--home", box.home, "--helper-path", helper])).find((c) => c.name === "workspace helper")!;
     expect(check.status).toBe("fail");
     expect(check.detail).toContain("capabilities files; missing watch, resolve-command");
-    expect(check.hint).toContain("--helper-from HELPER_FILE_OR_URL --helper-sha256 HEX");
+    expect(check.hint).toContain(" --helper-npm   # ");
+    expect(check.alternatives![0]).toContain(" --helper-from HELPER_FILE_OR_URL --helper-sha256 HEX   # ");
     expect(readdirSync(scratch)).toEqual([]);
   });
 
@@ -331,8 +348,32 @@ describe("doctor: the helper's describe, run through the runtime", () => {
     const check = (await doctorJson(["--home", box.home], { PATH: "/usr/bin:/bin" })).find((c) => c.name === "workspace helper")!;
     expect(check.status).toBe("warn");
     expect(check.detail).toContain('workspace helper "paseo-workspace-helper" not found');
-    expect(check.hint).toMatch(/^curl -fsSL https:\/\/\S+\/install\.sh \| sh -s -- (--version \S+ )?--dir \S+ --helper-from HELPER_FILE_OR_URL --helper-sha256 HEX {3}# /);
+    // Paseo's helper from npm, into the directory of this binary, from the release site of this version.
+    const dir = join(import.meta.dir, "..", "..", "dist");
+    const site = "https://github.com/getpaseo/paseo-host-runtime/releases";
+    expect(check.hint).toMatch(new RegExp(`^curl -fsSL ${site}/(download/v\\S+|latest/download)/install\\.sh \\| sh -s -- (--version \\S+ )?--dir ${dir} --helper-npm {3}# the helper Paseo publishes on npm \\(@getpaseo/workspace-helper\\)`));
+    expect(check.alternatives![0]).toMatch(/ --helper-from HELPER_FILE_OR_URL --helper-sha256 HEX {3}# a helper file, or the package's npm tarball/);
     for (const line of fixes(check)) expectSafeToPaste(line);
+  });
+
+  test("the install lines name the release site in use: PASEO_HOST_RUNTIME_BASE_URL, else the one install.sh recorded beside the binary", async () => {
+    const mirror = "http://mirror.example:8000/paseo";
+    const named = (await doctorJson(["--home", box.home], { PATH: "/usr/bin:/bin", PASEO_HOST_RUNTIME_BASE_URL: `${mirror}/` })).find((c) => c.name === "workspace helper")!;
+    for (const line of fixes(named).filter((fix) => fix.startsWith("curl"))) expect(line).toStartWith(`curl -fsSL ${mirror}/`);
+    // A binary installed from a mirror: install.sh's manifest beside it says where from.
+    const installed = join(box.path, "installed-bin");
+    mkdirSync(installed);
+    try {
+      linkSync(BIN, join(installed, "paseo-host-runtime"));
+    } catch {
+      copyFileSync(BIN, join(installed, "paseo-host-runtime"));
+    }
+    writeFileSync(join(installed, ".paseo-host-runtime.installed"), `version 0.1.0\nplatform linux-x64\nbase http://recorded.example/releases\n`);
+    const run = Bun.spawnSync([join(installed, "paseo-host-runtime"), "doctor", "--home", box.home, "--json"], { env: { ...box.env, TMPDIR: scratch, PATH: "/usr/bin:/bin" } });
+    const recorded = (JSON.parse(run.stdout.toString()) as { checks: Check[] }).checks.find((c) => c.name === "workspace helper")!;
+    expect(recorded.hint).toStartWith("curl -fsSL http://recorded.example/releases/");
+    expect(recorded.hint).toContain(` --dir ${installed} --helper-npm `);
+    expect(fixes(recorded).join("\n")).not.toContain("github.com");
   });
 });
 

@@ -134,6 +134,21 @@ describe("run, pipes mode", () => {
   });
 });
 
+describe("run ends as the workload ended, as its --help says", () => {
+  test("a pause stops a workload that ignores SIGTERM with SIGKILL: run dies by SIGKILL (137 in a shell), not exit 1", async () => {
+    const help = (await runIn(box, ["run", "--help"])).stdout;
+    expect(help).toContain("\nExit status: the workload's, as exec mirrors it: its exit code, or death by its signal (a shell shows 128+N: 143 after SIGTERM, 137 after SIGKILL");
+    expect(help).not.toContain("Exit status: 0 success");
+    const handle = start(["--env", PATH, "--", "sh", "-c", 'trap "" TERM; echo ready; while :; do sleep 0.05; done'], undefined);
+    await until("ready", () => (handle.stdoutText().includes("ready") ? true : undefined));
+    const request = `${JSON.stringify({ protocolVersion: 1, options: { stateDirectory: box.home, stopTimeoutMs: 200 } })}\n`;
+    expect((await runIn(box, ["pause", "--workspace-id", "w"], { stdin: request })).code).toBe(0);
+    const result = await handle.done;
+    expect(result).toMatchObject({ code: null, signal: "SIGKILL" });
+    expect((await runIn(box, ["resume", "--workspace-id", "w"], { stdin: request })).code).toBe(0);
+  });
+});
+
 describe("run --pty without a terminal of its own", () => {
   test("piped input reaches a PTY workload; its exit code is mirrored", async () => {
     const result = await run(["--pty", "--env", PATH, "--", "sh", "-c", 'read line; test -t 0 && echo "tty:$line"; exit 7'], "hi\n");

@@ -8,8 +8,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cgroupPathOf } from "../../src/platform/cgroup.ts";
 import { PROCESS_GONE, tolerating } from "../../src/platform/errno.ts";
-import { isLinux } from "../../src/platform/os.ts";
 import { readProcess } from "../../src/platform/process.ts";
+import { linuxOnly } from "../support/platform.ts";
 
 /** A pid above the kernel's pid_max: no process can have it. */
 const NO_SUCH_PID = 4_194_304 + 1;
@@ -30,7 +30,7 @@ describe("tolerating", () => {
   });
 });
 
-describe.skipIf(!isLinux)("/proc reads tolerate only a process that is gone", () => {
+describe.skipIf(linuxOnly("platform/errno.test.ts, /proc reads", "/proc"))("/proc reads tolerate only a process that is gone", () => {
   test("a pid no process has is null, for its stat and its cgroup", () => {
     expect(PROCESS_GONE).toEqual(["ENOENT", "ESRCH"]);
     expect(readProcess(NO_SUCH_PID)).toBeNull();
@@ -57,7 +57,7 @@ describe.skipIf(!isLinux)("/proc reads tolerate only a process that is gone", ()
   });
 });
 
-describe.skipIf(!isLinux)("setrlimit's result is checked", () => {
+describe.skipIf(linuxOnly("platform/errno.test.ts, setrlimit through bun:ffi", "glibc's setrlimit and /proc/self/limits"))("setrlimit's result is checked", () => {
   test("disableCoreDumps succeeds and leaves the core size limit at 0 (run in a child, not this test process)", () => {
     const libc = join(import.meta.dir, "../../src/platform/libc.ts");
     const child = Bun.spawnSync([process.execPath, "-e", `require(${JSON.stringify(libc)}).disableCoreDumps(); process.stdout.write(require("fs").readFileSync("/proc/self/limits", "utf8"))`]);

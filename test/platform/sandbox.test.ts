@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { homedir } from "node:os";
 import { bwrapArguments, filesToShow, sandboxLaunch, sandboxProfile, SANDBOX_FDS, type SandboxView } from "../../src/platform/sandbox.ts";
-import { isLinux } from "../../src/platform/os.ts";
+import { linuxOnly } from "../support/platform.ts";
 
 const view: SandboxView = {
   root: "/tmp/ws/project",
@@ -61,8 +61,7 @@ describe("bwrap's arguments", () => {
     expect(filesToShow(["/usr/bin/git", "/tmp/ws/project/run.sh", "/opt/tools/x", "/home/u/bin/tool"], view)).toEqual(["/home/u/bin/tool"]);
   });
 
-  test("on Linux the launch becomes bwrap with the init's own env, the workload going over the control socket", () => {
-    if (!isLinux) return;
+  test.skipIf(linuxOnly("platform/sandbox.test.ts, the bwrap launch", "bubblewrap"))("on Linux the launch becomes bwrap with the init's own env, the workload going over the control socket", () => {
     const init = { argv: ["/bin/runtime", "-e", "source", "init", "3"], env: { BUN_BE_BUN: "1" } };
     const launch = sandboxLaunch({ program: "/usr/bin/env", argv: ["env"], env: { SECRET: "x" } }, view, "/usr/bin/bwrap", init);
     expect(launch.program).toBe("/usr/bin/bwrap");

@@ -18,6 +18,10 @@ import { tempDir } from "../support/scratch.ts";
 import { MARK, killMarked, markedPids, remoteOp, rssKiB } from "./support.ts";
 import { until } from "../support/poll.ts";
 import { processesWith } from "../support/procs.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
+const NO_SSHD = linuxOnly("remote/exec.test.ts", "the tests' own sshd on 127.0.0.1 and /proc");
 
 setDefaultTimeout(60_000);
 
@@ -32,6 +36,7 @@ let scratch: { path: string; cleanup: () => void };
 const WS = `rx-${process.pid}`;
 
 beforeAll(async () => {
+  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
   lab = await startSshd();
   local = await readyWorkspace("rx-local");
   scratch = tempDir("phr-remote-exec-");
@@ -40,6 +45,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
   killMarked();
   await lab.stop();
   local.cleanup();
@@ -77,7 +83,7 @@ function expectComplete(result: ExecResult, code: number | null, signal: string 
 
 const frame = (value: Record<string, unknown>) => `${JSON.stringify({ protocolVersion: 1, ...value })}\n`;
 
-describe("pipes, byte for byte the same as a local exec", () => {
+describe.skipIf(NO_SSHD)("pipes, byte for byte the same as a local exec", () => {
   test("stdin to stdout and stderr: every byte value (NUL, 0xff) over 4 MiB, exit code kept", async () => {
     const input = Buffer.alloc(4 * MiB);
     for (let i = 0; i < input.length; i++) input[i] = (i * 7 + (i >> 11)) & 0xff;
@@ -138,7 +144,7 @@ describe("pipes, byte for byte the same as a local exec", () => {
   });
 });
 
-describe("signals the local wrapper receives reach the remote workload", () => {
+describe.skipIf(NO_SSHD)("signals the local wrapper receives reach the remote workload", () => {
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     test(`${signal}: {code: null, signal: "${signal}"}, and the local wrapper dies by it too`, async () => {
       const sleep = tag();
@@ -194,7 +200,7 @@ describe("signals the local wrapper receives reach the remote workload", () => {
   });
 });
 
-describe("PTY through --remote", () => {
+describe.skipIf(NO_SSHD)("PTY through --remote", () => {
   const pty = { stdio: { kind: "pty", rows: 24, cols: 80 }, env: ENV };
   const ptyExec = (argv: string[], options: ExecOptions = {}) => {
     const handle = remoteExec(argv, pty, { keepControls: true, ...options });
@@ -262,7 +268,7 @@ function execRemotePid(): number | undefined {
   return processesWith(`exec-remote\u0000--workspace-id\u0000${WS}`)[0];
 }
 
-describe("a daemon that stops reading fd 1", () => {
+describe.skipIf(NO_SSHD)("a daemon that stops reading fd 1", () => {
   test("stalled while the workload prints 128 MiB: both sides stay small, the workload is held, every byte arrives", async () => {
     const size = 128 * MiB;
     const fifo = new StdoutFifo(tmpdir());
@@ -299,7 +305,7 @@ async function signalKill(execId: string): Promise<number | null> {
   return result.code;
 }
 
-describe("the connection or the local wrapper dies mid-exec", () => {
+describe.skipIf(NO_SSHD)("the connection or the local wrapper dies mid-exec", () => {
   test("the connection is cut: error event and exit 1 here, the remote workload is gone, `signal` is idempotent", async () => {
     const sleep = tag();
     const env = envelope(["sh", "-c", `sleep ${sleep} & wait`], { options: lab.options, env: ENV });
@@ -332,7 +338,7 @@ describe("the connection or the local wrapper dies mid-exec", () => {
   });
 });
 
-describe("the later dialect", () => {
+describe.skipIf(NO_SSHD)("the later dialect", () => {
   test("an exec with runtimeInstanceId runs like a local one; a cut connection still ends its workload", async () => {
     const instance = "cd".repeat(32);
     const id = `${WS}-later`;
@@ -353,7 +359,7 @@ describe("the later dialect", () => {
   });
 });
 
-describe("paused workspaces", () => {
+describe.skipIf(NO_SSHD)("paused workspaces", () => {
   test("an exec in a paused workspace is refused the way a local one is", async () => {
     ok(await remoteOp(lab, "pause", WS, { options: lab.options }));
     try {
@@ -367,7 +373,7 @@ describe("paused workspaces", () => {
   });
 });
 
-test("nothing this file started is left running on the remote side", async () => {
+test.skipIf(NO_SSHD)("nothing this file started is left running on the remote side", async () => {
   await until("every exec-remote ended", () => execRemotePid() === undefined);
   expect(markedPids()).toEqual([]);
 });

@@ -16,6 +16,10 @@ import { createInput, makeRepo, ok } from "../lifecycle/support.ts";
 import { MARK, killMarked, remoteOp } from "./support.ts";
 import { until } from "../support/poll.ts";
 import { processesWith } from "../support/procs.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
+const NO_SSHD = linuxOnly("remote/hosts.test.ts", "the tests' own sshd on 127.0.0.1 and /proc");
 
 setDefaultTimeout(60_000);
 
@@ -41,6 +45,7 @@ let logA: string;
 let logB: string;
 
 beforeAll(async () => {
+  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
   scratch = tempDir("phr-remote-hosts-");
   const binA = loggingBinary(scratch.path, "a");
   const binB = loggingBinary(scratch.path, "b");
@@ -51,6 +56,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
   killMarked();
   await b.stop();
   await a.stop();
@@ -81,7 +87,7 @@ const createBody = (id: string, extra: Record<string, unknown> = {}) => ({
   options: options(extra),
 });
 
-describe("placement by hash", () => {
+describe.skipIf(NO_SSHD)("placement by hash", () => {
   test("is stable, lands each workspace on its hash host, and every later operation follows it", async () => {
     const onA = idsOn(a, 2, "pa");
     const onB = idsOn(b, 2, "pb");
@@ -128,7 +134,7 @@ describe("placement by hash", () => {
   });
 });
 
-describe("placement by live executions", () => {
+describe.skipIf(NO_SSHD)("placement by live executions", () => {
   test('"least-loaded" puts a new workspace beside fewer executions, and it stays there', async () => {
     const [busy] = idsOn(a, 1, "busy") as [string];
     ok(await remoteOp(a, "create", busy, createBody(busy)));

@@ -4,7 +4,7 @@
  * sources on the daemon's machine travel as committed git content only.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { runBinary } from "../support/binary.ts";
@@ -13,10 +13,16 @@ import { createInput, git, makeRemote, ok, op, repoLab, type Lab } from "../life
 import { openDatabase } from "../../src/store/db.ts";
 import { placementsOf } from "../../src/store/placements.ts";
 import { remoteOp } from "./support.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
+const NO_SSHD = linuxOnly("remote/lifecycle.test.ts", "the tests' own sshd on 127.0.0.1 and /proc");
 
 let lab: SshLab;
-beforeAll(async () => (lab = await startSshd()));
-afterAll(async () => await lab.stop());
+beforeAll(async () => {
+  if (!NO_SSHD) lab = await startSshd();
+});
+afterAll(async () => await lab?.stop());
 
 let t: Lab;
 let repo: string;
@@ -48,7 +54,7 @@ function placements(): Map<string, string> {
   }
 }
 
-describe("describe", () => {
+describe.skipIf(NO_SSHD)("describe", () => {
   test("is the remote binary's own answer, byte for byte what a local runtime prints", async () => {
     const local = await runBinary(["describe"]);
     const remote = await runBinary([...lab.prefix, "describe"]);
@@ -58,7 +64,7 @@ describe("describe", () => {
   });
 });
 
-describe("a host-directory source travels as committed content", () => {
+describe.skipIf(NO_SSHD)("a host-directory source travels as committed content", () => {
   test("branch placement: create, inspect, pause, resume, destroy answer like a local runtime, in the remote home", async () => {
     writeFileSync(join(repo, "README.md"), "uncommitted edit\n");
     writeFileSync(join(repo, "untracked.txt"), "not committed\n");
@@ -153,7 +159,7 @@ describe("a host-directory source travels as committed content", () => {
   });
 });
 
-describe("the later dialect travels as it came", () => {
+describe.skipIf(NO_SSHD)("the later dialect travels as it came", () => {
   test("create, inspect, destroy with runtimeInstanceId and a `directory` source: the remote answers in that dialect, like a local runtime", async () => {
     const instance = "ab".repeat(32);
     const input = createInput(id, { kind: "directory", path: repo }, { kind: "branch", branchName: `later-${n}`, baseRef: "main" });
@@ -174,7 +180,7 @@ describe("the later dialect travels as it came", () => {
   });
 });
 
-describe("a git URL source is cloned on the remote host", () => {
+describe.skipIf(NO_SSHD)("a git URL source is cloned on the remote host", () => {
   test("create clones there; reconcile destroys only the unlisted workspace and forgets its placement", async () => {
     const url = makeRemote(repo, join(t.dir, "origin.git"));
     const ids = [id, `${id}-b`];
@@ -192,7 +198,7 @@ describe("a git URL source is cloned on the remote host", () => {
   });
 });
 
-describe("the remote side gets its own options, never the local ones", () => {
+describe.skipIf(NO_SSHD)("the remote side gets its own options, never the local ones", () => {
   test("the remote owner defaults to <owner>@<this host>; remote.owner overrides it", async () => {
     const input = createInput(id, { kind: "host-directory", path: repo }, { kind: "branch", branchName: `o-${n}`, baseRef: "main" });
     ok(await remoteOp(lab, "create", id, { input, options: lab.options }));
@@ -207,7 +213,7 @@ describe("the remote side gets its own options, never the local ones", () => {
   });
 });
 
-describe("bad configuration fails before anything is contacted", () => {
+describe.skipIf(NO_SSHD)("bad configuration fails before anything is contacted", () => {
   test.each([
     ["ssh://", "the host must be"],
     ["ssh://-oProxyCommand=touch%20x", "must not contain"],
@@ -262,14 +268,53 @@ describe("bad configuration fails before anything is contacted", () => {
   });
 });
 
-describe("remote doctor", () => {
+describe.skipIf(NO_SSHD)("remote doctor", () => {
   test("checks ssh, the remote binary and version, the remote doctor and the round trip", async () => {
     const result = await runBinary(["remote", "doctor", lab.url, "--ssh-config", lab.configFile, "--remote-home", lab.remoteHome, "--json"]);
     const report = JSON.parse(result.stdout);
     expect(report.checks.filter((check: { status: string }) => check.status === "fail")).toEqual([]);
     const names = report.checks.map((check: { name: string }) => check.name);
-    expect(names).toEqual(expect.arrayContaining(["ssh client", "ssh connection", "remote version", "remote binary", "remote runtime home", "remote git", "round trip"]));
+    expect(names).toEqual(expect.arrayContaining(["ssh client", "ssh connection", "remote binary", "remote runtime home", "remote git", "round trip"]));
+    // One line for the binary: its version, said once, with the path the remote doctor runs from.
+    expect(names.filter((name: string) => name === "remote binary" || name === "remote version")).toEqual(["remote binary"]);
+    const binary = report.checks.find((check: { name: string }) => check.name === "remote binary");
+    expect(binary.detail).toMatch(/^paseo-host-runtime \S+ \(\S+, bun \S+\) at \//);
     expect(result.code).toBe(report.ok ? 0 : 1);
+  });
+
+  test("its text is doctor's: words instead of ✓ under a locale that is not UTF-8, marks under one that is", async () => {
+    const args = ["remote", "doctor", lab.url, "--ssh-config", lab.configFile, "--remote-home", lab.remoteHome];
+    const plain = await runBinary(args, { env: { LC_ALL: "", LC_CTYPE: "", LANG: "C", NO_COLOR: "1" } });
+    expect(plain.stdout).toMatch(/^ok {3}ssh client +/m);
+    expect(plain.stdout).toMatch(/^ok {3}remote binary +paseo-host-runtime /m);
+    expect(plain.stdout).toMatch(/^[\x00-\x7f]*$/);
+    const marked = await runBinary(args, { env: { LC_ALL: "C.UTF-8", NO_COLOR: "1" } });
+    expect(marked.stdout).toMatch(/^✓ ssh client +/m);
+    expect(marked.stdout).toMatch(/\nall required checks passed( \(\d+ warning\(s\)\))?\n$/);
+  });
+
+  test("a remote binary that is not there: the fix installs this version there, from the release site in use", async () => {
+    const url = `ssh://root@127.0.0.1:${lab.port}/nonexistent/paseo-host-runtime`;
+    const result = await runBinary(["remote", "doctor", url, "--ssh-config", lab.configFile, "--json"], { env: { PASEO_HOST_RUNTIME_BASE_URL: "http://mirror.example/releases" } });
+    expect(result.code).toBe(1);
+    const binary = JSON.parse(result.stdout).checks.find((check: { name: string }) => check.name === "remote binary");
+    expect(binary.status).toBe("fail");
+    expect(binary.hint).toMatch(new RegExp(`^ssh -p ${lab.port} root@127\\.0\\.0\\.1 'curl -fsSL http://mirror\\.example/releases/(download/v[^/]+|latest/download)/install\\.sh \\| sh -s --( --version \\S+)?' {3}# install this version there$`));
+  });
+
+  test("the homes a remote workspace filled hold only the runtime's entries: ssh/ here, mirrors/ there, and doctor says so", async () => {
+    const input = createInput(id, { kind: "host-directory", path: repo }, { kind: "branch", branchName: `doctor-${n}`, baseRef: "main" });
+    expect((await remoteOp(lab, "create", id, { input, options: lab.options })).code).toBe(0);
+    try {
+      expect(readdirSync(lab.localHome)).toContain("ssh");
+      expect(readdirSync(lab.remoteHome)).toContain("mirrors");
+      const local = JSON.parse((await runBinary(["doctor", "--home", lab.localHome, "--json"])).stdout).checks.find((c: { name: string }) => c.name === "runtime home");
+      expect(local).toMatchObject({ status: "ok" });
+      const remote = await runBinary(["remote", "doctor", lab.url, "--ssh-config", lab.configFile, "--remote-home", lab.remoteHome, "--json"]);
+      expect(JSON.parse(remote.stdout).checks.find((c: { name: string }) => c.name === "remote runtime home")).toMatchObject({ status: "ok" });
+    } finally {
+      await remoteOp(lab, "destroy", id, { options: lab.options });
+    }
   });
 
   test("an unreachable host fails the ssh check (exit 1)", async () => {

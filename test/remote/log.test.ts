@@ -14,6 +14,10 @@ import { startSshd, type SshLab } from "../support/sshd.ts";
 import { createInput, makeRepo, ok } from "../lifecycle/support.ts";
 import { tempDir } from "../support/scratch.ts";
 import { MARK, killMarked, remoteOp } from "./support.ts";
+import { linuxOnly } from "../support/platform.ts";
+
+/** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
+const NO_SSHD = linuxOnly("remote/log.test.ts", "the tests' own sshd on 127.0.0.1 and /proc");
 
 setDefaultTimeout(60_000);
 
@@ -29,6 +33,7 @@ const URL_TOKEN = `urltoken-${process.pid}`;
 const SECRET_URL = `https://someone:${URL_TOKEN}@example.invalid/team/x.git`;
 
 beforeAll(async () => {
+  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
   lab = await startSshd();
   scratch = tempDir("phr-remote-log-");
   const repo = makeRepo(join(scratch.path, "repo"));
@@ -36,6 +41,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
   killMarked();
   await lab.stop();
   scratch.cleanup();
@@ -68,7 +74,7 @@ function closedPrefix(): string[] {
   return ["--remote", `ssh://root@127.0.0.1:1${lab.url.slice(lab.url.indexOf("/", 6))}`, "--ssh-config", lab.configFile];
 }
 
-describe("a remote lifecycle operation", () => {
+describe.skipIf(NO_SSHD)("a remote lifecycle operation", () => {
   test("inspect: one line with the host (no userinfo), status and duration, at debug only (a successful inspect is quiet at info)", async () => {
     let mark = localEntries().length;
     ok(await remoteOp(lab, "inspect", WS, { options: lab.options }));
@@ -122,7 +128,7 @@ describe("a remote lifecycle operation", () => {
   });
 });
 
-describe("a remote exec", () => {
+describe.skipIf(NO_SSHD)("a remote exec", () => {
   test("one exec line: exit code from fd 4, ids, host; env values and URL credentials never written (also in the debug spawn line)", async () => {
     const mark = localEntries().length;
     const execId = newExecId();

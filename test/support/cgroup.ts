@@ -23,6 +23,7 @@ export const CGROUP_UNAVAILABLE: string | null = (() => {
   if (!supportsKill(own)) return "this kernel has no cgroup.kill (Linux 5.14)";
   return null;
 })();
+if (CGROUP_UNAVAILABLE) console.warn(`skipped: the tests that need cgroup v2 (CGROUP_UNAVAILABLE): ${CGROUP_UNAVAILABLE}`);
 
 let counter = 0;
 

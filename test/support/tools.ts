@@ -19,6 +19,7 @@ const PACKAGE: Record<string, string> = {
   sshd: "openssh-server",
   ssh: "openssh-client",
   git: "git",
+  npm: "npm",
 };
 
 /**

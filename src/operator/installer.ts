@@ -1,0 +1,39 @@
+/**
+ * The install.sh command lines doctor and remote doctor print as fixes. They name the release
+ * site in use: PASEO_HOST_RUNTIME_BASE_URL (install.sh sets it when it runs doctor), else the
+ * `base` line install.sh recorded beside this binary, else the project's GitHub releases.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { VERSION } from "../version.ts";
+import { shellQuote } from "./common.ts";
+
+const DEFAULT_SITE = "https://github.com/getpaseo/paseo-host-runtime/releases";
+/** What install.sh records in the directory it installed into (install.sh: write_manifest). */
+const MANIFEST = ".paseo-host-runtime.installed";
+/** The versions install.sh accepts for --version (release/targets.ts VERSION_PATTERN). */
+const RELEASE_VERSION = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/;
+
+/** The release site this binary came from (see above), without a trailing slash. */
+export function releaseSite(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.PASEO_HOST_RUNTIME_BASE_URL) return env.PASEO_HOST_RUNTIME_BASE_URL.replace(/\/+$/, "");
+  try {
+    const recorded = /^base (\S+)$/m.exec(readFileSync(join(dirname(process.execPath), MANIFEST), "utf8"))?.[1];
+    if (recorded) return recorded;
+  } catch {
+    // Not installed by install.sh (or its manifest is unreadable): the default site.
+  }
+  return DEFAULT_SITE;
+}
+
+/**
+ * `curl -fsSL <this version's install.sh> | sh -s -- --version V ARGS`: this same version from
+ * the same site (a build that is not a release: the latest), every word quoted as needed.
+ */
+export function installCommand(args: readonly string[]): string {
+  const site = releaseSite();
+  const release = RELEASE_VERSION.test(VERSION);
+  const script = release ? `${site}/download/v${VERSION}/install.sh` : `${site}/latest/download/install.sh`;
+  const words = [...(release ? ["--version", VERSION] : []), ...args].map(shellQuote);
+  return `curl -fsSL ${shellQuote(script)} | sh -s -- ${words.join(" ")}`.trimEnd();
+}
