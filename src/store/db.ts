@@ -14,8 +14,12 @@ import { withWriterLock } from "./writer-lock.ts";
  *    instance_id, configuration); the remote_placements table records where each workspace of
  *    a `--remote` runtime lives (src/store/placements.ts); workspaces and executions record
  *    their cgroup (cgroup, see src/workspace/containment.ts).
+ * 3: a destroy that could not finish records why (destroy_problem); each workspace records when
+ *    its configuration last listed it (listed_at) and when a reconcile of another configuration
+ *    left it behind, an orphan (orphaned_at); the made_branches table keeps the branches a
+ *    create made for a workspace id after the workspace is gone (src/store/branches.ts).
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** Where each workspace of a `--remote` runtime lives (src/store/placements.ts). */
 const REMOTE_PLACEMENTS = `
@@ -25,6 +29,22 @@ CREATE TABLE remote_placements (
   host TEXT NOT NULL,
   placed_at INTEGER NOT NULL,
   PRIMARY KEY (owner, workspace_id)
+) STRICT;
+`;
+
+/**
+ * The branches a create made in a user's repository, by workspace id, kept after the workspace
+ * is gone (src/store/branches.ts): what lets the same workspace be created again on its branch.
+ */
+const MADE_BRANCHES = `
+CREATE TABLE made_branches (
+  common_dir TEXT NOT NULL,
+  branch TEXT NOT NULL,
+  workspace_id TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  base_commit TEXT NOT NULL,
+  made_at INTEGER NOT NULL,
+  PRIMARY KEY (common_dir, branch)
 ) STRICT;
 `;
 
@@ -69,7 +89,14 @@ CREATE TABLE workspaces (
   instance_id TEXT,
   configuration TEXT,
   -- The workspace's cgroup v2 directory once one was made (its limits live there).
-  cgroup TEXT
+  cgroup TEXT,
+  -- Why the last destroy stopped before removing everything (status stays 'destroying').
+  destroy_problem TEXT,
+  -- When its configuration last listed it (create, or a reconcile listing it); NULL: before schema 3.
+  listed_at INTEGER,
+  -- When a reconcile of another configuration of its owner took over its configuration's
+  -- workspaces and did not list this one: an orphan (see src/ops/reconcile.ts).
+  orphaned_at INTEGER
 ) STRICT;
 CREATE INDEX workspaces_owner ON workspaces (owner);
 -- Serializes git worktree changes per repository (its common git dir) within this home:
@@ -103,7 +130,7 @@ CREATE TABLE executions (
   PRIMARY KEY (workspace_id, exec_id)
 ) STRICT;
 CREATE INDEX executions_live ON executions (workspace_id) WHERE finished_at IS NULL;
-${REMOTE_PLACEMENTS}`;
+${REMOTE_PLACEMENTS}${MADE_BRANCHES}`;
 
 /**
  * From version N to N + 1, run in order inside migrate()'s write transaction (`home` holds the
@@ -123,6 +150,13 @@ ALTER TABLE workspaces ADD COLUMN cgroup TEXT;
 ALTER TABLE executions ADD COLUMN cgroup TEXT;
 ${REMOTE_PLACEMENTS}`);
     removeStoredCredentials(db, home);
+  },
+  2: (db) => {
+    db.run(`
+ALTER TABLE workspaces ADD COLUMN destroy_problem TEXT;
+ALTER TABLE workspaces ADD COLUMN listed_at INTEGER;
+ALTER TABLE workspaces ADD COLUMN orphaned_at INTEGER;
+${MADE_BRANCHES}`);
   },
 };
 
