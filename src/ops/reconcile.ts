@@ -2,7 +2,7 @@ import type { Invocation } from "../argv.ts";
 import { reapAbandonedExecutions } from "../workspace/executions.ts";
 import { withStore, writeTransaction } from "../store/db.ts";
 import { deleteOrphanRecords } from "../store/executions.ts";
-import { countsAsMissing, getWorkspace, listWorkspaces, updateWorkspace } from "../store/workspaces.ts";
+import { getWorkspace, listWorkspaces, updateWorkspace } from "../store/workspaces.ts";
 import { destroyWorkspace } from "../workspace/destroy.ts";
 import { isAbandoned, liveHolder } from "../workspace/lock.ts";
 import { inReconcileScope, ownershipProblem } from "../workspace/owner.ts";
@@ -14,9 +14,10 @@ import { readLifecycleCall } from "../workspace/call.ts";
  * the other dialect, another runtime instance) fails the whole call before anything changes.
  * Listed workspaces are then stamped with this configuration (the daemon that lists them knows
  * them). Then every workspace in this runtime's scope (workspace/owner.ts inReconcileScope) that
- * is not listed is destroyed (a create still running is left alone), leftovers of interrupted
- * creates and destroys are cleaned up, and abandoned executions are reaped. Nothing outside the
- * scope is ever touched.
+ * is not listed is destroyed (a create still running is left alone), leftovers of interrupted creates and destroys are
+ * cleaned up, and abandoned executions are reaped. Nothing outside the scope is ever touched. A
+ * workspace whose destroy cannot finish (a mount point inside…) does not stop the rest: the call
+ * fails at the end, naming it.
  */
 export async function reconcile(_invocation: Invocation): Promise<number> {
   const { request, options, owner } = readLifecycleCall();
@@ -37,14 +38,22 @@ export async function reconcile(_invocation: Invocation): Promise<number> {
     });
     const keep = new Set(listed);
     const scope = listWorkspaces(db, owner.owner).filter((record) => inReconcileScope(record, owner));
+    const unfinished: string[] = [];
     for (const record of scope) {
-      const interrupted = countsAsMissing(record.status) && (record.lock === null || isAbandoned(record));
-      const orphan = !keep.has(record.workspaceId) && !(record.status === "creating" && liveHolder(record));
-      if (orphan || interrupted) await destroyWorkspace(db, home, record.workspaceId, owner);
+      const busy = record.status === "creating" || record.status === "destroying";
+      const interrupted = busy && (record.lock === null || isAbandoned(record));
+      const unlisted = !keep.has(record.workspaceId) && !(record.status === "creating" && liveHolder(record));
+      if (!unlisted && !interrupted) continue;
+      try {
+        await destroyWorkspace(db, home, record.workspaceId, owner);
+      } catch (error) {
+        unfinished.push((error as Error).message);
+      }
     }
     await reapAbandonedExecutions(db, scope.map((record) => record.workspaceId));
     // Refused exec ids of workspaces that do not exist: finished, nobody's, nothing to keep.
     writeTransaction(db, () => deleteOrphanRecords(db));
+    if (unfinished.length > 0) throw new Error(`reconcile did everything else, but could not finish destroying ${unfinished.length} workspace(s): ${unfinished.join("; ")}`);
     respond({ type: "ok", protocolVersion: 1 }, owner.dialect);
     return 0;
   });

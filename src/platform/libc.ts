@@ -140,6 +140,7 @@ export function openat(dirFd: number, name: string, flags: number): number {
 }
 
 /** struct open_how's `resolve` bits (linux/openat2.h). */
+const RESOLVE_NO_XDEV = 0x01n;
 const RESOLVE_NO_SYMLINKS = 0x04n;
 const RESOLVE_BENEATH = 0x08n;
 /** openat2 has the same number on every Linux architecture (it is newer than the unified table). */
@@ -147,13 +148,16 @@ const SYS_OPENAT2 = 437;
 
 /**
  * openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: the kernel refuses any `..` that
- * leaves `dirFd` and any symlink on the way (ELOOP), in one atomic walk. Linux 5.6+.
+ * leaves `dirFd` and any symlink on the way (ELOOP), in one atomic walk. With `sameMount`, also
+ * RESOLVE_NO_XDEV: crossing into any mount, a bind mount of the same filesystem included, fails
+ * with EXDEV. Linux 5.6+.
  */
-export function openat2Beneath(dirFd: number, path: string, flags: number): number {
+export function openat2Beneath(dirFd: number, path: string, flags: number, sameMount = false): number {
   const lib = (syscallLib ??= loadSyscall());
-  const how = new BigUint64Array([BigInt(flags), 0n, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS]);
+  const resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | (sameMount ? RESOLVE_NO_XDEV : 0n);
+  const how = new BigUint64Array([BigInt(flags), 0n, resolve]);
   const fd = Number(lib.syscall(SYS_OPENAT2, dirFd, cString(path), ffi().ptr(how), how.byteLength));
-  if (fd < 0) throw failed(errnoOf(lib), `openat2(${JSON.stringify(path)}, RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS)`);
+  if (fd < 0) throw failed(errnoOf(lib), `openat2(${JSON.stringify(path)}, RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS${sameMount ? "|RESOLVE_NO_XDEV" : ""})`);
   return fd;
 }
 

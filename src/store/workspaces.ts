@@ -7,14 +7,20 @@ export type { ProcessIdentity };
 
 /**
  * creating: intent recorded, materialization under way (or abandoned by a dead creator);
- * ready / paused: a usable workspace; destroying: removal under way (or abandoned).
- * Only ready and paused rows are workspaces to the outside world.
+ * ready / paused: a usable workspace; destroying: removal under way, or stopped before it
+ * removed everything (destroyProblem says why when it could say; a destroy again finishes it).
  */
-type WorkspaceStatus = "creating" | "ready" | "paused" | "destroying";
+export type WorkspaceStatus = "creating" | "ready" | "paused" | "destroying";
 
-/** The one rule of what is not (or no longer) a workspace: a create or a destroy under way, or abandoned, counts as missing. */
+/**
+ * The one rule of what is not a workspace (yet): a create under way or abandoned counts as
+ * missing, since nothing usable was ever answered for it; create again, destroy or reconcile
+ * reach what it left. A destroy under way or stopped does not: what it has not removed is still
+ * the workspace's, reported as an error until a destroy finishes (workspace/lock.ts
+ * unfinishedDestroy), so that it never belongs to nobody.
+ */
 export function countsAsMissing(status: WorkspaceStatus): boolean {
-  return status === "creating" || status === "destroying";
+  return status === "creating";
 }
 
 /** How the root came to be: adopted in place, or owned storage under the runtime home. */
@@ -37,6 +43,8 @@ export interface WorkspaceDetails {
   scratchRef?: string;
   /** A paseo.json this create copied into the root: removed again only if the create fails. */
   seeded?: { from: string; into: string };
+  /** Set when a destroy took over a create that never finished: a destroy resuming it still undoes that create. */
+  abandonedCreate?: boolean;
   /** Recorded from the create input; no other effect yet. */
   markFirstAgentBranchAutoName?: boolean;
 }

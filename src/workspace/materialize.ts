@@ -3,7 +3,7 @@
  * the disk is announced first with `note` (the durable intent), so that a create killed at any
  * instant can be undone exactly by whoever comes next (see remove.ts).
  */
-import { constants, copyFileSync, lstatSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { constants, copyFileSync, lstatSync, mkdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { CreateInput } from "../protocol/index.ts";
 import type { MaterializationKind, WorkspaceDetails } from "../store/workspaces.ts";
@@ -29,6 +29,7 @@ import {
   type RepoInfo,
 } from "./repo.ts";
 import { addWorktree } from "./worktree.ts";
+import { removeOwnedTree } from "./owned-tree.ts";
 
 /** What materialization needs from the create that runs it. */
 interface MaterializeContext {
@@ -191,7 +192,7 @@ function prepareCheckout(ctx: MaterializeContext): string {
   const storage = storageDir(ctx.home, ctx.input.workspaceId);
   if (!isInside(workspacesDir(ctx.home), storage)) throw new Error(`refusing storage ${storage} outside ${workspacesDir(ctx.home)}`);
   // Leftovers of an earlier attempt were already removed with its record; anything still here is ours too.
-  rmSync(storage, { recursive: true, force: true });
+  removeOwnedTree(storage);
   mkdirSync(storage, { recursive: true, mode: 0o700 });
   return checkout;
 }
