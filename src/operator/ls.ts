@@ -25,6 +25,10 @@ interface WorkspaceSummary {
   interrupted: boolean;
   /** For a destroying row: what inspect answers as `error` (why the destroy has not finished, what to do). */
   unfinishedDestroy: string | null;
+  /** When its configuration last listed it (its create, or a reconcile listing it). */
+  listedAt: string;
+  /** When another configuration of its owner took over its configuration and left it unlisted (an orphan), else null. */
+  orphanedAt: string | null;
   /** host-directory | directory | git (where the files came from). */
   source: string;
   /** existing | branch | checkout | resolved-worktree (as asked for in create). */
@@ -55,6 +59,8 @@ function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
     status: record.status,
     interrupted: busy && !holderAlive,
     unfinishedDestroy: unfinishedDestroy(record),
+    listedAt: new Date(record.listedAt).toISOString(),
+    orphanedAt: record.orphanedAt === null ? null : new Date(record.orphanedAt).toISOString(),
     source: input.project?.source?.kind ?? "?",
     placement: input.placement?.kind ?? "?",
     kind: record.kind,
@@ -116,6 +122,7 @@ export function ls(invocation: Invocation): number {
     if (w.problem) console.log(`! ${w.workspaceId}: ${w.problem}`);
     if (w.unfinishedDestroy) console.log(`! ${w.unfinishedDestroy} (paseo-host-runtime rm -w ${shellQuote(w.workspaceId)})`);
     else if (w.interrupted) console.log(`! ${w.workspaceId}: create was interrupted (its process is gone); \`new\` or \`rm\` of it again takes over`);
+    if (w.orphanedAt) console.log(`! ${w.workspaceId}: an orphan: its configuration has not listed it since ${w.listedAt}, and another configuration took over its other workspaces on ${w.orphanedAt}; no reconcile removes it (\`paseo-host-runtime orphans\` does, when you ask)`);
   }
   return 0;
 }
