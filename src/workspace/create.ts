@@ -7,6 +7,7 @@ import { removeWorkspaceCgroup } from "./containment.ts";
 import { stopWorkspaceExecutions } from "./executions.ts";
 import { diagnose } from "../output.ts";
 import { selfIdentity } from "../platform/process.ts";
+import { madeBranch, recordMadeBranch } from "../store/branches.ts";
 import { deleteExecutions } from "../store/executions.ts";
 import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type MaterializationKind, type WorkspaceRecord } from "../store/workspaces.ts";
 import type { Built } from "./materialize.ts";
@@ -91,8 +92,25 @@ export function finishCreate(db: Database, workspaceId: string, built: Built): W
   }
   return writeTransaction(db, () => {
     updateWorkspace(db, workspaceId, { status: "ready", kind: built.kind, root: built.root, details: built.details, confinement, lock: null, child: null });
-    return getWorkspace(db, workspaceId)!;
+    const record = getWorkspace(db, workspaceId)!;
+    const { commonDir, branchChange } = built.details;
+    // A branch it made (not one it found or moved) stays this workspace id's after destroy.
+    if (commonDir && branchChange?.before === null && branchChange.after) {
+      recordMadeBranch(db, { commonDir, branch: branchChange.name, workspaceId, owner: record.owner, baseCommit: branchChange.after });
+    }
+    return record;
   });
+}
+
+/**
+ * For materialize: the commit branch `branch` of the repository at `commonDir` was made at, when
+ * an earlier create of this same workspace id and owner made it; else null.
+ */
+export function branchMadeFor(db: Database, workspaceId: string, owner: Ownership): (commonDir: string, branch: string) => string | null {
+  return (commonDir, branch) => {
+    const made = madeBranch(db, commonDir, branch);
+    return made && made.workspaceId === workspaceId && made.owner === owner.owner ? made.baseCommit : null;
+  };
 }
 
 /**
