@@ -1,10 +1,10 @@
 import { Database, constants } from "bun:sqlite";
-import { existsSync, realpathSync } from "node:fs";
+import { accessSync, constants as fsConstants, existsSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { scrubUrlCredentials } from "../redact.ts";
 import { checkHome, ensureHome, resolveHome, type HomeOptions } from "./home.ts";
 import { digestInputText } from "./input-digest.ts";
-import { withWriterLock } from "./writer-lock.ts";
+import { WRITER_LOCK_BYTES, withWriterLock, writerLockPath } from "./writer-lock.ts";
 
 /**
  * Bumped on every change. An older database is migrated (MIGRATIONS); a newer one is refused.
@@ -178,6 +178,12 @@ function removeStoredCredentials(db: Database, home: string): void {
 export interface Store {
   db: Database;
   home: string;
+  /**
+   * Set when the store was found unwritable (storeWriteProblem) by a process that had it open:
+   * it must not touch it again, nor close it, nor exit through Bun's exit path, which closes
+   * every open database (exec/mirror.ts exits at once instead).
+   */
+  abandoned?: boolean;
 }
 
 /** The database file inside a runtime home. */
@@ -293,6 +299,36 @@ export function writeTransaction<T>(db: Database, fn: () => T): T {
 /** Whether a database lives in a file (not ":memory:" or a temporary one). */
 function isFile(filename: string): boolean {
   return filename !== "" && filename !== ":memory:";
+}
+
+/** SQLite maps its -shm file in regions of this size (the WAL index); a shorter file faults on access. */
+const SHM_REGION_BYTES = 32768;
+
+/**
+ * Why the store cannot be written safely right now, or null. A connection maps the WAL index
+ * (-shm) and the writer lock shared and writable, so a write through either to a file the
+ * kernel now refuses does not fail: it kills the process (SIGBUS). That happens to a file made
+ * immutable (ext4 refuses the page fault; access(2) says EPERM), on a read-only filesystem
+ * (EROFS), and to a mapped file cut shorter than its mapping. Asked by the exec wrapper before
+ * every write after `started`, whose connection predates whatever happened since; a change in
+ * the moment between this question and the write is not covered.
+ */
+export function storeWriteProblem(path: string): string | null {
+  const files: [string, number][] = [[path, 0], [`${path}-wal`, 0], [`${path}-shm`, SHM_REGION_BYTES], [writerLockPath(path), WRITER_LOCK_BYTES]];
+  for (const [file, mapped] of files) {
+    try {
+      accessSync(file, fsConstants.W_OK);
+      const size = mapped > 0 ? statSync(file).size : 0;
+      if (size < mapped) return `${file} is shorter (${size} bytes) than its shared mapping (${mapped} bytes): it was cut short`;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // A file deleted under us: the mapping still holds its old inode, which stays writable.
+      if (code === "ENOENT") continue;
+      const why = code === "EPERM" ? "immutable? lsattr shows it, chattr -i clears it" : code === "EROFS" ? "its filesystem is read-only" : (error as Error).message;
+      return `${file} cannot be written (${code}: ${why})`;
+    }
+  }
+  return null;
 }
 
 /** Milliseconds since the epoch, the unit of every *_at column. */

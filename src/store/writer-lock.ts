@@ -60,6 +60,9 @@ export function writerLockPath(databasePath: string): string {
   return `${databasePath}.writer-lock`;
 }
 
+/** The fewest bytes the lock file has once mapped: a shorter one faults (SIGBUS) on the next access. */
+export const WRITER_LOCK_BYTES = FILE_BYTES;
+
 /** Runs `fn` holding the writer lock of the database at `databasePath`. */
 export function withWriterLock<T>(databasePath: string, fn: () => T, stallLimitMs = STALL_LIMIT_MS): T {
   const lock = openLock(writerLockPath(databasePath));
