@@ -100,7 +100,12 @@ function openDirectoryEntry(dirFd: number, dirPath: string, name: string): numbe
 /** A workload may leave `chmod -w` directories behind; unlinking inside them needs write permission. */
 function makeWritable(fd: number): void {
   const mode = fstatSync(fd).mode & 0o7777;
-  if ((mode & 0o700) !== 0o700) fchmodSync(fd, mode | 0o700);
+  if ((mode & 0o700) === 0o700) return;
+  try {
+    fchmodSync(fd, mode | 0o700);
+  } catch {
+    // Not ours to change (another user's directory): what it stops is reported entry by entry.
+  }
 }
 
 /** Unlinks a non-directory; "directory" when it turned out to be one (EISDIR), to be emptied first. */
