@@ -135,7 +135,7 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
     {
       required: [],
       usage: "< request.json (with workspaceIds)",
-      summary: "destroy this owner's workspaces not listed",
+      summary: "destroy this configuration's workspaces not listed",
       examples: [`echo '{"protocolVersion":1,"options":{},"workspaceIds":["W"]}' | paseo-host-runtime reconcile`],
     },
     "workspace reconcile --keep W",
@@ -295,6 +295,21 @@ function operatorCommands(): Record<string, Command> {
       env: STORE_ENV,
       handler: async () => (await import("./operator/rm.ts")).rm,
     },
+    orphans: {
+      required: [],
+      optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
+      switches: ["remove", "force", "json"],
+      aliases: { f: "force" },
+      usage: `[--remove [--force]] [--json] ${SELECT}`,
+      summary: "list an owner's orphans (left unlisted when its configuration was edited; no reconcile removes them); --remove destroys them",
+      flags: docs(SHARED, {
+        remove: { help: "destroy each orphan (runs this binary's `destroy`); without it nothing is changed" },
+        force: { help: `with --remove: stop an orphan's live executions first, as rm --force does (SIGTERM, ${STOP_GRACE}, then SIGKILL); without it such an orphan is left and the exit is 1` },
+      }),
+      examples: ["paseo-host-runtime orphans --config ~/.paseo/config.json", "paseo-host-runtime orphans --remove --home /var/lib/paseo-host-runtime --owner my-daemon"],
+      env: STORE_ENV,
+      handler: async () => (await import("./operator/orphans.ts")).orphans,
+    },
     run: {
       required: ["workspace-id"],
       optional: ["cwd", "purpose", "helper-path", ...STORE_FLAGS, ...OPTIONS_FLAGS],
@@ -326,9 +341,9 @@ function operatorCommands(): Record<string, Command> {
       repeatable: ["keep"],
       switches: ["keep-all", "json"],
       usage: `(--keep W... | --keep-all) [--runtime-instance-id ID] [--json] ${SELECT}`,
-      summary: "destroy the workspaces in this reconcile's scope that are not kept, clean up interrupted ones, reap abandoned executions (runs `reconcile`)",
+      summary: "destroy the workspaces of this configuration that are not kept, clean up interrupted ones, reap abandoned executions (runs `reconcile`)",
       flags: docs(SHARED, {
-        keep: { value: "W", help: "a workspace to keep; every other workspace of the owner is destroyed" },
+        keep: { value: "W", help: "a workspace to keep; every other workspace of this configuration is destroyed" },
         "keep-all": { help: "keep every workspace in scope: only clean up interrupted creates/destroys and reap abandoned executions" },
         "runtime-instance-id": { value: "ID", help: "speak the later dialect as the daemon with this runtimeInstanceId (ls --json shows it)", default: "the seed dialect" },
       }),

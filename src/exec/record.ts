@@ -32,7 +32,7 @@ import { makePipe } from "../platform/libc.ts";
 import { GroupHandle, stopWorkload } from "../platform/process-group.ts";
 import { bootId, readProcess, type ProcessIdentity, type ProcessInfo } from "../platform/process.ts";
 import type { ExitStatus } from "../protocol/index.ts";
-import { writeTransaction, type Store } from "../store/db.ts";
+import { storeWriteProblem, writeTransaction, type Store } from "../store/db.ts";
 import { markFinished, mayLaunch, recordLaunch, recordRefused, reserveExecution, type Reservation } from "../store/executions.ts";
 import { getWorkspace } from "../store/workspaces.ts";
 import { ownershipProblem, type Ownership } from "../workspace/owner.ts";
@@ -49,13 +49,23 @@ interface RecordOf {
   execId: string;
 }
 
-/** Marks the execution finished (with its outcome when it ran); a store failure is reported, not thrown. */
-export function finishRecord(plan: RecordOf, outcome?: ExitStatus): void {
+/**
+ * Marks the execution finished (with its outcome when it ran); a store failure is reported, not
+ * thrown. The store is looked at first (db.ts storeWriteProblem): written through this
+ * process's old mappings, a store the kernel now refuses would kill the wrapper (SIGBUS) before
+ * `exit` reached fd 4. False when the store could not be written: then it must not be touched
+ * again, not even closed (closing checkpoints through the same mapping).
+ */
+export function finishRecord(plan: RecordOf, outcome?: ExitStatus): boolean {
+  const unwritable = storeWriteProblem(plan.store.db.filename);
   try {
+    if (unwritable !== null) throw new Error(unwritable);
     markFinished(plan.store.db, plan.workspaceId, plan.execId, outcome);
   } catch (error) {
     diagnose(`cannot record the end of execution ${JSON.stringify(plan.execId)} in the store (${(error as Error).message}); the next exec, signal, pause, destroy or reconcile of workspace ${JSON.stringify(plan.workspaceId)} finishes the record`);
   }
+  if (unwritable !== null) plan.store.abandoned = true;
+  return unwritable === null;
 }
 
 /**

@@ -53,12 +53,13 @@ export async function finishWorkload(plan: LaunchPlan, launched: Launched, event
   const outcome = outcomeOf(launched);
   await launched.scope.finish(LEFTOVER_GRACE_MS).catch((error: Error) => events.error(error.message));
   if (beforeEof) await beforeEof().catch((error: Error) => events.error(error.message));
-  finishRecord(plan, outcome);
+  const writable = finishRecord(plan, outcome);
   events.eof();
   events.exit(outcome.code, outcome.signal);
   // The record is committed above; what the close adds is its checkpoint into the database
   // file (2–4 ms of writes and fsyncs), which the daemon need not wait for (bench/README.md).
-  plan.store.db.close();
+  // A store found unwritable is left alone: the exit releases it.
+  if (writable) plan.store.db.close();
   return outcome;
 }
 

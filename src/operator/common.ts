@@ -13,6 +13,7 @@ import { resolveHome } from "../store/home.ts";
 import { getWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { DaemonConfigError, argv0Of, ourRuntimes, readDaemonConfig } from "./daemon-config.ts";
 import { selfCommand, selfEnv } from "../client/self.ts";
+import { shellQuote } from "../shell-quote.ts";
 
 /**
  * The argv[0] the daemon runs this binary with, when `--config` named its runtime: protocol
@@ -202,20 +203,8 @@ export function formatBytes(bytes: number): string {
 /** Control characters (C0, DEL, C1): never written raw to a person's terminal. */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
-/**
- * A word as the shell reads it back: bare when safe, else single-quoted; with a control
- * character, ANSI-C quoted (`$'a\x1bb'`) so no escape sequence reaches the terminal raw.
- */
-export function shellQuote(word: string): string {
-  if (/^[\w@%+=:,./-]+$/.test(word)) return word;
-  if (!CONTROL.test(word)) return `'${word.replaceAll("'", `'\\''`)}'`;
-  const escaped = word.replace(/[\u0000-\u001f\u007f-\u009f'\\]/g, (char) => {
-    if (char === "'" || char === "\\") return `\\${char}`;
-    const code = char.charCodeAt(0);
-    return code < 0x80 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
-  });
-  return `$'${escaped}'`;
-}
+/** How operator commands quote a word for the shell (one home: src/shell-quote.ts). */
+export { shellQuote };
 
 /** Text for a person's terminal: control characters shown as \xHH / \uHHHH, never raw. */
 export function printable(text: string): string {

@@ -4,6 +4,7 @@ import type { Invocation } from "../argv.ts";
 import { bootId, listProcesses, readProcess } from "../platform/process.ts";
 import { SCHEMA_VERSION, readSchemaVersion, storePath } from "../store/db.ts";
 import { listWorkspaces } from "../store/workspaces.ts";
+import { liveHolder } from "../workspace/lock.ts";
 import { TARGET, VERSION } from "../version.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { availableControllers } from "../platform/cgroup.ts";
@@ -51,9 +52,19 @@ function checkDatabase(home: string | null, options: RuntimeOptions): Check {
       };
     }
     if (version < SCHEMA_VERSION) return { name, status: "ok", detail: `${path}: schema version ${version}; migrated to ${SCHEMA_VERSION} on first use (workspaces are kept)` };
-    const all = listWorkspaces(db).length;
-    const owned = listWorkspaces(db, options.owner).length;
-    return { name, status: "ok", detail: `${path}: schema version ${version}, ${all} workspace(s), ${owned} of owner ${JSON.stringify(options.owner)}` };
+    const all = listWorkspaces(db);
+    const owned = all.filter((record) => record.owner === options.owner).length;
+    const detail = `${path}: schema version ${version}, ${all.length} workspace(s), ${owned} of owner ${JSON.stringify(options.owner)}`;
+    const unfinished = all.filter((record) => record.status === "destroying" && !liveHolder(record)).length;
+    const orphans = all.filter((record) => record.orphanedAt !== null).length;
+    const orphaned = orphans ? `, ${orphans} orphan(s) no reconcile removes` : "";
+    if (unfinished === 0) return { name, status: "ok", detail: `${detail}${orphaned}` };
+    return {
+      name,
+      status: "warn",
+      detail: `${detail}, ${unfinished} whose destroy did not finish (their storage is still on disk)${orphaned}`,
+      hint: "paseo-host-runtime ls   # says why each destroy stopped; fix that, then rm -w W finishes it",
+    };
   } catch (error) {
     return { name, status: "fail", detail: `${path}: ${message(error)}` };
   } finally {

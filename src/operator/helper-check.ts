@@ -5,11 +5,12 @@
  * throwaway one: its own runtime home and directory in a temp dir, destroyed and removed after,
  * so doctor leaves nothing behind.
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describeHelperResolution, HELPER_NAME, type HelperResolution } from "../exec/helper.ts";
 import type { RuntimeOptions } from "../options.ts";
 import { lazyOs } from "../platform/lazy.ts";
+import { removeTemporaryTree } from "../workspace/owned-tree.ts";
 import { runOperation } from "./common.ts";
 import { installCommand } from "./installer.ts";
 import type { Check } from "./report.ts";
@@ -86,7 +87,7 @@ async function describeThroughRuntime(given: HelperOptions): Promise<Described> 
     return parseDescribe(ran.stdout);
   } finally {
     runOperation(["destroy", "--workspace-id", workspaceId], { protocolVersion: 1, options }, { timeoutMs: CREATE_TIMEOUT_MS, stderr: "ignore" });
-    rmSync(dir, { recursive: true, force: true });
+    removeTemporaryTree(dir);
   }
 }
 

@@ -2,10 +2,11 @@ import type { Invocation } from "../argv.ts";
 import { readCounter } from "../platform/cgroup.ts";
 import { cgroupMemoryBytes } from "../platform/resources.ts";
 import { isSameProcess } from "../platform/process.ts";
-import { countsAsMissing, listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
+import { listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
+import { unfinishedDestroy } from "../workspace/lock.ts";
 import { rootProblem } from "../workspace/confinement.ts";
 import { diagnose } from "../output.ts";
-import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson } from "./common.ts";
+import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, shellQuote } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 
 /** A workspace as `ls` shows it. */
@@ -22,6 +23,12 @@ interface WorkspaceSummary {
   status: string;
   /** For creating/destroying rows: whether the process doing that work is gone (the next operation takes over). */
   interrupted: boolean;
+  /** For a destroying row: what inspect answers as `error` (why the destroy has not finished, what to do). */
+  unfinishedDestroy: string | null;
+  /** When its configuration last listed it (its create, or a reconcile listing it). */
+  listedAt: string;
+  /** When another configuration of its owner took over its configuration and left it unlisted (an orphan), else null. */
+  orphanedAt: string | null;
   /** host-directory | directory | git (where the files came from). */
   source: string;
   /** existing | branch | checkout | resolved-worktree (as asked for in create). */
@@ -41,7 +48,7 @@ interface WorkspaceSummary {
 
 function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
   const input = record.input as { project?: { source?: { kind?: string } }; placement?: { kind?: string } };
-  const busy = countsAsMissing(record.status);
+  const busy = record.status === "creating" || record.status === "destroying";
   const holderAlive = record.lock !== null && isSameProcess(record.lock);
   return {
     workspaceId: record.workspaceId,
@@ -51,6 +58,9 @@ function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
     configuration: record.configuration,
     status: record.status,
     interrupted: busy && !holderAlive,
+    unfinishedDestroy: unfinishedDestroy(record),
+    listedAt: new Date(record.listedAt).toISOString(),
+    orphanedAt: record.orphanedAt === null ? null : new Date(record.orphanedAt).toISOString(),
     source: input.project?.source?.kind ?? "?",
     placement: input.placement?.kind ?? "?",
     kind: record.kind,
@@ -100,7 +110,7 @@ export function ls(invocation: Invocation): number {
     w.owner,
     w.configuration?.slice(0, 8) ?? "-",
     w.dialect,
-    w.interrupted ? `${w.status} (interrupted)` : w.status,
+    w.interrupted ? `${w.status} (${w.status === "destroying" ? "unfinished" : "interrupted"})` : w.status,
     w.source,
     w.kind ?? w.placement,
     String(w.liveExecutions),
@@ -110,7 +120,9 @@ export function ls(invocation: Invocation): number {
   console.log(formatTable(["WORKSPACE", "OWNER", "CONFIG", "DIALECT", "STATUS", "SOURCE", "KIND", "LIVE", ...(usage ? ["MEMORY", "PIDS"] : []), "ROOT"], rows));
   for (const w of workspaces) {
     if (w.problem) console.log(`! ${w.workspaceId}: ${w.problem}`);
-    if (w.interrupted) console.log(`! ${w.workspaceId}: ${w.status === "creating" ? "create" : "destroy"} was interrupted (its process is gone); \`new\` or \`rm\` of it again takes over`);
+    if (w.unfinishedDestroy) console.log(`! ${w.unfinishedDestroy} (paseo-host-runtime rm -w ${shellQuote(w.workspaceId)})`);
+    else if (w.interrupted) console.log(`! ${w.workspaceId}: create was interrupted (its process is gone); \`new\` or \`rm\` of it again takes over`);
+    if (w.orphanedAt) console.log(`! ${w.workspaceId}: an orphan: its configuration has not listed it since ${w.listedAt}, and another configuration took over its other workspaces on ${w.orphanedAt}; no reconcile removes it (\`paseo-host-runtime orphans\` does, when you ask)`);
   }
   return 0;
 }

@@ -1,12 +1,12 @@
 import type { Invocation } from "../argv.ts";
 import { readOptions } from "../options.ts";
 import { diagnose } from "../output.ts";
-import { countsAsMissing } from "../store/workspaces.ts";
+import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { callOperation, dialectFields, openExistingStore, operatorOptions, printJson, recordedWorkspace } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 
 /** The exec ids of the workspace's live executions. */
-function liveExecIds(options: Record<string, unknown>, workspaceId: string): string[] {
+export function liveExecIds(options: Record<string, unknown>, workspaceId: string): string[] {
   const { store } = openExistingStore(options);
   if (!store) return [];
   try {
@@ -14,6 +14,23 @@ function liveExecIds(options: Record<string, unknown>, workspaceId: string): str
   } finally {
     store.db.close();
   }
+}
+
+/**
+ * Runs this binary's own `destroy` of a recorded workspace in the dialect it was created in,
+ * after `pause` when `stopFirst` (which stops live executions with the grace, as pause does);
+ * false when either failed (the reason is on stderr, after `command: … failed`).
+ */
+export function destroyAsDaemon(command: string, options: Record<string, unknown>, workspaceId: string, record: WorkspaceRecord | null, stopFirst: boolean): boolean {
+  const { dialect, fields } = dialectFields(record);
+  const request = { ...fields, options };
+  // pause stops with the grace; a workspace being created or destroyed has nothing pause could stop.
+  const pausable = record?.status === "ready" || record?.status === "paused";
+  if (stopFirst && pausable && !callOperation(command, ["pause", "--workspace-id", workspaceId], request, dialect)) return false;
+  const response = callOperation(command, ["destroy", "--workspace-id", workspaceId], request, dialect);
+  if (!response) return false;
+  if (response.type !== "ok") throw new Error(`destroy answered ${response.type}, expected ok`);
+  return true;
 }
 
 /**
@@ -39,14 +56,7 @@ export function rm(invocation: Invocation): number {
     );
     return 1;
   }
-  const { dialect, fields } = dialectFields(record);
-  const request = { ...fields, options };
-  // pause stops with the grace; a workspace being created or destroyed has nothing pause could stop.
-  const pausable = record !== null && !countsAsMissing(record.status);
-  if (force && pausable && !callOperation("rm", ["pause", "--workspace-id", workspaceId], request, dialect)) return 1;
-  const response = callOperation("rm", ["destroy", "--workspace-id", workspaceId], request, dialect);
-  if (!response) return 1;
-  if (response.type !== "ok") throw new Error(`destroy answered ${response.type}, expected ok`);
+  if (!destroyAsDaemon("rm", options, workspaceId, record, force)) return 1;
   const existed = record !== null;
   const stopped = force ? live.length : 0;
   if (invocation.switches.has("json")) printJson({ workspaceId, existed, destroyed: true, stoppedExecutions: stopped });

@@ -67,7 +67,7 @@ export function workspaceInspect(invocation: Invocation): number {
     return usable ? 0 : 1;
   }
   if (inspection.status === "ready" || inspection.status === "paused") console.log(stateLines(inspection.state, inspection.placement).join("\n"));
-  else if (inspection.status === "missing") console.log(`workspace ${workspaceId} is missing (no such workspace in this home, or it is being created or destroyed)`);
+  else if (inspection.status === "missing") console.log(`workspace ${workspaceId} is missing (no such workspace in this home, or its create has not finished)`);
   else console.log(`workspace ${workspaceId} is in error: ${inspection.message}`);
   return usable ? 0 : 1;
 }

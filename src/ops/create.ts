@@ -5,7 +5,7 @@ import { resolveHome } from "../store/home.ts";
 import { getWorkspace } from "../store/workspaces.ts";
 import { once } from "../platform/lazy.ts";
 import { applyWorkspaceLimits, checkLimits, resolveContainment, wantsLimits } from "../workspace/containment.ts";
-import { claimCreate, finishCreate, madeFreshContent, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
+import { branchMadeFor, claimCreate, finishCreate, madeFreshContent, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
 import { createInputOf, effectiveHostDirectory, keptInput } from "../workspace/input.ts";
 import { childTracker, repoGuard } from "../workspace/lock.ts";
 import { materialize } from "../workspace/materialize.ts";
@@ -53,6 +53,7 @@ export async function create(invocation: Invocation): Promise<number> {
         note: noteIntent(db, input.workspaceId),
         tracker: childTracker(db, input.workspaceId),
         guard: repoGuard(db),
+        madeBranch: branchMadeFor(db, input.workspaceId, owner),
       });
       const recorded = getWorkspace(db, input.workspaceId)?.cgroup ?? null;
       if (checkedFirst || recorded !== null) applyWorkspaceLimits(db, input.workspaceId, recorded, containment(), options);

@@ -27,20 +27,19 @@ export async function exec(invocation: Invocation): Promise<number> {
   const facts = { mode: envelope.stdio.kind, purpose: envelope.purpose.kind };
   logTo(invocation, envelope);
   const run = envelope.stdio.kind === "pty" ? runPty : runPipes;
-  let prepared = false;
+  let plan;
   let outcome;
   try {
-    const plan = prepareLaunch(invocation.flags.get("workspace-id")!, envelope);
-    prepared = true;
+    plan = prepareLaunch(invocation.flags.get("workspace-id")!, envelope);
     outcome = await run(plan, controls, signals);
   } catch (error) {
     // Whatever stops prepareLaunch refuses the exec; after it, only NotLaunched does.
-    if (!prepared || error instanceof NotLaunched) return refused(facts, error);
+    if (!plan || error instanceof NotLaunched) return refused(facts, error);
     logExecFailed(facts, error);
     throw error;
   }
   logExecExited(facts, outcome.code, outcome.signal);
-  return mirrorExit(outcome.code, outcome.signal);
+  return mirrorExit(outcome.code, outcome.signal, plan.store.abandoned === true);
 }
 
 /** The runtime log of the home the envelope's options select; bad options are prepareLaunch's to report. */

@@ -3,7 +3,7 @@
  * what makes "the directory that was checked" and "the directory a workload starts in" the same
  * directory, whatever a racing process renames or replaces in between.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, type BigIntStats } from "node:fs";
+import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, type BigIntStats, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { fchdir, openat, openat2Beneath, SystemCallError } from "./libc.ts";
 import { isLinux } from "./os.ts";
@@ -129,6 +129,60 @@ export function lstatEntry(dirFd: number, dirPath: string, name: string): BigInt
 /** Opens the subdirectory `name` of `dirFd` (never through a symlink). */
 export function openSubdirectory(dirFd: number, name: string): number {
   return openat(dirFd, name, DIRECTORY);
+}
+
+/** The entries of the directory open at `dirFd`, with the type readdir reports (it may be stale). */
+export function listEntries(dirFd: number, dirPath: string): Dirent[] {
+  return readdirSync(isLinux ? `/proc/self/fd/${dirFd}` : dirPath, { withFileTypes: true });
+}
+
+/**
+ * Opens the subdirectory `name` of `dirFd`, never through a symlink, unless it is a mount
+ * point: null then. On Linux 5.6+ the kernel decides (openat2 RESOLVE_NO_XDEV refuses any mount,
+ * a bind mount of the same filesystem included); elsewhere a mount point is a directory on
+ * another device than `dirFd`'s, which misses a bind mount of the same filesystem. Throws the
+ * open's error (ENOTDIR, ELOOP for a symlink, ENOENT, EACCES…).
+ */
+export function openSubdirectoryOnSameMount(dirFd: number, name: string, flags = DIRECTORY): number | null {
+  if (openat2Available) {
+    try {
+      return openat2Beneath(dirFd, name, flags, true);
+    } catch (error) {
+      if (!(error instanceof SystemCallError)) throw error;
+      if (error.code === "EXDEV") return null;
+      if (!NO_OPENAT2.has(error.code)) throw error;
+      openat2Available = false;
+    }
+  }
+  const fd = openat(dirFd, name, flags);
+  if (fstatSync(fd, { bigint: true }).dev === fstatSync(dirFd, { bigint: true }).dev) return fd;
+  closeSync(fd);
+  return null;
+}
+
+/** Linux's O_PATH: a descriptor naming an inode, opened without any permission on it. */
+const O_PATH = 0o10000000;
+
+/**
+ * Gives this user rwx on the subdirectory `name` of `dirFd` (a workload may leave `chmod 000`
+ * directories behind, which cannot be opened to be emptied), never through a symlink, never
+ * across a mount: false when it is a mount point. Linux changes exactly the directory found
+ * through an O_PATH descriptor; elsewhere (macOS, unverified) the entry is checked, then
+ * changed by path.
+ */
+export function makeSubdirectoryOwnable(dirFd: number, dirPath: string, name: string): boolean {
+  if (!isLinux) {
+    if (lstatEntry(dirFd, dirPath, name).isDirectory()) chmodSync(join(dirPath, name), 0o700);
+    return true;
+  }
+  const fd = openSubdirectoryOnSameMount(dirFd, name, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW | O_CLOEXEC);
+  if (fd === null) return false;
+  try {
+    chmodSync(`/proc/self/fd/${fd}`, 0o700);
+  } finally {
+    closeSync(fd);
+  }
+  return true;
 }
 
 /**

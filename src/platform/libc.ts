@@ -27,6 +27,7 @@ function load() {
     tcflow: { args: ["i32", "i32"], returns: "i32" },
     pipe: { args: ["ptr"], returns: "i32" },
     flock: { args: ["i32", "i32"], returns: "i32" },
+    _exit: { args: ["i32"], returns: "void" },
   }).symbols;
 }
 
@@ -55,6 +56,12 @@ function linux() {
 /** dup2(2); throws with the call named on failure. */
 export function dup2(from: number, to: number): void {
   if (libc().dup2(from, to) < 0) throw new Error(`dup2(${from}, ${to}) failed`);
+}
+
+/** _exit(2): ends this process at once, running no exit handler (Bun's closes every open database). */
+export function exitImmediately(code: number): never {
+  libc()._exit(code);
+  throw new Error("_exit returned");
 }
 
 /** Sets RLIMIT_CORE to 0 so re-raising a core-dumping signal does not write a ~100 MiB core. */
@@ -140,6 +147,7 @@ export function openat(dirFd: number, name: string, flags: number): number {
 }
 
 /** struct open_how's `resolve` bits (linux/openat2.h). */
+const RESOLVE_NO_XDEV = 0x01n;
 const RESOLVE_NO_SYMLINKS = 0x04n;
 const RESOLVE_BENEATH = 0x08n;
 /** openat2 has the same number on every Linux architecture (it is newer than the unified table). */
@@ -147,13 +155,16 @@ const SYS_OPENAT2 = 437;
 
 /**
  * openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: the kernel refuses any `..` that
- * leaves `dirFd` and any symlink on the way (ELOOP), in one atomic walk. Linux 5.6+.
+ * leaves `dirFd` and any symlink on the way (ELOOP), in one atomic walk. With `sameMount`, also
+ * RESOLVE_NO_XDEV: crossing into any mount, a bind mount of the same filesystem included, fails
+ * with EXDEV. Linux 5.6+.
  */
-export function openat2Beneath(dirFd: number, path: string, flags: number): number {
+export function openat2Beneath(dirFd: number, path: string, flags: number, sameMount = false): number {
   const lib = (syscallLib ??= loadSyscall());
-  const how = new BigUint64Array([BigInt(flags), 0n, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS]);
+  const resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | (sameMount ? RESOLVE_NO_XDEV : 0n);
+  const how = new BigUint64Array([BigInt(flags), 0n, resolve]);
   const fd = Number(lib.syscall(SYS_OPENAT2, dirFd, cString(path), ffi().ptr(how), how.byteLength));
-  if (fd < 0) throw failed(errnoOf(lib), `openat2(${JSON.stringify(path)}, RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS)`);
+  if (fd < 0) throw failed(errnoOf(lib), `openat2(${JSON.stringify(path)}, RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS${sameMount ? "|RESOLVE_NO_XDEV" : ""})`);
   return fd;
 }
 

@@ -3,7 +3,7 @@
  * the runtime itself reaches it: ssh in batch mode, a quiet remote shell, the remote binary at
  * this version, its own `doctor`, and the round-trip time of a shared connection.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { UsageError, commandUsage, parseArgs, type CommandTable } from "../argv.ts";
 import { diagnose, writeAll } from "../output.ts";
@@ -13,6 +13,7 @@ import { shellQuote } from "../operator/common.ts";
 import { installCommand } from "../operator/installer.ts";
 import { renderChecks, summaryLine, type Check } from "../operator/report.ts";
 import { VERSION } from "../version.ts";
+import { removeTemporaryTree } from "../workspace/owned-tree.ts";
 import { remoteOwner } from "./context.ts";
 import { closeShared, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
 import { parseSshUrl, type RemoteHost } from "../ssh-url.ts";
@@ -169,7 +170,7 @@ async function checkRoundTrip(host: RemoteHost, base: SshSettings): Promise<Chec
     }
   } finally {
     closeShared(host, settings);
-    rmSync(dir, { recursive: true, force: true });
+    removeTemporaryTree(dir);
   }
   times.sort((a, b) => a - b);
   const median = times[Math.floor(times.length / 2)]!;

@@ -1,10 +1,10 @@
 import { Database, constants } from "bun:sqlite";
-import { existsSync, realpathSync } from "node:fs";
+import { accessSync, constants as fsConstants, existsSync, realpathSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { scrubUrlCredentials } from "../redact.ts";
 import { checkHome, ensureHome, homeEntry, resolveHome, type HomeOptions } from "./home.ts";
 import { digestInputText } from "./input-digest.ts";
-import { withWriterLock } from "./writer-lock.ts";
+import { WRITER_LOCK_BYTES, withWriterLock, writerLockPath } from "./writer-lock.ts";
 
 /**
  * Bumped on every change. An older database is migrated (MIGRATIONS); a newer one is refused.
@@ -14,8 +14,12 @@ import { withWriterLock } from "./writer-lock.ts";
  *    instance_id, configuration); the remote_placements table records where each workspace of
  *    a `--remote` runtime lives (src/store/placements.ts); workspaces and executions record
  *    their cgroup (cgroup, see src/workspace/containment.ts).
+ * 3: a destroy that could not finish records why (destroy_problem); each workspace records when
+ *    its configuration last listed it (listed_at) and when a reconcile of another configuration
+ *    left it behind, an orphan (orphaned_at); the made_branches table keeps the branches a
+ *    create made for a workspace id after the workspace is gone (src/store/branches.ts).
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** Where each workspace of a `--remote` runtime lives (src/store/placements.ts). */
 const REMOTE_PLACEMENTS = `
@@ -25,6 +29,22 @@ CREATE TABLE remote_placements (
   host TEXT NOT NULL,
   placed_at INTEGER NOT NULL,
   PRIMARY KEY (owner, workspace_id)
+) STRICT;
+`;
+
+/**
+ * The branches a create made in a user's repository, by workspace id, kept after the workspace
+ * is gone (src/store/branches.ts): what lets the same workspace be created again on its branch.
+ */
+const MADE_BRANCHES = `
+CREATE TABLE made_branches (
+  common_dir TEXT NOT NULL,
+  branch TEXT NOT NULL,
+  workspace_id TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  base_commit TEXT NOT NULL,
+  made_at INTEGER NOT NULL,
+  PRIMARY KEY (common_dir, branch)
 ) STRICT;
 `;
 
@@ -69,7 +89,14 @@ CREATE TABLE workspaces (
   instance_id TEXT,
   configuration TEXT,
   -- The workspace's cgroup v2 directory once one was made (its limits live there).
-  cgroup TEXT
+  cgroup TEXT,
+  -- Why the last destroy stopped before removing everything (status stays 'destroying').
+  destroy_problem TEXT,
+  -- When its configuration last listed it (create, or a reconcile listing it); NULL: before schema 3.
+  listed_at INTEGER,
+  -- When a reconcile of another configuration of its owner took over its configuration's
+  -- workspaces and did not list this one: an orphan (see src/ops/reconcile.ts).
+  orphaned_at INTEGER
 ) STRICT;
 CREATE INDEX workspaces_owner ON workspaces (owner);
 -- Serializes git worktree changes per repository (its common git dir) within this home:
@@ -103,7 +130,7 @@ CREATE TABLE executions (
   PRIMARY KEY (workspace_id, exec_id)
 ) STRICT;
 CREATE INDEX executions_live ON executions (workspace_id) WHERE finished_at IS NULL;
-${REMOTE_PLACEMENTS}`;
+${REMOTE_PLACEMENTS}${MADE_BRANCHES}`;
 
 /**
  * From version N to N + 1, run in order inside migrate()'s write transaction (`home` holds the
@@ -123,6 +150,13 @@ ALTER TABLE workspaces ADD COLUMN cgroup TEXT;
 ALTER TABLE executions ADD COLUMN cgroup TEXT;
 ${REMOTE_PLACEMENTS}`);
     removeStoredCredentials(db, home);
+  },
+  2: (db) => {
+    db.run(`
+ALTER TABLE workspaces ADD COLUMN destroy_problem TEXT;
+ALTER TABLE workspaces ADD COLUMN listed_at INTEGER;
+ALTER TABLE workspaces ADD COLUMN orphaned_at INTEGER;
+${MADE_BRANCHES}`);
   },
 };
 
@@ -144,6 +178,12 @@ function removeStoredCredentials(db: Database, home: string): void {
 export interface Store {
   db: Database;
   home: string;
+  /**
+   * Set when the store was found unwritable (storeWriteProblem) by a process that had it open:
+   * it must not touch it again, nor close it, nor exit through Bun's exit path, which closes
+   * every open database (exec/mirror.ts exits at once instead).
+   */
+  abandoned?: boolean;
 }
 
 /** The database file inside a runtime home. */
@@ -259,6 +299,36 @@ export function writeTransaction<T>(db: Database, fn: () => T): T {
 /** Whether a database lives in a file (not ":memory:" or a temporary one). */
 function isFile(filename: string): boolean {
   return filename !== "" && filename !== ":memory:";
+}
+
+/** SQLite maps its -shm file in regions of this size (the WAL index); a shorter file faults on access. */
+const SHM_REGION_BYTES = 32768;
+
+/**
+ * Why the store cannot be written safely right now, or null. A connection maps the WAL index
+ * (-shm) and the writer lock shared and writable, so a write through either to a file the
+ * kernel now refuses does not fail: it kills the process (SIGBUS). That happens to a file made
+ * immutable (ext4 refuses the page fault; access(2) says EPERM), on a read-only filesystem
+ * (EROFS), and to a mapped file cut shorter than its mapping. Asked by the exec wrapper before
+ * every write after `started`, whose connection predates whatever happened since; a change in
+ * the moment between this question and the write is not covered.
+ */
+export function storeWriteProblem(path: string): string | null {
+  const files: [string, number][] = [[path, 0], [`${path}-wal`, 0], [`${path}-shm`, SHM_REGION_BYTES], [writerLockPath(path), WRITER_LOCK_BYTES]];
+  for (const [file, mapped] of files) {
+    try {
+      accessSync(file, fsConstants.W_OK);
+      const size = mapped > 0 ? statSync(file).size : 0;
+      if (size < mapped) return `${file} is shorter (${size} bytes) than its shared mapping (${mapped} bytes): it was cut short`;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // A file deleted under us: the mapping still holds its old inode, which stays writable.
+      if (code === "ENOENT") continue;
+      const why = code === "EPERM" ? "immutable? lsattr shows it, chattr -i clears it" : code === "EROFS" ? "its filesystem is read-only" : (error as Error).message;
+      return `${file} cannot be written (${code}: ${why})`;
+    }
+  }
+  return null;
 }
 
 /** Milliseconds since the epoch, the unit of every *_at column. */

@@ -7,14 +7,20 @@ export type { ProcessIdentity };
 
 /**
  * creating: intent recorded, materialization under way (or abandoned by a dead creator);
- * ready / paused: a usable workspace; destroying: removal under way (or abandoned).
- * Only ready and paused rows are workspaces to the outside world.
+ * ready / paused: a usable workspace; destroying: removal under way, or stopped before it
+ * removed everything (destroyProblem says why when it could say; a destroy again finishes it).
  */
-type WorkspaceStatus = "creating" | "ready" | "paused" | "destroying";
+export type WorkspaceStatus = "creating" | "ready" | "paused" | "destroying";
 
-/** The one rule of what is not (or no longer) a workspace: a create or a destroy under way, or abandoned, counts as missing. */
+/**
+ * The one rule of what is not a workspace (yet): a create under way or abandoned counts as
+ * missing, since nothing usable was ever answered for it; create again, destroy or reconcile
+ * reach what it left. A destroy under way or stopped does not: what it has not removed is still
+ * the workspace's, reported as an error until a destroy finishes (workspace/lock.ts
+ * unfinishedDestroy), so that it never belongs to nobody.
+ */
 export function countsAsMissing(status: WorkspaceStatus): boolean {
-  return status === "creating" || status === "destroying";
+  return status === "creating";
 }
 
 /** How the root came to be: adopted in place, or owned storage under the runtime home. */
@@ -37,6 +43,8 @@ export interface WorkspaceDetails {
   scratchRef?: string;
   /** A paseo.json this create copied into the root: removed again only if the create fails. */
   seeded?: { from: string; into: string };
+  /** Set when a destroy took over a create that never finished: a destroy resuming it still undoes that create. */
+  abandonedCreate?: boolean;
   /** Recorded from the create input; no other effect yet. */
   markFirstAgentBranchAutoName?: boolean;
 }
@@ -86,6 +94,12 @@ export interface WorkspaceRecord {
   updatedAt: number;
   /** The workspace's cgroup directory once one was made (cgroup containment), else null. */
   cgroup: string | null;
+  /** Why the last destroy stopped before it removed everything (status `destroying`), else null. */
+  destroyProblem: string | null;
+  /** When its configuration last listed it: its create, or a reconcile listing it. */
+  listedAt: number;
+  /** When a reconcile of another configuration of its owner took over its configuration and left it unlisted: an orphan. */
+  orphanedAt: number | null;
 }
 
 interface Row {
@@ -113,6 +127,9 @@ interface Row {
   checkout_identity: string | null;
   worktree_gitdir: string | null;
   cgroup: string | null;
+  destroy_problem: string | null;
+  listed_at: number | null;
+  orphaned_at: number | null;
 }
 
 function fromRow(row: Row): WorkspaceRecord {
@@ -136,6 +153,9 @@ function fromRow(row: Row): WorkspaceRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     cgroup: row.cgroup,
+    destroyProblem: row.destroy_problem,
+    listedAt: row.listed_at ?? row.created_at,
+    orphanedAt: row.orphaned_at,
   };
 }
 
@@ -173,8 +193,8 @@ export function insertCreating(
   const at = now();
   db.query(
     `INSERT INTO workspaces (workspace_id, owner, dialect, instance_id, configuration, status, input_json, input_digest, host_directory, details_json,
-       lock_pid, lock_start, lock_boot, lock_op, created_at, updated_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, 'creating', ?6, ?7, ?8, '{}', ?9, ?10, ?11, ?12, ?13, ?13)`,
+       lock_pid, lock_start, lock_boot, lock_op, created_at, updated_at, listed_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, 'creating', ?6, ?7, ?8, '{}', ?9, ?10, ?11, ?12, ?13, ?13, ?13)`,
   ).run(
     row.workspaceId,
     row.owner,
@@ -207,6 +227,9 @@ interface WorkspacePatch {
   /** Reconcile adopts a listed workspace into the configuration that listed it. */
   configuration?: string;
   cgroup?: string | null;
+  destroyProblem?: string | null;
+  listedAt?: number;
+  orphanedAt?: number | null;
 }
 
 /** Applies `patch` to a row; returns false when no such row exists. */
@@ -241,6 +264,9 @@ export function updateWorkspace(db: Database, workspaceId: string, patch: Worksp
   }
   if (patch.configuration !== undefined) set("configuration", patch.configuration);
   if (patch.cgroup !== undefined) set("cgroup", patch.cgroup);
+  if (patch.destroyProblem !== undefined) set("destroy_problem", patch.destroyProblem);
+  if (patch.listedAt !== undefined) set("listed_at", patch.listedAt);
+  if (patch.orphanedAt !== undefined) set("orphaned_at", patch.orphanedAt);
   set("updated_at", now());
   values.push(workspaceId);
   const result = db.query(`UPDATE workspaces SET ${sets.join(", ")} WHERE workspace_id = ?${values.length}`).run(...values);

@@ -61,6 +61,9 @@ export function writerLockPath(databasePath: string): string {
   return `${databasePath}${WRITER_LOCK_SUFFIX}`;
 }
 
+/** The fewest bytes the lock file has once mapped: a shorter one faults (SIGBUS) on the next access. */
+export const WRITER_LOCK_BYTES = FILE_BYTES;
+
 /** Runs `fn` holding the writer lock of the database at `databasePath`. */
 export function withWriterLock<T>(databasePath: string, fn: () => T, stallLimitMs = STALL_LIMIT_MS): T {
   const lock = openLock(writerLockPath(databasePath));

@@ -2,8 +2,9 @@
 import type { Database } from "bun:sqlite";
 import { closeDescriptor } from "../platform/directory.ts";
 import { writeTransaction } from "../store/db.ts";
-import { countsAsMissing, getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
+import { getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { openRoot, RootProblem, sameConfinement, type OpenRoot } from "./confinement.ts";
+import { requireExisting } from "./lock.ts";
 import { assertOwner, type Ownership } from "./owner.ts";
 
 /**
@@ -15,7 +16,7 @@ function requireReadyWorkspace(db: Database, workspaceId: string, owner: Ownersh
   const record = getWorkspace(db, workspaceId);
   if (!record) throw new Error(`workspace ${name} does not exist`);
   assertOwner(record, owner);
-  if (countsAsMissing(record.status)) throw new Error(`workspace ${name} does not exist`);
+  requireExisting(record);
   if (record.status === "paused") throw new Error(`workspace ${name} is paused`);
   return record;
 }

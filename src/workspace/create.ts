@@ -7,12 +7,13 @@ import { removeWorkspaceCgroup } from "./containment.ts";
 import { stopWorkspaceExecutions } from "./executions.ts";
 import { diagnose } from "../output.ts";
 import { selfIdentity } from "../platform/process.ts";
+import { madeBranch, recordMadeBranch } from "../store/branches.ts";
 import { deleteExecutions } from "../store/executions.ts";
-import { countsAsMissing, deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type MaterializationKind, type WorkspaceRecord } from "../store/workspaces.ts";
+import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type MaterializationKind, type WorkspaceRecord } from "../store/workspaces.ts";
 import type { Built } from "./materialize.ts";
 import { captureConfinement, RootProblem } from "./confinement.ts";
 import { createConflict, type KeptInput } from "./input.ts";
-import { childTracker, repoGuard, liveHolder, reapOrphanChild, releaseLock, takeLock, untilFree } from "./lock.ts";
+import { repoGuard, liveHolder, reapOrphanChild, releaseLock, takeLock, unfinishedDestroy, untilFree } from "./lock.ts";
 import { writeTransaction } from "../store/db.ts";
 import { assertOwner, type Ownership } from "./owner.ts";
 import { removeOwned } from "./remove.ts";
@@ -23,7 +24,8 @@ type CreateClaim = { existing: WorkspaceRecord } | { existing: null; abandoned: 
 /**
  * Claims `input.workspaceId` for creation. An existing workspace with the same input is the
  * answer (idempotence); with another input it is a conflict. A create or destroy still running
- * is waited for; one whose process died is taken over (`abandoned`, to be recovered).
+ * is waited for; a create whose process died is taken over (`abandoned`, to be recovered); a
+ * destroy that stopped is refused with its reason: only a destroy finishes it.
  */
 export async function claimCreate(db: Database, kept: KeptInput, owner: Ownership, hostDirectory: "adopt" | "clone"): Promise<CreateClaim> {
   const { input, inputDigest } = kept;
@@ -34,7 +36,8 @@ export async function claimCreate(db: Database, kept: KeptInput, owner: Ownershi
       return { done: { existing: null, abandoned: null } };
     }
     assertOwner(record, owner);
-    if (!countsAsMissing(record.status)) {
+    if (record.status === "destroying" && !liveHolder(record)) throw new Error(unfinishedDestroy(record)!);
+    if (record.status === "ready" || record.status === "paused") {
       const conflict = createConflict(record, { input, inputDigest, hostDirectory });
       if (conflict) {
         throw new Error(`workspace ${JSON.stringify(workspaceId)} already exists with a different create input: ${conflict}; destroy it first or use another workspace id`);
@@ -48,9 +51,9 @@ export async function claimCreate(db: Database, kept: KeptInput, owner: Ownershi
 }
 
 /**
- * Cleans up after a create or destroy that died midway: kills the git it left running, stops
- * any execution, removes its storage (undoing a create's branch and seed), then makes the
- * record a fresh `creating` record for the kept input.
+ * Cleans up after a create that died midway: kills the git it left running, stops any
+ * execution, removes its storage (undoing its branch and seed), then makes the record a fresh
+ * `creating` record for the kept input.
  */
 export async function recoverAbandoned(db: Database, home: string, previous: WorkspaceRecord, kept: KeptInput, hostDirectory: "adopt" | "clone"): Promise<void> {
   const workspaceId = previous.workspaceId;
@@ -58,12 +61,7 @@ export async function recoverAbandoned(db: Database, home: string, previous: Wor
   await reapOrphanChild(db, previous);
   await stopWorkspaceExecutions(db, workspaceId, 0, previous.cgroup);
   if (previous.cgroup) removeWorkspaceCgroup(previous.cgroup);
-  await removeOwned(home, previous, {
-    undo: previous.status === "creating",
-    tracker: childTracker(db, workspaceId),
-    guard: repoGuard(db),
-    staleLocks: true,
-  });
+  await removeOwned(home, previous, { undo: true, guard: repoGuard(db), staleLocks: true });
   writeTransaction(db, () => {
     deleteExecutions(db, workspaceId);
     updateWorkspace(db, workspaceId, { status: "creating", input: kept.input, inputDigest: kept.inputDigest, hostDirectory, kind: null, root: null, details: {}, cgroup: null });
@@ -94,8 +92,25 @@ export function finishCreate(db: Database, workspaceId: string, built: Built): W
   }
   return writeTransaction(db, () => {
     updateWorkspace(db, workspaceId, { status: "ready", kind: built.kind, root: built.root, details: built.details, confinement, lock: null, child: null });
-    return getWorkspace(db, workspaceId)!;
+    const record = getWorkspace(db, workspaceId)!;
+    const { commonDir, branchChange } = built.details;
+    // A branch it made (not one it found or moved) stays this workspace id's after destroy.
+    if (commonDir && branchChange?.before === null && branchChange.after) {
+      recordMadeBranch(db, { commonDir, branch: branchChange.name, workspaceId, owner: record.owner, baseCommit: branchChange.after });
+    }
+    return record;
   });
+}
+
+/**
+ * For materialize: the commit branch `branch` of the repository at `commonDir` was made at, when
+ * an earlier create of this same workspace id and owner made it; else null.
+ */
+export function branchMadeFor(db: Database, workspaceId: string, owner: Ownership): (commonDir: string, branch: string) => string | null {
+  return (commonDir, branch) => {
+    const made = madeBranch(db, commonDir, branch);
+    return made && made.workspaceId === workspaceId && made.owner === owner.owner ? made.baseCommit : null;
+  };
 }
 
 /**
@@ -106,7 +121,7 @@ export async function undoCreate(db: Database, home: string, workspaceId: string
   const record = getWorkspace(db, workspaceId);
   if (!record) return;
   try {
-    await removeOwned(home, record, { undo: true, tracker: childTracker(db, workspaceId), guard: repoGuard(db) });
+    await removeOwned(home, record, { undo: true, guard: repoGuard(db) });
     if (record.cgroup) removeWorkspaceCgroup(record.cgroup);
     writeTransaction(db, () => {
       deleteExecutions(db, workspaceId);

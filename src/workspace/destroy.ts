@@ -3,12 +3,13 @@ import type { Database } from "bun:sqlite";
 import { removeWorkspaceCgroup } from "./containment.ts";
 import { stopWorkspaceExecutions } from "./executions.ts";
 import { deleteExecutions, deleteOrphanRecords } from "../store/executions.ts";
-import { deleteWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
-import { childTracker, repoGuard, liveHolder, reapOrphanChild, takeLock, untilFree } from "./lock.ts";
+import { deleteWorkspace, getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
+import { repoGuard, liveHolder, reapOrphanChild, releaseLock, takeLock, unfinishedDestroy, untilFree } from "./lock.ts";
 import { writeTransaction } from "../store/db.ts";
 import { assertOwner, type Ownership } from "./owner.ts";
 import { removeOwned } from "./remove.ts";
 import { logLine } from "../log/runtime-log.ts";
+import { diagnose } from "../output.ts";
 
 /**
  * Destroys `workspaceId` if it exists (idempotent): waits for a live operation on it to end,
@@ -16,6 +17,9 @@ import { logLine } from "../log/runtime-log.ts";
  * gone, removes its cgroups and the owned storage (never an adopted directory), then forgets
  * the records.
  * A create that died midway is undone completely, including the branch it made.
+ * A destroy that cannot finish (a mount point inside, an immutable file, a full disk) records
+ * why and leaves the workspace `destroying`: inspect says so, everything but destroy refuses
+ * it, and the next destroy resumes where this one stopped. It throws saying exactly that.
  * Returns false when there was nothing to destroy.
  */
 export async function destroyWorkspace(db: Database, home: string, workspaceId: string, owner: Ownership): Promise<boolean> {
@@ -24,7 +28,9 @@ export async function destroyWorkspace(db: Database, home: string, workspaceId: 
     assertOwner(record, owner);
     if (liveHolder(record)) return { wait: record };
     takeLock(db, workspaceId, "destroy");
-    updateWorkspace(db, workspaceId, { status: "destroying" });
+    // A create that never finished stays one to undo, however many destroys it takes.
+    const details = undoesCreate(record) ? { ...record.details, abandonedCreate: true } : record.details;
+    updateWorkspace(db, workspaceId, { status: "destroying", destroyProblem: null, details });
     return { done: record };
   });
   if (!previous) {
@@ -32,12 +38,11 @@ export async function destroyWorkspace(db: Database, home: string, workspaceId: 
     writeTransaction(db, () => deleteOrphanRecords(db, workspaceId));
     return false;
   }
-  await reapOrphanChild(db, previous);
-  await stopWorkspaceExecutions(db, workspaceId, 0, previous.cgroup);
-  if (previous.cgroup) removeWorkspaceCgroup(previous.cgroup);
-  // A record still `creating` here belongs to a create that died (live ones are waited for).
-  const abandonedCreate = previous.status === "creating";
-  await removeOwned(home, previous, { undo: abandonedCreate, staleLocks: abandonedCreate, tracker: childTracker(db, workspaceId), guard: repoGuard(db) });
+  try {
+    await removeEverything(db, home, previous);
+  } catch (error) {
+    throw new Error(recordUnfinished(db, workspaceId, error as Error));
+  }
   writeTransaction(db, () => {
     deleteExecutions(db, workspaceId);
     deleteWorkspace(db, workspaceId);
@@ -45,4 +50,37 @@ export async function destroyWorkspace(db: Database, home: string, workspaceId: 
   // For reconcile above all: which workspaces it removed is what an operator asks afterwards.
   logLine("info", "removed", { workspaceId, status: previous.status, kind: previous.kind, root: previous.root });
   return true;
+}
+
+/** Everything but the records: executions, the git left running, cgroups, owned storage. */
+async function removeEverything(db: Database, home: string, previous: WorkspaceRecord): Promise<void> {
+  await reapOrphanChild(db, previous);
+  await stopWorkspaceExecutions(db, previous.workspaceId, 0, previous.cgroup);
+  if (previous.cgroup) removeWorkspaceCgroup(previous.cgroup);
+  const undo = undoesCreate(previous);
+  await removeOwned(home, previous, { undo, staleLocks: undo, guard: repoGuard(db) });
+}
+
+/** A record still `creating` here belongs to a create that died (live ones are waited for). */
+function undoesCreate(record: WorkspaceRecord): boolean {
+  return record.status === "creating" || record.details.abandonedCreate === true;
+}
+
+/**
+ * Records why the destroy stopped and releases the lock; returns what every later operation
+ * will say (lock.ts unfinishedDestroy). A store that refuses even this keeps our dead lock,
+ * which says "interrupted" just as well.
+ */
+function recordUnfinished(db: Database, workspaceId: string, error: Error): string {
+  try {
+    writeTransaction(db, () => updateWorkspace(db, workspaceId, { destroyProblem: error.message }));
+    releaseLock(db, workspaceId);
+    const record = getWorkspace(db, workspaceId);
+    const message = (record && unfinishedDestroy(record)) ?? error.message;
+    logLine("warn", "destroy-unfinished", { workspaceId, message: error.message });
+    return message;
+  } catch (recording) {
+    diagnose(`cannot record why the destroy of workspace ${JSON.stringify(workspaceId)} stopped: ${(recording as Error).message}`);
+    return `workspace ${JSON.stringify(workspaceId)} is not fully destroyed: ${error.message}; destroy it again to finish`;
+  }
 }

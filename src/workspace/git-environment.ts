@@ -148,7 +148,7 @@ function sshCommandConfigured(cwd: string | undefined, env: Record<string, strin
 /**
  * The oldest git every operation works with: 2.31 brought `rev-parse --path-format` (finding a
  * host repository) and GIT_CONFIG_COUNT (git's protocol, low-speed and credential settings
- * above). `git worktree remove` (destroy) needs 2.17. `doctor` checks it.
+ * above). `doctor` checks it.
  */
 export const MIN_GIT: readonly [number, number] = [2, 31];
 

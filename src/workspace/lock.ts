@@ -56,15 +56,38 @@ export async function untilFree<T>(db: Database, workspaceId: string, attempt: (
 }
 
 /**
+ * Why a workspace whose destroy has not finished may not be used, or null when no destroy is
+ * under way: a destroy still running (its live holder), or one that stopped (the reason it
+ * recorded, or its process died). inspect answers it as `error`, and every other operation
+ * but destroy refuses with these same words.
+ */
+export function unfinishedDestroy(record: WorkspaceRecord): string | null {
+  if (record.status !== "destroying") return null;
+  const name = JSON.stringify(record.workspaceId);
+  const holder = liveHolder(record);
+  if (holder) return `workspace ${name} is being destroyed (pid ${holder.pid}); nothing else may use it`;
+  const why = record.destroyProblem ?? `its destroy was interrupted (pid ${record.lock?.pid ?? "?"} is gone)`;
+  return `workspace ${name} is not fully destroyed: ${why}; destroy it again to finish (what is left stays the workspace's until then)`;
+}
+
+/** Throws unless the record is a workspace that exists and is not being destroyed. */
+export function requireExisting(record: WorkspaceRecord): void {
+  if (countsAsMissing(record.status)) throw new Error(`workspace ${JSON.stringify(record.workspaceId)} does not exist`);
+  const unfinished = unfinishedDestroy(record);
+  if (unfinished) throw new Error(unfinished);
+}
+
+/**
  * Takes the lock of a ready or paused workspace for `op`, waiting while a live process holds
- * it, and sets `status` in the same transaction when given. Missing, still being created or
- * being destroyed: "does not exist". Returns the record as it was before the claim.
+ * it, and sets `status` in the same transaction when given. Missing or still being created:
+ * "does not exist"; being destroyed: why (unfinishedDestroy). Returns the record as it was
+ * before the claim.
  */
 export async function claimExisting(db: Database, workspaceId: string, owner: Ownership, op: string, status?: "ready" | "paused"): Promise<WorkspaceRecord> {
   return await untilFree<WorkspaceRecord>(db, workspaceId, (record) => {
     if (!record) throw new Error(`workspace ${JSON.stringify(workspaceId)} does not exist`);
     assertOwner(record, owner);
-    if (countsAsMissing(record.status)) throw new Error(`workspace ${JSON.stringify(workspaceId)} does not exist`);
+    requireExisting(record);
     if (liveHolder(record)) return { wait: record };
     updateWorkspace(db, workspaceId, { lock: { holder: selfIdentity(), op }, ...(status ? { status } : {}) });
     return { done: record };

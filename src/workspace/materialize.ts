@@ -3,7 +3,7 @@
  * the disk is announced first with `note` (the durable intent), so that a create killed at any
  * instant can be undone exactly by whoever comes next (see remove.ts).
  */
-import { constants, copyFileSync, lstatSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { constants, copyFileSync, lstatSync, mkdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { CreateInput } from "../protocol/index.ts";
 import type { MaterializationKind, WorkspaceDetails } from "../store/workspaces.ts";
@@ -20,15 +20,18 @@ import {
   deleteScratchRef,
   fetchCommit,
   headCommit,
+  isAncestor,
   moveBranch,
   repoInfo,
   requireNewBranch,
   requireRepo,
   resolveCommit,
   resolveCommitOrRemote,
+  worktreeOnBranch,
   type RepoInfo,
 } from "./repo.ts";
 import { addWorktree } from "./worktree.ts";
+import { removeOwnedTree } from "./owned-tree.ts";
 
 /** What materialization needs from the create that runs it. */
 interface MaterializeContext {
@@ -43,6 +46,8 @@ interface MaterializeContext {
   tracker: ChildTracker;
   /** Serializes worktree changes in the user's repository. */
   guard: RepoGuard;
+  /** The commit a branch was made at, when an earlier create of this workspace id made it (create.ts branchMadeFor). */
+  madeBranch(commonDir: string, branch: string): string | null;
 }
 
 /** A materialized workspace. */
@@ -115,6 +120,12 @@ async function worktree(ctx: MaterializeContext, repo: RepoInfo, action: Exclude
 /** The git part of `worktree`, run under the repository's worktree lock. */
 async function addOwnWorktree(ctx: MaterializeContext, repo: RepoInfo, checkout: string, action: Exclude<RefAction, { type: "existing" }>): Promise<WorkspaceDetails> {
   const details: WorkspaceDetails = { checkout, repo: repo.toplevel, commonDir: repo.commonDir };
+  if (action.type === "new-branch" && isOwnKeptBranch(ctx, repo, action.branch)) {
+    // Made by this workspace id's earlier create and kept by its destroy: its commits come back.
+    ctx.note("worktree", details);
+    await addWorktree(repo.toplevel, checkout, { ref: action.branch }, ctx.tracker, hostGit(ctx));
+    return details;
+  }
   if (action.type === "new-branch") {
     requireNewBranch(repo.toplevel, action.branch, "branch");
     const base = resolveCommit(repo.toplevel, action.base);
@@ -139,6 +150,19 @@ async function addOwnWorktree(ctx: MaterializeContext, repo: RepoInfo, checkout:
   deleteScratchRef(repo.toplevel, scratch);
   await addWorktree(repo.toplevel, checkout, { ref: action.branch }, ctx.tracker, hostGit(ctx));
   return noted;
+}
+
+/**
+ * Whether `branch` exists because an earlier create of this same workspace id made it (the
+ * store says so; destroy keeps branches), no worktree has it checked out, and it still descends
+ * from the commit it was made at (a branch of that name made anew by someone else does not).
+ * Any other existing branch is refused as a new-branch placement always refuses it.
+ */
+function isOwnKeptBranch(ctx: MaterializeContext, repo: RepoInfo, branch: string): boolean {
+  const base = ctx.madeBranch(repo.commonDir, branch);
+  if (base === null || branchCommit(repo.toplevel, branch) === null) return false;
+  if (worktreeOnBranch(repo.toplevel, `refs/heads/${branch}`) !== null) return false;
+  return isAncestor(repo.toplevel, base, `refs/heads/${branch}`);
 }
 
 /** A clone of a git URL; `revision` is checked out detached ("" = the remote's default branch). */
@@ -191,7 +215,7 @@ function prepareCheckout(ctx: MaterializeContext): string {
   const storage = storageDir(ctx.home, ctx.input.workspaceId);
   if (!isInside(workspacesDir(ctx.home), storage)) throw new Error(`refusing storage ${storage} outside ${workspacesDir(ctx.home)}`);
   // Leftovers of an earlier attempt were already removed with its record; anything still here is ours too.
-  rmSync(storage, { recursive: true, force: true });
+  removeOwnedTree(storage);
   mkdirSync(storage, { recursive: true, mode: 0o700 });
   return checkout;
 }

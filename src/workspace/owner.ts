@@ -4,13 +4,12 @@
  * Every workspace is stamped with the owner option, the dialect it was created in and, in the
  * later dialect, the daemon's runtimeInstanceId. Any operation on it needs all three to match
  * (a request in the other dialect is refused). Reconcile's scope is narrower: the daemon
- * reconciles once per configured runtime, and several runtimes of one daemon may share a home
- * and the default owner (the later dialect's instance id is the same for all of them too). So
- * with the default owner, reconcile is further limited to the workspaces of its own
- * configuration (a fingerprint of the options map and the command); an explicit owner already
- * names the configuration and is the whole scope, as documented.
+ * reconciles once per configured runtime, with only that runtime's workspace ids, and several
+ * runtimes of one daemon may share a home and an owner (an operator naming their machine in
+ * each is natural; the later dialect's instance id is the same for all of them too). So
+ * reconcile is always limited to the workspaces of its own configuration (a fingerprint of the
+ * options map and the command), whatever the owner.
  */
-import { DEFAULT_OWNER } from "../options.ts";
 import type { Dialect, LifecycleRequest, SpawnEnvelope } from "../protocol/index.ts";
 
 /** The ownership a request carries. */
@@ -30,6 +29,8 @@ interface Stamp {
   dialect: Dialect;
   instanceId: string | null;
   configuration: string | null;
+  /** Set once another configuration took over its configuration without listing it (reconcile.ts). */
+  orphanedAt?: number | null;
 }
 
 /** The ownership of a lifecycle request or spawn envelope whose options say `owner`. */
@@ -92,12 +93,13 @@ export function assertOwner(record: Stamp, who: Ownership): void {
 }
 
 /**
- * Whether reconcile on behalf of `who` may remove the recorded workspace as an orphan: same
- * owner, dialect and instance, and, under the default owner, the same configuration. A workspace
- * of unknown configuration (made before schema v2) is in nobody's default-owner scope until a
- * reconcile lists it.
+ * Whether reconcile on behalf of `who` may remove the recorded workspace when it is not listed:
+ * same owner, dialect and instance, and the same configuration. A workspace of unknown
+ * configuration (made before schema v2) is in nobody's scope until a reconcile lists it, and an
+ * orphan (left unlisted when another configuration took over its own) is in nobody's scope
+ * at all: only an operator removes it (`orphans`, `rm`).
  */
 export function inReconcileScope(record: Stamp, who: Ownership): boolean {
   if (ownershipProblem(record, who) !== null) return false;
-  return who.owner !== DEFAULT_OWNER || record.configuration === who.configuration;
+  return record.configuration === who.configuration && (record.orphanedAt ?? null) === null;
 }

@@ -3,30 +3,31 @@
  * worktree registration. An adopted directory is never deleted. Undoing a failed or abandoned
  * create also reverts the branch it made and the paseo.json it seeded, when still untouched.
  */
-import { chmodSync, existsSync, lstatSync, readFileSync, readdirSync, rmSync, unlinkSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { diagnose } from "../output.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
-import { gitRead, type ChildTracker } from "./git.ts";
+import { gitRead } from "./git.ts";
 import type { RepoGuard } from "./lock.ts";
 import { isInside, storageDir, workspacesDir } from "./paths.ts";
 import { branchCommit, deleteScratchRef } from "./repo.ts";
 import { worktreeProblem } from "./confinement.ts";
 import { removeWorktree } from "./worktree.ts";
+import { removeOwnedTree } from "./owned-tree.ts";
 
 /** Removes everything `record` owns on disk; with `undo`, also reverts a create's changes to the user's files. */
 export async function removeOwned(
   home: string,
   record: WorkspaceRecord,
-  options: { undo: boolean; tracker: ChildTracker; guard: RepoGuard; staleLocks?: boolean },
+  options: { undo: boolean; guard: RepoGuard; staleLocks?: boolean },
 ): Promise<void> {
   const storage = storageDir(home, record.workspaceId);
   const { checkout } = record.details;
   // The record is trusted only for paths inside this workspace's own storage.
   if (checkout !== undefined && !isInside(storage, checkout)) throw new Error(`refusing to remove ${checkout}: outside ${storage}`);
   if (options.staleLocks) removeStaleRefLocks(record);
-  await removeWorktree(record.details, options.tracker, options.guard, worktreeProblem(record));
-  removeTree(home, storage);
+  await removeWorktree(record.details, options.guard, worktreeProblem(record));
+  removeStorage(home, storage);
   removeScratchRef(record);
   if (options.undo) {
     revertBranch(record);
@@ -34,25 +35,10 @@ export async function removeOwned(
   }
 }
 
-/** Deletes a directory tree under `<home>/workspaces`, making read-only directories writable first. */
-function removeTree(home: string, path: string): void {
+/** Deletes a workspace's storage directory (only ever under `<home>/workspaces`), on its filesystem only. */
+function removeStorage(home: string, path: string): void {
   if (!isInside(workspacesDir(home), path)) throw new Error(`refusing to remove ${path}: outside ${workspacesDir(home)}`);
-  try {
-    rmSync(path, { recursive: true, force: true });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "EACCES" && code !== "EPERM") throw error;
-    makeWritable(path);
-    rmSync(path, { recursive: true, force: true });
-  }
-}
-
-/** A workload may leave `chmod -w` directories behind; unlinking inside them needs write permission. */
-function makeWritable(path: string): void {
-  const stat = lstatSync(path, { throwIfNoEntry: false });
-  if (!stat?.isDirectory()) return;
-  chmodSync(path, 0o700);
-  for (const name of readdirSync(path)) makeWritable(join(path, name));
+  removeOwnedTree(path);
 }
 
 /**

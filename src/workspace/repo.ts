@@ -104,7 +104,7 @@ export async function fetchCommit(repo: string, refs: { remote: string; ref: str
 export function moveBranch(repo: string, name: string, commit: string, before: string | null): void {
   const ref = `refs/heads/${name}`;
   if (before !== null && before !== commit) {
-    if (gitQuery(repo, ["merge-base", "--is-ancestor", before, commit]) === null) {
+    if (!isAncestor(repo, before, commit)) {
       throw new Error(`branch ${JSON.stringify(name)} in ${repo} has diverged from the fetched ${commit.slice(0, 12)}; refusing to overwrite it`);
     }
     const holder = worktreeOnBranch(repo, ref);
@@ -113,8 +113,13 @@ export function moveBranch(repo: string, name: string, commit: string, before: s
   gitRead(repo, ["update-ref", "-m", "paseo-host-runtime: change request checkout", ref, commit, before ?? ""]);
 }
 
+/** Whether commit `ancestor` is reachable from `ref` (git merge-base --is-ancestor). */
+export function isAncestor(repo: string, ancestor: string, ref: string): boolean {
+  return gitQuery(repo, ["merge-base", "--is-ancestor", ancestor, ref]) !== null;
+}
+
 /** The worktree that has `ref` checked out, or null. */
-function worktreeOnBranch(repo: string, ref: string): string | null {
+export function worktreeOnBranch(repo: string, ref: string): string | null {
   let path: string | null = null;
   for (const line of gitRead(repo, ["worktree", "list", "--porcelain"]).split("\n")) {
     if (line.startsWith("worktree ")) path = line.slice("worktree ".length);

@@ -2,14 +2,15 @@
  * Worktrees of the user's repository kept in owned storage: adding one, re-adding one whose
  * directory vanished, and removing exactly ours (never another worktree's bookkeeping).
  */
-import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { diagnose } from "../output.ts";
 import type { WorkspaceDetails } from "../store/workspaces.ts";
 import { LOCAL_GIT, type GitSettings } from "./git-environment.ts";
-import { GitError, gitRun, type ChildTracker } from "./git.ts";
+import { gitRun, type ChildTracker } from "./git.ts";
 import type { RepoGuard } from "./lock.ts";
 import { resolveCommit } from "./repo.ts";
+import { removeOwnedTree } from "./owned-tree.ts";
 
 /** `git worktree add` of `checkout` in `repo`: a new branch at `base`, or an existing ref. */
 export async function addWorktree(
@@ -43,25 +44,18 @@ export async function readdWorktree(details: WorkspaceDetails, tracker: ChildTra
 }
 
 /**
- * Removes our worktree: `git worktree remove --force --force` while git knows it, then drops
- * our registration if git left it (repository moved, worktree half-made). Unlike
+ * Removes our worktree: its directory, by our own removal (git's own descends into whatever is
+ * mounted inside; ours never leaves the filesystem, remove.ts), then its registration. Unlike
  * `git worktree prune`, this never touches the registration of anyone else's worktree.
- * `notOurs` (confinement.ts worktreeProblem) keeps git away from a checkout that is no longer
- * provably ours: only our registration goes, and the caller removes the directory entry.
+ * `notOurs` (confinement.ts worktreeProblem) says the checkout is no longer provably ours: it
+ * is said, and only the directory entry goes (a symlink is unlinked, never followed).
  */
-export async function removeWorktree(details: WorkspaceDetails, tracker: ChildTracker, guard: RepoGuard, notOurs: string | null): Promise<void> {
-  const { repo, checkout, commonDir } = details;
+export async function removeWorktree(details: WorkspaceDetails, guard: RepoGuard, notOurs: string | null): Promise<void> {
+  const { checkout, commonDir } = details;
   if (!checkout || !commonDir || !registrationOf(commonDir, checkout)) return;
   if (notOurs) diagnose(`not letting git remove ${checkout}: ${notOurs}; removing only our registration and the directory entry, following no symlink`);
   await guard(commonDir, async () => {
-    if (repo && existsSync(repo) && !notOurs) {
-      try {
-        await gitRun(repo, ["worktree", "remove", "--force", "--force", checkout], tracker);
-      } catch (error) {
-        if (!(error instanceof GitError)) throw error;
-        diagnose(`${error.message}\n  (removing the directory and its registration directly)`);
-      }
-    }
+    removeOwnedTree(checkout);
     forgetRegistration(commonDir, checkout);
   });
 }
@@ -69,7 +63,7 @@ export async function removeWorktree(details: WorkspaceDetails, tracker: ChildTr
 /** Deletes `<commonDir>/worktrees/<name>` of the worktree at `checkout`, if registered. */
 function forgetRegistration(commonDir: string, checkout: string): void {
   const entry = registrationOf(commonDir, checkout);
-  if (entry) rmSync(entry, { recursive: true, force: true });
+  if (entry) removeOwnedTree(entry);
 }
 
 /** The registration directory whose `gitdir` points at `checkout`, or null. */

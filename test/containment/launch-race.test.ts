@@ -28,7 +28,7 @@ afterAll(() => {
 /** A lifecycle the daemon accepts: refused before launch, failed, or started … exit. */
 function expectLegal(result: ExecResult, context: string): void {
   const types = result.events.map((e) => e.type);
-  if (types.length === 0) expect(result.stderr, context).toMatch(/is paused|does not exist|was paused or destroyed while the workload launched; nothing was launched/);
+  if (types.length === 0) expect(result.stderr, context).toMatch(/is paused|does not exist|is being destroyed|was paused or destroyed while the workload launched; nothing was launched/);
   else if (types[0] === "error") expect(types, context).toEqual(["error"]);
   else {
     expect(result.violation, context).toBeNull();

@@ -6,15 +6,15 @@
  * on that basis: an execution whose wrapper died while its workload runs is left to `signal`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { Database } from "bun:sqlite";
 import { readProcess } from "../../src/platform/process.ts";
 import { request, runBinary } from "../support/binary.ts";
 import { tempDir } from "../support/scratch.ts";
 import { testCgroupRoot, type TestCgroupRoot } from "../support/cgroup.ts";
 import { envelope, startExec } from "../support/daemon.ts";
 import { isLinux } from "../../src/platform/os.ts";
+import { executionRow, runtimeLogLines } from "../support/store.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";
 const dir = tempDir("phr-full-");
@@ -56,21 +56,8 @@ function fillDisk(): string {
   return path;
 }
 
-function recordOf(execId: string): { pid: number; finished_at: number | null; exit_code: number | null } | null {
-  const db = new Database(join(home, "state.sqlite"), { readonly: true });
-  try {
-    return db.query("SELECT pid, finished_at, exit_code FROM executions WHERE exec_id = ?").get(execId) as never;
-  } finally {
-    db.close();
-  }
-}
-
-function logLines(): Record<string, unknown>[] {
-  return readFileSync(join(home, "log", "runtime.log"), "utf8")
-    .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line));
-}
+const recordOf = (execId: string) => executionRow(home, execId);
+const logLines = () => runtimeLogLines(home);
 
 describe.skipIf(UNMOUNTABLE !== null)("a full state disk", () => {
   const options: Record<string, unknown> = { stateDirectory: home };

@@ -1,8 +1,8 @@
 /**
  * Reconcile scope (issue 13): the daemon reconciles once per configured runtime, identified by
- * its whole configuration. Two configured runtimes sharing a home and the default owner, but
- * differing in any option, never remove each other's workspaces; an explicit owner keeps
- * working as documented; an edited option adopts what the daemon still lists.
+ * its whole configuration. Two configured runtimes sharing a home and an owner (the default one,
+ * or since issue 23 an explicit one), but differing in any option, never remove each other's
+ * workspaces; an edited option adopts what the daemon still lists.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createInput, later, ok, op, record, records, worktrees, type Lab, repoLab } from "./support.ts";
@@ -69,14 +69,16 @@ describe.each(["seed", "later"] as Dialect[])("two configurations, one home (%s 
   });
 });
 
-describe("an explicit owner is the whole scope, as documented", () => {
-  test("a configuration with its own owner reconciles its owner's workspaces whatever their options were", async () => {
+describe("an explicit owner is scoped by configuration too (issue 23)", () => {
+  test("a configuration with its own owner reconciles only what that configuration made", async () => {
     const alice = runtime({ ...t.options, owner: "alice" }, "seed");
     const aliceEdited = runtime({ ...t.options, owner: "alice", stopTimeoutMs: 900 }, "seed");
     const other = runtime(t.options, "seed");
     ok(await alice.create("a1"));
     ok(await other.create("d1"));
     ok(await aliceEdited.reconcile([]));
+    expect(ids()).toEqual(["a1", "d1"]);
+    ok(await alice.reconcile([]));
     expect(ids()).toEqual(["d1"]);
     ok(await other.reconcile(["d1"]));
     expect(ids()).toEqual(["d1"]);

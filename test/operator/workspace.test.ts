@@ -67,7 +67,7 @@ describe("workspace pause, resume and inspect", () => {
   test("inspect: missing and error exit 1 with the answer shown", async () => {
     const missing = await runIn(box, ["workspace", "inspect", "-w", "never-made", "--home", box.home]);
     expect(missing.code).toBe(1);
-    expect(missing.stdout).toBe("workspace never-made is missing (no such workspace in this home, or it is being created or destroyed)\n");
+    expect(missing.stdout).toBe("workspace never-made is missing (no such workspace in this home, or its create has not finished)\n");
     const dir = await newWorkspace("gone-root");
     renameSync(dir, `${dir}.moved`);
     const broken = await runIn(box, ["workspace", "inspect", "-w", "gone-root", "--home", box.home, "--json"]);
