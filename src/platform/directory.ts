@@ -108,12 +108,22 @@ export function pathOfDescriptor(fd: number): string | null {
 }
 
 /**
+ * The path of a directory held open, for where descriptors cannot name it (macOS): a string, or
+ * a function that makes it only when asked (a very deep tree's paths cost O(depth) each).
+ */
+export type DirectoryPath = string | (() => string);
+
+export function pathText(dirPath: DirectoryPath): string {
+  return typeof dirPath === "string" ? dirPath : dirPath();
+}
+
+/**
  * A path naming the entry `name` of the directory open at `dirFd` (whose path is `dirPath`):
  * on Linux through the descriptor, so it is looked up in exactly that directory; elsewhere by
  * path. Only for lstat, readlink and readdir: opening goes through openEntry.
  */
-export function entryPath(dirFd: number, dirPath: string, name: string): string {
-  return isLinux ? `/proc/self/fd/${dirFd}/${name}` : join(dirPath, name);
+export function entryPath(dirFd: number, dirPath: DirectoryPath, name: string): string {
+  return isLinux ? `/proc/self/fd/${dirFd}/${name}` : join(pathText(dirPath), name);
 }
 
 /** The names in the directory open at `dirFd` (read by path where descriptors have none). */
@@ -122,7 +132,7 @@ export function listDirectory(dirFd: number, dirPath: string): string[] {
 }
 
 /** lstat of an entry of an open directory, with 64-bit fields. */
-export function lstatEntry(dirFd: number, dirPath: string, name: string): BigIntStats {
+export function lstatEntry(dirFd: number, dirPath: DirectoryPath, name: string): BigIntStats {
   return lstatSync(entryPath(dirFd, dirPath, name), { bigint: true });
 }
 
@@ -132,8 +142,8 @@ export function openSubdirectory(dirFd: number, name: string): number {
 }
 
 /** The entries of the directory open at `dirFd`, with the type readdir reports (it may be stale). */
-export function listEntries(dirFd: number, dirPath: string): Dirent[] {
-  return readdirSync(isLinux ? `/proc/self/fd/${dirFd}` : dirPath, { withFileTypes: true });
+export function listEntries(dirFd: number, dirPath: DirectoryPath): Dirent[] {
+  return readdirSync(isLinux ? `/proc/self/fd/${dirFd}` : pathText(dirPath), { withFileTypes: true });
 }
 
 /**
@@ -170,9 +180,9 @@ const O_PATH = 0o10000000;
  * through an O_PATH descriptor; elsewhere (macOS, unverified) the entry is checked, then
  * changed by path.
  */
-export function makeSubdirectoryOwnable(dirFd: number, dirPath: string, name: string): boolean {
+export function makeSubdirectoryOwnable(dirFd: number, dirPath: DirectoryPath, name: string): boolean {
   if (!isLinux) {
-    if (lstatEntry(dirFd, dirPath, name).isDirectory()) chmodSync(join(dirPath, name), 0o700);
+    if (lstatEntry(dirFd, dirPath, name).isDirectory()) chmodSync(join(pathText(dirPath), name), 0o700);
     return true;
   }
   const fd = openSubdirectoryOnSameMount(dirFd, name, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW | O_CLOEXEC);

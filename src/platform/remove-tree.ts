@@ -7,9 +7,9 @@
  * no file's content is ever touched; a file that is itself a mount point (a bind-mounted file)
  * cannot be unlinked (EBUSY) and is reported the same way.
  */
-import { fchmodSync, fstatSync, rmdirSync, unlinkSync } from "node:fs";
+import { fchmodSync, fstatSync, rmdirSync, unlinkSync, type Dirent } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { closeDescriptor, entryPath, listEntries, lstatEntry, makeSubdirectoryOwnable, openDirectory, openSubdirectoryOnSameMount } from "./directory.ts";
+import { closeDescriptor, type DirectoryPath, entryPath, identityOf, listEntries, lstatEntry, makeSubdirectoryOwnable, openDirectory, pathText, openSubdirectory, openSubdirectoryOnSameMount } from "./directory.ts";
 
 /** What a removal had to leave, each left exactly as it was found. */
 export interface Leftovers {
@@ -43,12 +43,76 @@ export function isComplete(left: Leftovers): boolean {
 }
 
 /**
+ * How many directories of the path being emptied stay open. Deeper ones are closed while their
+ * subtree is emptied and opened again through `..` (checked to be the same directory): a tree
+ * a workload made 100 000 levels deep then costs neither descriptors nor stack.
+ */
+const OPEN_LEVELS = 32;
+
+/** A directory being emptied: its descriptor (-1 while closed), identity, and entries still to visit. */
+interface Level {
+  fd: number;
+  name: string;
+  identity: string;
+  entries: Dirent[];
+  next: number;
+  /** False once something inside it had to be left. */
+  complete: boolean;
+}
+
+/**
  * Removes the entry `name` of the directory open at `dirFd`. `isDirectory` is what readdir said
  * (null: not known); it only picks what to try first, since the entry may have changed since.
- * Returns false when something inside had to be left.
+ * Returns false when something inside had to be left. Directories are walked with a stack of
+ * Levels, not recursion (see OPEN_LEVELS).
  */
 function removeEntry(dirFd: number, dirPath: string, name: string, isDirectory: boolean | null, left: Leftovers): boolean {
-  const path = join(dirPath, name);
+  const top = enter(dirFd, dirPath, name, isDirectory, left);
+  if (typeof top === "boolean") return top;
+  const stack: Level[] = [top];
+  // Made only when asked (a report, or macOS, which has no descriptor paths).
+  const pathOf = (depth: number) => () => join(dirPath, ...stack.slice(0, depth + 1).map((level) => level.name));
+  for (;;) {
+    const level = stack.at(-1)!;
+    const entry = level.entries[level.next++];
+    if (entry) {
+      // Files and symlinks are unlinked at once; anything else is tried as a directory first.
+      const known = entry.isDirectory() ? true : entry.isFile() || entry.isSymbolicLink() ? false : null;
+      const child = enter(level.fd, pathOf(stack.length - 1), entry.name, known, left);
+      if (child === false) level.complete = false;
+      if (typeof child === "boolean") continue;
+      stack.push(child);
+      const far = stack[stack.length - 1 - OPEN_LEVELS];
+      if (far && far.fd >= 0) closeLevel(far);
+      continue;
+    }
+    // Emptied as far as it goes: remove it from its parent (reopened through `..` if closed).
+    stack.pop();
+    const parent = stack.at(-1);
+    let removed = false;
+    try {
+      const parentFd = parent ? reopen(parent, level) : dirFd;
+      const parentPath = parent ? pathOf(stack.length - 1) : dirPath;
+      closeLevel(level);
+      // A directory that still holds a mount point or a file that would not go stays too.
+      removed = level.complete && removeEmptyDirectory(parentFd, parentPath, level.name, left);
+    } catch (error) {
+      closeLevel(level);
+      left.failures.push({ path: parent ? pathOf(stack.length - 1)() : dirPath, code: errnoOf(error) ?? (error as Error).message });
+      for (const open of stack) closeLevel(open);
+      return false;
+    }
+    if (!parent) return removed;
+    if (!removed) parent.complete = false;
+  }
+}
+
+/**
+ * Starts on one entry: a non-directory is unlinked (true, or false when it had to be left); a
+ * directory is opened and listed, to be emptied (a Level); a mount point is reported (false).
+ */
+function enter(dirFd: number, dirPath: DirectoryPath, name: string, isDirectory: boolean | null, left: Leftovers): Level | boolean {
+  const path = () => join(pathText(dirPath), name);
   if (isDirectory === false) {
     const unlinked = unlinkEntry(dirFd, dirPath, name, left);
     if (unlinked !== "directory") return unlinked;
@@ -61,33 +125,46 @@ function removeEntry(dirFd: number, dirPath: string, name: string, isDirectory: 
     if (code === "ENOENT") return true;
     // Not a directory (any more): a file, a symlink (never followed), a FIFO, a socket…
     if (code === "ENOTDIR" || code === "ELOOP") return unlinkEntry(dirFd, dirPath, name, left) === true;
-    left.failures.push({ path, code: code ?? (error as Error).message });
+    left.failures.push({ path: path(), code: code ?? (error as Error).message });
     return false;
   }
   if (fd === null) {
-    left.mountPoints.push(path);
+    left.mountPoints.push(path());
     return false;
   }
-  let complete = true;
   try {
     makeWritable(fd);
-    for (const entry of listEntries(fd, path)) {
-      // Files and symlinks are unlinked at once; anything else is tried as a directory first.
-      const known = entry.isDirectory() ? true : entry.isFile() || entry.isSymbolicLink() ? false : null;
-      complete = removeEntry(fd, path, entry.name, known, left) && complete;
-    }
-  } finally {
+    return { fd, name, identity: identityOf(fd), entries: listEntries(fd, path), next: 0, complete: true };
+  } catch (error) {
     closeDescriptor(fd);
+    left.failures.push({ path: path(), code: errnoOf(error) ?? (error as Error).message });
+    return false;
   }
-  // A directory that still holds a mount point or a file that would not go stays too.
-  return complete && removeEmptyDirectory(dirFd, dirPath, name, left);
+}
+
+/** The open descriptor of `parent`, opened again through `..` of `child` when it was closed; throws when that is not the same directory. */
+function reopen(parent: Level, child: Level): number {
+  if (parent.fd >= 0) return parent.fd;
+  const fd = openSubdirectory(child.fd, "..");
+  if (identityOf(fd) !== parent.identity) {
+    closeDescriptor(fd);
+    throw Object.assign(new Error("the directory was moved while it was being removed"), { code: "EXDEV" });
+  }
+  parent.fd = fd;
+  return fd;
+}
+
+function closeLevel(level: Level): void {
+  if (level.fd < 0) return;
+  closeDescriptor(level.fd);
+  level.fd = -1;
 }
 
 /**
  * Opens a directory entry to empty it, or null when it is a mount point. One left `chmod 000`
  * (EACCES) is given rwx first, exactly that directory.
  */
-function openDirectoryEntry(dirFd: number, dirPath: string, name: string): number | null {
+function openDirectoryEntry(dirFd: number, dirPath: DirectoryPath, name: string): number | null {
   try {
     return openSubdirectoryOnSameMount(dirFd, name);
   } catch (error) {
@@ -109,7 +186,7 @@ function makeWritable(fd: number): void {
 }
 
 /** Unlinks a non-directory; "directory" when it turned out to be one (EISDIR), to be emptied first. */
-function unlinkEntry(dirFd: number, dirPath: string, name: string, left: Leftovers): boolean | "directory" {
+function unlinkEntry(dirFd: number, dirPath: DirectoryPath, name: string, left: Leftovers): boolean | "directory" {
   try {
     unlinkSync(entryPath(dirFd, dirPath, name));
     return true;
@@ -118,16 +195,16 @@ function unlinkEntry(dirFd: number, dirPath: string, name: string, left: Leftove
     if (code === "ENOENT") return true;
     // Linux answers EISDIR, macOS EPERM: either way, a directory is emptied before it goes.
     if (code === "EISDIR" || (code === "EPERM" && isDirectoryEntry(dirFd, dirPath, name))) return "directory";
-    return leftBehind(join(dirPath, name), error, left);
+    return leftBehind(join(pathText(dirPath), name), error, left);
   }
 }
 
-function removeEmptyDirectory(dirFd: number, dirPath: string, name: string, left: Leftovers): boolean {
+function removeEmptyDirectory(dirFd: number, dirPath: DirectoryPath, name: string, left: Leftovers): boolean {
   try {
     rmdirSync(entryPath(dirFd, dirPath, name));
     return true;
   } catch (error) {
-    return errnoOf(error) === "ENOENT" || leftBehind(join(dirPath, name), error, left);
+    return errnoOf(error) === "ENOENT" || leftBehind(join(pathText(dirPath), name), error, left);
   }
 }
 
@@ -139,7 +216,7 @@ function leftBehind(path: string, error: unknown, left: Leftovers): false {
   return false;
 }
 
-function isDirectoryEntry(dirFd: number, dirPath: string, name: string): boolean {
+function isDirectoryEntry(dirFd: number, dirPath: DirectoryPath, name: string): boolean {
   try {
     return lstatEntry(dirFd, dirPath, name).isDirectory();
   } catch {

@@ -5,7 +5,7 @@
  * left exactly as it is and reported.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isLinux } from "../../src/platform/os.ts";
 import { removeTree } from "../../src/platform/remove-tree.ts";
@@ -17,6 +17,23 @@ if (NO_MOUNTS) console.log(`skipping the mount point removals: ${NO_MOUNTS}`);
 /** As root, permissions never stop a removal: the chmod case runs as nobody (setpriv). */
 const NO_UNPRIVILEGED = ROOT && !Bun.which("setpriv") ? "setpriv (util-linux) is missing to run as an unprivileged user" : null;
 if (NO_UNPRIVILEGED) console.log(`skipping the chmod 000 removal: ${NO_UNPRIVILEGED}`);
+
+/** Deep trees are made through /proc/self/fd (their paths pass PATH_MAX). */
+const NO_PROC_FD = isLinux ? null : "making a tree deeper than PATH_MAX needs /proc/self/fd";
+if (NO_PROC_FD) console.log(`skipping the deep trees: ${NO_PROC_FD}`);
+
+/** Makes `depth` nested directories named `d` in `top`; returns the innermost one's path (may pass PATH_MAX). */
+function nest(top: string, depth: number): string {
+  let fd = openSync(top, constants.O_RDONLY | constants.O_DIRECTORY);
+  for (let i = 0; i < depth; i++) {
+    mkdirSync(`/proc/self/fd/${fd}/d`);
+    const next = openSync(`/proc/self/fd/${fd}/d`, constants.O_RDONLY | constants.O_DIRECTORY);
+    closeSync(fd);
+    fd = next;
+  }
+  closeSync(fd);
+  return join(top, ...Array<string>(depth).fill("d"));
+}
 
 let dir: Scratch;
 let mounts: string[] = [];
@@ -74,7 +91,39 @@ test.skipIf(NO_UNPRIVILEGED !== null)("directories left chmod 000 and 0500 are e
   expect(existsSync(tree)).toBe(false);
 });
 
+/** Deeper than a recursive walk's stack (~40 000 frames here) with PASEO_STRESS=1; deeper than its descriptors always. */
+const DEPTH = process.env.PASEO_STRESS === "1" ? 50_000 : 5_000;
+
+test.skipIf(NO_PROC_FD !== null)(`a tree ${DEPTH} directories deep goes, by a process allowed 64 open descriptors`, () => {
+  const tree = join(dir.path, "tree");
+  mkdirSync(tree);
+  nest(tree, DEPTH);
+  const script = join(dir.path, "remove.ts");
+  writeFileSync(script, `import { removeTree } from ${JSON.stringify(join(import.meta.dir, "../../src/platform/remove-tree.ts"))};\nconsole.log(JSON.stringify(removeTree(process.argv[2])));\n`);
+  const run = Bun.spawnSync(["sh", "-c", 'ulimit -n 64 && exec "$0" "$@"', process.execPath, script, tree], { stdout: "pipe", stderr: "pipe" });
+  expect(run.stderr.toString()).toBe("");
+  expect(JSON.parse(run.stdout.toString())).toEqual({ mountPoints: [], failures: [] });
+  expect(existsSync(tree)).toBe(false);
+}, 60_000);
+
 describe.skipIf(NO_MOUNTS !== null)("mount points", () => {
+  test("a mount point 100 levels down is left with the directories holding it, named by its path", () => {
+    const tree = join(dir.path, "tree");
+    mkdirSync(tree);
+    const deep = nest(tree, 100);
+    mkdirSync(join(deep, "mnt"));
+    writeFileSync(join(deep, "file"), "x");
+    const host = join(dir.path, "host");
+    mkdirSync(host);
+    writeFileSync(join(host, "precious"), "mine\n");
+    mount(["--bind", host], join(deep, "mnt"));
+    mkdirSync(join(tree, "d", "sibling"));
+    expect(removeTree(tree)).toEqual({ mountPoints: [join(deep, "mnt")], failures: [] });
+    expect(readdirSync(host)).toEqual(["precious"]);
+    expect(readdirSync(deep)).toEqual(["mnt"]);
+    expect(readdirSync(join(tree, "d"))).toEqual(["d"]);
+  });
+
   test("a bind mount of the same filesystem, a tmpfs and a bind-mounted file are left with all they hold; everything else goes", () => {
     const host = join(dir.path, "host");
     mkdirSync(host);
