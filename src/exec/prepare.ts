@@ -17,6 +17,7 @@ import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { ownershipOf, type Ownership } from "../workspace/owner.ts";
 import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
 import { sandboxView } from "../workspace/sandbox-view.ts";
+import { isolationProblem, requestedIsolation } from "../workspace/isolation.ts";
 import { helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
 import { releaseDirectories, type LaunchPlan, type SpawnStdioArray } from "./plan.ts";
@@ -168,6 +169,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
   // word: looked for before the write lock is taken, as that costs a /proc read per live execution.
   const ended = endedExecutions(store.db, workspaceId);
   const plan = whileReady(store.db, workspaceId, owner, (root, record) => {
+    keepsIsolation(store, record, options);
     settleEnded(store.db, ended);
     const { cwd, cwdFd } = openCwd(root, envelope.cwd ?? "");
     let held: number[] = [];
@@ -203,6 +205,18 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
     }
   }
   return plan;
+}
+
+/**
+ * A workspace keeps its isolation (workspace/isolation.ts): an exec asking for less is refused
+ * before launch; a workspace of before schema 3 records what its first exec asks (inside the
+ * caller's transaction).
+ */
+function keepsIsolation(store: Store, record: WorkspaceRecord, options: RuntimeOptions): void {
+  const requested = requestedIsolation(options);
+  const problem = isolationProblem(record.workspaceId, record.isolation, requested);
+  if (problem !== null) throw new ProgramError(`${problem}; nothing was launched`, 1);
+  if (record.isolation === null) updateWorkspace(store.db, record.workspaceId, { isolation: requested });
 }
 
 /**

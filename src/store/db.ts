@@ -14,8 +14,11 @@ import { withWriterLock } from "./writer-lock.ts";
  *    instance_id, configuration); the remote_placements table records where each workspace of
  *    a `--remote` runtime lives (src/store/placements.ts); workspaces and executions record
  *    their cgroup (cgroup, see src/workspace/containment.ts).
+ * 3: workspaces record the isolation they were created with (isolation, and sandbox_json for the
+ *    sandbox's network and paths; see src/workspace/isolation.ts), which every later exec and
+ *    resume must at least meet. NULL for older rows until their next resume or exec records it.
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** Where each workspace of a `--remote` runtime lives (src/store/placements.ts). */
 const REMOTE_PLACEMENTS = `
@@ -27,6 +30,12 @@ CREATE TABLE remote_placements (
   PRIMARY KEY (owner, workspace_id)
 ) STRICT;
 `;
+
+/**
+ * The isolation a workspace was created with ('none' | 'sandbox'; NULL: made before schema 3,
+ * recorded by its next resume or exec) and, for the sandbox, its network and paths as JSON.
+ */
+const ISOLATION_COLUMNS = ["isolation TEXT CHECK (isolation IN ('none', 'sandbox'))", "sandbox_json TEXT"];
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -69,7 +78,8 @@ CREATE TABLE workspaces (
   instance_id TEXT,
   configuration TEXT,
   -- The workspace's cgroup v2 directory once one was made (its limits live there).
-  cgroup TEXT
+  cgroup TEXT,
+  ${ISOLATION_COLUMNS.join(",\n  ")}
 ) STRICT;
 CREATE INDEX workspaces_owner ON workspaces (owner);
 -- Serializes git worktree changes per repository (its common git dir) within this home:
@@ -123,6 +133,9 @@ ALTER TABLE workspaces ADD COLUMN cgroup TEXT;
 ALTER TABLE executions ADD COLUMN cgroup TEXT;
 ${REMOTE_PLACEMENTS}`);
     removeStoredCredentials(db, home);
+  },
+  2: (db) => {
+    for (const column of ISOLATION_COLUMNS) db.run(`ALTER TABLE workspaces ADD COLUMN ${column}`);
   },
 };
 

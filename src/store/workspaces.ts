@@ -54,6 +54,12 @@ export interface Confinement {
   gitdir: string | null;
 }
 
+/**
+ * The isolation a workspace was created with, which every later exec and resume must at least
+ * meet (src/workspace/isolation.ts): none, or the sandbox with its network and extra paths.
+ */
+export type RecordedIsolation = { isolation: "none" } | { isolation: "sandbox"; network: "host" | "none"; sandboxReadOnly: string[]; sandboxReadWrite: string[] };
+
 /** One workspace row. */
 export interface WorkspaceRecord {
   workspaceId: string;
@@ -86,6 +92,8 @@ export interface WorkspaceRecord {
   updatedAt: number;
   /** The workspace's cgroup directory once one was made (cgroup containment), else null. */
   cgroup: string | null;
+  /** The isolation it was created with; null for a workspace made before schema 3 until its next resume or exec. */
+  isolation: RecordedIsolation | null;
 }
 
 interface Row {
@@ -113,6 +121,21 @@ interface Row {
   checkout_identity: string | null;
   worktree_gitdir: string | null;
   cgroup: string | null;
+  isolation: "none" | "sandbox" | null;
+  sandbox_json: string | null;
+}
+
+function isolationOf(row: Row): RecordedIsolation | null {
+  if (row.isolation === "sandbox") return { isolation: "sandbox", ...(JSON.parse(row.sandbox_json ?? "{}") as Omit<Extract<RecordedIsolation, { isolation: "sandbox" }>, "isolation">) };
+  return row.isolation === "none" ? { isolation: "none" } : null;
+}
+
+/** The two columns a recorded isolation is stored in. */
+function isolationColumns(isolation: RecordedIsolation | null): [string | null, string | null] {
+  if (isolation === null) return [null, null];
+  if (isolation.isolation === "none") return ["none", null];
+  const { network, sandboxReadOnly, sandboxReadWrite } = isolation;
+  return ["sandbox", JSON.stringify({ network, sandboxReadOnly, sandboxReadWrite })];
 }
 
 function fromRow(row: Row): WorkspaceRecord {
@@ -136,6 +159,7 @@ function fromRow(row: Row): WorkspaceRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     cgroup: row.cgroup,
+    isolation: isolationOf(row),
   };
 }
 
@@ -168,13 +192,14 @@ interface Provenance {
  */
 export function insertCreating(
   db: Database,
-  row: Provenance & { workspaceId: string; input: unknown; inputDigest: string; hostDirectory: "adopt" | "clone"; holder: ProcessIdentity; op: string },
+  row: Provenance & { workspaceId: string; input: unknown; inputDigest: string; hostDirectory: "adopt" | "clone"; holder: ProcessIdentity; op: string; isolation?: RecordedIsolation },
 ): void {
   const at = now();
+  const [isolation, sandbox] = isolationColumns(row.isolation ?? null);
   db.query(
     `INSERT INTO workspaces (workspace_id, owner, dialect, instance_id, configuration, status, input_json, input_digest, host_directory, details_json,
-       lock_pid, lock_start, lock_boot, lock_op, created_at, updated_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, 'creating', ?6, ?7, ?8, '{}', ?9, ?10, ?11, ?12, ?13, ?13)`,
+       lock_pid, lock_start, lock_boot, lock_op, created_at, updated_at, isolation, sandbox_json)
+     VALUES (?1, ?2, ?3, ?4, ?5, 'creating', ?6, ?7, ?8, '{}', ?9, ?10, ?11, ?12, ?13, ?13, ?14, ?15)`,
   ).run(
     row.workspaceId,
     row.owner,
@@ -189,6 +214,8 @@ export function insertCreating(
     row.holder.bootId,
     row.op,
     at,
+    isolation,
+    sandbox,
   );
 }
 
@@ -207,6 +234,8 @@ interface WorkspacePatch {
   /** Reconcile adopts a listed workspace into the configuration that listed it. */
   configuration?: string;
   cgroup?: string | null;
+  /** A create taking over an abandoned one, or a row of before schema 3 on its next resume or exec. */
+  isolation?: RecordedIsolation;
 }
 
 /** Applies `patch` to a row; returns false when no such row exists. */
@@ -241,6 +270,11 @@ export function updateWorkspace(db: Database, workspaceId: string, patch: Worksp
   }
   if (patch.configuration !== undefined) set("configuration", patch.configuration);
   if (patch.cgroup !== undefined) set("cgroup", patch.cgroup);
+  if (patch.isolation !== undefined) {
+    const [isolation, sandbox] = isolationColumns(patch.isolation);
+    set("isolation", isolation);
+    set("sandbox_json", sandbox);
+  }
   set("updated_at", now());
   values.push(workspaceId);
   const result = db.query(`UPDATE workspaces SET ${sets.join(", ")} WHERE workspace_id = ?${values.length}`).run(...values);

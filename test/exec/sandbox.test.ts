@@ -131,15 +131,21 @@ describe.skipIf(missing.length > 0)("a sandboxed workload cannot reach the host"
     mkdirSync(ro);
     mkdirSync(rw);
     writeFileSync(join(ro, "data"), "shared\n");
-    const options = { ...sandboxed.options, sandboxReadOnly: [ro], sandboxReadWrite: [rw] };
-    const result = await sh(sandboxed, `cat ${ro}/data; { echo x > ${ro}/new; } 2>/dev/null || echo ro-refused; echo y > ${rw}/new && echo rw-written`, { options });
-    expect(out(result)).toBe("shared\nro-refused\nrw-written\n");
-    expect(existsSync(join(ro, "new"))).toBe(false);
-    expect(readFileSync(join(rw, "new"), "utf8")).toBe("y\n");
-    const missingPath = await sh(sandboxed, "true", { options: { ...sandboxed.options, sandboxReadOnly: ["/no/such/dir"] } });
-    expect(missingPath.code).toBe(1);
-    expect(missingPath.events).toEqual([]);
-    expect(missingPath.stderr).toContain("options.sandboxReadOnly names /no/such/dir, which does not exist");
+    // A workspace keeps the paths it was created with: an exec may not add any (workspace/isolation.ts).
+    const ws = await readyWorkspace("sandbox-paths", "seed", { isolation: "sandbox", sandboxReadOnly: [ro, "/no/such/dir"], sandboxReadWrite: [rw] });
+    try {
+      const options = { ...ws.options, sandboxReadOnly: [ro] };
+      const result = await sh(ws, `cat ${ro}/data; { echo x > ${ro}/new; } 2>/dev/null || echo ro-refused; echo y > ${rw}/new && echo rw-written`, { options });
+      expect(out(result)).toBe("shared\nro-refused\nrw-written\n");
+      expect(existsSync(join(ro, "new"))).toBe(false);
+      expect(readFileSync(join(rw, "new"), "utf8")).toBe("y\n");
+      const missingPath = await sh(ws, "true", { options: { ...ws.options, sandboxReadOnly: ["/no/such/dir"] } });
+      expect(missingPath.code).toBe(1);
+      expect(missingPath.events).toEqual([]);
+      expect(missingPath.stderr).toContain("options.sandboxReadOnly names /no/such/dir, which does not exist");
+    } finally {
+      ws.cleanup();
+    }
   });
 });
 

@@ -12,6 +12,7 @@ import { directoryOf, mountOf } from "../../src/platform/cgroup.ts";
 import { bootId, readProcess } from "../../src/platform/process.ts";
 import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
 import { create, createInput, lab, makeRepo, ok, op, record, type Lab } from "./support.ts";
+import { SCHEMA_VERSION } from "../../src/store/db.ts";
 import { SCHEMA_V1 } from "../support/store.ts";
 
 const V1_COLUMNS = "workspace_id, owner, status, input_json, host_directory, kind, root, details_json, lock_pid, lock_start, lock_boot, lock_op, child_pid, child_start, created_at, updated_at";
@@ -72,7 +73,7 @@ test("schema 1 workspaces survive the upgrade; identity is recorded at first exe
   symlinkSync("/etc", swapped);
 
   const inspections = await Promise.all(["adopted", "tree", "swapped"].map(async (id) => ok(await op("inspect", id, { options: t.options })).inspection));
-  expect(schemaVersion()).toBe("2");
+  expect(schemaVersion()).toBe(String(SCHEMA_VERSION));
   expect(inspections.map((i) => i.status)).toEqual(["ready", "ready", "error"]);
   expect(inspections[2].message).toBe(`workspace "swapped" root ${swapped} was replaced by a symlink (to /etc); it is no longer the directory this workspace was created with`);
   // Looking records nothing.
@@ -117,7 +118,7 @@ test("schema 1 executions survive the upgrade as process-group executions; new o
     handle.closeStdin();
     const ran = await handle.done;
     expect(ran.code, ran.stderr).toBe(0);
-    expect(schemaVersion()).toBe("2");
+    expect(schemaVersion()).toBe(String(SCHEMA_VERSION));
     const rows = new Database(join(t.home, "state.sqlite"), { readonly: true });
     const cgroups = rows.query("SELECT exec_id AS id, cgroup FROM executions ORDER BY started_at").all() as { id: string; cgroup: string | null }[];
     rows.close();

@@ -4,6 +4,7 @@ import { Database } from "bun:sqlite";
 import { chmodSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { create, createInput, lab, ok, op, record, type Lab } from "./support.ts";
+import { SCHEMA_VERSION } from "../../src/store/db.ts";
 import { SCHEMA_V1 } from "../support/store.ts";
 
 /** The schema 1 text, as the last schema 1 release shipped it. */
@@ -40,7 +41,7 @@ test("a database from an unknown schema version is refused with a clear error an
   expect(rawQuery<{ n: number }>("SELECT count(*) AS n FROM workspaces").n).toBe(1);
 });
 
-test("a version 1 database is migrated to version 2 in place: its workspaces keep working, reconcile adopts what it lists", async () => {
+test("a version 1 database is migrated to the current version in place: its workspaces keep working, reconcile adopts what it lists", async () => {
   const project = join(t.dir, "project");
   mkdirSync(project);
   mkdirSync(t.home, { mode: 0o700 });
@@ -59,7 +60,7 @@ test("a version 1 database is migrated to version 2 in place: its workspaces kee
   db.close();
 
   expect(ok(await op("inspect", "old", { options: t.options })).inspection.status).toBe("ready");
-  expect(rawQuery<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").value).toBe("2");
+  expect(rawQuery<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").value).toBe(String(SCHEMA_VERSION));
   expect(record(t.home, "old")).toMatchObject({ owner: "default", dialect: "seed", instanceId: null, configuration: null });
   // Of unknown configuration, a v1 workspace is nobody's orphan until a reconcile lists it.
   ok(await op("reconcile", null, { options: t.options, workspaceIds: ["listed"] }));
@@ -119,7 +120,7 @@ test("a relative stateDirectory is refused", async () => {
   expect(result.stderr).toContain("options.stateDirectory must be an absolute path");
 });
 
-test("a version 1 database is migrated to version 2 in place: its workspaces stay usable, the new table exists", async () => {
+test("a version 1 database is migrated to the current version in place: its workspaces stay usable, the new table exists", async () => {
   const project = join(t.dir, "project");
   mkdirSync(project);
   mkdirSync(t.home, { mode: 0o700 });
@@ -135,8 +136,8 @@ test("a version 1 database is migrated to version 2 in place: its workspaces sta
   const inspected = ok(await op("inspect", "w1", { options: t.options }));
   expect(inspected.inspection.status).toBe("ready");
   expect(inspected.inspection.placement.cwd).toBe(project);
-  expect(rawQuery<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").value).toBe("2");
+  expect(rawQuery<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").value).toBe(String(SCHEMA_VERSION));
   expect(rawQuery<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'remote_placements'").n).toBe(1);
-  // A second open finds version 2 and changes nothing.
+  // A second open finds the current version and changes nothing.
   expect(ok(await op("inspect", "w1", { options: t.options })).inspection.status).toBe("ready");
 });
