@@ -17,7 +17,9 @@ import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { ownershipOf, type Ownership } from "../workspace/owner.ts";
 import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
 import { sandboxView } from "../workspace/sandbox-view.ts";
+import { gitForExec, type PreparedGit } from "../workspace/sandbox-git.ts";
 import { isolationProblem, requestedIsolation } from "../workspace/isolation.ts";
+import { userGitOf } from "../workspace/private-git.ts";
 import { helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
 import { releaseDirectories, type LaunchPlan, type SpawnStdioArray } from "./plan.ts";
@@ -71,11 +73,12 @@ function isolationTool(options: RuntimeOptions): string | null {
  * also shows the program's file and this binary (the init, and the engine of a JavaScript
  * helper) when the system directories do not already.
  */
-function sandboxed(launch: Launch & { files: string[] }, tool: string, mode: "pipes" | "pty", record: WorkspaceRecord, root: OpenRoot, cwd: { path: string; fd: number }, options: RuntimeOptions) {
-  const view = sandboxView(record, root, options);
+function sandboxed(launch: Launch & { files: string[] }, tool: string, mode: "pipes" | "pty", record: WorkspaceRecord, root: OpenRoot, cwd: { path: string; fd: number }, options: RuntimeOptions, git: PreparedGit | null) {
+  const view = sandboxView(record, root, options, git, userGitOf(record, root.seen.gitdir));
   view.readOnly.push(...filesToShow(isLinux ? [process.execPath, ...launch.files] : launch.files, view));
   const spawned = sandboxLaunch(launch, view, tool, sandboxInitCommand());
   if (!isLinux) return { launch: spawned, sandbox: null };
+  const syncOut = git?.ctx ?? null;
   const stdio = mode === "pipes" ? ([SANDBOX_FDS.stdin, SANDBOX_FDS.stdout, SANDBOX_FDS.stderr] as [number, number, number]) : null;
   const request: SandboxRequest = { type: "run", mode, program: launch.program, argv: launch.argv, env: launch.env, cwd: cwd.path, cwdIdentity: identityOf(cwd.fd), stdio };
   const held: number[] = [];
@@ -85,12 +88,12 @@ function sandboxed(launch: Launch & { files: string[] }, tool: string, mode: "pi
     const script = memoryFile("paseo-sandbox-init", SANDBOX_INIT_SOURCE);
     held.push(script);
     // Index = descriptor number in bwrap (SANDBOX_FDS).
-    if (mode === "pty") return { launch: spawned, sandbox: { request, stdio: ["inherit", "inherit", "inherit", "pipe", bound, script] as SpawnStdioArray, held } };
+    if (mode === "pty") return { launch: spawned, sandbox: { request, stdio: ["inherit", "inherit", "inherit", "pipe", bound, script] as SpawnStdioArray, held, git: syncOut } };
     // Pipes: bwrap's own stdio is /dev/null and a pipe for its messages; the daemon's fds 0-2 go
     // to the init alone (as duplicates: the spawn replaces 0-2 before it would copy them).
     const copies = [0, 1, 2].map(duplicateDescriptor);
     held.push(...copies);
-    return { launch: spawned, sandbox: { request, stdio: ["ignore", "ignore", "pipe", "pipe", bound, script, ...copies] as SpawnStdioArray, held } };
+    return { launch: spawned, sandbox: { request, stdio: ["ignore", "ignore", "pipe", "pipe", bound, script, ...copies] as SpawnStdioArray, held, git: syncOut } };
   } catch (error) {
     for (const fd of held) closeDescriptor(fd);
     throw error;
@@ -160,6 +163,7 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
 function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, reservation: Reservation, envelope: SpawnEnvelope, origin: LaunchPlan["origin"]): LaunchPlan {
   const { workspaceId, execId } = reservation;
   const tool = isolationTool(options);
+  const git = tool && isLinux ? refuseUncontained(() => gitForExec(store, workspaceId, owner, options)) : null;
   const containment = refuseUncontained(() => {
     const found = resolveContainment(options, store.home);
     checkLimits(found, options);
@@ -176,7 +180,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
     try {
       const resolved = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
       const { launch, sandbox } = tool
-        ? sandboxed(resolved, tool, envelope.stdio.kind, record, root, { path: cwd, fd: cwdFd }, options)
+        ? sandboxed(resolved, tool, envelope.stdio.kind, record, root, { path: cwd, fd: cwdFd }, options, git)
         : { launch: resolved, sandbox: null };
       held = sandbox?.held ?? [];
       const { program, argv, env } = launch;

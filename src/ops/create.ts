@@ -13,6 +13,7 @@ import { stateResponse } from "../workspace/state.ts";
 import { respond } from "../protocol/request.ts";
 import { readLifecycleCall } from "../workspace/call.ts";
 import { requestedIsolation } from "../workspace/isolation.ts";
+import { makeSandboxGit } from "../workspace/sandbox-git.ts";
 
 /**
  * `create`: idempotent. Everything is checked before anything changes; the intent is recorded
@@ -59,6 +60,8 @@ export async function create(invocation: Invocation): Promise<number> {
       const recorded = getWorkspace(db, input.workspaceId)?.cgroup ?? null;
       if (checkedFirst || recorded !== null) applyWorkspaceLimits(db, input.workspaceId, recorded, containment(), options);
       record = finishCreate(db, input.workspaceId, built);
+      // A sandboxed workspace's private git dir exists before its first exec (made there otherwise).
+      if (isolation.isolation === "sandbox") makeSandboxGit(home, record, options.gitTimeoutMs);
     } catch (error) {
       await undoCreate(db, home, input.workspaceId);
       throw error;

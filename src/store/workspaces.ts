@@ -39,6 +39,11 @@ export interface WorkspaceDetails {
   seeded?: { from: string; into: string };
   /** Recorded from the create input; no other effect yet. */
   markFirstAgentBranchAutoName?: boolean;
+  /**
+   * An adopted directory at the top of a working tree: the git dir its `.git` names and the
+   * repository's common dir, as they were at create (the sandbox never takes them from `.git`).
+   */
+  git?: { gitDir: string; commonDir: string; dotGit: "directory" | "file" };
 }
 
 /**

@@ -198,7 +198,7 @@ describe.skipIf(missing.length > 0)("a sandboxed workload still does its work", 
     expect(git(sandboxed.root, "log", "--format=%s")).toBe("first");
   });
 
-  test("in a worktree workspace git commits reach the repository; its hooks and config stay read-only", async () => {
+  test("in a worktree workspace git commits reach the repository; hooks and config written inside stay the workspace's own", async () => {
     const lab = tempDir("phr-sbx-repo-");
     try {
       const repo = makeRepo(join(lab.path, "repo"));
@@ -211,12 +211,13 @@ describe.skipIf(missing.length > 0)("a sandboxed workload still does its work", 
       const script = [
         `echo change > sandboxed.txt && git add sandboxed.txt && git ${identity} commit -qm "from the sandbox" && echo committed`,
         `common=$(git rev-parse --git-common-dir)`,
-        `{ echo evil > "$common/hooks/post-checkout"; } 2>/dev/null || echo hooks-read-only`,
-        `git config core.fsmonitor evil 2>/dev/null || echo config-read-only`,
+        `mkdir -p "$common/hooks" && echo evil > "$common/hooks/post-checkout" && echo hook-written`,
+        `git config core.fsmonitor evil && echo config-written`,
+        `{ echo evil > ${join(repo, ".git", "hooks", "post-checkout")}; } 2>/dev/null || echo user-hooks-unreachable`,
       ].join("; ");
       const result = await sh(ws, script);
       expect(result.stderr).toBe("");
-      expect(out(result)).toBe("committed\nhooks-read-only\nconfig-read-only\n");
+      expect(out(result)).toBe("committed\nhook-written\nconfig-written\nuser-hooks-unreachable\n");
       expect(git(repo, "log", "-1", "--format=%s", "topic")).toBe("from the sandbox");
       expect(existsSync(join(repo, ".git", "hooks", "post-checkout"))).toBe(false);
       expect(readFileSync(join(repo, ".git", "config"), "utf8")).not.toContain("evil");
