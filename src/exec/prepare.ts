@@ -20,7 +20,7 @@ import { sandboxView } from "../workspace/sandbox-view.ts";
 import { gitForExec, type PreparedGit } from "../workspace/sandbox-git.ts";
 import { isolationProblem, requestedIsolation } from "../workspace/isolation.ts";
 import { userGitOf } from "../workspace/private-git.ts";
-import { helperLaunch, resolveHelper } from "./helper.ts";
+import { helperFiles, helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
 import { releaseDirectories, type LaunchPlan, type SpawnStdioArray } from "./plan.ts";
 import { finishRecord, recordRefusal, reserveRecord } from "./record.ts";
@@ -51,7 +51,7 @@ function resolveLaunch(envelope: SpawnEnvelope, owner: Ownership, options: Runti
   if (envelope.purpose.kind === "workspace-helper" && !name.includes("/")) {
     const hostPath = owner.dialect === "later" ? process.env.PATH : undefined;
     const helper = resolveHelper(name, env, cwd, options.helperPath, hostPath);
-    return { ...helperLaunch(helper, envelope.argv, env), files: [process.execPath, helper.path] };
+    return { ...helperLaunch(helper, envelope.argv, env), files: [process.execPath, ...helperFiles(helper)] };
   }
   const program = resolveProgram(name, env, cwd);
   return { program, argv: [...envelope.argv], env, files: [program] };

@@ -229,13 +229,14 @@ function covered(path: string, directories: readonly string[]): boolean {
 /**
  * Files the launch needs that the view does not already show, read-only: the program and
  * what it resolves to, and any other file named (a JavaScript helper, this runtime binary).
+ * A path below one shown earlier in `files` is not shown again (a directory comes first).
  */
 export function filesToShow(files: readonly string[], view: SandboxView): string[] {
   const visible = [...SYSTEM_DIRECTORIES, ...USR_LINKS, ...(view.root === null ? [] : [view.root]), ...view.readWrite, ...view.readOnly, ...overlaidInPlace(view)];
   const out: string[] = [];
   for (const file of files) {
     for (const path of [file, realOrNull(file)]) {
-      if (path !== null && !covered(path, visible) && !out.includes(path)) out.push(path);
+      if (path !== null && !covered(path, [...visible, ...out])) out.push(path);
     }
   }
   return out;
