@@ -103,6 +103,8 @@ describe.skipIf(missing.length > 0)("a workspace created sandboxed stays sandbox
     expect(JSON.parse(listed.stdout).workspaces[0].isolation).toEqual({ isolation: "sandbox", network: "host", sandboxReadOnly: [], sandboxReadWrite: [] });
     const table = await runBinary(["ls", "--home", t.home]);
     expect(table.stdout.split("\n")[1]).toMatch(/ adopted +sandbox +0 /);
+    // Nothing runs in a destroy: it needs no isolation of its own.
+    expect((await runBinary(["rm", "-w", "w", "--home", t.home])).code).toBe(0);
   });
 });
 
