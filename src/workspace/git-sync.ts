@@ -37,7 +37,7 @@ export interface GitSyncContext {
   paths: PrivateGitPaths;
   /** Adopted checkouts: the user's submodule directories are kept from the workload (private-git.ts workloadOverlays). */
   guardSubmodules: boolean;
-  /** options.gitTimeoutMs: the bound on every git command of a sync. */
+  /** options.gitTimeoutMs: the bound on each host git command of a sync (a jailed step has JAIL_STEP_MS). */
   timeoutMs: number;
 }
 
@@ -100,12 +100,12 @@ export function namespaceOf(workspaceId: string): string {
  */
 function validRefName(name: string): boolean {
   if (!name.startsWith("refs/") || name.endsWith("/") || name.endsWith(".") || name.includes("..") || name.includes("@{") || name.includes("//")) return false;
-  // biome-ignore lint: the control characters are the point.
+  // Control characters, space, and what git's ref syntax reserves.
   if (/[\u0000-\u0020\u007f~^:?*[\\]/.test(name)) return false;
   return name.split("/").every((part) => part !== "" && !part.startsWith(".") && !part.endsWith(".lock"));
 }
 
-/** `<id> <ref>` lines as a map; a line of another shape is an error (the user's git prints exactly this). */
+/** `<id> <ref>` lines as a map; a line of another shape (never one git prints) is skipped. */
 function refLines(text: string): Map<string, string> {
   const refs = new Map<string, string>();
   for (const line of text.split("\n")) {

@@ -117,7 +117,8 @@ function alternatesOf(objects: string, depth: number): string[] {
  * a `.git` file naming it over a worktree's), the user's objects read-only, the user's git dirs
  * read-only wherever the rest of the view would show them, and, in an adopted checkout, each of
  * the user's submodule directories read-only (an empty one where none is checked out), since a
- * git run in the checkout on the host follows a submodule's `.git`.
+ * git run in the checkout on the host follows a submodule's `.git` (a submodule path that is a
+ * file is pinned too, so it cannot become a directory with a `.git` of the workload's).
  */
 export function workloadOverlays(user: UserGit, paths: PrivateGitPaths, shown: (path: string) => boolean, submodules: readonly string[]): Overlay[] {
   const dotGit = join(user.top, ".git");
@@ -128,7 +129,9 @@ export function workloadOverlays(user: UserGit, paths: PrivateGitPaths, shown: (
   for (const path of submodules) {
     const target = join(user.top, path);
     const stat = lstatSync(target, { throwIfNoEntry: false });
-    overlays.push({ source: stat?.isDirectory() ? target : paths.empty, target, writable: false });
+    // A symlink there is left alone (what it names is not the checkout's); anything else is pinned.
+    if (stat?.isSymbolicLink()) continue;
+    overlays.push({ source: stat ? target : paths.empty, target, writable: false });
   }
   if (user.dotGit === "directory") overlays.push({ source: paths.dir, target: dotGit, writable: true });
   else overlays.push({ source: paths.dir, target: paths.dir, writable: true }, { source: paths.link, target: dotGit, writable: false });

@@ -7,6 +7,8 @@
  * or before this runtime made them), and brought up to date with the user's repository before
  * every sandboxed exec (git-sync.ts).
  */
+import { lstatSync } from "node:fs";
+import { join } from "node:path";
 import { DEFAULT_GIT_TIMEOUT_MS, type RuntimeOptions } from "../options.ts";
 import { closeDescriptor } from "../platform/directory.ts";
 import { isLinux } from "../platform/os.ts";
@@ -48,7 +50,8 @@ export function gitForExec(store: Store, workspaceId: string, owner: Ownership, 
   if (!record || record.status !== "ready" || ownershipProblem(record, owner) !== null) return null;
   if (isolationProblem(workspaceId, record.isolation, requestedIsolation(options)) !== null) return null;
   const ctx = contextOf(store.home, record, worktreeGitdir(record), options.gitTimeoutMs);
-  if (ctx === null) return null;
+  // A checkout whose `.git` is gone (the user removed it) has nothing to keep: none is made in its place.
+  if (ctx === null || !lstatSync(join(ctx.user.top, ".git"), { throwIfNoEntry: false })) return null;
   const submodules = prepareGit(ctx, () => getWorkspace(store.db, workspaceId)?.status === "ready");
   return { ctx, submodules };
 }

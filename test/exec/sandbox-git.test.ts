@@ -9,7 +9,7 @@
  * user's object files through hardlinks).
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
@@ -202,6 +202,14 @@ describe.skipIf(missing.length > 0)("the sandbox's own view of git", () => {
     const result = await sh("w", "git status --porcelain --untracked-files=no; echo status $?; git -C sub log -1 --format=%s; { echo x >> sub/README.md; } 2>/dev/null || echo read-only");
     expect(result.stdout.toString()).toBe("status 0\nfirst\nread-only\n");
     expect(git(repo, "status", "--porcelain", "--untracked-files=no")).toBe("");
+  });
+
+  test("an adopted checkout whose .git the user removed: execs still run, and no .git is made in its place", async () => {
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: repo })));
+    rmSync(join(repo, ".git"), { recursive: true, force: true });
+    const result = await sh("w", "test -e .git && echo has-git || echo no-git");
+    expect(result.stdout.toString()).toBe("no-git\n");
+    expect(existsSync(join(repo, ".git"))).toBe(false);
   });
 
   test("the user's objects are read-only inside; the workspace's own git dir is not the user's", async () => {
