@@ -16,6 +16,7 @@
  *   rest is the in-sandbox init); the resident memory of the sandbox init while it holds a workload.
  */
 import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { msBetween } from "./clock.ts";
 import { BenchExec, DirectRun, describeFailure, envelope } from "./driver.ts";
 import { medianPeakRssMiB, withFloors, type EmptyProgram } from "./floor.ts";
@@ -32,6 +33,8 @@ export interface ExecOptions {
   workspace: { id: string; options: Record<string, unknown> };
   /** The same kind of workspace under isolation "sandbox"; null when bwrap is missing (why, then). */
   sandboxed: { id: string; options: Record<string, unknown> } | string;
+  /** A sandboxed worktree of a git repository in the same home (why not, when there is none). */
+  sandboxedGit: { id: string; options: Record<string, unknown> } | string;
   sigstamp: Sigstamp;
   empty: EmptyProgram;
   /** How many execs run at once for the memory figure (200 in the issue). */
@@ -102,6 +105,55 @@ async function holdingPeak(options: ExecOptions, mode: "pipes" | "pty") {
     await withTimeout(exec.done, RUN_TIMEOUT_MS, `${mode} sigstamp exec: exit`);
     exec.closeControls();
   }
+}
+
+/**
+ * A worktree workspace (branch placement) of a fresh repository beside `sandboxed`'s, with the
+ * same options: every exec in it prepares and syncs its private git dir (src/workspace/git-sync.ts).
+ */
+export async function gitWorktreeWorkspace(sandboxed: { id: string; root: string; options: Record<string, unknown> }): Promise<{ id: string; options: Record<string, unknown> } | string> {
+  const repo = join(dirname(sandboxed.root), "bench-repo");
+  const env = { ...process.env, GIT_AUTHOR_NAME: "b", GIT_AUTHOR_EMAIL: "b@b.invalid", GIT_COMMITTER_NAME: "b", GIT_COMMITTER_EMAIL: "b@b.invalid", GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" };
+  for (const args of [["init", "-q", "-b", "main", repo], ["-C", repo, "commit", "-q", "--allow-empty", "-m", "first"]]) {
+    if (Bun.spawnSync(["git", ...args], { env, stdout: "ignore", stderr: "ignore" }).exitCode !== 0) return `git ${args[0]} failed`;
+  }
+  const id = `${sandboxed.id}-git`;
+  const input = { workspaceId: id, project: { projectId: "bench", source: { kind: "host-directory", path: repo } }, placement: { kind: "branch", branchName: "bench", baseRef: "main" } };
+  const created = Bun.spawnSync([BIN, "create", "--workspace-id", id], { stdin: new TextEncoder().encode(`${JSON.stringify({ protocolVersion: 1, input, options: sandboxed.options })}\n`), stdout: "ignore", stderr: "pipe" });
+  return created.exitCode === 0 ? { id, options: sandboxed.options } : `create of a worktree workspace failed: ${created.stderr.toString().trim()}`;
+}
+
+/** The cost of a sandboxed workspace's git: /bin/true in a sandboxed worktree beside the same exec in a sandboxed plain directory. */
+async function sandboxedGitFigure(options: ExecOptions): Promise<Figure> {
+  const title = "exec /bin/true, pipes, sandboxed, in a worktree of a git repository: wall time";
+  if (typeof options.sandboxed === "string" || typeof options.sandboxedGit === "string") {
+    const reason = typeof options.sandboxed === "string" ? options.sandboxed : (options.sandboxedGit as string);
+    return skipped({ id: "exec.pipes.sandboxed-git", family: "exec", title, unit: "ms", better: "lower", reason });
+  }
+  const git: number[] = [];
+  const plain: number[] = [];
+  for (let i = 0; i < options.warmup + options.trials; i++) {
+    const first = i % 2 === 0;
+    const p1 = first ? await wrappedTrue(options, "pipes", options.sandboxed) : null;
+    const g = await wrappedTrue(options, "pipes", options.sandboxedGit);
+    const p2 = first ? null : await wrappedTrue(options, "pipes", options.sandboxed);
+    if (i < options.warmup) continue;
+    git.push(g.wallMs);
+    plain.push((p1 ?? p2)!.wallMs);
+  }
+  const g = summarize(git);
+  const p = summarize(plain);
+  return figure({
+    id: "exec.pipes.sandboxed-git",
+    family: "exec",
+    title,
+    unit: "ms",
+    better: "lower",
+    value: g.p50,
+    baseline: { label: "the same sandboxed exec in a plain directory", value: p.p50 },
+    detail: `the private git dir's two syncs (nothing changed) add ${(g.p50 - p.p50).toFixed(2)} ms (p50); in the worktree ${fmt(g)}; plain ${fmt(p)}`,
+    stats: { trials: options.trials, git: g, plain: p, overheadMsP50: g.p50 - p.p50 },
+  });
 }
 
 /** bwrap with the namespaces and mounts of every sandbox, starting /bin/true: bubblewrap's own cost. */
@@ -263,6 +315,7 @@ export async function execFigures(options: ExecOptions): Promise<Figure[]> {
     }),
   );
   for (const mode of ["pipes", "pty"] as const) figures.push(...(await sandboxFigures(options, mode)));
+  figures.push(await sandboxedGitFigure(options));
   const emptyPeak = await medianPeakRssMiB([options.empty.path]);
   const describePeak = await medianPeakRssMiB([BIN, "describe"]);
   if (describePeak !== null) figures.push(await sandboxInitMemory(options, describePeak.median));

@@ -14,7 +14,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { readyWorkspace } from "../test/support/workspace.ts";
 import { checkHrtime } from "./clock.ts";
-import { execFigures } from "./exec-overhead.ts";
+import { execFigures, gitWorktreeWorkspace } from "./exec-overhead.ts";
 import { lifecycleFigures } from "./lifecycle.ts";
 import { parserFigures } from "./parser.ts";
 import { BIN, ROOT, cleanupAll, onCleanup } from "./procs.ts";
@@ -87,13 +87,20 @@ async function main(): Promise<void> {
     onCleanup(sandboxed.cleanup);
     return sandboxed;
   };
+  /** A sandboxed worktree of a git repository (its private git dir synced at every exec), or why there is none. */
+  const sandboxedGitWorkspace = async () => {
+    if (!Bun.which("bwrap")) return "bwrap not on PATH (apt-get install bubblewrap)";
+    const plain = await sandboxedWorkspace();
+    if (typeof plain === "string") return plain;
+    return await gitWorktreeWorkspace(plain);
+  };
   for (const family of flags.only) {
     const begin = performance.now();
     console.error(`bench: ${family}…`);
     try {
       if (family === "parser") figures.push(...(await parserFigures(config.parser)));
       if (family === "signals") figures.push(...(await signalFigures({ ...config.signals, workspace: await needWorkspace(), sigstamp })));
-      if (family === "exec") figures.push(...(await execFigures({ ...config.exec, workspace: await needWorkspace(), sandboxed: await sandboxedWorkspace(), sigstamp, empty })));
+      if (family === "exec") figures.push(...(await execFigures({ ...config.exec, workspace: await needWorkspace(), sandboxed: await sandboxedWorkspace(), sandboxedGit: await sandboxedGitWorkspace(), sigstamp, empty })));
       if (family === "lifecycle") figures.push(...(await lifecycleFigures({ ...config.lifecycle, empty })));
       if (family === "remote") figures.push(...(await remoteFigures(config.remote)));
       if (family === "containment") figures.push(...(await containmentFigures({ ...config.containment, workspace: await needWorkspace(), empty })));

@@ -3,7 +3,7 @@
  * there is no PATH to search; the runtime looks in a fixed, documented order instead (the
  * later dialect adds the host's PATH at the end).
  */
-import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import { ProgramError, resolveProgram } from "./program.ts";
 
@@ -103,6 +103,31 @@ export function helperLaunch(helper: HelperResolution, argv: readonly string[], 
     argv: [argv[0]!, ...EMBEDDED_BUN_FLAGS, helper.path, ...argv.slice(1)],
     env: { ...env, BUN_BE_BUN: "1" },
   };
+}
+
+/**
+ * What a helper needs to see under the sandbox besides its own file: for JavaScript, its
+ * package directory (the nearest holding a package.json) and every `node_modules` directory
+ * above it, where its imports are resolved (an npm `bin` symlink into
+ * node_modules/@getpaseo/workspace-helper/dist/ finds its dependencies there, hoisted or
+ * not). A native helper or a wrapper script: only itself (doctor --config says what else it needs).
+ */
+export function helperFiles(helper: HelperResolution): string[] {
+  if (!helper.javascript) return [helper.path];
+  let real: string;
+  try {
+    real = realpathSync(helper.path);
+  } catch {
+    return [helper.path];
+  }
+  // Outermost first: a directory shown makes the paths below it visible (filesToShow).
+  const out = [helper.path];
+  let packageDir: string | null = null;
+  for (let dir = dirname(real); dir !== dirname(dir); dir = dirname(dir)) {
+    if (packageDir === null && existsSync(join(dir, "package.json"))) out.unshift((packageDir = dir));
+    if (packageDir !== null && existsSync(join(dir, "node_modules"))) out.unshift(join(dir, "node_modules"));
+  }
+  return out;
 }
 
 /** For `doctor`: where the default helper would come from with the daemon's empty env. */

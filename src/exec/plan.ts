@@ -6,6 +6,7 @@ import { closeDescriptor, leaveSpawnDirectory } from "../platform/directory.ts";
 import type { SpawnEnvelope } from "../protocol/index.ts";
 import type { Store } from "../store/db.ts";
 import type { SandboxRequest } from "./sandbox-protocol.ts";
+import type { GitSyncContext } from "../workspace/git-sync.ts";
 
 /** A descriptor the spawn hands to the child at its index (Bun.spawn's stdio array). */
 type SpawnStdio = "inherit" | "ignore" | "pipe" | number;
@@ -37,9 +38,10 @@ export interface LaunchPlan {
    * Under the Linux sandbox: program, argv and env above are bwrap's (src/platform/sandbox.ts),
    * the workload itself is what the sandbox init is asked to run, and the spawn hands over the
    * descriptors in `stdio` (numbers as SANDBOX_FDS says). Null otherwise (macOS's sandbox-exec
-   * is only a different program and argv).
+   * is only a different program and argv). `git`: the workspace's private git dir, whose
+   * changes reach the user's repository once the sandbox ended, before `eof` and `exit`.
    */
-  sandbox: { request: SandboxRequest; stdio: SpawnStdioArray; held: number[] } | null;
+  sandbox: { request: SandboxRequest; stdio: SpawnStdioArray; held: number[]; git: GitSyncContext | null } | null;
   /** Start time of this wrapper: the workload cannot be older. */
   wrapperStartTicks: number;
   /** The execution's own cgroup (made, recorded, empty), or null under process-group containment. */

@@ -17,7 +17,10 @@ import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { ownershipOf, type Ownership } from "../workspace/owner.ts";
 import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
 import { sandboxView } from "../workspace/sandbox-view.ts";
-import { helperLaunch, resolveHelper } from "./helper.ts";
+import { gitForExec, type PreparedGit } from "../workspace/sandbox-git.ts";
+import { isolationProblem, requestedIsolation } from "../workspace/isolation.ts";
+import { userGitOf } from "../workspace/private-git.ts";
+import { helperFiles, helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
 import { releaseDirectories, type LaunchPlan, type SpawnStdioArray } from "./plan.ts";
 import { finishRecord, recordRefusal, reserveRecord } from "./record.ts";
@@ -48,7 +51,7 @@ function resolveLaunch(envelope: SpawnEnvelope, owner: Ownership, options: Runti
   if (envelope.purpose.kind === "workspace-helper" && !name.includes("/")) {
     const hostPath = owner.dialect === "later" ? process.env.PATH : undefined;
     const helper = resolveHelper(name, env, cwd, options.helperPath, hostPath);
-    return { ...helperLaunch(helper, envelope.argv, env), files: [process.execPath, helper.path] };
+    return { ...helperLaunch(helper, envelope.argv, env), files: [process.execPath, ...helperFiles(helper)] };
   }
   const program = resolveProgram(name, env, cwd);
   return { program, argv: [...envelope.argv], env, files: [program] };
@@ -70,11 +73,12 @@ function isolationTool(options: RuntimeOptions): string | null {
  * also shows the program's file and this binary (the init, and the engine of a JavaScript
  * helper) when the system directories do not already.
  */
-function sandboxed(launch: Launch & { files: string[] }, tool: string, mode: "pipes" | "pty", record: WorkspaceRecord, root: OpenRoot, cwd: { path: string; fd: number }, options: RuntimeOptions) {
-  const view = sandboxView(record, root, options);
+function sandboxed(launch: Launch & { files: string[] }, tool: string, mode: "pipes" | "pty", record: WorkspaceRecord, root: OpenRoot, cwd: { path: string; fd: number }, options: RuntimeOptions, git: PreparedGit | null) {
+  const view = sandboxView(record, root, options, git, userGitOf(record, root.seen.gitdir));
   view.readOnly.push(...filesToShow(isLinux ? [process.execPath, ...launch.files] : launch.files, view));
   const spawned = sandboxLaunch(launch, view, tool, sandboxInitCommand());
   if (!isLinux) return { launch: spawned, sandbox: null };
+  const syncOut = git?.ctx ?? null;
   const stdio = mode === "pipes" ? ([SANDBOX_FDS.stdin, SANDBOX_FDS.stdout, SANDBOX_FDS.stderr] as [number, number, number]) : null;
   const request: SandboxRequest = { type: "run", mode, program: launch.program, argv: launch.argv, env: launch.env, cwd: cwd.path, cwdIdentity: identityOf(cwd.fd), stdio };
   const held: number[] = [];
@@ -84,12 +88,12 @@ function sandboxed(launch: Launch & { files: string[] }, tool: string, mode: "pi
     const script = memoryFile("paseo-sandbox-init", SANDBOX_INIT_SOURCE);
     held.push(script);
     // Index = descriptor number in bwrap (SANDBOX_FDS).
-    if (mode === "pty") return { launch: spawned, sandbox: { request, stdio: ["inherit", "inherit", "inherit", "pipe", bound, script] as SpawnStdioArray, held } };
+    if (mode === "pty") return { launch: spawned, sandbox: { request, stdio: ["inherit", "inherit", "inherit", "pipe", bound, script] as SpawnStdioArray, held, git: syncOut } };
     // Pipes: bwrap's own stdio is /dev/null and a pipe for its messages; the daemon's fds 0-2 go
     // to the init alone (as duplicates: the spawn replaces 0-2 before it would copy them).
     const copies = [0, 1, 2].map(duplicateDescriptor);
     held.push(...copies);
-    return { launch: spawned, sandbox: { request, stdio: ["ignore", "ignore", "pipe", "pipe", bound, script, ...copies] as SpawnStdioArray, held } };
+    return { launch: spawned, sandbox: { request, stdio: ["ignore", "ignore", "pipe", "pipe", bound, script, ...copies] as SpawnStdioArray, held, git: syncOut } };
   } catch (error) {
     for (const fd of held) closeDescriptor(fd);
     throw error;
@@ -159,6 +163,7 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
 function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, reservation: Reservation, envelope: SpawnEnvelope, origin: LaunchPlan["origin"]): LaunchPlan {
   const { workspaceId, execId } = reservation;
   const tool = isolationTool(options);
+  const git = tool && isLinux ? refuseUncontained(() => gitForExec(store, workspaceId, owner, options)) : null;
   const containment = refuseUncontained(() => {
     const found = resolveContainment(options, store.home);
     checkLimits(found, options);
@@ -168,13 +173,14 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
   // word: looked for before the write lock is taken, as that costs a /proc read per live execution.
   const ended = endedExecutions(store.db, workspaceId);
   const plan = whileReady(store.db, workspaceId, owner, (root, record) => {
+    keepsIsolation(store, record, options);
     settleEnded(store.db, ended);
     const { cwd, cwdFd } = openCwd(root, envelope.cwd ?? "");
     let held: number[] = [];
     try {
       const resolved = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
       const { launch, sandbox } = tool
-        ? sandboxed(resolved, tool, envelope.stdio.kind, record, root, { path: cwd, fd: cwdFd }, options)
+        ? sandboxed(resolved, tool, envelope.stdio.kind, record, root, { path: cwd, fd: cwdFd }, options, git)
         : { launch: resolved, sandbox: null };
       held = sandbox?.held ?? [];
       const { program, argv, env } = launch;
@@ -203,6 +209,18 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
     }
   }
   return plan;
+}
+
+/**
+ * A workspace keeps its isolation (workspace/isolation.ts): an exec asking for less is refused
+ * before launch; a workspace of before schema 3 records what its first exec asks (inside the
+ * caller's transaction).
+ */
+function keepsIsolation(store: Store, record: WorkspaceRecord, options: RuntimeOptions): void {
+  const requested = requestedIsolation(options);
+  const problem = isolationProblem(record.workspaceId, record.isolation, requested);
+  if (problem !== null) throw new ProgramError(`${problem}; nothing was launched`, 1);
+  if (record.isolation === null) updateWorkspace(store.db, record.workspaceId, { isolation: requested });
 }
 
 /**

@@ -9,6 +9,8 @@ import type { EventWriter } from "./events.ts";
 import { releaseDirectories, type LaunchPlan } from "./plan.ts";
 import { PreLaunchProtocolError } from "./program.ts";
 import { finishRecord, type Launched } from "./record.ts";
+import { syncOut } from "../workspace/git-sync.ts";
+import { logLine } from "../log/runtime-log.ts";
 
 /** Grace given to what is left of the execution after the leader exited. */
 const LEFTOVER_GRACE_MS = 200;
@@ -44,15 +46,17 @@ function outcomeOf(launched: Launched): Outcome {
 }
 
 /**
- * After the leader was reaped: end what is left of the execution, record, then `eof` and
- * `exit`, then close the store. Nothing here may keep `eof` and `exit` from the daemon:
- * cleanup failures become an error event, a store that refuses the record is reported
- * (record.ts).
+ * After the leader was reaped: end what is left of the execution, bring a sandboxed
+ * workspace's git work into the user's repository, record, then `eof` and `exit`, then close
+ * the store. Nothing here may keep `eof` and `exit` from the daemon: cleanup failures become an
+ * error event, a store that refuses the record is reported (record.ts), and git's word on the
+ * workspace's commits is the runtime log's (git-sync.ts).
  */
 export async function finishWorkload(plan: LaunchPlan, launched: Launched, events: EventWriter, beforeEof?: () => Promise<void>): Promise<Outcome> {
   const outcome = outcomeOf(launched);
   await launched.scope.finish(LEFTOVER_GRACE_MS).catch((error: Error) => events.error(error.message));
   if (beforeEof) await beforeEof().catch((error: Error) => events.error(error.message));
+  if (plan.sandbox?.git) bringGitBack(plan.sandbox.git);
   const writable = finishRecord(plan, outcome);
   events.eof();
   events.exit(outcome.code, outcome.signal);
@@ -61,6 +65,15 @@ export async function finishWorkload(plan: LaunchPlan, launched: Launched, event
   // A store found unwritable is left alone: the exit releases it.
   if (writable) plan.store.db.close();
   return outcome;
+}
+
+/** syncOut, whose failures are logged: the exec's own outcome stands. */
+function bringGitBack(git: NonNullable<NonNullable<LaunchPlan["sandbox"]>["git"]>): void {
+  try {
+    syncOut(git);
+  } catch (error) {
+    logLine("error", "git-error", { workspaceId: git.workspaceId, message: `the workspace's git work was not brought into your repository: ${(error as Error).message}` });
+  }
 }
 
 /** An internal or protocol failure after `started`: report once, kill the whole execution. */

@@ -11,6 +11,8 @@ import { LifecycleResponse, parseMessage, type Dialect } from "../protocol/index
 import { openExistingStore as openStoreIfPresent, type Store } from "../store/db.ts";
 import { resolveHome } from "../store/home.ts";
 import { getWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
+import { readOptions } from "../options.ts";
+import { isolationProblem, requestedIsolation } from "../workspace/isolation.ts";
 import { DaemonConfigError, argv0Of, ourRuntimes, readDaemonConfig } from "./daemon-config.ts";
 import { selfCommand, selfEnv } from "../client/self.ts";
 import { shellQuote } from "../shell-quote.ts";
@@ -133,6 +135,25 @@ export function recordedWorkspace(options: Record<string, unknown>, workspaceId:
   } finally {
     store.db.close();
   }
+}
+
+/**
+ * Operator commands follow the isolation a workspace keeps (workspace/isolation.ts): options
+ * that ask for less than its record get the recorded isolation, network and paths instead, so
+ * `run` or `workspace resume` without the daemon's options still confine it as created.
+ */
+export function withRecordedIsolation(options: Record<string, unknown>, record: WorkspaceRecord | null): Record<string, unknown> {
+  const recorded = record?.isolation;
+  if (!recorded || recorded.isolation === "none") return options;
+  let asked;
+  try {
+    asked = requestedIsolation(readOptions(options));
+  } catch {
+    return options;
+  }
+  if (isolationProblem(record.workspaceId, recorded, asked) === null) return options;
+  const { isolation, network, sandboxReadOnly, sandboxReadWrite } = recorded;
+  return { ...options, isolation, network, sandboxReadOnly, sandboxReadWrite };
 }
 
 /**

@@ -136,16 +136,21 @@ function checkContainment(options: RuntimeOptions, home: string | null): Check {
     if (error instanceof ContainmentError) return { name, status: "fail", detail: error.problem, hint: error.fix };
     return { name, status: "fail", detail: message(error) };
   }
+  const sandboxed = options.isolation === "sandbox";
   if (containment.kind === "process-group") {
-    const detail = `process groups: ${containment.reason}; a workload that leaves its session (setsid, a daemon) escapes cleanup`;
+    const closed = sandboxed ? 'closed by isolation "sandbox": the sandbox\'s pid namespace ends with it' : 'isolation "sandbox" would close that: its pid namespace ends with the sandbox';
+    const detail = `process groups: ${containment.reason}; a workload that leaves its session (setsid, a daemon) escapes cleanup, ${closed}`;
     if (options.containment === "process-group" || !isLinux) return { name, status: "ok", detail };
     return { name, status: "warn", detail, hint: "give the runtime a delegated cgroup v2 hierarchy (docs/operators.md: Cgroup containment) for a cgroup per execution" };
   }
   const controllers = availableControllers(containment.root);
+  const closed = sandboxed ? 'closed by isolation "sandbox": no cgroup file system inside' : 'isolation "sandbox" would close that: no cgroup file system inside';
   return {
     name,
     status: "ok",
-    detail: `cgroup v2, a cgroup per execution under ${containment.homeCgroup} (root ${containment.root}, ${containment.source}; controllers available there: ${controllers.join(" ") || "none"})`,
+    detail:
+      `cgroup v2, a cgroup per execution under ${containment.homeCgroup} (root ${containment.root}, ${containment.source}; controllers available there: ${controllers.join(" ") || "none"}); ` +
+      `a workload can leave its cgroup by writing its pid into any cgroup.procs the daemon's user may write (the runtime's own), ${closed}`,
   };
 }
 

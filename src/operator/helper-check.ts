@@ -5,9 +5,10 @@
  * throwaway one: its own runtime home and directory in a temp dir, destroyed and removed after,
  * so doctor leaves nothing behind.
  */
-import { mkdirSync, mkdtempSync, realpathSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { describeHelperResolution, HELPER_NAME, type HelperResolution } from "../exec/helper.ts";
+import { describeHelperResolution, HELPER_NAME, helperFiles, type HelperResolution } from "../exec/helper.ts";
+import { shownInView } from "../platform/sandbox.ts";
 import type { RuntimeOptions } from "../options.ts";
 import { lazyOs } from "../platform/lazy.ts";
 import { removeTemporaryTree } from "../workspace/owned-tree.ts";
@@ -110,6 +111,31 @@ function parseDescribe(stdout: string): Described {
   return { ok: true, capabilities, protocolVersion, version };
 }
 
+/**
+ * What a helper that failed in the sandbox may need that the sandbox does not show, where the
+ * runtime cannot know it (a wrapper script that runs a program from elsewhere): absolute paths
+ * named in the helper's own text (a script's) and in what its failure said, that exist here
+ * and that the sandbox would not show. Each as its package directory (the nearest holding a
+ * package.json), else itself.
+ */
+function unseenPaths(found: HelperResolution, failure: string, options: HelperOptions): string[] {
+  const view = { root: null, readOnly: [...options.sandboxReadOnly, ...helperFiles(found), process.execPath], readWrite: [...options.sandboxReadWrite], network: options.network };
+  let text = failure;
+  try {
+    const head = readFileSync(found.path).subarray(0, 64 * 1024);
+    if (!head.includes(0)) text += `\n${head.toString("utf8")}`;
+  } catch {
+    // Not readable here: only the failure's words are left.
+  }
+  const named = [...new Set(text.match(/\/[^\s'"`:;,()<>|&$]+/g) ?? [])].filter((path) => path.length > 1 && existsSync(path) && !shownInView(path, view));
+  return [...new Set(named.map(packageDirectoryOf))];
+}
+
+function packageDirectoryOf(path: string): string {
+  for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) if (existsSync(join(dir, "package.json"))) return dir;
+  return path;
+}
+
 function where(found: HelperResolution): string {
   return `${found.path} (from ${found.source}${found.javascript ? ", JavaScript run by the embedded engine" : ""})`;
 }
@@ -125,7 +151,14 @@ export async function checkHelper(options: HelperOptions): Promise<Check> {
   }
   const described = await describeThroughRuntime(options);
   if (!described.ok && described.unchecked) return { name: NAME, status: "skip", detail: `${where(found)}; its describe was not run: ${described.reason}` };
-  if (!described.ok) return { name: NAME, status: "fail", detail: `${where(found)}: ${described.reason}`, ...installAdvice() };
+  if (!described.ok) {
+    const missing = options.isolation === "sandbox" ? unseenPaths(found, described.reason, options) : [];
+    if (missing.length > 0) {
+      const hint = `# add ${missing.map((path) => JSON.stringify(path)).join(", ")} to "sandboxReadOnly" in the runtime's options: the helper reads ${missing.length === 1 ? "it" : "them"}, and the sandbox does not show ${missing.length === 1 ? "it" : "them"}`;
+      return { name: NAME, status: "fail", detail: `${where(found)}: ${described.reason}`, hint };
+    }
+    return { name: NAME, status: "fail", detail: `${where(found)}: ${described.reason}`, ...installAdvice() };
+  }
   const missing = REQUIRED_CAPABILITIES.filter((capability) => !described.capabilities.includes(capability));
   const shown = `describe through exec${options.isolation === "sandbox" ? " in the sandbox" : ""}: capabilities ${described.capabilities.join(", ") || "none"}`;
   if (missing.length > 0) {

@@ -44,6 +44,8 @@ interface WorkspaceSummary {
   memoryCurrent: number | null;
   pidsCurrent: number | null;
   createdAt: string;
+  /** The isolation it keeps (workspace/isolation.ts); null: made before schema 3, recorded by its next resume or exec. */
+  isolation: WorkspaceRecord["isolation"];
 }
 
 function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
@@ -71,6 +73,7 @@ function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
     memoryCurrent: record.cgroup ? cgroupMemoryBytes(record.cgroup) : null,
     pidsCurrent: record.cgroup ? readCounter(record.cgroup, "pids.current") : null,
     createdAt: new Date(record.createdAt).toISOString(),
+    isolation: record.isolation,
   };
 }
 
@@ -113,11 +116,12 @@ export function ls(invocation: Invocation): number {
     w.interrupted ? `${w.status} (${w.status === "destroying" ? "unfinished" : "interrupted"})` : w.status,
     w.source,
     w.kind ?? w.placement,
+    w.isolation?.isolation ?? "-",
     String(w.liveExecutions),
     ...(usage ? [w.memoryCurrent === null ? "-" : formatBytes(w.memoryCurrent), w.pidsCurrent === null ? "-" : String(w.pidsCurrent)] : []),
     w.root ?? "-",
   ]);
-  console.log(formatTable(["WORKSPACE", "OWNER", "CONFIG", "DIALECT", "STATUS", "SOURCE", "KIND", "LIVE", ...(usage ? ["MEMORY", "PIDS"] : []), "ROOT"], rows));
+  console.log(formatTable(["WORKSPACE", "OWNER", "CONFIG", "DIALECT", "STATUS", "SOURCE", "KIND", "ISOLATION", "LIVE", ...(usage ? ["MEMORY", "PIDS"] : []), "ROOT"], rows));
   for (const w of workspaces) {
     if (w.problem) console.log(`! ${w.workspaceId}: ${w.problem}`);
     if (w.unfinishedDestroy) console.log(`! ${w.unfinishedDestroy} (paseo-host-runtime rm -w ${shellQuote(w.workspaceId)})`);

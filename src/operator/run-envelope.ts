@@ -1,7 +1,7 @@
 /** The spawn envelope `run` sends: what its flags describe, in the seed dialect, as the daemon would build it. */
 import type { Invocation } from "../argv.ts";
 import type { SeedOf, SpawnEnvelope, Stdio } from "../protocol/index.ts";
-import { operatorOptions } from "./common.ts";
+import { operatorOptions, recordedWorkspace, withRecordedIsolation } from "./common.ts";
 import { PURPOSES } from "./purposes.ts";
 import { terminalSize } from "./raw-terminal.ts";
 
@@ -37,7 +37,8 @@ export function buildEnvelope(invocation: Invocation, pty: boolean): SeedOf<type
     if (process.env.TERM) stdio.term = process.env.TERM;
   }
   const cwd = invocation.flags.get("cwd");
-  const options = operatorOptions(invocation);
+  const given = operatorOptions(invocation);
+  const options = withRecordedIsolation(given, recordedWorkspace(given, invocation.flags.get("workspace-id")!));
   const helperPath = invocation.flags.get("helper-path");
   if (helperPath !== undefined) options.helperPath = helperPath;
   return {

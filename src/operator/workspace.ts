@@ -8,18 +8,20 @@ import { readOptions } from "../options.ts";
 import type { LifecycleResponse } from "../protocol/index.ts";
 import { listWorkspaces } from "../store/workspaces.ts";
 import { configurationOf, inReconcileScope, type Ownership } from "../workspace/owner.ts";
-import { callOperation, dialectFields, openExistingStore, operationArgv0, operatorOptions, printJson, recordedWorkspace } from "./common.ts";
+import { callOperation, dialectFields, openExistingStore, operationArgv0, operatorOptions, printJson, recordedWorkspace, withRecordedIsolation } from "./common.ts";
 import { stateLines } from "./new.ts";
 import { liveExecutions } from "./ps.ts";
 
 /**
- * Runs a protocol operation of this binary on one workspace, in the dialect it was created in;
- * null when it failed (its reason is already on stderr).
+ * Runs a protocol operation of this binary on one workspace, in the dialect it was created in
+ * and with at least the isolation it keeps; null when it failed (its reason is already on stderr).
  */
 function call(invocation: Invocation, op: string, expected: LifecycleResponse["type"]): LifecycleResponse | null {
   const workspaceId = invocation.flags.get("workspace-id")!;
-  const options = operatorOptions(invocation);
-  const { dialect, fields } = dialectFields(recordedWorkspace(options, workspaceId));
+  const given = operatorOptions(invocation);
+  const record = recordedWorkspace(given, workspaceId);
+  const options = withRecordedIsolation(given, record);
+  const { dialect, fields } = dialectFields(record);
   const response = callOperation(invocation.command, [op, "--workspace-id", workspaceId], { ...fields, options }, dialect);
   if (response && response.type !== expected) throw new Error(`${op} answered ${response.type}, expected ${expected}`);
   return response;

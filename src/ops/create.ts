@@ -12,6 +12,8 @@ import { materialize } from "../workspace/materialize.ts";
 import { stateResponse } from "../workspace/state.ts";
 import { respond } from "../protocol/request.ts";
 import { readLifecycleCall } from "../workspace/call.ts";
+import { requestedIsolation } from "../workspace/isolation.ts";
+import { makeSandboxGit } from "../workspace/sandbox-git.ts";
 
 /**
  * `create`: idempotent. Everything is checked before anything changes; the intent is recorded
@@ -37,12 +39,13 @@ export async function create(invocation: Invocation): Promise<number> {
     // From here on only the kept input exists: its URLs carry no credential.
     const kept = keptInput(home, checked);
     const { input } = kept;
-    const claim = await claimCreate(db, kept, owner, hostDirectory);
+    const isolation = requestedIsolation(options);
+    const claim = await claimCreate(db, kept, owner, hostDirectory, isolation);
     if (claim.existing) {
       respond(stateResponse(claim.existing, options, owner.dialect, false), owner.dialect);
       return 0;
     }
-    if (claim.abandoned) await recoverAbandoned(db, home, claim.abandoned, kept, hostDirectory);
+    if (claim.abandoned) await recoverAbandoned(db, home, claim.abandoned, kept, hostDirectory, isolation);
     let record;
     try {
       const built = await materialize({
@@ -58,6 +61,8 @@ export async function create(invocation: Invocation): Promise<number> {
       const recorded = getWorkspace(db, input.workspaceId)?.cgroup ?? null;
       if (checkedFirst || recorded !== null) applyWorkspaceLimits(db, input.workspaceId, recorded, containment(), options);
       record = finishCreate(db, input.workspaceId, built);
+      // A sandboxed workspace's private git dir exists before its first exec (made there otherwise).
+      if (isolation.isolation === "sandbox") makeSandboxGit(home, record, options.gitTimeoutMs);
     } catch (error) {
       await undoCreate(db, home, input.workspaceId);
       throw error;

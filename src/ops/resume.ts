@@ -9,11 +9,13 @@ import { restoreRoot } from "../workspace/restore.ts";
 import { stateResponse } from "../workspace/state.ts";
 import { respond } from "../protocol/request.ts";
 import { readLifecycleCall } from "../workspace/call.ts";
+import { isolationProblem, requestedIsolation } from "../workspace/isolation.ts";
 
 /**
- * `resume`: paused → ready, ready → ready. The root is checked again; a worktree whose
- * directory vanished is re-added for its branch; the workspace cgroup's limits are written
- * again (the options may have changed). Missing → error.
+ * `resume`: paused → ready, ready → ready. The isolation asked for must be at least the one
+ * recorded (workspace/isolation.ts); the root is checked again; a worktree whose directory
+ * vanished is re-added for its branch; the workspace cgroup's limits are written again (the
+ * options may have changed). Missing → error.
  */
 export async function resume(invocation: Invocation): Promise<number> {
   const { options, owner } = readLifecycleCall();
@@ -25,6 +27,10 @@ export async function resume(invocation: Invocation): Promise<number> {
   return withStore(options, async ({ db }) => {
     const previous = await claimExisting(db, workspaceId, owner, "resume");
     try {
+      const requested = requestedIsolation(options);
+      const problem = isolationProblem(workspaceId, previous.isolation, requested);
+      if (problem !== null) throw new Error(`${problem}; nothing was changed`);
+      if (previous.isolation === null) writeTransaction(db, () => updateWorkspace(db, workspaceId, { isolation: requested }));
       await reapOrphanChild(db, previous);
       await restoreRoot(db, previous);
       applyWorkspaceLimits(db, workspaceId, previous.cgroup, containment, options);

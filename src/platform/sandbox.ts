@@ -36,6 +36,19 @@ export interface SandboxView {
   /** Host directories or files visible read-only at the same path. */
   readOnly: string[];
   network: "host" | "none";
+  /**
+   * Binds made after every other mount, in order, so that nothing above lies over them: a host
+   * path (`source`) shown at `target` (the same path, or another one). What keeps the user's git
+   * directories from the workload (src/workspace/private-git.ts).
+   */
+  overlays?: Overlay[];
+}
+
+/** One bind of SandboxView.overlays. */
+export interface Overlay {
+  source: string;
+  target: string;
+  writable: boolean;
 }
 
 /** A launch as Bun.spawn takes it: the file to execute, argv (argv[0] passed as is) and env. */
@@ -121,6 +134,7 @@ export function bwrapArguments(view: SandboxView): string[] {
     if (mount.kind === "root") args.push("--bind-fd", String(SANDBOX_FDS.root), mount.path);
     else args.push(mount.kind === "rw" ? "--bind" : "--ro-bind", mount.path, mount.path);
   }
+  for (const overlay of view.overlays ?? []) args.push(overlay.writable ? "--bind" : "--ro-bind", overlay.source, overlay.target);
   return args;
 }
 
@@ -215,16 +229,30 @@ function covered(path: string, directories: readonly string[]): boolean {
 /**
  * Files the launch needs that the view does not already show, read-only: the program and
  * what it resolves to, and any other file named (a JavaScript helper, this runtime binary).
+ * A path below one shown earlier in `files` is not shown again (a directory comes first).
  */
 export function filesToShow(files: readonly string[], view: SandboxView): string[] {
-  const visible = [...SYSTEM_DIRECTORIES, ...USR_LINKS, ...(view.root === null ? [] : [view.root]), ...view.readWrite, ...view.readOnly];
+  const visible = [...SYSTEM_DIRECTORIES, ...USR_LINKS, ...(view.root === null ? [] : [view.root]), ...view.readWrite, ...view.readOnly, ...overlaidInPlace(view)];
   const out: string[] = [];
   for (const file of files) {
     for (const path of [file, realOrNull(file)]) {
-      if (path !== null && !covered(path, visible) && !out.includes(path)) out.push(path);
+      if (path !== null && !covered(path, [...visible, ...out])) out.push(path);
     }
   }
   return out;
+}
+
+/** Overlays shown at their own path (what a launch may find there). */
+function overlaidInPlace(view: SandboxView): string[] {
+  return (view.overlays ?? []).filter((overlay) => overlay.source === overlay.target).map((overlay) => overlay.source);
+}
+
+/**
+ * True when the view shows `path` (or a directory above it) at that path: the system
+ * directories (and /dev, /proc of its own), the root, the view's paths.
+ */
+export function shownInView(path: string, view: SandboxView): boolean {
+  return covered(path, [...SYSTEM_DIRECTORIES, ...USR_LINKS, "/dev", "/proc", ...(view.root === null ? [] : [view.root]), ...view.readWrite, ...view.readOnly]);
 }
 
 function realOrNull(path: string): string | null {
@@ -321,6 +349,10 @@ export function sandboxProfile(view: SandboxView, launch: Launch): string {
     `(allow file-read* ${subpaths(readableInHome)})`,
   ];
   if (ancestors.length > 0) lines.push(`(allow file-read-metadata ${ancestors.map((path) => `(literal ${quote(path)})`).join(" ")})`);
+  // Seatbelt cannot show a path somewhere else: only overlays in place, as allow or deny rules.
+  for (const overlay of (view.overlays ?? []).filter((entry) => entry.source === entry.target)) {
+    lines.push(`(${overlay.writable ? "allow" : "deny"} file-write* (subpath ${quote(overlay.source)}))`);
+  }
   if (view.network === "none") lines.push("(deny network*)");
   return lines.join("\n");
 }

@@ -18,8 +18,11 @@ import { WRITER_LOCK_BYTES, withWriterLock, writerLockPath } from "./writer-lock
  *    its configuration last listed it (listed_at) and when a reconcile of another configuration
  *    left it behind, an orphan (orphaned_at); the made_branches table keeps the branches a
  *    create made for a workspace id after the workspace is gone (src/store/branches.ts).
+ * 4: workspaces record the isolation they were created with (isolation, and sandbox_json for the
+ *    sandbox's network and paths; see src/workspace/isolation.ts), which every later exec and
+ *    resume must at least meet. NULL for older rows until their next resume or exec records it.
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** Where each workspace of a `--remote` runtime lives (src/store/placements.ts). */
 const REMOTE_PLACEMENTS = `
@@ -47,6 +50,12 @@ CREATE TABLE made_branches (
   PRIMARY KEY (common_dir, branch)
 ) STRICT;
 `;
+
+/**
+ * The isolation a workspace was created with ('none' | 'sandbox'; NULL: made before schema 4,
+ * recorded by its next resume or exec) and, for the sandbox, its network and paths as JSON.
+ */
+const ISOLATION_COLUMNS = ["isolation TEXT CHECK (isolation IN ('none', 'sandbox'))", "sandbox_json TEXT"];
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -96,7 +105,8 @@ CREATE TABLE workspaces (
   listed_at INTEGER,
   -- When a reconcile of another configuration of its owner took over its configuration's
   -- workspaces and did not list this one: an orphan (see src/ops/reconcile.ts).
-  orphaned_at INTEGER
+  orphaned_at INTEGER,
+  ${ISOLATION_COLUMNS.join(",\n  ")}
 ) STRICT;
 CREATE INDEX workspaces_owner ON workspaces (owner);
 -- Serializes git worktree changes per repository (its common git dir) within this home:
@@ -157,6 +167,9 @@ ALTER TABLE workspaces ADD COLUMN destroy_problem TEXT;
 ALTER TABLE workspaces ADD COLUMN listed_at INTEGER;
 ALTER TABLE workspaces ADD COLUMN orphaned_at INTEGER;
 ${MADE_BRANCHES}`);
+  },
+  3: (db) => {
+    for (const column of ISOLATION_COLUMNS) db.run(`ALTER TABLE workspaces ADD COLUMN ${column}`);
   },
 };
 

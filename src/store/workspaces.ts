@@ -47,6 +47,11 @@ export interface WorkspaceDetails {
   abandonedCreate?: boolean;
   /** Recorded from the create input; no other effect yet. */
   markFirstAgentBranchAutoName?: boolean;
+  /**
+   * An adopted directory at the top of a working tree: the git dir its `.git` names and the
+   * repository's common dir, as they were at create (the sandbox never takes them from `.git`).
+   */
+  git?: { gitDir: string; commonDir: string; dotGit: "directory" | "file" };
 }
 
 /**
@@ -61,6 +66,12 @@ export interface Confinement {
   /** A worktree's registration `<commonDir>/worktrees/<name>`, which its `.git` file names; else null. */
   gitdir: string | null;
 }
+
+/**
+ * The isolation a workspace was created with, which every later exec and resume must at least
+ * meet (src/workspace/isolation.ts): none, or the sandbox with its network and extra paths.
+ */
+export type RecordedIsolation = { isolation: "none" } | { isolation: "sandbox"; network: "host" | "none"; sandboxReadOnly: string[]; sandboxReadWrite: string[] };
 
 /** One workspace row. */
 export interface WorkspaceRecord {
@@ -100,6 +111,8 @@ export interface WorkspaceRecord {
   listedAt: number;
   /** When a reconcile of another configuration of its owner took over its configuration and left it unlisted: an orphan. */
   orphanedAt: number | null;
+  /** The isolation it was created with; null for a workspace made before schema 4 until its next resume or exec. */
+  isolation: RecordedIsolation | null;
 }
 
 interface Row {
@@ -130,6 +143,21 @@ interface Row {
   destroy_problem: string | null;
   listed_at: number | null;
   orphaned_at: number | null;
+  isolation: "none" | "sandbox" | null;
+  sandbox_json: string | null;
+}
+
+function isolationOf(row: Row): RecordedIsolation | null {
+  if (row.isolation === "sandbox") return { isolation: "sandbox", ...(JSON.parse(row.sandbox_json ?? "{}") as Omit<Extract<RecordedIsolation, { isolation: "sandbox" }>, "isolation">) };
+  return row.isolation === "none" ? { isolation: "none" } : null;
+}
+
+/** The two columns a recorded isolation is stored in. */
+function isolationColumns(isolation: RecordedIsolation | null): [string | null, string | null] {
+  if (isolation === null) return [null, null];
+  if (isolation.isolation === "none") return ["none", null];
+  const { network, sandboxReadOnly, sandboxReadWrite } = isolation;
+  return ["sandbox", JSON.stringify({ network, sandboxReadOnly, sandboxReadWrite })];
 }
 
 function fromRow(row: Row): WorkspaceRecord {
@@ -156,6 +184,7 @@ function fromRow(row: Row): WorkspaceRecord {
     destroyProblem: row.destroy_problem,
     listedAt: row.listed_at ?? row.created_at,
     orphanedAt: row.orphaned_at,
+    isolation: isolationOf(row),
   };
 }
 
@@ -188,13 +217,14 @@ interface Provenance {
  */
 export function insertCreating(
   db: Database,
-  row: Provenance & { workspaceId: string; input: unknown; inputDigest: string; hostDirectory: "adopt" | "clone"; holder: ProcessIdentity; op: string },
+  row: Provenance & { workspaceId: string; input: unknown; inputDigest: string; hostDirectory: "adopt" | "clone"; holder: ProcessIdentity; op: string; isolation?: RecordedIsolation },
 ): void {
   const at = now();
+  const [isolation, sandbox] = isolationColumns(row.isolation ?? null);
   db.query(
     `INSERT INTO workspaces (workspace_id, owner, dialect, instance_id, configuration, status, input_json, input_digest, host_directory, details_json,
-       lock_pid, lock_start, lock_boot, lock_op, created_at, updated_at, listed_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, 'creating', ?6, ?7, ?8, '{}', ?9, ?10, ?11, ?12, ?13, ?13, ?13)`,
+       lock_pid, lock_start, lock_boot, lock_op, created_at, updated_at, listed_at, isolation, sandbox_json)
+     VALUES (?1, ?2, ?3, ?4, ?5, 'creating', ?6, ?7, ?8, '{}', ?9, ?10, ?11, ?12, ?13, ?13, ?13, ?14, ?15)`,
   ).run(
     row.workspaceId,
     row.owner,
@@ -209,6 +239,8 @@ export function insertCreating(
     row.holder.bootId,
     row.op,
     at,
+    isolation,
+    sandbox,
   );
 }
 
@@ -230,6 +262,8 @@ interface WorkspacePatch {
   destroyProblem?: string | null;
   listedAt?: number;
   orphanedAt?: number | null;
+  /** A create taking over an abandoned one, or a row of before schema 4 on its next resume or exec. */
+  isolation?: RecordedIsolation;
 }
 
 /** Applies `patch` to a row; returns false when no such row exists. */
@@ -267,6 +301,11 @@ export function updateWorkspace(db: Database, workspaceId: string, patch: Worksp
   if (patch.destroyProblem !== undefined) set("destroy_problem", patch.destroyProblem);
   if (patch.listedAt !== undefined) set("listed_at", patch.listedAt);
   if (patch.orphanedAt !== undefined) set("orphaned_at", patch.orphanedAt);
+  if (patch.isolation !== undefined) {
+    const [isolation, sandbox] = isolationColumns(patch.isolation);
+    set("isolation", isolation);
+    set("sandbox_json", sandbox);
+  }
   set("updated_at", now());
   values.push(workspaceId);
   const result = db.query(`UPDATE workspaces SET ${sets.join(", ")} WHERE workspace_id = ?${values.length}`).run(...values);

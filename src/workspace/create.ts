@@ -9,7 +9,7 @@ import { diagnose } from "../output.ts";
 import { selfIdentity } from "../platform/process.ts";
 import { madeBranch, recordMadeBranch } from "../store/branches.ts";
 import { deleteExecutions } from "../store/executions.ts";
-import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type MaterializationKind, type WorkspaceRecord } from "../store/workspaces.ts";
+import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type MaterializationKind, type RecordedIsolation, type WorkspaceRecord } from "../store/workspaces.ts";
 import type { Built } from "./materialize.ts";
 import { captureConfinement, RootProblem } from "./confinement.ts";
 import { createConflict, type KeptInput } from "./input.ts";
@@ -27,12 +27,12 @@ type CreateClaim = { existing: WorkspaceRecord } | { existing: null; abandoned: 
  * is waited for; a create whose process died is taken over (`abandoned`, to be recovered); a
  * destroy that stopped is refused with its reason: only a destroy finishes it.
  */
-export async function claimCreate(db: Database, kept: KeptInput, owner: Ownership, hostDirectory: "adopt" | "clone"): Promise<CreateClaim> {
+export async function claimCreate(db: Database, kept: KeptInput, owner: Ownership, hostDirectory: "adopt" | "clone", isolation: RecordedIsolation): Promise<CreateClaim> {
   const { input, inputDigest } = kept;
   const workspaceId = input.workspaceId;
   return await untilFree<CreateClaim>(db, workspaceId, (record) => {
     if (!record) {
-      insertCreating(db, { workspaceId, ...owner, input, inputDigest, hostDirectory, holder: selfIdentity(), op: "create" });
+      insertCreating(db, { workspaceId, ...owner, input, inputDigest, hostDirectory, isolation, holder: selfIdentity(), op: "create" });
       return { done: { existing: null, abandoned: null } };
     }
     assertOwner(record, owner);
@@ -55,7 +55,7 @@ export async function claimCreate(db: Database, kept: KeptInput, owner: Ownershi
  * execution, removes its storage (undoing its branch and seed), then makes the record a fresh
  * `creating` record for the kept input.
  */
-export async function recoverAbandoned(db: Database, home: string, previous: WorkspaceRecord, kept: KeptInput, hostDirectory: "adopt" | "clone"): Promise<void> {
+export async function recoverAbandoned(db: Database, home: string, previous: WorkspaceRecord, kept: KeptInput, hostDirectory: "adopt" | "clone", isolation: RecordedIsolation): Promise<void> {
   const workspaceId = previous.workspaceId;
   diagnose(`workspace ${JSON.stringify(workspaceId)}: cleaning up after an interrupted ${previous.lockOp ?? previous.status} (pid ${previous.lock?.pid ?? "?"})`);
   await reapOrphanChild(db, previous);
@@ -64,7 +64,7 @@ export async function recoverAbandoned(db: Database, home: string, previous: Wor
   await removeOwned(home, previous, { undo: true, guard: repoGuard(db), staleLocks: true });
   writeTransaction(db, () => {
     deleteExecutions(db, workspaceId);
-    updateWorkspace(db, workspaceId, { status: "creating", input: kept.input, inputDigest: kept.inputDigest, hostDirectory, kind: null, root: null, details: {}, cgroup: null });
+    updateWorkspace(db, workspaceId, { status: "creating", input: kept.input, inputDigest: kept.inputDigest, hostDirectory, isolation, kind: null, root: null, details: {}, cgroup: null });
   });
 }
 

@@ -39,6 +39,34 @@ export function gitQuery(cwd: string, args: readonly string[]): string | null {
   return result.stdout.toString().trim();
 }
 
+/** What gitCapture saw of one git command. */
+export interface GitCaptured {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a git command that may take a while (a fetch) with `settings` (its transports, its time
+ * bound: past it git is SIGKILLed, and GitError says so) and `input` on its stdin; returns what
+ * it printed. Throws GitError when it fails.
+ */
+export function gitCapture(cwd: string, args: readonly string[], settings: GitSettings, input?: string): GitCaptured {
+  const result = Bun.spawnSync({
+    cmd: [gitPath(), ...args],
+    cwd,
+    env: gitEnvironment(settings, cwd),
+    stdin: input === undefined ? "ignore" : new TextEncoder().encode(input),
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: settings.policy.timeoutMs,
+    killSignal: "SIGKILL",
+  });
+  const stderr = result.exitedDueToTimeout ? `did not finish within ${settings.policy.timeoutMs} ms (options.gitTimeoutMs) and was killed` : result.stderr.toString();
+  if (result.exitCode !== 0) throw new GitError(args, cwd, result.exitCode, stderr);
+  return { code: result.exitCode, stdout: result.stdout.toString(), stderr };
+}
+
 /** A git command that ran longer than options.gitTimeoutMs; its whole process group was killed. */
 class GitTimeoutError extends Error {
   override name = "GitTimeoutError";

@@ -32,6 +32,7 @@ import {
 } from "./repo.ts";
 import { addWorktree } from "./worktree.ts";
 import { removeOwnedTree } from "./owned-tree.ts";
+import { adoptedGit } from "./private-git.ts";
 
 /** What materialization needs from the create that runs it. */
 interface MaterializeContext {
@@ -78,10 +79,14 @@ async function fromHostDirectory(ctx: MaterializeContext, source: string): Promi
   return repo ? await cloneHost(ctx, repo) : copyHost(ctx, source);
 }
 
-/** The host directory itself is the workspace: nothing is made, nothing will be deleted. */
+/**
+ * The host directory itself is the workspace: nothing is made, nothing will be deleted. Its
+ * git dirs are recorded now, while they are still the user's (the sandbox never reads `.git`).
+ */
 function adopt(ctx: MaterializeContext, source: string): Built {
   const root = confine(source, relativeCwd(ctx), "input.placement.relativeCwd");
-  const details: WorkspaceDetails = { branch: repoInfo(source) ? currentBranch(source) : "" };
+  const git = repoInfo(source) ? adoptedGit(root) : undefined;
+  const details: WorkspaceDetails = { branch: repoInfo(source) ? currentBranch(source) : "", ...(git ? { git } : {}) };
   ctx.note("adopted", details);
   return { kind: "adopted", root, details };
 }
@@ -95,14 +100,18 @@ function copyHost(ctx: MaterializeContext, source: string): Built {
   return { kind: "copy", root: confine(checkout, relativeCwd(ctx), "input.placement.relativeCwd"), details };
 }
 
-/** A private clone of the host repository at its current commit: committed content only. */
+/**
+ * A private clone of the host repository at its current commit: committed content only. Its
+ * objects are copies (`--no-hardlinks`): a file shared with the user's object store would let a
+ * workload rewrite the user's objects in place.
+ */
 async function cloneHost(ctx: MaterializeContext, repo: RepoInfo): Promise<Built> {
   const head = headCommit(repo.toplevel);
   if (!head) throw new Error(`${repo.toplevel} has no commit to clone yet`);
   const branch = currentBranch(repo.toplevel);
   const checkout = prepareCheckout(ctx);
   ctx.note("clone", { checkout });
-  await gitRun(dirname(checkout), ["clone", "--no-checkout", "--", repo.toplevel, checkout], ctx.tracker, hostGit(ctx));
+  await gitRun(dirname(checkout), ["clone", "--no-checkout", "--no-hardlinks", "--", repo.toplevel, checkout], ctx.tracker, hostGit(ctx));
   await gitRun(checkout, branch ? ["checkout", "-B", branch, head] : ["checkout", "--detach", head], ctx.tracker, hostGit(ctx));
   const base = confine(checkout, repo.prefix, "the source directory");
   return { kind: "clone", root: confine(base, relativeCwd(ctx), "input.placement.relativeCwd"), details: { checkout, branch, head } };

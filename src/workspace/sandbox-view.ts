@@ -1,39 +1,33 @@
 /**
  * What of the host a workspace's sandboxed workloads see besides the system directories: the
- * root, the git directories its checkout needs, and the operator's additions. Everything here
- * comes from the workspace record and the options, never from files a workload can write (a
- * `.git` file naming some other directory must not widen the sandbox).
+ * root, the operator's additions, and the workspace's own git directory in place of the user's.
+ * Everything here comes from the workspace record, the options and the runtime's own files,
+ * never from files a workload can write (a `.git` file naming some other directory must not
+ * widen the sandbox).
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import type { RuntimeOptions } from "../options.ts";
-import type { SandboxView } from "../platform/sandbox.ts";
+import { isLinux } from "../platform/os.ts";
+import { shownInView, type Overlay, type SandboxView } from "../platform/sandbox.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import type { OpenRoot } from "./confinement.ts";
 import { isInside } from "./paths.ts";
-
-/**
- * In a worktree's common git directory, what would run code in the user's own git commands
- * (hooks, config with its aliases, fsmonitor and filters, submodules' git dirs): read-only.
- */
-const COMMON_DIR_READ_ONLY = ["config", "config.worktree", "hooks", "modules"];
+import { untrustedDotGit, workloadOverlays, type UserGit } from "./private-git.ts";
+import type { PreparedGit } from "./sandbox-git.ts";
 
 /**
  * The view for `record`, whose root was just proven to be `root`. What is bound from the
  * checked descriptor (`view.root`) is the owned checkout the root lies in (a project below
  * the repository's top still finds its `.git`, which git would not look for across a mount
- * point), else the root itself. Throws naming an option path that does not exist.
+ * point), else the root itself. `git`, for a checkout of the user's repository, puts the
+ * workspace's private git dir over its `.git`; the user's git dirs are never writable. Throws
+ * naming an option path that does not exist.
  */
-export function sandboxView(record: WorkspaceRecord, root: OpenRoot, options: RuntimeOptions): SandboxView {
+export function sandboxView(record: WorkspaceRecord, root: OpenRoot, options: RuntimeOptions, git: PreparedGit | null, user: UserGit | null): SandboxView {
   const readWrite: string[] = [];
   const readOnly: string[] = [];
-  const { checkout, commonDir } = record.details;
+  const { checkout } = record.details;
   const owned = record.kind !== "adopted" && checkout !== undefined && (checkout === root.path || isInside(checkout, root.path));
-  if (record.kind === "worktree" && owned && commonDir) {
-    // git commits in a worktree write objects and refs into the repository's common dir.
-    readWrite.push(commonDir);
-    for (const name of COMMON_DIR_READ_ONLY) if (existsSync(join(commonDir, name))) readOnly.push(join(commonDir, name));
-  }
   for (const [option, paths, into] of [
     ["sandboxReadWrite", options.sandboxReadWrite, readWrite],
     ["sandboxReadOnly", options.sandboxReadOnly, readOnly],
@@ -43,5 +37,19 @@ export function sandboxView(record: WorkspaceRecord, root: OpenRoot, options: Ru
       into.push(path);
     }
   }
-  return { root: owned ? checkout : root.path, readWrite, readOnly, network: options.network };
+  const view: SandboxView = { root: owned ? checkout : root.path, readWrite, readOnly, network: options.network };
+  view.overlays = gitOverlays(record, view, git, user);
+  return view;
+}
+
+/**
+ * Linux: the private git dir (private-git.ts). macOS (unverified): Seatbelt cannot show one
+ * path at another, so the user's git dirs are only denied writes (git inside can read, not
+ * commit). A `.git` file not taken on trust is shown as an empty file.
+ */
+function gitOverlays(record: WorkspaceRecord, view: SandboxView, git: PreparedGit | null, user: UserGit | null): Overlay[] {
+  if (git) return workloadOverlays(git.ctx.user, git.ctx.paths, (path) => shownInView(path, view), git.submodules);
+  if (user && !isLinux) return [...new Set([user.commonDir, user.gitDir])].map((dir) => ({ source: dir, target: dir, writable: false }));
+  const dotGit = untrustedDotGit(record);
+  return dotGit === null ? [] : [{ source: "/dev/null", target: dotGit, writable: false }];
 }

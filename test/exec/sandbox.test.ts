@@ -133,15 +133,21 @@ describe.skipIf(missing.length > 0)("a sandboxed workload cannot reach the host"
     mkdirSync(ro);
     mkdirSync(rw);
     writeFileSync(join(ro, "data"), "shared\n");
-    const options = { ...sandboxed.options, sandboxReadOnly: [ro], sandboxReadWrite: [rw] };
-    const result = await sh(sandboxed, `cat ${ro}/data; { echo x > ${ro}/new; } 2>/dev/null || echo ro-refused; echo y > ${rw}/new && echo rw-written`, { options });
-    expect(out(result)).toBe("shared\nro-refused\nrw-written\n");
-    expect(existsSync(join(ro, "new"))).toBe(false);
-    expect(readFileSync(join(rw, "new"), "utf8")).toBe("y\n");
-    const missingPath = await sh(sandboxed, "true", { options: { ...sandboxed.options, sandboxReadOnly: ["/no/such/dir"] } });
-    expect(missingPath.code).toBe(1);
-    expect(missingPath.events).toEqual([]);
-    expect(missingPath.stderr).toContain("options.sandboxReadOnly names /no/such/dir, which does not exist");
+    // A workspace keeps the paths it was created with: an exec may not add any (workspace/isolation.ts).
+    const ws = await readyWorkspace("sandbox-paths", "seed", { isolation: "sandbox", sandboxReadOnly: [ro, "/no/such/dir"], sandboxReadWrite: [rw] });
+    try {
+      const options = { ...ws.options, sandboxReadOnly: [ro] };
+      const result = await sh(ws, `cat ${ro}/data; { echo x > ${ro}/new; } 2>/dev/null || echo ro-refused; echo y > ${rw}/new && echo rw-written`, { options });
+      expect(out(result)).toBe("shared\nro-refused\nrw-written\n");
+      expect(existsSync(join(ro, "new"))).toBe(false);
+      expect(readFileSync(join(rw, "new"), "utf8")).toBe("y\n");
+      const missingPath = await sh(ws, "true", { options: { ...ws.options, sandboxReadOnly: ["/no/such/dir"] } });
+      expect(missingPath.code).toBe(1);
+      expect(missingPath.events).toEqual([]);
+      expect(missingPath.stderr).toContain("options.sandboxReadOnly names /no/such/dir, which does not exist");
+    } finally {
+      ws.cleanup();
+    }
   });
 });
 
@@ -194,7 +200,7 @@ describe.skipIf(missing.length > 0)("a sandboxed workload still does its work", 
     expect(git(sandboxed.root, "log", "--format=%s")).toBe("first");
   });
 
-  test("in a worktree workspace git commits reach the repository; its hooks and config stay read-only", async () => {
+  test("in a worktree workspace git commits reach the repository; hooks and config written inside stay the workspace's own", async () => {
     const lab = tempDir("phr-sbx-repo-");
     try {
       const repo = makeRepo(join(lab.path, "repo"));
@@ -207,12 +213,13 @@ describe.skipIf(missing.length > 0)("a sandboxed workload still does its work", 
       const script = [
         `echo change > sandboxed.txt && git add sandboxed.txt && git ${identity} commit -qm "from the sandbox" && echo committed`,
         `common=$(git rev-parse --git-common-dir)`,
-        `{ echo evil > "$common/hooks/post-checkout"; } 2>/dev/null || echo hooks-read-only`,
-        `git config core.fsmonitor evil 2>/dev/null || echo config-read-only`,
+        `mkdir -p "$common/hooks" && echo evil > "$common/hooks/post-checkout" && echo hook-written`,
+        `git config core.fsmonitor evil && echo config-written`,
+        `{ echo evil > ${join(repo, ".git", "hooks", "post-checkout")}; } 2>/dev/null || echo user-hooks-unreachable`,
       ].join("; ");
       const result = await sh(ws, script);
       expect(result.stderr).toBe("");
-      expect(out(result)).toBe("committed\nhooks-read-only\nconfig-read-only\n");
+      expect(out(result)).toBe("committed\nhook-written\nconfig-written\nuser-hooks-unreachable\n");
       expect(git(repo, "log", "-1", "--format=%s", "topic")).toBe("from the sandbox");
       expect(existsSync(join(repo, ".git", "hooks", "post-checkout"))).toBe(false);
       expect(readFileSync(join(repo, ".git", "config"), "utf8")).not.toContain("evil");

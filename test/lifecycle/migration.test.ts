@@ -12,12 +12,12 @@ import { directoryOf, mountOf } from "../../src/platform/cgroup.ts";
 import { bootId, readProcess } from "../../src/platform/process.ts";
 import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
 import { create, createInput, lab, makeRepo, ok, op, record, type Lab } from "./support.ts";
+import { SCHEMA_VERSION } from "../../src/store/db.ts";
 import { SCHEMA_V1 } from "../support/store.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc/self/cgroup). */
 const PROC = linuxOnly("lifecycle/migration.test.ts, the new execution's cgroup read from /proc", "/proc/self/cgroup");
-import { SCHEMA_VERSION } from "../../src/store/db.ts";
 
 const V1_COLUMNS = "workspace_id, owner, status, input_json, host_directory, kind, root, details_json, lock_pid, lock_start, lock_boot, lock_op, child_pid, child_start, created_at, updated_at";
 

@@ -4,8 +4,8 @@ import { Database } from "bun:sqlite";
 import { chmodSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { create, createInput, lab, ok, op, record, type Lab } from "./support.ts";
-import { SCHEMA_V1 } from "../support/store.ts";
 import { SCHEMA_VERSION } from "../../src/store/db.ts";
+import { SCHEMA_V1 } from "../support/store.ts";
 
 /** The schema 1 text, as the last schema 1 release shipped it. */
 

@@ -52,13 +52,13 @@ async function psJson(...args: string[]): Promise<Live[]> {
 }
 
 describe("ls", () => {
-  test("human: one row per workspace with owner, configuration, dialect, status, source, kind and root", async () => {
+  test("human: one row per workspace with owner, configuration, dialect, status, source, kind, isolation and root", async () => {
     const result = await runIn(box, ["ls", "--home", box.home]);
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^WORKSPACE +OWNER +CONFIG +DIALECT +STATUS +SOURCE +KIND +LIVE +ROOT$/);
-    expect(lines[1]).toMatch(new RegExp(`^alpha +team-a +[0-9a-f]{8} +seed +ready +host-directory +adopted +0 +${join(box.path, "alpha")}$`));
-    expect(lines[2]).toMatch(new RegExp(`^beta +team-b +[0-9a-f]{8} +seed +ready +host-directory +adopted +0 +${join(box.path, "beta")}$`));
+    expect(lines[0]).toMatch(/^WORKSPACE +OWNER +CONFIG +DIALECT +STATUS +SOURCE +KIND +ISOLATION +LIVE +ROOT$/);
+    expect(lines[1]).toMatch(new RegExp(`^alpha +team-a +[0-9a-f]{8} +seed +ready +host-directory +adopted +none +0 +${join(box.path, "alpha")}$`));
+    expect(lines[2]).toMatch(new RegExp(`^beta +team-b +[0-9a-f]{8} +seed +ready +host-directory +adopted +none +0 +${join(box.path, "beta")}$`));
     expect(lines).toHaveLength(3);
   });
 
@@ -80,6 +80,7 @@ describe("ls", () => {
       root: join(box.path, "beta"),
       problem: null,
       liveExecutions: 0,
+      isolation: { isolation: "none" },
     });
   });
 

@@ -1,0 +1,85 @@
+/**
+ * git on a workspace's private git directory (P), run the only way the runtime ever runs it:
+ * inside a sandbox of its own, "the jail". P is its only writable path, the user's objects are
+ * read-only, there is no network and no environment of the daemon's. Whatever P's config, hooks
+ * or alternates say (a workload wrote them) runs there and nowhere else; what comes out is
+ * stdout, which callers parse as ref values only, or, for a fetch into the user's repository,
+ * a pack the receiving git checks (fetch.fsckObjects).
+ */
+import { lazyChildProcess } from "../platform/lazy.ts";
+import { bwrapArguments, filesToShow, sandboxTool, type Overlay, type SandboxView } from "../platform/sandbox.ts";
+import { gitPath } from "./git-environment.ts";
+import { objectOverlays, type PrivateGitPaths, type UserGit } from "./private-git.ts";
+
+/** The jail's whole environment: no variable of the daemon's reaches what P's config runs. */
+const JAIL_ENV: Record<string, string> = {
+  PATH: "/usr/bin:/bin",
+  HOME: "/nonexistent",
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_TERMINAL_PROMPT: "0",
+  LC_ALL: "C",
+};
+
+/** What a jailed command printed, and how it ended. */
+export interface JailResult {
+  ok: boolean;
+  stdout: string;
+  /** A short account of a failure (its stderr, or the timeout). */
+  problem: string;
+}
+
+let gitFiles: string[] | undefined;
+
+/** git and its exec path, shown read-only when /usr does not already hold them. */
+function gitInstallation(): string[] {
+  if (gitFiles) return gitFiles;
+  const git = gitPath();
+  const execPath = lazyChildProcess().spawnSync(git, ["--exec-path"], { encoding: "utf8", env: JAIL_ENV }).stdout?.trim();
+  gitFiles = [git, ...(execPath ? [execPath] : [])];
+  return gitFiles;
+}
+
+/** The jail's view: P read-write at its own path, the user's objects read-only, `extra` files read-only. */
+function jailView(user: UserGit, paths: PrivateGitPaths, extra: Overlay[]): SandboxView {
+  const view: SandboxView = { root: null, readWrite: [], readOnly: [], network: "none", overlays: [{ source: paths.dir, target: paths.dir, writable: true }, ...objectOverlays(user), ...extra] };
+  view.readOnly.push(...filesToShow(gitInstallation(), view));
+  return view;
+}
+
+/**
+ * Runs `argv` (git, or /bin/sh for a copy) in the jail with `input` on its stdin and the host
+ * files of `extra` shown read-only at their targets; bounded by `timeoutMs` (SIGKILL, and with
+ * bwrap's death everything inside it).
+ */
+export function runInJail(user: UserGit, paths: PrivateGitPaths, argv: string[], timeoutMs: number, input = "", extra: Overlay[] = []): JailResult {
+  const command = argv[0] === "git" ? [gitPath(), ...argv.slice(1)] : argv;
+  const result = Bun.spawnSync({
+    cmd: [sandboxTool(), ...bwrapArguments(jailView(user, paths, extra)), "--", ...command],
+    env: JAIL_ENV,
+    stdin: new TextEncoder().encode(input),
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: timeoutMs,
+    killSignal: "SIGKILL",
+  });
+  if (result.exitCode === 0) return { ok: true, stdout: result.stdout.toString(), problem: "" };
+  const problem = result.exitedDueToTimeout ? `did not finish within ${timeoutMs} ms` : result.stderr.toString().trim().split("\n").slice(-3).join("; ") || `exit ${result.exitCode}`;
+  return { ok: false, stdout: result.stdout.toString(), problem };
+}
+
+/** A word for sh, always quoted. */
+function quote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The `--upload-pack` command with which host git fetches from P: git-upload-pack in the jail,
+ * with the jail's environment and only GIT_PROTOCOL of the fetching git's (host git appends P's
+ * path). `exec` all the way, so bwrap's parent is that git and dies with it.
+ */
+export function uploadPackCommand(user: UserGit, paths: PrivateGitPaths): string {
+  const env = Object.entries(JAIL_ENV).map(([key, value]) => quote(`${key}=${value}`));
+  const jail = [sandboxTool(), ...bwrapArguments(jailView(user, paths, [])), "--", gitPath(), "upload-pack"].map(quote);
+  return `exec /usr/bin/env -i ${env.join(" ")} GIT_PROTOCOL="$GIT_PROTOCOL" ${jail.join(" ")}`;
+}

@@ -1,0 +1,52 @@
+/**
+ * A workspace keeps its isolation, as it keeps its dialect: created with `isolation: "sandbox"`
+ * (its network, sandboxReadOnly and sandboxReadWrite with it), every later exec and resume must
+ * run with at least that confinement. A request asking for less (isolation "none", the host's
+ * network where "none" was recorded, a path read-write or read-only that the record does not
+ * show so) is refused before anything is launched, naming what was recorded. One edited option,
+ * or a second configured runtime, cannot unsandbox the agent.
+ */
+import type { RuntimeOptions } from "../options.ts";
+import type { RecordedIsolation } from "../store/workspaces.ts";
+import { isInside } from "./paths.ts";
+
+/** What `options` asks for, in the form a workspace records. */
+export function requestedIsolation(options: Pick<RuntimeOptions, "isolation" | "network" | "sandboxReadOnly" | "sandboxReadWrite">): RecordedIsolation {
+  if (options.isolation !== "sandbox") return { isolation: "none" };
+  return { isolation: "sandbox", network: options.network, sandboxReadOnly: [...options.sandboxReadOnly], sandboxReadWrite: [...options.sandboxReadWrite] };
+}
+
+/** `isolation "sandbox" (network "host", sandboxReadOnly [...], sandboxReadWrite [...])`, for messages. */
+export function describeIsolation(isolation: RecordedIsolation): string {
+  if (isolation.isolation === "none") return 'isolation "none"';
+  const list = (paths: string[]) => `[${paths.map((path) => JSON.stringify(path)).join(", ")}]`;
+  return `isolation "sandbox" (network ${JSON.stringify(isolation.network)}, sandboxReadOnly ${list(isolation.sandboxReadOnly)}, sandboxReadWrite ${list(isolation.sandboxReadWrite)})`;
+}
+
+/** What of `requested` is less confined than `recorded`, or null when it is at least as confined. */
+function weakerPart(recorded: RecordedIsolation, requested: RecordedIsolation): string | null {
+  if (recorded.isolation === "none") return null;
+  if (requested.isolation === "none") return 'isolation "none"';
+  if (recorded.network === "none" && requested.network !== "none") return `network ${JSON.stringify(requested.network)}`;
+  const writable = requested.sandboxReadWrite.find((path) => !shownBy(path, recorded.sandboxReadWrite));
+  if (writable !== undefined) return `${JSON.stringify(writable)} read-write`;
+  const visible = requested.sandboxReadOnly.find((path) => !shownBy(path, [...recorded.sandboxReadOnly, ...recorded.sandboxReadWrite]));
+  if (visible !== undefined) return `${JSON.stringify(visible)} read-only`;
+  return null;
+}
+
+/** `path` is one of `paths` or lies beneath one. */
+function shownBy(path: string, paths: readonly string[]): boolean {
+  return paths.some((shown) => shown === path || isInside(shown, path));
+}
+
+/**
+ * Why a request on workspace `workspaceId` may not run under `requested`, or null. A record of
+ * before schema 4 (null) has nothing to meet yet: its next resume or exec records what it asks.
+ */
+export function isolationProblem(workspaceId: string, recorded: RecordedIsolation | null, requested: RecordedIsolation): string | null {
+  if (recorded === null) return null;
+  const weaker = weakerPart(recorded, requested);
+  if (weaker === null) return null;
+  return `workspace ${JSON.stringify(workspaceId)} was created with ${describeIsolation(recorded)} and keeps it; this request asks for less (${weaker})`;
+}

@@ -1,0 +1,205 @@
+/**
+ * The private git directory of a sandboxed workspace (Linux). A sandboxed workload never sees
+ * the user's git directories writable: inside the sandbox, its checkout's `.git` is a git
+ * directory of the workspace's own (P, `<storage>/git`), whose objects are borrowed read-only
+ * from the user's repository (objects/info/alternates names them at USER_OBJECTS) and whose
+ * refs, HEAD and index the runtime writes from the user's (git-sync.ts). The user's common git
+ * dir is never shown writable; where another path would show it, it is shown read-only.
+ *
+ * Nothing on the host runs git in P or reads a file of it: the runtime reads and writes P only
+ * through git run inside a sandbox of its own (git-jail.ts), and what comes out of P is ref
+ * values (checked) and a pack (fsck'd by the receiving git).
+ */
+import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import type { Overlay } from "../platform/sandbox.ts";
+import type { WorkspaceDetails, WorkspaceRecord } from "../store/workspaces.ts";
+import { gitCapture, gitRead } from "./git.ts";
+import type { GitSettings } from "./git-environment.ts";
+import { storageDir } from "./paths.ts";
+import { repoInfo } from "./repo.ts";
+import { removeOwnedTree } from "./owned-tree.ts";
+
+/** Where the user's objects directory is, inside every sandbox of a workspace with a private git dir (P's alternates name it). */
+export const USER_OBJECTS = "/.paseo-git-objects";
+
+/** The user's git directories a workspace's checkout belongs to: recorded by the runtime, never read from the checkout. */
+export interface UserGit {
+  /** The directory whose `.git` the checkout's git uses: the worktree checkout, or the adopted root. */
+  top: string;
+  /** The git dir that `.git` names: the worktree's registration, or the adopted repository's own git dir. */
+  gitDir: string;
+  /** The repository's common git dir (objects, refs, config). */
+  commonDir: string;
+  /** `<top>/.git` is the git dir itself (an ordinary repository) or a file naming it (a worktree). */
+  dotGit: "directory" | "file";
+}
+
+/** A workspace's private git directory and the runtime's own files beside it (none of them shown to a workload but `dir`). */
+export interface PrivateGitPaths {
+  storage: string;
+  /** P itself. */
+  dir: string;
+  /** The `.git` file shown over a worktree's own (`gitdir: P`). */
+  link: string;
+  /** What the runtime last agreed with P and the user's repository (git-sync.ts); written last, so its presence says P is complete. */
+  state: string;
+  /** Serializes the runtime's work on P and on the user's refs for this workspace. */
+  lock: string;
+  /** An empty directory shown read-only over the user's submodule paths (adopted checkouts). */
+  empty: string;
+}
+
+export function privateGitPaths(home: string, workspaceId: string): PrivateGitPaths {
+  const storage = storageDir(home, workspaceId);
+  return { storage, dir: join(storage, "git"), link: join(storage, "git.link"), state: join(storage, "git-sync.json"), lock: join(storage, "git.lock"), empty: join(storage, "git.empty") };
+}
+
+/**
+ * For an adopted directory at create: its git dirs when the directory is the top of a working
+ * tree (where its `.git` is), else undefined (the sandbox shows no git there, as before).
+ */
+export function adoptedGit(root: string): WorkspaceDetails["git"] {
+  const info = repoInfo(root);
+  if (!info || info.toplevel !== root) return undefined;
+  const gitDir = gitRead(root, ["rev-parse", "--path-format=absolute", "--git-dir"]);
+  return { gitDir, commonDir: info.commonDir, dotGit: lstatSync(join(root, ".git")).isDirectory() ? "directory" : "file" };
+}
+
+/**
+ * The user's git dirs of a worktree or adopted workspace (`gitdir`: the worktree registration its
+ * root was proven to name), or null when its checkout has none of the user's (a clone's or
+ * copy's git dir is its own). An adopted directory recorded before the runtime kept them: its
+ * `.git` directory is taken as the repository's (never a `commondir` inside it); a `.git` file
+ * is not followed, and the sandbox shows it as an empty file (see workloadOverlays).
+ */
+export function userGitOf(record: Pick<WorkspaceRecord, "kind" | "root" | "details">, gitdir: string | null): UserGit | null {
+  const { checkout, commonDir, git } = record.details;
+  if (record.kind === "worktree" && checkout && commonDir && gitdir) return { top: checkout, gitDir: gitdir, commonDir, dotGit: "file" };
+  if (record.kind !== "adopted" || record.root === null) return null;
+  if (git) return { top: record.root, ...git };
+  const dotGit = join(record.root, ".git");
+  const stat = lstatSync(dotGit, { throwIfNoEntry: false });
+  if (stat?.isDirectory() && !existsSync(join(dotGit, "commondir"))) return { top: record.root, gitDir: dotGit, commonDir: dotGit, dotGit: "directory" };
+  return null;
+}
+
+/** The `.git` of an adopted root whose git dirs are unknown and not taken on trust (a file): shown as an empty file. */
+export function untrustedDotGit(record: Pick<WorkspaceRecord, "kind" | "root">): string | null {
+  if (record.kind !== "adopted" || record.root === null) return null;
+  const dotGit = join(record.root, ".git");
+  return lstatSync(dotGit, { throwIfNoEntry: false })?.isFile() ? dotGit : null;
+}
+
+/**
+ * The user's objects directory at USER_OBJECTS, and the absolute alternates it borrows from at
+ * their own paths, all read-only: what P's alternates need.
+ */
+export function objectOverlays(user: UserGit): Overlay[] {
+  const objects = join(user.commonDir, "objects");
+  return [{ source: objects, target: USER_OBJECTS, writable: false }, ...alternatesOf(objects, 0).map((path) => ({ source: path, target: path, writable: false }))];
+}
+
+/** Absolute object directories `objects` borrows from (their own alternates too, as git follows them, 5 deep). */
+function alternatesOf(objects: string, depth: number): string[] {
+  if (depth >= 5) return [];
+  let text: string;
+  try {
+    text = readFileSync(join(objects, "info", "alternates"), "utf8");
+  } catch {
+    return [];
+  }
+  const listed = text.split("\n").filter((line) => isAbsolute(line) && existsSync(line));
+  return [...listed, ...listed.flatMap((path) => alternatesOf(path, depth + 1))];
+}
+
+/**
+ * What a workload's sandbox binds last: P over the checkout's `.git` (or P at its own path and
+ * a `.git` file naming it over a worktree's), the user's objects read-only, the user's git dirs
+ * read-only wherever the rest of the view would show them, and, in an adopted checkout, each of
+ * the user's submodule directories read-only (an empty one where none is checked out), since a
+ * git run in the checkout on the host follows a submodule's `.git` (a submodule path that is a
+ * file is pinned too, so it cannot become a directory with a `.git` of the workload's).
+ */
+export function workloadOverlays(user: UserGit, paths: PrivateGitPaths, shown: (path: string) => boolean, submodules: readonly string[]): Overlay[] {
+  const dotGit = join(user.top, ".git");
+  const overlays: Overlay[] = [];
+  for (const dir of new Set([user.commonDir, user.gitDir])) {
+    if (dir !== dotGit && shown(dir)) overlays.push({ source: dir, target: dir, writable: false });
+  }
+  for (const path of submodules) {
+    const target = join(user.top, path);
+    const stat = lstatSync(target, { throwIfNoEntry: false });
+    // A symlink there is left alone (what it names is not the checkout's); anything else is pinned.
+    if (stat?.isSymbolicLink()) continue;
+    overlays.push({ source: stat ? target : paths.empty, target, writable: false });
+  }
+  if (user.dotGit === "directory") overlays.push({ source: paths.dir, target: dotGit, writable: true });
+  else overlays.push({ source: paths.dir, target: paths.dir, writable: true }, { source: paths.link, target: dotGit, writable: false });
+  // The user's submodule git dirs, read-only where the checkout's submodule `.git` files lead (git status recurses into them).
+  const modules = join(user.commonDir, "modules");
+  if (submodules.length > 0 && existsSync(modules)) overlays.push({ source: modules, target: join(user.dotGit === "directory" ? dotGit : paths.dir, "modules"), writable: false });
+  return [...overlays, ...objectOverlays(user)];
+}
+
+/** Whether P was made completely (its state file is written last). */
+export function hasPrivateGit(paths: PrivateGitPaths): boolean {
+  return existsSync(paths.state);
+}
+
+/**
+ * Makes P afresh (anything left of an unfinished one first removed): its skeleton, HEAD as the
+ * user's, a config of the repository's own settings, and alternates naming USER_OBJECTS. Its
+ * refs, index and shallow file come with the first sync (git-sync.ts), which also writes the
+ * state file. Nothing here reads a file a workload could have written.
+ */
+export function makePrivateGit(user: UserGit, paths: PrivateGitPaths, settings: GitSettings): void {
+  removeOwnedTree(paths.dir);
+  for (const dir of ["objects/info", "objects/pack", "refs/heads", "refs/tags", "info"]) mkdirSync(join(paths.dir, dir), { recursive: true, mode: 0o700 });
+  mkdirSync(paths.empty, { recursive: true, mode: 0o500 });
+  writeFileSync(join(paths.dir, "HEAD"), `${readHead(user.gitDir)}\n`);
+  writeFileSync(join(paths.dir, "objects", "info", "alternates"), `${USER_OBJECTS}\n`);
+  writeFileSync(join(paths.dir, "description"), "the private git directory of a paseo-host-runtime workspace\n");
+  const copied = copiedConfig(user, settings);
+  // An object format other than SHA-1 is an extension, which format version 1 must announce.
+  const version = copied.some(([key]) => key === "extensions.objectformat") ? 1 : 0;
+  writeFileSync(join(paths.dir, "config"), `[core]\n\trepositoryformatversion = ${version}\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n`);
+  for (const [key, value] of copied) gitRead("/", ["config", "--file", join(paths.dir, "config"), "--add", key, value]);
+  const exclude = join(user.commonDir, "info", "exclude");
+  if (existsSync(exclude)) writeFileSync(join(paths.dir, "info", "exclude"), readFileSync(exclude));
+  writeFileSync(paths.link, `gitdir: ${paths.dir}\n`);
+}
+
+/**
+ * The settings of the user's repository that P carries: its format, remotes and branch
+ * upstreams (fetch and push work inside as in the checkout), line-ending and file-system
+ * settings, which submodules are initialized, and the identity git would commit with there (the
+ * daemon user's global config is not visible inside). Never hooks, aliases, filters or any
+ * setting that runs a command.
+ */
+const COPIED = /^(core\.repositoryformatversion|extensions\.objectformat|core\.(autocrlf|eol|safecrlf|ignorecase|precomposeunicode|symlinks|filemode|quotepath)|remote\.[^\n]*\.(url|pushurl|fetch|push|tagopt|mirror)|branch\.[^\n]*\.(remote|merge|rebase|pushremote)|submodule\.[^\n]*\.(url|active|branch)|user\.(name|email))$/;
+
+function copiedConfig(user: UserGit, settings: GitSettings): [string, string][] {
+  const local = gitCapture("/", ["--git-dir", user.gitDir, "config", "--local", "--list", "-z"], settings).stdout;
+  const effective = gitCapture("/", ["--git-dir", user.gitDir, "config", "--list", "-z"], settings).stdout;
+  // `config --list -z`: "key\nvalue\0", or "key\0" for a key without a value (skipped).
+  const entries = (text: string) =>
+    text
+      .split("\0")
+      .filter((entry) => entry.includes("\n"))
+      .map((entry) => [entry.slice(0, entry.indexOf("\n")), entry.slice(entry.indexOf("\n") + 1)] as [string, string]);
+  const copied = entries(local).filter(([key]) => COPIED.test(key) && !key.startsWith("user."));
+  // The identity: the last value git would use (local over global over system).
+  for (const key of ["user.name", "user.email"]) {
+    const value = entries(effective).filter(([name]) => name === key).at(-1);
+    if (value) copied.push(value);
+  }
+  return copied.filter(([key]) => key !== "core.repositoryformatversion" && key !== "core.filemode");
+}
+
+/** The user's HEAD as git writes it (`ref: refs/heads/x`, or a commit id); a malformed one is refused. */
+export function readHead(gitDir: string): string {
+  const text = readFileSync(join(gitDir, "HEAD"), "utf8").trim();
+  if (/^ref: refs\/[^\s]+$/.test(text) || /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(text)) return text;
+  throw new Error(`${join(gitDir, "HEAD")} is not a HEAD git would write (${JSON.stringify(text.slice(0, 80))})`);
+}

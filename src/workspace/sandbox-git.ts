@@ -1,0 +1,81 @@
+/**
+ * Which workspaces get a private git directory (private-git.ts), and when it is made: a
+ * worktree or an adopted checkout of the user's repository, sandboxed, on Linux (macOS's
+ * sandbox-exec cannot show one directory in place of another: there the user's git dirs are
+ * only denied writes, see sandbox-view.ts). Made at create, or at
+ * the first sandboxed exec of a workspace that has none yet (one created without the sandbox,
+ * or before this runtime made them), and brought up to date with the user's repository before
+ * every sandboxed exec (git-sync.ts).
+ */
+import { lstatSync } from "node:fs";
+import { join } from "node:path";
+import { DEFAULT_GIT_TIMEOUT_MS, type RuntimeOptions } from "../options.ts";
+import { closeDescriptor } from "../platform/directory.ts";
+import { isLinux } from "../platform/os.ts";
+import type { Store } from "../store/db.ts";
+import { getWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
+import { openRoot, RootProblem } from "./confinement.ts";
+import { prepareGit, releasePrivateGit, type GitSyncContext } from "./git-sync.ts";
+import { isolationProblem, requestedIsolation } from "./isolation.ts";
+import { ownershipProblem, type Ownership } from "./owner.ts";
+import { hasPrivateGit, privateGitPaths, userGitOf } from "./private-git.ts";
+
+/** A sandboxed exec's git, once prepared: the workspace's and the user's git dirs, and the submodule paths kept from the workload. */
+export interface PreparedGit {
+  ctx: GitSyncContext;
+  submodules: string[];
+}
+
+function contextOf(home: string, record: WorkspaceRecord, gitdir: string | null, timeoutMs: number): GitSyncContext | null {
+  const user = userGitOf(record, gitdir);
+  if (user === null) return null;
+  return { workspaceId: record.workspaceId, user, paths: privateGitPaths(home, record.workspaceId), guardSubmodules: record.kind === "adopted", timeoutMs };
+}
+
+/** At the end of a sandboxed create: the private git dir, so the first exec finds it. */
+export function makeSandboxGit(home: string, record: WorkspaceRecord, timeoutMs: number): void {
+  if (!isLinux) return;
+  const ctx = contextOf(home, record, record.confinement?.gitdir ?? null, timeoutMs);
+  if (ctx) prepareGit(ctx, () => true);
+}
+
+/**
+ * Before the transaction that launches a sandboxed exec: its workspace's private git dir, made
+ * if need be and brought up to date. Null when the workspace has no checkout of the user's
+ * repository, or when the launch will be refused anyway (not ready, another owner's, less
+ * isolation than recorded: whileReady says why).
+ */
+export function gitForExec(store: Store, workspaceId: string, owner: Ownership, options: RuntimeOptions): PreparedGit | null {
+  const record = getWorkspace(store.db, workspaceId);
+  if (!record || record.status !== "ready" || ownershipProblem(record, owner) !== null) return null;
+  if (isolationProblem(workspaceId, record.isolation, requestedIsolation(options)) !== null) return null;
+  const ctx = contextOf(store.home, record, worktreeGitdir(record), options.gitTimeoutMs);
+  // A checkout whose `.git` is gone (the user removed it) has nothing to keep: none is made in its place.
+  if (ctx === null || !lstatSync(join(ctx.user.top, ".git"), { throwIfNoEntry: false })) return null;
+  const submodules = prepareGit(ctx, () => getWorkspace(store.db, workspaceId)?.status === "ready");
+  return { ctx, submodules };
+}
+
+/** A worktree's registration: as recorded, or (a workspace of before schema 2) as its root proves it. */
+function worktreeGitdir(record: WorkspaceRecord): string | null {
+  if (record.kind !== "worktree") return null;
+  if (record.confinement?.gitdir) return record.confinement.gitdir;
+  try {
+    const root = openRoot(record);
+    closeDescriptor(root.fd);
+    return root.seen.gitdir;
+  } catch (error) {
+    if (error instanceof RootProblem) return null;
+    throw error;
+  }
+}
+
+/**
+ * For destroy, before the storage goes: the workspace's refs in the user's repository, and the
+ * private git dir itself, so that no sync still under way brings anything back afterwards
+ * (git-sync.ts releasePrivateGit).
+ */
+export function releaseSandboxGit(home: string, record: WorkspaceRecord): void {
+  const ctx = contextOf(home, record, record.confinement?.gitdir ?? null, DEFAULT_GIT_TIMEOUT_MS);
+  if (ctx && hasPrivateGit(ctx.paths)) releasePrivateGit(ctx);
+}
