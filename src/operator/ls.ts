@@ -5,7 +5,7 @@ import { isSameProcess } from "../platform/process.ts";
 import { countsAsMissing, listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
 import { rootProblem } from "../workspace/confinement.ts";
 import { diagnose } from "../output.ts";
-import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson } from "./common.ts";
+import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printLines } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 
 /** A workspace as `ls` shows it. */
@@ -91,7 +91,7 @@ export function ls(invocation: Invocation): number {
     return 0;
   }
   if (workspaces.length === 0) {
-    console.log(`no workspaces (home ${home})`);
+    printLines([`no workspaces (home ${home})`]);
     return 0;
   }
   const usage = workspaces.some((w) => w.memoryCurrent !== null || w.pidsCurrent !== null);
@@ -108,9 +108,11 @@ export function ls(invocation: Invocation): number {
     w.root ?? "-",
   ]);
   console.log(formatTable(["WORKSPACE", "OWNER", "CONFIG", "DIALECT", "STATUS", "SOURCE", "KIND", "LIVE", ...(usage ? ["MEMORY", "PIDS"] : []), "ROOT"], rows));
+  const notes: string[] = [];
   for (const w of workspaces) {
-    if (w.problem) console.log(`! ${w.workspaceId}: ${w.problem}`);
-    if (w.interrupted) console.log(`! ${w.workspaceId}: ${w.status === "creating" ? "create" : "destroy"} was interrupted (its process is gone); \`new\` or \`rm\` of it again takes over`);
+    if (w.problem) notes.push(`! ${w.workspaceId}: ${w.problem}`);
+    if (w.interrupted) notes.push(`! ${w.workspaceId}: ${w.status === "creating" ? "create" : "destroy"} was interrupted (its process is gone); \`new\` or \`rm\` of it again takes over`);
   }
+  if (notes.length) printLines(notes);
   return 0;
 }

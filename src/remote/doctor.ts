@@ -9,8 +9,9 @@ import { UsageError, commandUsage, parseArgs, type CommandTable } from "../argv.
 import { diagnose, writeAll } from "../output.ts";
 import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { readOptions } from "../options.ts";
-import type { Check } from "../operator/report.ts";
+import { printableCheck, type Check } from "../operator/report.ts";
 import { VERSION } from "../version.ts";
+import { terminalJson } from "../printable.ts";
 import { remoteOwner } from "./context.ts";
 import { closeShared, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
 import { parseSshUrl, type RemoteHost } from "../ssh-url.ts";
@@ -163,16 +164,18 @@ async function checkRoundTrip(host: RemoteHost, base: SshSettings): Promise<Chec
 function report(checks: Check[], json: boolean): number {
   const failed = checks.filter((check) => check.status === "fail");
   if (json) {
-    console.log(JSON.stringify({ ok: failed.length === 0, checks }, null, 2));
+    console.log(terminalJson(JSON.stringify({ ok: failed.length === 0, checks }, null, 2)));
     return failed.length === 0 ? 0 : 1;
   }
-  const width = Math.max(...checks.map((check) => check.name.length));
+  // The remote host's own report is among these: every field printable, never obeyed by the terminal.
+  const shown = checks.map(printableCheck);
+  const width = Math.max(...shown.map((check) => check.name.length));
   const lines: string[] = [];
-  for (const check of checks) {
+  for (const check of shown) {
     lines.push(`${MARK[check.status]} ${check.name.padEnd(width)}  ${check.detail}`);
     if (check.hint && (check.status === "fail" || check.status === "warn")) lines.push(`  ${" ".repeat(width)}  fix: ${check.hint}`);
   }
-  lines.push("", failed.length ? `${failed.length} required check(s) failed: ${failed.map((check) => check.name).join(", ")}` : "all required checks passed");
+  lines.push("", failed.length ? `${failed.length} required check(s) failed: ${failed.map((check) => printableCheck(check).name).join(", ")}` : "all required checks passed");
   console.log(lines.join("\n"));
   return failed.length === 0 ? 0 : 1;
 }

@@ -59,7 +59,7 @@ export async function removeWorktree(details: WorkspaceDetails, tracker: ChildTr
         await gitRun(repo, ["worktree", "remove", "--force", "--force", checkout], tracker);
       } catch (error) {
         if (!(error instanceof GitError)) throw error;
-        diagnose(`${error.message}\n  (removing the directory and its registration directly)`);
+        diagnose(`${error.message}; removing the directory and its registration directly`);
       }
     }
     forgetRegistration(commonDir, checkout);
