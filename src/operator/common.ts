@@ -14,6 +14,7 @@ import { getWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { DaemonConfigError, argv0Of, ourRuntimes, readDaemonConfig } from "./daemon-config.ts";
 import { selfCommand, selfEnv } from "../client/self.ts";
 import { CONTROL, escapeControl, printable, terminalJson } from "../printable.ts";
+import { parseJsonText } from "../protocol/json-text.ts";
 
 /**
  * The argv[0] the daemon runs this binary with, when `--config` named its runtime: protocol
@@ -47,7 +48,7 @@ function baseOptions(invocation: Invocation): Record<string, unknown> {
   const command = invocation.command;
   if (inline !== undefined && file !== undefined) throw new UsageError("give either --options-json or --config, not both", command);
   if (runtime !== undefined && file === undefined) throw new UsageError("--runtime goes with --config FILE", command);
-  if (inline !== undefined) return JSON.parse(inline) as Record<string, unknown>;
+  if (inline !== undefined) return parseJsonText(inline) as Record<string, unknown>;
   if (file === undefined) return {};
   let config;
   try {

@@ -11,6 +11,7 @@ import { DEFAULT_OWNER, optionProblems, readOptions, unknownOptions } from "../o
 import { resolveHome } from "../store/home.ts";
 import { printJson } from "./common.ts";
 import { printable } from "../printable.ts";
+import { jsonTypeName } from "../protocol/common.ts";
 import { configurationOf } from "../workspace/owner.ts";
 import { DaemonConfigError, argv0Of, defaultConfigPath, ourRuntimes, readDaemonConfig, type CommandRuntime } from "./daemon-config.ts";
 import { checkRuntimeHome } from "./home-check.ts";
@@ -44,7 +45,7 @@ function judge(runtime: CommandRuntime): RuntimeReport {
   if (runtime.note && runtime.program !== null && !runtime.thisBinary) add({ name: "command", status: "fail", detail: runtime.note });
   const raw = runtime.options ?? {};
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    add({ name: "options", status: "fail", detail: `options must be an object, got ${JSON.stringify(raw)}` });
+    add({ name: "options", status: "fail", detail: `options must be an object, got ${jsonTypeName(raw)}` });
     return report;
   }
   const options = raw as Record<string, unknown>;

@@ -15,7 +15,7 @@ import type { ChildProcess } from "node:child_process";
 import type { Readable } from "node:stream";
 import { UsageError, type Invocation } from "../argv.ts";
 import { protocolFdsProblem } from "../exec/controls.ts";
-import { EventWriter } from "../exec/events.ts";
+import { EventWriter, refuseUnreadEnvelope } from "../exec/events.ts";
 import { mirrorExit } from "../exec/mirror.ts";
 import { SignalForwarder } from "../exec/signals.ts";
 import { addOutcomeFacts, attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../log/call-log.ts";
@@ -23,7 +23,7 @@ import { setLogRemote } from "../log/runtime-log.ts";
 import { diagnose, writeAll } from "../output.ts";
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { dup2 } from "../platform/libc.ts";
-import { CONTROL_FD, Control, FrameDecoder, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
+import { CONTROL_FD, Control, FrameDecoder, LimitError, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
 import { closeSync, openSync } from "node:fs";
 import { hostLogins, hostUrl, remoteContext, type RemoteCall } from "./context.ts";
 import { Channel, MAX_DATA, MuxDecoder, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux, type MuxFrame } from "./mux.ts";
@@ -48,7 +48,10 @@ export async function execThroughRemote(call: RemoteCall, invocation: Invocation
   const notTheDaemons = protocolFdsProblem();
   if (notTheDaemons !== null) throw new UsageError(notTheDaemons, "exec");
   const controls = new RawControls();
-  const envelope = await controls.envelope();
+  const envelope = await controls.envelope().catch((error: unknown) => {
+    if (error instanceof LimitError) refuseUnreadEnvelope(invocation, error);
+    throw error;
+  });
   const ctx = remoteContext(call, envelope.options);
   attachExecLog(invocation, envelope, ctx.options);
   const facts = { mode: envelope.stdio.kind, purpose: envelope.purpose.kind };
@@ -82,8 +85,7 @@ class RawControls {
   #rest: Uint8Array = new Uint8Array(0);
 
   async envelope(): Promise<SpawnEnvelope> {
-    const decoder = new FrameDecoder(Control, "fd 3 control");
-    let held = 0;
+    const decoder = new FrameDecoder(Control, "fd 3 control", MAX_FRAME_BYTES, "fd 3");
     for (;;) {
       const { done, value } = await this.#reader.read().catch((error: Error) => {
         throw new ProtocolError(`cannot read fd 3: ${error.message}`);
@@ -93,9 +95,8 @@ class RawControls {
         throw new ProtocolError("fd 3 reached EOF before the spawn envelope");
       }
       const nl = value.indexOf(0x0a);
+      // The decoder holds a partial envelope and refuses it past MAX_FRAME_BYTES.
       const [frame] = decoder.push(nl === -1 ? value : value.subarray(0, nl + 1));
-      held += nl === -1 ? value.length : 0;
-      if (held > MAX_FRAME_BYTES) throw new ProtocolError(`fd 3 control frame 1: longer than ${MAX_FRAME_BYTES} bytes`);
       if (!frame) continue;
       if (frame.type !== "spawn") throw new ProtocolError(`the first fd 3 frame must be a spawn envelope, got ${frame.type}`);
       this.#rest = value.subarray(nl + 1);
