@@ -13,7 +13,8 @@ import { printableCheck, type Check } from "../operator/report.ts";
 import { VERSION } from "../version.ts";
 import { terminalJson } from "../printable.ts";
 import { remoteOwner } from "./context.ts";
-import { closeShared, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
+import { closeShared, controlDirectory, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
+import { resolveHome } from "../store/home.ts";
 import { parseSshUrl, type RemoteHost } from "../ssh-url.ts";
 
 const MARK: Record<Check["status"], string> = { ok: "✓", fail: "✗", warn: "!", info: "·", skip: "-" };
@@ -43,7 +44,7 @@ export async function remoteDoctor(argv: readonly string[], commands: CommandTab
     return 2;
   }
   const get = (name: string) => flags.flags.get(name);
-  const local = readOptions({ ...(get("owner") ? { owner: get("owner") } : {}), remote: {} });
+  const local = readOptions({ ...(get("owner") ? { owner: get("owner") } : {}), ...(get("home") ? { stateDirectory: get("home") } : {}), remote: {} });
   const owner = get("remote-owner") ?? remoteOwner(local, local.remote!);
   const settings: SshSettings = {
     configFile: get("ssh-config") ?? null,
@@ -52,8 +53,24 @@ export async function remoteDoctor(argv: readonly string[], commands: CommandTab
     connectTimeoutSeconds: local.remote!.connectTimeoutSeconds,
     serverAliveIntervalSeconds: local.remote!.serverAliveIntervalSeconds,
   };
-  const checks = await runRemoteChecks(host, settings, get("remote-home") ?? null, owner);
+  const checks = [checkControlSockets(resolveHome(local)), ...(await runRemoteChecks(host, settings, get("remote-home") ?? null, owner))];
   return report(checks, flags.switches.has("json"));
+}
+
+/**
+ * Where this side's calls keep their ssh control sockets (only looks: nothing is made). None
+ * usable means no connection reuse: every operation pays a full ssh handshake.
+ */
+function checkControlSockets(home: string): Check {
+  const name = "control sockets";
+  const choice = controlDirectory(home, { create: false });
+  if (choice.dir !== null) return { name, status: "ok", detail: `${choice.dir} (one shared ssh connection per host)` };
+  return {
+    name,
+    status: "warn",
+    detail: `no usable directory, so every ssh call opens its own connection (ControlMaster=no): ${choice.problems.join("; ")}`,
+    hint: "set XDG_RUNTIME_DIR for the daemon to a 0700 directory of its user, or a shorter options.stateDirectory; a directory named above that is not this user's own (or is a symlink) was made by someone else: remove it",
+  };
 }
 
 async function runRemoteChecks(host: RemoteHost, settings: SshSettings, remoteHome: string | null, owner: string): Promise<Check[]> {

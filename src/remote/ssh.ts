@@ -1,10 +1,11 @@
 /**
  * The system OpenSSH client, as this runtime uses it: batch mode (never a prompt), no
  * forwarding of any kind, no tty, nothing of ssh's own on stdout, and one shared connection
- * per host (ControlMaster) whose socket lives in a 0700 directory of the local runtime home.
+ * per host (ControlMaster) whose socket lives in a 0700 directory no other user can make
+ * (controlDirectory).
  */
 import { lstatSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { writeAll } from "../output.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 
@@ -43,23 +44,70 @@ export function controlPath(dir: string, host: RemoteHost, configFile: string | 
   return join(dir, name);
 }
 
+/** Where the control sockets go; `dir` null: nowhere usable, so no connection reuse, for the reasons given. */
+export interface ControlChoice {
+  dir: string | null;
+  /** Why each place tried was not usable (for the runtime log and `remote doctor`). */
+  problems: string[];
+}
+
 /**
- * The directory for control sockets: `<home>/ssh`, created 0700 and refused when another user
- * could reach it; `/tmp/paseo-host-runtime-<uid>` when the home path is too long or has characters
- * ssh would read as tokens or separators. null: no reuse possible (said once by the caller).
+ * The directory for control sockets, in a place no other user can create first: a directory
+ * a squatter made could hold a socket of theirs that ssh would take for our shared connection.
+ * 1. `$XDG_RUNTIME_DIR/paseo-host-runtime`, when XDG_RUNTIME_DIR is this user's own 0700
+ *    directory (a tmpfs made by the login manager: sockets there never land on NFS);
+ * 2. `<home>/ssh`, inside the runtime home (this user's 0700 directory).
+ * Each must be short enough for a socket address (MAX_CONTROL_PATH), hold no character ssh
+ * reads as a token or separator, and be a real directory (not a symlink) of this user with
+ * mode 0700. Neither usable: dir null, and every call runs without reuse (ControlMaster=no).
+ * `create` false (remote doctor): only looks; a directory not made yet counts as usable.
  */
-export function controlDirectory(home: string): string {
-  const inHome = join(home, "ssh");
-  const fits = (dir: string) => dir.length + 1 + 16 <= MAX_CONTROL_PATH && /^[A-Za-z0-9_./-]+$/.test(dir);
-  const dir = fits(inHome) ? inHome : `/tmp/paseo-host-runtime-${process.getuid?.() ?? 0}`;
-  if (!fits(dir)) throw new Error(`no short enough directory for ssh control sockets (${inHome} is too long)`);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const stat = lstatSync(dir);
-  const uid = process.getuid?.();
-  if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) {
-    throw new Error(`${dir} must be a directory of this user with mode 0700 (it holds ssh control sockets); refusing to use it`);
+export function controlDirectory(home: string, { env = process.env, create = true }: { env?: NodeJS.ProcessEnv; create?: boolean } = {}): ControlChoice {
+  const problems: string[] = [];
+  const runtimeDir = env.XDG_RUNTIME_DIR;
+  if (runtimeDir) {
+    const dir = join(runtimeDir, "paseo-host-runtime");
+    const problem = !isAbsolute(runtimeDir) ? "XDG_RUNTIME_DIR is not an absolute path" : (privateDirectoryProblem(runtimeDir, "XDG_RUNTIME_DIR", false) ?? usableControlDir(dir, create));
+    if (problem === null) return { dir, problems };
+    problems.push(problem);
   }
-  return dir;
+  if (create) mkdirSync(home, { recursive: true, mode: 0o700 });
+  const inHome = join(home, "ssh");
+  const problem = usableControlDir(inHome, create);
+  if (problem === null) return { dir: inHome, problems };
+  problems.push(problem);
+  return { dir: null, problems };
+}
+
+/** Why `dir` cannot hold control sockets (made 0700 when missing and `create`), or null. */
+function usableControlDir(dir: string, create: boolean): string | null {
+  if (dir.length + 1 + 16 > MAX_CONTROL_PATH) return `${dir} is too long for a socket address (at most ${MAX_CONTROL_PATH - 17} characters)`;
+  if (!/^[A-Za-z0-9_./-]+$/.test(dir)) return `${dir} has characters ssh would read as tokens or separators in ControlPath`;
+  if (create) {
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") return `cannot create ${dir}: ${(error as Error).message}`;
+    }
+  }
+  return privateDirectoryProblem(dir, "the control socket directory", !create);
+}
+
+/** Why `dir` is not a real directory of this user with mode 0700 (`missingIsFine`: or absent), or null. */
+function privateDirectoryProblem(dir: string, what: string, missingIsFine: boolean): string | null {
+  let stat;
+  try {
+    stat = lstatSync(dir);
+  } catch (error) {
+    if (missingIsFine && (error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    return `${what} ${dir}: ${(error as Error).message}`;
+  }
+  const uid = process.getuid?.();
+  if (stat.isSymbolicLink()) return `${what} ${dir} is a symbolic link (someone else may have made it)`;
+  if (!stat.isDirectory()) return `${what} ${dir} is not a directory`;
+  if (uid !== undefined && stat.uid !== uid) return `${what} ${dir} belongs to uid ${stat.uid}, not to this user (uid ${uid})`;
+  if ((stat.mode & 0o077) !== 0) return `${what} ${dir} has mode ${(stat.mode & 0o777).toString(8)}, not 700`;
+  return null;
 }
 
 /** ssh's options, before the destination. */

@@ -25,7 +25,7 @@ import { lazyChildProcess } from "../platform/lazy.ts";
 import { dup2 } from "../platform/libc.ts";
 import { CONTROL_FD, Control, FrameDecoder, LimitError, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
 import { closeSync, openSync } from "node:fs";
-import { hostLogins, hostUrl, remoteContext, type RemoteCall } from "./context.ts";
+import { hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall } from "./context.ts";
 import { Channel, MAX_DATA, MuxDecoder, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux, type MuxFrame } from "./mux.ts";
 import { routeWorkspace } from "./placement.ts";
 import { FdSink } from "./sink.ts";
@@ -54,6 +54,7 @@ export async function execThroughRemote(call: RemoteCall, invocation: Invocation
   });
   const ctx = remoteContext(call, envelope.options);
   attachExecLog(invocation, envelope, ctx.options);
+  logNoReuse(ctx);
   const facts = { mode: envelope.stdio.kind, purpose: envelope.purpose.kind };
   let session: Session;
   let remoteEnvelope: string;
