@@ -139,8 +139,9 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
   ),
   "exec-remote": {
     required: WORKSPACE,
+    optional: ["keepalive-ms"],
     hidden: true,
-    usage: "--workspace-id W  (stdin/stdout: the remote exec multiplex)",
+    usage: "--workspace-id W [--keepalive-ms N]  (stdin/stdout: the remote exec multiplex; a PING frame every N ms)",
     summary: "internal: the remote half of `--remote … exec`, run over ssh",
     handler: async () => (await import("./remote/exec-remote.ts")).execRemote,
   },

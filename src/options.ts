@@ -161,10 +161,15 @@ const remoteOptions = () =>
       connectTimeoutSeconds: v.optional(integer("remote.connectTimeoutSeconds", "seconds", 1, 3600), 10),
       /** ssh ServerAliveInterval (a dead connection is noticed after three missed answers); 0 turns it off. */
       serverAliveIntervalSeconds: v.optional(integer("remote.serverAliveIntervalSeconds", "seconds", 0, 3600), 15),
+      /**
+       * A remote call that shows no progress (no byte, no keepalive) for this long is ended:
+       * a healthy connection to a stalled remote runtime. A slow clone sends keepalives.
+       */
+      idleTimeoutSeconds: v.optional(integer("remote.idleTimeoutSeconds", "seconds", 1, 86_400), 60),
     },
     (issue) =>
       issue.expected === "never"
-        ? `options.remote has an unknown key ${JSON.stringify(issue.path?.at(-1)?.key)} (known: hosts, placement, stateDirectory, owner, helperPath, controlPersistSeconds, connectTimeoutSeconds, serverAliveIntervalSeconds)`
+        ? `options.remote has an unknown key ${JSON.stringify(issue.path?.at(-1)?.key)} (known: hosts, placement, stateDirectory, owner, helperPath, controlPersistSeconds, connectTimeoutSeconds, serverAliveIntervalSeconds, idleTimeoutSeconds)`
         : `options.remote must be an object, got ${jsonTypeName(issue.input)}`,
   );
 

@@ -48,6 +48,7 @@ function timing(remote: RemoteOptions) {
     controlPersistSeconds: remote.controlPersistSeconds,
     connectTimeoutSeconds: remote.connectTimeoutSeconds,
     serverAliveIntervalSeconds: remote.serverAliveIntervalSeconds,
+    idleTimeoutSeconds: remote.idleTimeoutSeconds,
   };
 }
 

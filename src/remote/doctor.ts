@@ -13,7 +13,7 @@ import { printableCheck, type Check } from "../operator/report.ts";
 import { VERSION } from "../version.ts";
 import { terminalJson } from "../printable.ts";
 import { remoteOwner } from "./context.ts";
-import { closeShared, controlDirectory, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
+import { RemoteStalled, closeShared, controlDirectory, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
 import { resolveHome } from "../store/home.ts";
 import { parseSshUrl, type RemoteHost } from "../ssh-url.ts";
 
@@ -52,8 +52,15 @@ export async function remoteDoctor(argv: readonly string[], commands: CommandTab
     controlPersistSeconds: 0,
     connectTimeoutSeconds: local.remote!.connectTimeoutSeconds,
     serverAliveIntervalSeconds: local.remote!.serverAliveIntervalSeconds,
+    idleTimeoutSeconds: local.remote!.idleTimeoutSeconds,
   };
-  const checks = [checkControlSockets(resolveHome(local)), ...(await runRemoteChecks(host, settings, get("remote-home") ?? null, owner))];
+  const checks = [checkControlSockets(resolveHome(local))];
+  try {
+    await runRemoteChecks(checks, host, settings, get("remote-home") ?? null, owner);
+  } catch (error) {
+    if (!(error instanceof RemoteStalled)) throw error;
+    checks.push({ name: "progress", status: "fail", detail: error.message, hint: `look at the remote host: is ${host.binary} stopped, or its home on a hung disk?` });
+  }
   return report(checks, flags.switches.has("json"));
 }
 
@@ -73,19 +80,18 @@ function checkControlSockets(home: string): Check {
   };
 }
 
-async function runRemoteChecks(host: RemoteHost, settings: SshSettings, remoteHome: string | null, owner: string): Promise<Check[]> {
-  const checks: Check[] = [];
+/** The checks that reach the host, added to `checks` as they finish (a stalled host throws RemoteStalled). */
+async function runRemoteChecks(checks: Check[], host: RemoteHost, settings: SshSettings, remoteHome: string | null, owner: string): Promise<void> {
   const ssh = sshClient();
   checks.push(ssh);
-  if (ssh.status === "fail") return checks;
+  if (ssh.status === "fail") return;
   const reach = await checkReach(host, settings);
   checks.push(reach);
-  if (reach.status === "fail") return checks;
+  if (reach.status === "fail") return;
   const binary = await checkBinary(host, settings);
   checks.push(binary);
   if (binary.status !== "fail") checks.push(...(await remoteChecks(host, settings, remoteHome, owner)));
   checks.push(await checkRoundTrip(host, settings));
-  return checks;
 }
 
 function sshClient(): Check {

@@ -31,6 +31,8 @@ export const MuxType = {
   EXIT: 7,
   /** remote → local: the remote side failed itself (UTF-8 message); nothing more follows. */
   ERROR: 8,
+  /** remote → local, empty: the remote side is alive and working (sent every `--keepalive-ms`). */
+  PING: 9,
 } as const;
 
 export type MuxType = (typeof MuxType)[keyof typeof MuxType];
@@ -95,6 +97,7 @@ const ALLOWED = {
     [MuxType.CREDIT, [Channel.STDIN]],
     [MuxType.EXIT, [0]],
     [MuxType.ERROR, [0]],
+    [MuxType.PING, [0]],
   ]),
 };
 

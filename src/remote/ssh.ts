@@ -6,6 +6,7 @@
  */
 import { lstatSync, mkdirSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
+import { KEEPALIVE_ENV } from "../keepalive.ts";
 import { writeAll } from "../output.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 
@@ -18,6 +19,8 @@ export interface SshSettings {
   controlPersistSeconds: number;
   connectTimeoutSeconds: number;
   serverAliveIntervalSeconds: number;
+  /** A call that shows no progress for this long is ended (IdleWatch). */
+  idleTimeoutSeconds: number;
 }
 
 /** ssh's exit status for its own failures (connection, authentication, a remote killed by a signal). */
@@ -186,11 +189,91 @@ export function firstLine(text: string): string | null {
   return text.split("\n").map((line) => line.trim()).find((line) => line !== "") ?? null;
 }
 
-/** Copies a remote command's stderr to ours as it comes, keeping its start. */
-async function relayStderr(stream: ReadableStream<Uint8Array>): Promise<string> {
+/** A remote call ended for lack of progress (IdleWatch). */
+export class RemoteStalled extends Error {
+  override name = "RemoteStalled";
+}
+
+/**
+ * The bound on every remote call: it is ended once nothing came from the remote side (a byte
+ * of output, a keepalive: src/keepalive.ts, a mux frame) and nothing it was sent was taken, for
+ * settings.idleTimeoutSeconds. ServerAliveInterval cannot see this: the connection is healthy,
+ * the remote runtime behind it is not (a hung disk, a stopped process, a wedged NFS home).
+ *
+ * Once it fired, the caller stops waiting for ssh's pipes to close (`fired`): with a shared
+ * connection the master holds the session's descriptors until the remote command ends, and a
+ * stalled one never does.
+ */
+export class IdleWatch {
+  #last = performance.now();
+  #stalled = false;
+  readonly #timer: ReturnType<typeof setInterval>;
+  /** Resolves when the call stalled (after `end` ran). */
+  readonly fired: Promise<void>;
+
+  /** `end` is called once, when the call stalled; `waitedFor` says what it was waiting for. */
+  constructor(
+    readonly host: RemoteHost,
+    readonly settings: SshSettings,
+    readonly waitedFor: string,
+    end: () => void,
+  ) {
+    const limit = settings.idleTimeoutSeconds * 1000;
+    let fire = () => {};
+    this.fired = new Promise((resolve) => (fire = resolve));
+    this.#timer = setInterval(() => {
+      if (this.#stalled || performance.now() - this.#last <= limit) return;
+      this.#stalled = true;
+      this.stop();
+      end();
+      fire();
+    }, Math.min(1000, limit / 4));
+  }
+
+  /** Something came from the remote side, or it took what we sent. */
+  progress(): void {
+    this.#last = performance.now();
+  }
+
+  get stalled(): boolean {
+    return this.#stalled;
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  /** What the call ends with: the host, what was waited for, the bound. */
+  error(): RemoteStalled {
+    const seconds = this.settings.idleTimeoutSeconds;
+    return new RemoteStalled(
+      `${this.host.key} showed no progress for ${seconds} s while this side waited for ${this.waitedFor} (remote.idleTimeoutSeconds); ` +
+        "the connection was ended: the remote runtime is stalled (a hung disk or home, a stopped process) or not running",
+    );
+  }
+}
+
+/** How often the remote runtime sends a keepalive: four per idle timeout, 250 ms to 10 s apart. */
+export function keepaliveMs(settings: SshSettings): number {
+  return Math.min(10_000, Math.max(250, Math.floor((settings.idleTimeoutSeconds * 1000) / 4)));
+}
+
+/** `words` of this runtime's own binary, asked to send keepalives on its stdout (src/keepalive.ts). */
+export function withKeepalive(words: readonly string[], settings: SshSettings): string[] {
+  return ["env", `${KEEPALIVE_ENV}=${keepaliveMs(settings)}`, ...words];
+}
+
+/** `chunk` without keepalive NULs (none of our JSON answers holds a raw NUL). */
+export function withoutKeepalives(chunk: Uint8Array): Uint8Array {
+  return chunk.includes(0) ? chunk.filter((byte) => byte !== 0) : chunk;
+}
+
+/** Copies a remote command's stderr to ours as it comes, keeping its start; each chunk is progress. */
+export async function relayStderr(stream: ReadableStream<Uint8Array>, watch: IdleWatch): Promise<string> {
   const head: Uint8Array[] = [];
   let kept = 0;
   for await (const chunk of stream) {
+    watch.progress();
     writeAll(2, chunk);
     if (kept < MAX_STDERR_HEAD) {
       head.push(chunk.subarray(0, MAX_STDERR_HEAD - kept));
@@ -205,28 +288,39 @@ const MAX_STDOUT = 4 * 1024 * 1024;
 
 /**
  * Runs `words` on `host` with `stdin` (or none), collecting stdout (bounded); stderr (ssh's and
- * the remote's) is copied to ours as it comes, its start kept for the runtime log.
+ * the remote's) is copied to ours as it comes, its start kept for the runtime log. Bounded by
+ * IdleWatch: this runtime's own binary (words[0] is the host's binary) sends keepalives while
+ * it works, which are dropped from stdout. Throws RemoteStalled when the call stalled.
  */
 export async function runRemote(host: RemoteHost, settings: SshSettings, words: readonly string[], stdin: Uint8Array | null): Promise<RemoteResult> {
-  const proc = Bun.spawn(sshArgv(host, settings, words), {
+  const ours = words[0] === host.binary;
+  const proc = Bun.spawn(sshArgv(host, settings, ours ? withKeepalive(words, settings) : words), {
     stdin: stdin === null ? "ignore" : stdin,
     stdout: "pipe",
     stderr: "pipe",
     env: sshEnv(),
   });
-  const stderr = relayStderr(proc.stderr);
+  const watch = new IdleWatch(host, settings, `\`${(ours ? words.slice(1, 2) : words.slice(0, 1)).join(" ")}\` to answer`, () => proc.kill("SIGKILL"));
+  const stderr = relayStderr(proc.stderr, watch);
   const chunks: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of proc.stdout) {
-    total += chunk.length;
-    if (total > MAX_STDOUT) {
-      proc.kill("SIGKILL");
-      await proc.exited;
-      await stderr;
-      throw new Error(`${host.key} printed more than ${MAX_STDOUT} bytes on stdout`);
+  const stdout = (async () => {
+    let total = 0;
+    for await (const chunk of proc.stdout) {
+      watch.progress();
+      const bytes = ours ? withoutKeepalives(chunk) : chunk;
+      total += bytes.length;
+      if (total > MAX_STDOUT) {
+        proc.kill("SIGKILL");
+        throw new Error(`${host.key} printed more than ${MAX_STDOUT} bytes on stdout`);
+      }
+      chunks.push(bytes);
     }
-    chunks.push(chunk);
+  })();
+  try {
+    await Promise.race([Promise.all([stdout, proc.exited, stderr]), watch.fired]);
+  } finally {
+    watch.stop();
   }
-  await proc.exited;
+  if (watch.stalled) throw watch.error();
   return { status: proc.exitCode ?? SSH_FAILED, stdout: Buffer.concat(chunks), stderrHead: await stderr };
 }

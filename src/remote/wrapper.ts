@@ -29,7 +29,7 @@ import { hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall } from 
 import { Channel, MAX_DATA, MuxDecoder, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux, type MuxFrame } from "./mux.ts";
 import { routeWorkspace } from "./placement.ts";
 import { FdSink } from "./sink.ts";
-import { SSH_FAILED, firstLine, sshArgv, sshEnv } from "./ssh.ts";
+import { IdleWatch, SSH_FAILED, firstLine, keepaliveMs, sshArgv, sshEnv, type SshSettings } from "./ssh.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { Hello, WrapperExit, parseWire } from "./wire.ts";
 
@@ -63,8 +63,8 @@ export async function execThroughRemote(call: RemoteCall, invocation: Invocation
     const host = routeWorkspace(ctx, workspaceId);
     setLogRemote(hostUrl(ctx, host), hostLogins(host));
     remoteEnvelope = encodeFrame(SpawnEnvelope, { ...envelope, options: ctx.remoteSideOptions }, "spawn envelope");
-    const words = [host.binary, "exec-remote", "--workspace-id", workspaceId];
-    session = new Session(host, envelope, sshArgv(host, ctx.settings, words));
+    const words = [host.binary, "exec-remote", "--workspace-id", workspaceId, "--keepalive-ms", String(keepaliveMs(ctx.settings))];
+    session = new Session(host, envelope, sshArgv(host, ctx.settings, words), ctx.settings);
   } catch (error) {
     logExecRefused(facts, 1, error);
     throw error;
@@ -124,6 +124,8 @@ interface Seen {
   wrapper: WrapperExit | null;
   /** The remote side's own failure (ERROR frame), or a failure of the multiplex itself. */
   failure: string | null;
+  /** The session showed no progress for the idle timeout and was ended (IdleWatch). */
+  stalled: boolean;
 }
 
 /** One ssh session carrying one exec. */
@@ -135,7 +137,7 @@ class Session {
   readonly #windows = [new ReceiveWindow(), new ReceiveWindow(), new ReceiveWindow()];
   readonly #decoder = new MuxDecoder("toLocal");
   readonly #eventDecoder = new FrameDecoder(ProcessEvent, "remote fd 4 event");
-  readonly #seen: Seen = { hello: false, wrapper: null, failure: null };
+  readonly #seen: Seen = { hello: false, wrapper: null, failure: null, stalled: false };
   /** Events in mux order; `eof`/`exit` wait for earlier output (see #deliverEvents). */
   #eventQueue: ProcessEvent[] = [];
   #delivering: Promise<void> = Promise.resolve();
@@ -150,6 +152,7 @@ class Session {
     readonly host: RemoteHost,
     readonly envelope: SpawnEnvelope,
     readonly argv: string[],
+    readonly settings: SshSettings,
   ) {
     this.#events = new EventWriter(envelope.stdio.kind);
   }
@@ -189,12 +192,25 @@ class Session {
     if (!stdin.destroyed && !stdin.writableEnded) stdin.write(frame);
   }
 
-  /** Reads the multiplex until ssh ends; returns ssh's exit status. */
+  /**
+   * Reads the multiplex until ssh ends; returns ssh's exit status. The remote side sends PING
+   * frames while it works: a session that shows nothing for the idle timeout is a stalled
+   * remote runtime, ended like a broken multiplex (the remote side, once it runs again, finds
+   * the session gone and ends the workload).
+   */
   async #readRemote(): Promise<number> {
     const stdout = this.#ssh.stdout as Readable;
     const exited = new Promise<number>((resolve) => this.#ssh.once("exit", (code, signal) => resolve(code ?? (signal ? SSH_FAILED : 1))));
+    const watch = new IdleWatch(this.host, this.settings, "the remote exec to report", () => {
+      this.#seen.stalled = true;
+      this.#fail(watch.error().message);
+    });
     await new Promise<void>((resolve) => {
+      // After a failure nothing more is read: with a shared connection the master holds the
+      // session's pipe until the remote command ends, which a stalled one never does.
+      this.#stopReading = resolve;
       stdout.on("data", (chunk: Buffer) => {
+        watch.progress();
         if (this.#seen.failure !== null) return;
         try {
           if (!this.#seen.hello) this.#checkGreeting(chunk);
@@ -206,6 +222,7 @@ class Session {
       stdout.on("end", resolve);
       stdout.on("error", () => resolve());
     });
+    watch.stop();
     if (this.#decoder.pendingBytes > 0 && this.#seen.failure === null) this.#fail(`the multiplex from ${this.host.key} ended inside a frame`);
     const status = await exited;
     this.#ssh.stdin!.destroy();
@@ -239,6 +256,9 @@ class Session {
       case MuxType.ERROR:
         // Lenient: free text for the person reading the failure, not data anything acts on.
         this.#seen.failure = `${this.host.key}: ${new TextDecoder().decode(frame.payload)}`;
+        return;
+      case MuxType.PING:
+        // Progress already counted when its bytes arrived.
         return;
     }
   }
@@ -313,8 +333,12 @@ class Session {
   #fail(message: string): void {
     if (this.#seen.failure !== null) return;
     this.#seen.failure = message;
+    if (this.#ssh.exitCode !== null || this.#ssh.signalCode !== null) this.#stopReading();
+    else this.#ssh.once("exit", () => this.#stopReading());
     this.#ssh.kill("SIGKILL");
   }
+
+  #stopReading: () => void = () => {};
 
   /** fd 0 → channel 0, never more than the remote side has room for. */
   async #pumpStdin(): Promise<void> {
@@ -353,13 +377,14 @@ class Session {
 
   /** Reports how it ended and returns (or dies by) the status the daemon should see. */
   async #conclude(sshStatus: number, stdinDone: Promise<void>, controlsDone: Promise<void>): Promise<number> {
-    const { hello, wrapper, failure } = this.#seen;
+    const { hello, wrapper, failure, stalled } = this.#seen;
     const sequence = this.#events.sequence;
     const clean = failure === null && (sequence.complete || wrapper !== null);
     if (!clean && this.#sshMessages.length > 0) writeAll(2, this.#sshMessages);
     if (!sequence.complete) {
       const lost = failure ?? (hello && wrapper === null ? `lost the connection to ${this.host.key} before the remote exec ended (ssh exit ${sshStatus}); the remote side ends the workload` : null);
-      if (lost !== null && (hello || sequence.started)) this.#events.error(lost);
+      // Before the greeting a failure is a refusal (nothing ran), unless the remote side stalled.
+      if (lost !== null && (hello || sequence.started || stalled)) this.#events.error(lost);
       this.#events.close();
       if (lost !== null) diagnose(`exec ${this.envelope.execId} on ${this.host.key}: ${lost}`);
     }

@@ -40,7 +40,7 @@ describe("mux framing", () => {
   });
 
   test.each([
-    ["an unknown type", encodeMux(9 as MuxType, 0), "type 9 (unknown) is not allowed"],
+    ["an unknown type", encodeMux(10 as MuxType, 0), "type 10 (unknown) is not allowed"],
     ["a frame only the other side sends", encodeMux(MuxType.OPEN, 0, "{}"), "OPEN) is not allowed in this direction"],
     ["DATA on the wrong channel", encodeMux(MuxType.DATA, Channel.STDIN, "x"), "DATA frame on channel 0"],
     ["an oversized DATA frame", Buffer.from([MuxType.DATA, 1, 0, 1, 0, 1]), `larger than ${MAX_DATA}`],
@@ -105,7 +105,7 @@ describe("ssh URLs", () => {
 });
 
 describe("ssh command lines", () => {
-  const settings: SshSettings = { configFile: "/etc/x.conf", controlDir: "/h/ssh", controlPersistSeconds: 60, connectTimeoutSeconds: 10, serverAliveIntervalSeconds: 15 };
+  const settings: SshSettings = { configFile: "/etc/x.conf", controlDir: "/h/ssh", controlPersistSeconds: 60, connectTimeoutSeconds: 10, serverAliveIntervalSeconds: 15, idleTimeoutSeconds: 60 };
 
   test("batch mode, no forwarding, the destination after --, and every remote word quoted for sh", () => {
     const argv = sshArgv(parseSshUrl("ssh://u@h:2200/opt/p"), settings, ["/opt/p", "inspect", "--workspace-id", "it's; rm -rf /"]);
