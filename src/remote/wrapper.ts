@@ -26,7 +26,7 @@ import { dup2 } from "../platform/libc.ts";
 import { CONTROL_FD, Control, FrameDecoder, LimitError, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
 import { closeSync, openSync } from "node:fs";
 import { hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall } from "./context.ts";
-import { Channel, MAX_DATA, MuxDecoder, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux, type MuxFrame } from "./mux.ts";
+import { Channel, MAX_DATA, MuxDecoder, MuxError, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux, type MuxFrame } from "./mux.ts";
 import { routeWorkspace } from "./placement.ts";
 import { FdSink } from "./sink.ts";
 import { IdleWatch, SSH_FAILED, firstLine, keepaliveMs, sshArgv, sshEnv, type SshSettings } from "./ssh.ts";
@@ -214,7 +214,7 @@ class Session {
         if (this.#seen.failure !== null) return;
         try {
           if (!this.#seen.hello) this.#checkGreeting(chunk);
-          for (const frame of this.#decoder.push(chunk)) this.#onFrame(frame);
+          this.#handle(chunk);
         } catch (error) {
           this.#fail((error as Error).message);
         }
@@ -227,6 +227,20 @@ class Session {
     const status = await exited;
     this.#ssh.stdin!.destroy();
     return status;
+  }
+
+  /** Every frame of `chunk`, in order; a broken frame fails only after the good ones before it. */
+  #handle(chunk: Uint8Array): void {
+    let frames: MuxFrame[];
+    let broken: MuxError | null = null;
+    try {
+      frames = this.#decoder.push(chunk);
+    } catch (error) {
+      if (!(error instanceof MuxError)) throw error;
+      [frames, broken] = [error.before, error];
+    }
+    for (const frame of frames) this.#onFrame(frame);
+    if (broken) throw broken;
   }
 
   /** The first bytes must be a HELLO frame; anything else is a remote shell printing at login, or no runtime at all. */

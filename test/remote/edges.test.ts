@@ -4,6 +4,7 @@
  *   call after remote.idleTimeoutSeconds without progress: exit 1 naming the host and what was
  *   waited for, a log line; an exec gets an `error` event and its remote workload is ended as
  *   on a dropped connection; a slow remote git clone is progress (keepalives) and survives;
+ * - a remote that sends garbage after the mux greeting is an `error` event;
  * - what a remote host reports is shown escaped by `remote doctor`.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
@@ -32,12 +33,14 @@ let repo: string;
 
 /**
  * The remote program: the real binary, except for workspace ids that ask for a misbehaving
- * remote side (a stalled lifecycle call, a stalled exec-remote, a stalled
+ * remote side (a stalled lifecycle call, a stalled or garbling exec-remote, a stalled
  * receive-source, a doctor report with control characters). Each sleep has a unique argument
  * so the test can find and end it.
  */
 function remoteProgram(dir: string): string {
   const path = join(dir, "edgy-runtime");
+  const hello = '{"mux":1,"version":"x"}';
+  const helloFrame = `\\001\\000\\000\\000\\000\\${hello.length.toString(8).padStart(3, "0")}${hello}`;
   const report = '{"ok":true,"checks":[{"name":"evil\\u001b]0;owned\\u0007","status":"ok","detail":"line\\nfake \\u001b[2J\\u009b31m"}]}';
   writeFileSync(
     path,
@@ -46,6 +49,7 @@ function remoteProgram(dir: string): string {
       `case "$1:$3" in`,
       `  inspect:stall-${TAG}) exec sleep 8881.${TAG};;`,
       `  exec-remote:stall-${TAG}) exec sleep 8882.${TAG};;`,
+      `  exec-remote:garbage-${TAG}) cat >/dev/null & printf '${helloFrame}garbage after the greeting'; sleep 2; exit 0;;`,
       `  receive-source:*) [ -e ${dir}/stall-receive ] && exec sleep 8883.${TAG};;`,
       `  doctor:*) printf '%s\\n' '${report}'; exit 0;;`,
       "esac",
@@ -187,6 +191,12 @@ describe("exec sessions", () => {
     expect(result.stderr).toBe("paseo-host-runtime: fd 3 frame larger than 1 MiB (frame 1)\n");
   });
 
+  test("garbage after the mux greeting: an error event on fd 4, exit 1", async () => {
+    const result = await startExec(`garbage-${TAG}`, envelope(["/bin/true"], { options: lab.options }), { prefix: lab.prefix }).done;
+    expect(result.code).toBe(1);
+    expect(result.events.map((event) => event.type)).toEqual(["error"]);
+    expect((result.events[0] as { message: string }).message).toContain("is not allowed in this direction");
+  });
 });
 
 describe("remote doctor shows the remote host's report escaped", () => {

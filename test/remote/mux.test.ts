@@ -1,6 +1,6 @@
 /** The pieces of `--remote` that need no sshd: the multiplex, its credit, URLs, ssh command lines, hashing. */
 import { describe, expect, test } from "bun:test";
-import { Channel, MAX_DATA, MUX_WINDOW, MuxDecoder, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux } from "../../src/remote/mux.ts";
+import { Channel, MAX_DATA, MUX_WINDOW, MuxDecoder, MuxError, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux } from "../../src/remote/mux.ts";
 import { remoteContext } from "../../src/remote/context.ts";
 import { hashPlacement } from "../../src/remote/placement.ts";
 import { shellQuote, sshArgv, type SshSettings } from "../../src/remote/ssh.ts";
@@ -48,6 +48,23 @@ describe("mux framing", () => {
     const decoder = new MuxDecoder("toLocal");
     expect(() => decoder.push(bytes)).toThrow(message);
     expect(() => decoder.push(frames[0]!)).toThrow(message);
+  });
+
+  test("good frames before a broken one in the same chunk come with the error (a greeting, then garbage)", () => {
+    const decoder = new MuxDecoder("toLocal");
+    const chunk = Buffer.concat([frames[0]!, encodeMux(MuxType.PING, 0), Buffer.from("garbage after the greeting")]);
+    const error = (() => {
+      try {
+        decoder.push(chunk);
+      } catch (caught) {
+        return caught as MuxError;
+      }
+      throw new Error("accepted garbage");
+    })();
+    expect(error).toBeInstanceOf(MuxError);
+    expect(error.message).toBe("mux frame of type 103 (unknown) is not allowed in this direction");
+    expect(error.before.map((frame) => frame.type)).toEqual([MuxType.HELLO, MuxType.PING]);
+    expect(() => decoder.push(frames[0]!)).toThrow("type 103");
   });
 
   test("the remote direction accepts what the local side sends", () => {
