@@ -143,8 +143,9 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
   ),
   "exec-remote": {
     required: WORKSPACE,
+    optional: ["keepalive-ms"],
     hidden: true,
-    usage: "--workspace-id W  (stdin/stdout: the remote exec multiplex)",
+    usage: "--workspace-id W [--keepalive-ms N]  (stdin/stdout: the remote exec multiplex; a PING frame every N ms)",
     summary: "internal: the remote half of `--remote … exec`, run over ssh",
     handler: async () => (await import("./remote/exec-remote.ts")).execRemote,
   },
@@ -354,12 +355,13 @@ function operatorCommands(): Record<string, Command> {
     // Listed with the others, `remote` parses its own words: a URL comes before its flags.
     remote: {
       required: [],
-      optional: ["ssh-config", "remote-home", "owner", "remote-owner"],
+      optional: ["ssh-config", "home", "remote-home", "owner", "remote-owner"],
       switches: ["json"],
-      usage: "doctor ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]",
+      usage: "doctor ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] [--home DIR] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]",
       summary: "`remote doctor ssh://HOST`: check a remote host for `--remote` (ssh, remote binary and version, its doctor, round-trip time)",
       flags: {
         "ssh-config": { value: "FILE", help: "an ssh_config for ssh -F (identity, known hosts, port)", default: "~/.ssh/config" },
+        home: { ...docs(["home"]).home!, help: "this side's runtime home (options.stateDirectory): its ssh/ holds the control sockets unless XDG_RUNTIME_DIR does" },
         "remote-home": { value: "DIR", help: "the remote runtime home its doctor checks (options.remote.stateDirectory)" },
         owner: { value: "NAME", help: "the local owner (options.owner); the remote owner defaults to NAME@<this host>", default: OWNER_DEFAULT },
         "remote-owner": { value: "NAME", help: "the remote owner its doctor checks (options.remote.owner)" },

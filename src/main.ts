@@ -8,6 +8,7 @@ import { commandsFor } from "./cli.ts";
 import { diagnose, writeAll, writeStdout } from "./output.ts";
 import { TARGET, VERSION } from "./version.ts";
 import { isTerminalQuick } from "./platform/tty.ts";
+import { startKeepalive } from "./keepalive.ts";
 
 /** The commands this call can name: the protocol ones alone when argv names one (src/cli.ts). */
 const COMMANDS = commandsFor(process.argv.slice(2));
@@ -61,6 +62,7 @@ async function runWords(run: WordsHandler, words: readonly string[]): Promise<nu
 }
 
 async function main(argv: string[]): Promise<number> {
+  startKeepalive();
   if (argv.length === 0) {
     writeAll(2, helpText(COMMANDS, VERSION));
     return 2;

@@ -7,6 +7,7 @@ import * as v from "valibot";
 import { isAbsolute, normalize } from "node:path";
 import { isSshUrl } from "./ssh-url.ts";
 import { once } from "./platform/lazy.ts";
+import { issueMessage, jsonTypeName } from "./protocol/common.ts";
 
 /** The owner stamped on workspaces when `options.owner` is absent. */
 export const DEFAULT_OWNER = "default";
@@ -43,14 +44,17 @@ const ISOLATIONS = ["none", "sandbox"] as const;
 /** A sandboxed workload's network: the host's, or none. */
 const NETWORKS = ["host", "none"] as const;
 
-/** `got "x"` for a diagnostic; `undefined` and functions are not JSON. */
-function shown(value: unknown): string {
-  return value === undefined ? "nothing" : JSON.stringify(value);
+/**
+ * A message naming the option, what it must be, and the type of what arrived: never its value
+ * (options carry secrets, lifecycleEnvironment first, and a mistyped one lands in any key).
+ */
+function mustBe(name: string, what: string) {
+  return (issue: v.BaseIssue<unknown>) => `options.${name} must be ${what}, got ${jsonTypeName(issue.input)}`;
 }
 
-/** A message naming the option, what it must be, and what arrived. */
-function mustBe(name: string, what: string) {
-  return (issue: v.BaseIssue<unknown>) => `options.${name} must be ${what}, got ${shown(issue.input)}`;
+/** An environment variable name as a diagnostic may quote it; anything else may be a pasted `NAME=secret`. */
+function quotableName(key: string): string | null {
+  return /^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(key) ? JSON.stringify(key) : null;
 }
 
 function absolutePath(name: string) {
@@ -102,11 +106,14 @@ function gitProtocols(name: string) {
 
 /** Why `value` is not a map of environment entries, or null. */
 function environmentProblem(name: string, value: unknown): string | null {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return `options.${name} must be an object of strings, got ${shown(value)}`;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return `options.${name} must be an object of strings, got ${jsonTypeName(value)}`;
+  let position = 0;
   for (const [key, item] of Object.entries(value)) {
-    if (typeof item !== "string") return `options.${name} value of ${JSON.stringify(key)} must be a string, got ${shown(item)}`;
+    const quoted = quotableName(key);
+    position++;
+    if (typeof item !== "string") return `options.${name} value of ${quoted ?? `entry number ${position}`} must be a string, got ${jsonTypeName(item)}`;
     if (key === "" || key.includes("=") || key.includes("\0") || item.includes("\0")) {
-      return `options.${name} entry ${JSON.stringify(key)} is not a valid environment variable (empty name, "=" or NUL)`;
+      return `options.${name} entry ${quoted ?? `number ${position}`} is not a valid environment variable (empty name, "=" or NUL)`;
     }
   }
   return null;
@@ -154,11 +161,16 @@ const remoteOptions = () =>
       connectTimeoutSeconds: v.optional(integer("remote.connectTimeoutSeconds", "seconds", 1, 3600), 10),
       /** ssh ServerAliveInterval (a dead connection is noticed after three missed answers); 0 turns it off. */
       serverAliveIntervalSeconds: v.optional(integer("remote.serverAliveIntervalSeconds", "seconds", 0, 3600), 15),
+      /**
+       * A remote call that shows no progress (no byte, no keepalive) for this long is ended:
+       * a healthy connection to a stalled remote runtime. A slow clone sends keepalives.
+       */
+      idleTimeoutSeconds: v.optional(integer("remote.idleTimeoutSeconds", "seconds", 1, 86_400), 60),
     },
     (issue) =>
       issue.expected === "never"
-        ? `options.remote has an unknown key ${JSON.stringify(issue.path?.at(-1)?.key)} (known: hosts, placement, stateDirectory, owner, helperPath, controlPersistSeconds, connectTimeoutSeconds, serverAliveIntervalSeconds)`
-        : `options.remote must be an object, got ${shown(issue.input)}`,
+        ? `options.remote has an unknown key ${JSON.stringify(issue.path?.at(-1)?.key)} (known: hosts, placement, stateDirectory, owner, helperPath, controlPersistSeconds, connectTimeoutSeconds, serverAliveIntervalSeconds, idleTimeoutSeconds)`
+        : `options.remote must be an object, got ${jsonTypeName(issue.input)}`,
   );
 
 export type RemoteOptions = v.InferOutput<ReturnType<typeof remoteOptions>>;
@@ -264,7 +276,7 @@ export const KNOWN_OPTIONS: readonly string[] = Object.keys(RuntimeOptionsSchema
 
 /** Validates the options every operation relies on; throws the first problem, naming the option. */
 export function readOptions(options: Record<string, unknown>): RuntimeOptions {
-  const result = v.safeParse(RuntimeOptionsSchema, options, { abortEarly: true });
+  const result = v.safeParse(RuntimeOptionsSchema, options, { abortEarly: true, message: issueMessage });
   if (result.success) return withDefaults(result.output);
   throw new Error(result.issues[0].message);
 }
@@ -274,7 +286,7 @@ export function readOptions(options: Record<string, unknown>): RuntimeOptions {
  * same schema readOptions uses (readOptions stops at the first).
  */
 export function optionProblems(options: Record<string, unknown>): string[] {
-  const result = v.safeParse(RuntimeOptionsSchema, options, { abortPipeEarly: true });
+  const result = v.safeParse(RuntimeOptionsSchema, options, { abortPipeEarly: true, message: issueMessage });
   return result.success ? [] : [...new Set(result.issues.map((issue) => issue.message))];
 }
 

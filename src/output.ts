@@ -1,4 +1,5 @@
 import { lazyFs } from "./platform/lazy.ts";
+import { printable } from "./printable.ts";
 import { redactCredentials } from "./redact.ts";
 
 /**
@@ -40,8 +41,8 @@ let stderrReleased = false;
 let diagnosticLog: ((message: string) => void) | undefined;
 
 /**
- * One diagnostic line on stderr, prefixed with the program name, URL credentials redacted;
- * also in the runtime log when this process has one. After the wrapper released its stdio the
+ * One diagnostic on stderr, prefixed with the program name (see diagnosticText); also in the
+ * runtime log when this process has one. After the wrapper released its stdio the
  * log is the only place it goes.
  */
 export function diagnose(message: string): void {
@@ -51,7 +52,16 @@ export function diagnose(message: string): void {
 
 /** stderr only: for what the runtime log already records in a structured line. */
 export function diagnoseOnStderr(message: string): void {
-  if (!stderrReleased) writeAll(2, `paseo-host-runtime: ${redactCredentials(message)}\n`);
+  if (!stderrReleased) writeAll(2, `paseo-host-runtime: ${diagnosticText(message)}\n`);
+}
+
+/**
+ * A diagnostic as a terminal shows it: URL credentials redacted, control characters escaped,
+ * a newline too. One diagnostic is one line: a value quoted in it (an id, a path, git's stderr)
+ * can neither forge a line of its own nor steer the terminal.
+ */
+function diagnosticText(message: string): string {
+  return printable(redactCredentials(message));
 }
 
 /** fd 2 now belongs to the workload (it points at /dev/null here): stop writing to it. */

@@ -3,8 +3,13 @@
  * replaced before any diagnostic reaches stderr or the runtime log.
  */
 
-/** `scheme://userinfo@` inside any text; the scheme is kept so the URL stays recognisable. */
-const URL_USERINFO = /\b([a-z0-9][a-z0-9+.-]*:\/\/)[^\s/?#@'"]+@/gi;
+/**
+ * `scheme://userinfo@` inside any text; the scheme is kept so the URL stays recognisable. Not
+ * `scheme://[…@]`: in a URL a bracket right after `//` opens an IP-literal host, which holds no
+ * `@`, and a host follows a userinfo, never `]`; that is the grammar's optional part, as usage
+ * texts write it (`ssh://[user@]host`), and it is not a value.
+ */
+const URL_USERINFO = /\b([a-z0-9][a-z0-9+.-]*:\/\/)(?!\[[^\s/?#@'"\]]*@\])[^\s/?#@'"]+@/gi;
 
 /** `text` with every URL's userinfo replaced by `***`. */
 export function redactCredentials(text: string): string {

@@ -1,5 +1,5 @@
 import { describeDescriptor, type DescriptorKind } from "../platform/descriptor.ts";
-import { CONTROL_FD, Control, EVENT_FD, FrameDecoder, ProtocolError } from "../protocol/index.ts";
+import { CONTROL_FD, Control, EVENT_FD, FrameDecoder, MAX_FRAME_BYTES, ProtocolError } from "../protocol/index.ts";
 
 
 /** What fd 3 may be (`3< envelope.json` is a file), and fd 4 (`4>&1` on a terminal is a character device). */
@@ -26,7 +26,7 @@ export function protocolFdsProblem(): string | null {
  * frame is reported only after every good frame before it.
  */
 export class ControlReader {
-  readonly #decoder = new FrameDecoder(Control, "fd 3 control");
+  readonly #decoder = new FrameDecoder(Control, "fd 3 control", MAX_FRAME_BYTES, "fd 3");
   readonly #reader: { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> };
   #chunk: Uint8Array = new Uint8Array(0);
   #done = false;

@@ -1,7 +1,9 @@
 import { closeSync } from "node:fs";
+import type { Invocation } from "../argv.ts";
+import { attachUnreadExecLog, logExecRefused } from "../log/call-log.ts";
 import { logLine, setLogWorkloadPid } from "../log/runtime-log.ts";
 import { writeAll } from "../output.ts";
-import { EVENT_FD, EventSequence, ProcessEvent, encodeFrame, type Mode } from "../protocol/index.ts";
+import { EVENT_FD, EventSequence, ProcessEvent, encodeFrame, type LimitError, type Mode } from "../protocol/index.ts";
 
 /** The wrapper's fd 4 writer: one write per frame, and never an illegal sequence. */
 export class EventWriter {
@@ -68,4 +70,17 @@ export class EventWriter {
       this.lost = error as Error;
     }
   }
+}
+
+/**
+ * The spawn envelope was refused for its size or nesting before it could be read: no mode and
+ * no options are known. The daemon still gets an `error` event (fd 4 is open from the start),
+ * and the runtime log of the home the environment selects gets the refusal.
+ */
+export function refuseUnreadEnvelope(invocation: Invocation, error: LimitError): void {
+  attachUnreadExecLog(invocation);
+  const events = new EventWriter("pipes");
+  events.error(error.message);
+  events.close();
+  logExecRefused({}, 1, error);
 }

@@ -5,9 +5,10 @@
  */
 import type { Handler, Invocation } from "../argv.ts";
 import { diagnoseOnStderr } from "../output.ts";
-import { unknownOptions, type RuntimeOptions, type UnknownOption } from "../options.ts";
+import { readOptions, unknownOptions, type RuntimeOptions, type UnknownOption } from "../options.ts";
+import { LimitError } from "../protocol/protocol-error.ts";
 import type { SpawnEnvelope } from "../protocol/index.ts";
-import { attachLog, beginLog, logLine, logOutcome, logs, secretValues, setLogExecId } from "./runtime-log.ts";
+import { attachLog, beginLog, logAttached, logLine, logOutcome, logs, secretValues, setLogExecId } from "./runtime-log.ts";
 
 /** What a `--remote` call adds to its outcome line: ssh's own failure and the first line of why. */
 let outcomeFacts: Record<string, unknown> = {};
@@ -29,6 +30,7 @@ export function loggedOperation(op: string, handler: Handler): Handler {
     try {
       status = await handler(invocation);
     } catch (error) {
+      if (error instanceof LimitError && !logAttached()) attachFallbackLog();
       logOutcome("error", "op", { signal, status: 1, durationMs: elapsed(), ...outcomeFacts, message: (error as Error).message });
       throw error;
     }
@@ -80,10 +82,25 @@ export function attachExecLog(invocation: Invocation, envelope: SpawnEnvelope, o
   }
 }
 
-/** What the exec outcome line says about the workload. */
+/**
+ * A message refused for its size or nesting (LimitError) before its options were read: the
+ * log of the home the environment selects (PASEO_HOST_RUNTIME_HOME, else the default), so the
+ * refusal leaves a trace. Such a home that does not exist is not made for it.
+ */
+export function attachFallbackLog(): void {
+  attachLog(readOptions({}));
+}
+
+/** exec's envelope could not be read (LimitError): its refusal goes to the fallback log. */
+export function attachUnreadExecLog(invocation: Invocation): void {
+  beginLog("exec", { workspaceId: invocation.flags.get("workspace-id") });
+  attachFallbackLog();
+}
+
+/** What the exec outcome line says about the workload (unknown when the envelope was unreadable). */
 interface ExecFacts {
-  mode: string;
-  purpose: string;
+  mode?: string;
+  purpose?: string;
 }
 
 /** The exec was refused before anything was launched. */

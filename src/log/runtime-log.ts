@@ -112,6 +112,11 @@ export function secretValues(label: string, map: Record<string, string>): Record
   return labelled;
 }
 
+/** Whether the log knows its home (attachLog ran). */
+export function logAttached(): boolean {
+  return scope.destination !== null;
+}
+
 /** Whether a line of `level` would be written (to skip building debug-only fields). */
 export function logs(level: LineLevel): boolean {
   const destination = scope.destination;

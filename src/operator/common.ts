@@ -16,6 +16,8 @@ import { isolationProblem, requestedIsolation } from "../workspace/isolation.ts"
 import { DaemonConfigError, argv0Of, ourRuntimes, readDaemonConfig } from "./daemon-config.ts";
 import { selfCommand, selfEnv } from "../client/self.ts";
 import { shellQuote } from "../shell-quote.ts";
+import { printable, terminalJson } from "../printable.ts";
+import { parseJsonText } from "../protocol/json-text.ts";
 
 /**
  * The argv[0] the daemon runs this binary with, when `--config` named its runtime: protocol
@@ -49,7 +51,7 @@ function baseOptions(invocation: Invocation): Record<string, unknown> {
   const command = invocation.command;
   if (inline !== undefined && file !== undefined) throw new UsageError("give either --options-json or --config, not both", command);
   if (runtime !== undefined && file === undefined) throw new UsageError("--runtime goes with --config FILE", command);
-  if (inline !== undefined) return JSON.parse(inline) as Record<string, unknown>;
+  if (inline !== undefined) return parseJsonText(inline) as Record<string, unknown>;
   if (file === undefined) return {};
   let config;
   try {
@@ -180,17 +182,19 @@ export function callOperation(command: string, args: string[], request: Record<s
   return parseMessage(LifecycleResponse[dialect], result.stdout, `${args[0]} response`) as LifecycleResponse;
 }
 
-/**
- * One JSON document for scripts. DEL and the C1 controls (U+007F to U+009F), which
- * JSON.stringify leaves raw and some terminals obey, are written as \u escapes: the same JSON
- * value, but a workload's bytes (its argv) cannot steer the terminal showing it.
- */
+/** One JSON document for scripts, safe on a terminal (terminalJson): a workload's bytes (its argv) cannot steer it. */
 export function printJson(value: unknown): void {
-  console.log(JSON.stringify(value, null, 2).replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`));
+  console.log(terminalJson(JSON.stringify(value, null, 2)));
 }
 
-/** Left-aligned columns separated by two spaces; the last column is not padded. */
-export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+/** Lines for a person, each one printable: a field's newline or escape sequence is shown, not obeyed. */
+export function printLines(lines: readonly string[]): void {
+  console.log(lines.map(printable).join("\n"));
+}
+
+/** Left-aligned columns separated by two spaces, every cell printable; the last column is not padded. */
+export function formatTable(headers: readonly string[], cells: readonly (readonly string[])[]): string {
+  const rows = cells.map((row) => row.map(printable));
   const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? "").length)));
   const line = (cells: readonly string[]) =>
     cells
@@ -221,19 +225,8 @@ export function formatBytes(bytes: number): string {
   return `${unit === 0 || value >= 100 ? Math.round(value) : value.toFixed(1)} ${units[unit]}`;
 }
 
-/** Control characters (C0, DEL, C1): never written raw to a person's terminal. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-
 /** How operator commands quote a word for the shell (one home: src/shell-quote.ts). */
 export { shellQuote };
-
-/** Text for a person's terminal: control characters shown as \xHH / \uHHHH, never raw. */
-export function printable(text: string): string {
-  return text.replace(new RegExp(CONTROL.source, "g"), (char) => {
-    const code = char.charCodeAt(0);
-    return code < 0x80 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
-  });
-}
 
 /** An argv as one shell-readable line. */
 export function quoteArgv(argv: readonly string[]): string {

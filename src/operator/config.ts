@@ -13,6 +13,8 @@ import { DEFAULT_OWNER, optionProblems, readOptions, unknownOptions, type Runtim
 import { resolveHome } from "../store/home.ts";
 import { printJson } from "./common.ts";
 import { askedLimits, checkLimits, ContainmentError, hostContainmentProblem, resolveContainment, wantsLimits } from "../workspace/containment.ts";
+import { printable } from "../printable.ts";
+import { jsonTypeName } from "../protocol/common.ts";
 import { configurationOf } from "../workspace/owner.ts";
 import { DaemonConfigError, argv0Of, defaultConfigPath, ourRuntimes, readDaemonConfig, type CommandRuntime } from "./daemon-config.ts";
 import { checkRuntimeHome } from "./home-check.ts";
@@ -46,7 +48,7 @@ function judge(runtime: CommandRuntime): RuntimeReport {
   if (runtime.note && runtime.program !== null && !runtime.thisBinary) add({ name: "command", status: "fail", detail: runtime.note });
   const raw = runtime.options ?? {};
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    add({ name: "options", status: "fail", detail: `options must be an object, got ${JSON.stringify(raw)}` });
+    add({ name: "options", status: "fail", detail: `options must be an object, got ${jsonTypeName(raw)}` });
     return report;
   }
   const options = raw as Record<string, unknown>;
@@ -154,16 +156,17 @@ export function configCheck(invocation: Invocation): number {
     printJson({ path: config.path, runtimes: reports, otherRuntimes: others, problems });
     return problems === 0 && reports.length > 0 ? 0 : 1;
   }
-  const lines = [`${config.path}: ${reports.length} runtime(s) run paseo-host-runtime${others.length ? `; not checked (another command): ${others.join(", ")}` : ""}`];
+  // Names, commands and paths come from the file: printable, like the checks (renderChecks).
+  const lines = [printable(`${config.path}: ${reports.length} runtime(s) run paseo-host-runtime${others.length ? `; not checked (another command): ${others.join(", ")}` : ""}`)];
   if (reports.length === 0) {
     const unresolved = config.runtimes.filter((runtime) => runtime.note !== null && !runtime.otherCopy);
-    for (const runtime of unresolved) lines.push(`  runtime ${JSON.stringify(runtime.name)}: ${runtime.note}`);
-    lines.push(`no runtime in it has "command": [${JSON.stringify(process.execPath)}, ...] (workspaceRuntimes entries of type "command")`);
+    for (const runtime of unresolved) lines.push(printable(`  runtime ${JSON.stringify(runtime.name)}: ${runtime.note}`));
+    lines.push(printable(`no runtime in it has "command": [${JSON.stringify(process.execPath)}, ...] (workspaceRuntimes entries of type "command")`));
     console.log(lines.join("\n"));
     return 1;
   }
   for (const report of reports) {
-    lines.push("", `runtime ${JSON.stringify(report.name)}: ${JSON.stringify(report.command)}${report.remote ? ` (remote: ${report.remote})` : ""}`);
+    lines.push("", printable(`runtime ${JSON.stringify(report.name)}: ${JSON.stringify(report.command)}${report.remote ? ` (remote: ${report.remote})` : ""}`));
     const checks = [...report.checks];
     const optionsBad = checks.some((check) => (check.name === "option" || check.name === "options") && check.status === "fail");
     if (!optionsBad) checks.unshift({ name: "options", status: "ok", detail: `valid; owner ${JSON.stringify(report.owner)}` });

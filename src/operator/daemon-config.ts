@@ -11,6 +11,7 @@
 import { readFileSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { lazyOs } from "../platform/lazy.ts";
+import { parseJsonText } from "../protocol/json-text.ts";
 
 /** This runtime's executable name (what `command[0]` is called when it is another copy of us). */
 const PROGRAM_NAME = "paseo-host-runtime";
@@ -76,7 +77,7 @@ export function readDaemonConfig(path: string, env: NodeJS.ProcessEnv = process.
   }
   let config: unknown;
   try {
-    config = JSON.parse(text);
+    config = parseJsonText(text);
   } catch (error) {
     throw new DaemonConfigError(`${absolute} is not valid JSON: ${(error as Error).message}`);
   }

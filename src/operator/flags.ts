@@ -3,6 +3,7 @@
  * Pure data, loaded by every call: nothing here may import an operator command's code.
  */
 import { HOME_ENV, type FlagDoc } from "../argv.ts";
+import { parseJsonText } from "../protocol/json-text.ts";
 import { optionDefaults } from "./option-defaults.ts" with { type: "macro" };
 
 /** The defaults help quotes, read from options.ts when the binary is bundled (see option-defaults.ts). */
@@ -29,9 +30,10 @@ function absolutePath(empty: string) {
 
 function jsonObject(value: string): string | null {
   try {
-    const parsed: unknown = JSON.parse(value);
+    const parsed: unknown = parseJsonText(value);
     if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return null;
   } catch (error) {
+    // Says where and why, never the text: the options may hold secrets (lifecycleEnvironment).
     return `is not valid JSON: ${(error as Error).message}`;
   }
   return "must be a JSON object (the daemon's options map)";

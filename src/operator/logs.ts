@@ -10,6 +10,7 @@ import { LogFollower, logExists } from "../log/reader.ts";
 import { resolveHome } from "../store/home.ts";
 import { unknownOptionText } from "../log/call-log.ts";
 import { operatorOptions } from "./common.ts";
+import { printable, terminalJson } from "../printable.ts";
 
 /** How often `--follow` looks for new lines. */
 const FOLLOW_INTERVAL_MS = 200;
@@ -78,7 +79,8 @@ function render(lines: string[], filter: Filter, json: boolean, shown: { lines: 
     }
     if (!matches(entry, filter)) continue;
     shown.lines++;
-    out += json ? `${line}\n` : `${humanLine(entry)}\n`;
+    // Every field a writer chose (ids, messages, argv) is shown escaped, never obeyed by the terminal.
+    out += json ? `${terminalJson(line)}\n` : `${printable(humanLine(entry))}\n`;
   }
   return out;
 }

@@ -6,7 +6,7 @@ import { listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
 import { unfinishedDestroy } from "../workspace/lock.ts";
 import { rootProblem } from "../workspace/confinement.ts";
 import { diagnose } from "../output.ts";
-import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, shellQuote } from "./common.ts";
+import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printLines, shellQuote } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 
 /** A workspace as `ls` shows it. */
@@ -104,7 +104,7 @@ export function ls(invocation: Invocation): number {
     return 0;
   }
   if (workspaces.length === 0) {
-    console.log(`no workspaces (home ${home})`);
+    printLines([`no workspaces (home ${home})`]);
     return 0;
   }
   const usage = workspaces.some((w) => w.memoryCurrent !== null || w.pidsCurrent !== null);
@@ -122,11 +122,13 @@ export function ls(invocation: Invocation): number {
     w.root ?? "-",
   ]);
   console.log(formatTable(["WORKSPACE", "OWNER", "CONFIG", "DIALECT", "STATUS", "SOURCE", "KIND", "ISOLATION", "LIVE", ...(usage ? ["MEMORY", "PIDS"] : []), "ROOT"], rows));
+  const notes: string[] = [];
   for (const w of workspaces) {
-    if (w.problem) console.log(`! ${w.workspaceId}: ${w.problem}`);
-    if (w.unfinishedDestroy) console.log(`! ${w.unfinishedDestroy} (paseo-host-runtime rm -w ${shellQuote(w.workspaceId)})`);
-    else if (w.interrupted) console.log(`! ${w.workspaceId}: create was interrupted (its process is gone); \`new\` or \`rm\` of it again takes over`);
-    if (w.orphanedAt) console.log(`! ${w.workspaceId}: an orphan: its configuration has not listed it since ${w.listedAt}, and another configuration took over its other workspaces on ${w.orphanedAt}; no reconcile removes it (\`paseo-host-runtime orphans\` does, when you ask)`);
+    if (w.problem) notes.push(`! ${w.workspaceId}: ${w.problem}`);
+    if (w.unfinishedDestroy) notes.push(`! ${w.unfinishedDestroy} (paseo-host-runtime rm -w ${shellQuote(w.workspaceId)})`);
+    else if (w.interrupted) notes.push(`! ${w.workspaceId}: create was interrupted (its process is gone); \`new\` or \`rm\` of it again takes over`);
+    if (w.orphanedAt) notes.push(`! ${w.workspaceId}: an orphan: its configuration has not listed it since ${w.listedAt}, and another configuration took over its other workspaces on ${w.orphanedAt}; no reconcile removes it (\`paseo-host-runtime orphans\` does, when you ask)`);
   }
+  if (notes.length) printLines(notes);
   return 0;
 }

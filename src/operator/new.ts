@@ -12,7 +12,7 @@ import {
   type ProjectSource,
   type State,
 } from "../protocol/index.ts";
-import { operatorOptions, printJson, runOperation, shellQuote } from "./common.ts";
+import { operatorOptions, printJson, printLines, runOperation, shellQuote } from "./common.ts";
 
 /** `scheme://…` or scp-like `user@host:path`: a git URL rather than a host directory. */
 function isGitUrl(source: string): boolean {
@@ -75,7 +75,7 @@ export function newWorkspace(invocation: Invocation): number {
     `  placement    ${describePlacement(input.placement)}`,
   ]);
   lines.push(`next: paseo-host-runtime run --workspace-id ${shellQuote(response.state.workspaceId)}${homeHint(invocation)} -- COMMAND...`);
-  console.log(lines.join("\n"));
+  printLines(lines);
   return 0;
 }
 

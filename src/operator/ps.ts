@@ -9,7 +9,8 @@ import { unfinishedExecutions, type ExecutionRecord } from "../store/executions.
 import { listWorkspaces } from "../store/workspaces.ts";
 import { leaderOf, wrapperOf } from "../workspace/executions.ts";
 import { parseFormat, type Format, type FormatField } from "./ps-format.ts";
-import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printable, quoteArgv } from "./common.ts";
+import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printLines, quoteArgv } from "./common.ts";
+import { printable } from "../printable.ts";
 
 /** A live execution as `ps` shows it. Never its environment: that may hold secrets. */
 interface LiveExecution {
@@ -200,7 +201,7 @@ export function ps(invocation: Invocation): number {
     return 0;
   }
   if (invocation.switches.has("quiet")) {
-    if (executions.length) console.log(executions.map((e) => e.execId).join("\n"));
+    if (executions.length) printLines(executions.map((e) => e.execId));
     return 0;
   }
   const format = invocation.flags.get("format");
@@ -210,7 +211,7 @@ export function ps(invocation: Invocation): number {
     return 0;
   }
   if (executions.length === 0) {
-    console.log(`no live executions${workspaceId === undefined ? "" : ` in workspace ${workspaceId}`} (home ${home})`);
+    printLines([`no live executions${workspaceId === undefined ? "" : ` in workspace ${workspaceId}`} (home ${home})`]);
     return 0;
   }
   console.log(render(executions, { kind: "table", columns: DEFAULT_COLUMNS }));

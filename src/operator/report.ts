@@ -4,6 +4,7 @@
  * used only on a terminal without NO_COLOR.
  */
 import { isTerminal } from "../platform/tty.ts";
+import { printable } from "../printable.ts";
 
 /** ok / fail: a required check; warn: works, but worth a look; info: informational only; skip: not checked. */
 export type CheckStatus = "ok" | "fail" | "warn" | "info" | "skip";
@@ -48,8 +49,12 @@ function markOf(status: CheckStatus): string {
   return styler(1).color(COLORS[status], mark);
 }
 
-/** The lines of `checks` (with `quiet`, only failures and warnings), names padded to one column. */
-export function renderChecks(checks: readonly Check[], quiet = false, indent = ""): string[] {
+/**
+ * The lines of `checks` (with `quiet`, only failures and warnings), names padded to one column.
+ * Every field is printable: a detail may quote a path, or a remote host's own report.
+ */
+export function renderChecks(given: readonly Check[], quiet = false, indent = ""): string[] {
+  const checks = given.map(printableCheck);
   const width = Math.max(0, ...checks.map((check) => check.name.length));
   const markWidth = unicodeLocale() ? 1 : 4;
   const pad = `${indent}${" ".repeat(markWidth + 1 + width)}  `;
@@ -70,4 +75,15 @@ export function summaryLine(checks: readonly Check[]): string {
   if (failed.length) return `${failed.length} required check(s) failed: ${failed.map((check) => check.name).join(", ")}`;
   const warned = checks.filter((check) => check.status === "warn").length;
   return `all required checks passed${warned ? ` (${warned} warning(s))` : ""}`;
+}
+
+/** `check` with every field printable. */
+export function printableCheck(check: Check): Check {
+  return {
+    ...check,
+    name: printable(check.name),
+    detail: printable(check.detail),
+    ...(check.hint === undefined ? {} : { hint: printable(check.hint) }),
+    ...(check.alternatives === undefined ? {} : { alternatives: check.alternatives.map(printable) }),
+  };
 }

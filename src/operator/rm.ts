@@ -2,7 +2,7 @@ import type { Invocation } from "../argv.ts";
 import { readOptions } from "../options.ts";
 import { diagnose } from "../output.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
-import { callOperation, dialectFields, openExistingStore, operatorOptions, printJson, recordedWorkspace } from "./common.ts";
+import { callOperation, dialectFields, openExistingStore, operatorOptions, printJson, printLines, recordedWorkspace } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 
 /** The exec ids of the workspace's live executions. */
@@ -60,7 +60,7 @@ export function rm(invocation: Invocation): number {
   const existed = record !== null;
   const stopped = force ? live.length : 0;
   if (invocation.switches.has("json")) printJson({ workspaceId, existed, destroyed: true, stoppedExecutions: stopped });
-  else if (!existed) console.log(`workspace ${workspaceId} did not exist; nothing to do`);
-  else console.log(`workspace ${workspaceId} destroyed${stopped ? ` (${stopped} live execution(s) stopped first)` : ""}`);
+  else if (!existed) printLines([`workspace ${workspaceId} did not exist; nothing to do`]);
+  else printLines([`workspace ${workspaceId} destroyed${stopped ? ` (${stopped} live execution(s) stopped first)` : ""}`]);
   return 0;
 }

@@ -8,7 +8,7 @@ import { readOptions } from "../options.ts";
 import type { LifecycleResponse } from "../protocol/index.ts";
 import { listWorkspaces } from "../store/workspaces.ts";
 import { configurationOf, inReconcileScope, type Ownership } from "../workspace/owner.ts";
-import { callOperation, dialectFields, openExistingStore, operationArgv0, operatorOptions, printJson, recordedWorkspace, withRecordedIsolation } from "./common.ts";
+import { callOperation, dialectFields, openExistingStore, operationArgv0, operatorOptions, printJson, printLines, recordedWorkspace, withRecordedIsolation } from "./common.ts";
 import { stateLines } from "./new.ts";
 import { liveExecutions } from "./ps.ts";
 
@@ -44,7 +44,7 @@ export function workspacePause(invocation: Invocation): number {
   const live = liveIn(operatorOptions(invocation), workspaceId).length;
   if (!call(invocation, "pause", "ok")) return 1;
   if (invocation.switches.has("json")) printJson({ workspaceId, paused: true, liveExecutionsBefore: live });
-  else console.log(`workspace ${workspaceId} is paused${live ? ` (${live} live execution(s) were stopped)` : ""}; resume it with: paseo-host-runtime workspace resume -w ${workspaceId}`);
+  else printLines([`workspace ${workspaceId} is paused${live ? ` (${live} live execution(s) were stopped)` : ""}; resume it with: paseo-host-runtime workspace resume -w ${workspaceId}`]);
   return 0;
 }
 
@@ -53,7 +53,7 @@ export function workspaceResume(invocation: Invocation): number {
   const response = call(invocation, "resume", "state");
   if (!response || response.type !== "state") return 1;
   if (invocation.switches.has("json")) printJson(response);
-  else console.log(stateLines(response.state, response.placement).join("\n"));
+  else printLines(stateLines(response.state, response.placement));
   return 0;
 }
 
@@ -68,9 +68,9 @@ export function workspaceInspect(invocation: Invocation): number {
     printJson(response);
     return usable ? 0 : 1;
   }
-  if (inspection.status === "ready" || inspection.status === "paused") console.log(stateLines(inspection.state, inspection.placement).join("\n"));
-  else if (inspection.status === "missing") console.log(`workspace ${workspaceId} is missing (no such workspace in this home, or its create has not finished)`);
-  else console.log(`workspace ${workspaceId} is in error: ${inspection.message}`);
+  if (inspection.status === "ready" || inspection.status === "paused") printLines(stateLines(inspection.state, inspection.placement));
+  else if (inspection.status === "missing") printLines([`workspace ${workspaceId} is missing (no such workspace in this home, or its create has not finished)`]);
+  else printLines([`workspace ${workspaceId} is in error: ${inspection.message}`]);
   return usable ? 0 : 1;
 }
 
@@ -107,7 +107,7 @@ export function workspaceReconcile(invocation: Invocation): number {
     printJson({ owner: who.owner, kept, destroyed });
     return 0;
   }
-  console.log(destroyed.length ? `destroyed ${destroyed.length} workspace(s) of owner ${JSON.stringify(who.owner)}: ${destroyed.join(", ")}` : `nothing destroyed (owner ${JSON.stringify(who.owner)})`);
+  printLines([destroyed.length ? `destroyed ${destroyed.length} workspace(s) of owner ${JSON.stringify(who.owner)}: ${destroyed.join(", ")}` : `nothing destroyed (owner ${JSON.stringify(who.owner)})`]);
   return 0;
 }
 

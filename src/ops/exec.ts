@@ -6,9 +6,10 @@ import { runPty } from "../exec/pty.ts";
 import { prepareLaunch, primeOwnCgroup } from "../exec/prepare.ts";
 import { NotLaunched } from "../exec/program.ts";
 import { SignalForwarder } from "../exec/signals.ts";
+import { refuseUnreadEnvelope } from "../exec/events.ts";
 import { diagnose } from "../output.ts";
 import { readOptions } from "../options.ts";
-import { ProtocolError, type SpawnEnvelope } from "../protocol/index.ts";
+import { LimitError, ProtocolError, type SpawnEnvelope } from "../protocol/index.ts";
 import { attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../log/call-log.ts";
 
 /**
@@ -22,7 +23,7 @@ export async function exec(invocation: Invocation): Promise<number> {
   if (notTheDaemons !== null) throw new UsageError(notTheDaemons, "exec");
   primeOwnCgroup();
   const controls = new ControlReader();
-  const envelope = await readEnvelope(controls);
+  const envelope = await readEnvelope(controls, invocation);
   if (envelope.stdio.kind === "pty") signals.keepJobControl();
   const facts = { mode: envelope.stdio.kind, purpose: envelope.purpose.kind };
   logTo(invocation, envelope);
@@ -61,8 +62,11 @@ function refused(facts: { mode: string; purpose: string }, error: unknown): numb
   return error.code;
 }
 
-async function readEnvelope(controls: ControlReader): Promise<SpawnEnvelope> {
-  const first = await controls.next();
+async function readEnvelope(controls: ControlReader, invocation: Invocation): Promise<SpawnEnvelope> {
+  const first = await controls.next().catch((error: unknown) => {
+    if (error instanceof LimitError) refuseUnreadEnvelope(invocation, error);
+    throw error;
+  });
   if (!first) throw new ProtocolError("fd 3 reached EOF before the spawn envelope");
   if (first.type !== "spawn") throw new ProtocolError(`the first fd 3 frame must be a spawn envelope, got ${first.type}`);
   return first;

@@ -21,18 +21,33 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 export const stringMap = v.custom<Record<string, string>>(
   (value) => isPlainObject(value) && firstNonString(value) === undefined,
   (issue) => {
-    if (!isPlainObject(issue.input)) return `Invalid type: expected an object of strings but received ${issue.received}`;
+    if (!isPlainObject(issue.input)) return `Invalid type: expected an object of strings, got ${jsonTypeName(issue.input)}`;
     const key = firstNonString(issue.input)!;
     return `value of ${JSON.stringify(key)} must be a string, got ${jsonTypeName(issue.input[key])}`;
   },
 );
 
-/** "null", "an array", "an object", "a string", … for diagnostics. */
+/**
+ * "null", "an array", "an object", "a string", … for diagnostics: what a diagnostic says of a
+ * value it was given, since a value may be a secret (an env entry, a token in an option).
+ */
 export function jsonTypeName(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   if (value === undefined) return "nothing";
+  if (value === "") return "an empty string";
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/**
+ * The message of a validation issue whose schema or check has none of its own (valibot's own
+ * quotes the value): the expectation and the type that came, never the value. Given as the
+ * `message` of every safeParse of outside input (protocol/errors.ts, options.ts).
+ */
+export function issueMessage(issue: v.BaseIssue<unknown>): string {
+  const got = jsonTypeName(issue.input);
+  const what = issue.kind === "schema" ? "type" : issue.type.replaceAll("_", " ");
+  return issue.expected ? `Invalid ${what}: expected ${issue.expected}, got ${got}` : `Invalid ${what}: got ${got}`;
 }
 
 function firstNonString(map: Record<string, unknown>): string | undefined {

@@ -1,12 +1,11 @@
 import * as v from "valibot";
-import { PROTOCOL_VERSION, jsonTypeName } from "./common.ts";
+import { PROTOCOL_VERSION, issueMessage, jsonTypeName } from "./common.ts";
 import { DIALECT_KEY, DIALECT_SIGN, dialectOf, isDetected, otherDialect, type Detected, type Dialect } from "./dialect.ts";
 import { findDuplicateKey, hasDuplicateKey } from "./json.ts";
+import { parseJsonText } from "./json-text.ts";
+import { ProtocolError, prefixed } from "./protocol-error.ts";
 
-/** A message or frame that breaks protocol v1. The message is meant for stderr as is. */
-export class ProtocolError extends Error {
-  override name = "ProtocolError";
-}
+export { LimitError, ProtocolError, prefixed } from "./protocol-error.ts";
 
 /** Turns one valibot issue into `path: what was wrong` (no path prefix at the top level). */
 function describeIssue(issue: v.BaseIssue<unknown>): string {
@@ -77,7 +76,7 @@ export function parseStrict<S extends MessageSchema>(schema: S, value: unknown, 
 
 /** One strict validation that stops at the first issue. */
 function validate(schema: v.GenericSchema, value: unknown) {
-  return v.safeParse(narrowVariant(schema, value), value, { abortEarly: true });
+  return v.safeParse(narrowVariant(schema, value), value, { abortEarly: true, message: issueMessage });
 }
 
 /**
@@ -133,7 +132,8 @@ function checkVersion(value: unknown, what: string): void {
   }
   const received = value.protocolVersion;
   if (received !== PROTOCOL_VERSION) {
-    throw new ProtocolError(`unsupported protocolVersion ${JSON.stringify(received)} in ${what}: ${supported}`);
+    const got = typeof received === "number" ? `a number other than ${PROTOCOL_VERSION}` : jsonTypeName(received);
+    throw new ProtocolError(`unsupported protocolVersion (${got}) in ${what}: ${supported}`);
   }
 }
 
@@ -148,9 +148,9 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
 export function parseMessage<S extends MessageSchema>(schema: S, text: string, what: string): MessageOutput<S> {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJsonText(text);
   } catch (error) {
-    throw new ProtocolError(`invalid ${what}: malformed JSON (${(error as Error).message})`);
+    throw prefixed(error, `invalid ${what}: `);
   }
   if (!isJsonObject(value)) {
     throw new ProtocolError(`invalid ${what}: expected a JSON object, got ${jsonTypeName(value)}`);

@@ -1,4 +1,4 @@
-import { ProtocolError, parseMessage, parseStrict, type MessageInput, type MessageOutput, type MessageSchema } from "./errors.ts";
+import { LimitError, ProtocolError, parseMessage, parseStrict, prefixed, type MessageInput, type MessageOutput, type MessageSchema } from "./errors.ts";
 import { strictUtf8 } from "./utf8.ts";
 
 /** Largest frame the decoder accepts, newline excluded. Envelopes carry env maps, so be generous. */
@@ -14,10 +14,18 @@ export function encodeFrame<S extends MessageSchema>(schema: S, value: MessageIn
   return `${JSON.stringify(parseStrict(schema, value, what))}\n`;
 }
 
+/** A size as a diagnostic says it: `1 MiB`, or bytes when it is not a whole number of MiB. */
+export function sizeText(bytes: number): string {
+  return bytes >= MIB && bytes % MIB === 0 ? `${bytes / MIB} MiB` : `${bytes} bytes`;
+}
+
+const MIB = 1024 * 1024;
+
 /**
  * Splits a byte stream into newline-terminated frames and validates each one.
  * Chunks may cut anywhere, even inside a multi-byte UTF-8 character. The first error is
  * final: every later `push` or `end` throws it again, because the stream is broken.
+ * `stream` names the descriptor in the size refusal (`fd 3 frame larger than 1 MiB`).
  */
 export class FrameDecoder<S extends MessageSchema> {
   #pending: Uint8Array[] = [];
@@ -30,6 +38,7 @@ export class FrameDecoder<S extends MessageSchema> {
     readonly schema: S,
     readonly what: string,
     readonly maxFrameBytes = MAX_FRAME_BYTES,
+    readonly stream = what,
   ) {}
 
   /** Feeds one chunk; returns every frame it completed, in order. Throws on the first bad one. */
@@ -109,7 +118,7 @@ export class FrameDecoder<S extends MessageSchema> {
 
   #checkSize(bytes = this.#pendingBytes): void {
     if (bytes > this.maxFrameBytes) {
-      throw new ProtocolError(`${this.what} frame ${this.#frames + 1}: longer than ${this.maxFrameBytes} bytes`);
+      throw new LimitError(`${this.stream} frame larger than ${sizeText(this.maxFrameBytes)} (frame ${this.#frames + 1})`);
     }
   }
 
@@ -137,7 +146,7 @@ export class FrameDecoder<S extends MessageSchema> {
     try {
       return parseMessage(this.schema, text, this.what);
     } catch (error) {
-      throw new ProtocolError(`${this.what} frame ${index}: ${(error as Error).message}`);
+      throw prefixed(error, `${this.what} frame ${index}: `);
     }
   }
 }

@@ -12,3 +12,4 @@ export * from "./frame.ts";
 export * from "./event-sequence.ts";
 export * from "./utf8.ts";
 export * from "./fds.ts";
+export * from "./json-text.ts";

@@ -3,8 +3,8 @@ import { readSync } from "node:fs";
 // From the protocol's own modules, not its index: every lifecycle operation loads this file,
 // and the index would also load (and build) the exec-only fd 3 / fd 4 schemas.
 import type { Dialect } from "./dialect.ts";
-import { ProtocolError, parseMessage } from "./errors.ts";
-import { concatBytes, encodeFrame } from "./frame.ts";
+import { LimitError, ProtocolError, parseMessage } from "./errors.ts";
+import { concatBytes, encodeFrame, sizeText } from "./frame.ts";
 import { LifecycleRequest, lifecycleResponseOf, type LifecycleResponse } from "./lifecycle.ts";
 import { strictUtf8 } from "./utf8.ts";
 import { writeStdout } from "../output.ts";
@@ -37,7 +37,7 @@ function readBounded(fd: number): string {
     }
     if (n === 0) break;
     total += n;
-    if (total > MAX_REQUEST_BYTES) throw new ProtocolError(`lifecycle request on stdin is larger than ${MAX_REQUEST_BYTES} bytes`);
+    if (total > MAX_REQUEST_BYTES) throw new LimitError(`lifecycle request on stdin larger than ${sizeText(MAX_REQUEST_BYTES)}`);
     chunks.push(buffer.slice(0, n));
   }
   let text: string;

@@ -6,12 +6,13 @@
  * daemon can take it: as the exit code 128+n a shell would show, with `signal: null`.
  */
 import * as v from "valibot";
-import { isSignalName, signalNameOf, signalNameProblem, signalNumber } from "../platform/signals.ts";
+import { isSignalName, signalNameOf, signalNumber } from "../platform/signals.ts";
 
 /** A signal name of the signal table, e.g. "SIGTERM". */
 export const SignalName = v.pipe(
   v.string(),
-  v.check((name) => isSignalName(name), (issue) => signalNameProblem(String(issue.input))!),
+  // Not the value: a control or request is outside input, and its text is not repeated back.
+  v.check((name) => isSignalName(name), "not a signal name (give one such as SIGTERM or SIGKILL, not a number)"),
 );
 
 /** The fd 4 exit status of a process, both keys always present. */

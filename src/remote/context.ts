@@ -2,6 +2,7 @@
  * One `--remote` call: the hosts, how to reach them, and the options the remote side gets.
  * The daemon's options are read once (src/options.ts); what travels to a host is derived here.
  */
+import { logLine } from "../log/runtime-log.ts";
 import { lazyOs } from "../platform/lazy.ts";
 import { readOptions, type RemoteOptions, type RuntimeOptions } from "../options.ts";
 import { resolveHome } from "../store/home.ts";
@@ -28,6 +29,8 @@ export interface RemoteContext {
   /** Each host key's URL as the operator wrote it. */
   urls: Map<string, string>;
   settings: SshSettings;
+  /** Why this call runs without connection reuse although reuse is configured, or null. */
+  noReuse: string | null;
   /** The local runtime home (control sockets, placements). */
   home: string;
   /** The daemon's options as the remote side gets them. */
@@ -45,6 +48,7 @@ function timing(remote: RemoteOptions) {
     controlPersistSeconds: remote.controlPersistSeconds,
     connectTimeoutSeconds: remote.connectTimeoutSeconds,
     serverAliveIntervalSeconds: remote.serverAliveIntervalSeconds,
+    idleTimeoutSeconds: remote.idleTimeoutSeconds,
   };
 }
 
@@ -60,7 +64,9 @@ export function remoteContext(call: RemoteCall, raw: Record<string, unknown>): R
     if (!urls.has(host.key)) urls.set(host.key, url);
   }
   const home = resolveHome(options);
-  const controlDir = remote.controlPersistSeconds > 0 ? controlDirectory(home) : null;
+  const control = remote.controlPersistSeconds > 0 ? controlDirectory(home) : { dir: null, problems: [] };
+  const controlDir = control.dir;
+  const noReuse = remote.controlPersistSeconds > 0 && controlDir === null ? `no usable directory for ssh control sockets, so every ssh call opens its own connection (ControlMaster=no): ${control.problems.join("; ")}` : null;
   return {
     call,
     options,
@@ -68,9 +74,15 @@ export function remoteContext(call: RemoteCall, raw: Record<string, unknown>): R
     hosts,
     urls,
     settings: { configFile: call.configFile, controlDir, ...timing(remote) },
+    noReuse,
     home,
     remoteSideOptions: remoteSideOptions(raw, options, remote),
   };
+}
+
+/** Once per call, after the log knows its home: that connections are not reused, and why. */
+export function logNoReuse(ctx: RemoteContext): void {
+  if (ctx.noReuse !== null) logLine("warn", "no-connection-reuse", { message: ctx.noReuse });
 }
 
 /** How the runtime log names `host`: its URL as written (a host only a placement knows: `ssh://<key>`). */

@@ -14,7 +14,7 @@ import { readLifecycleRequest } from "../protocol/request.ts";
 import { withExistingStore } from "../store/db.ts";
 import { forgetPlacement, placementsOf } from "../store/placements.ts";
 import { createInputOf } from "../workspace/input.ts";
-import { bareSettings, hostLogins, hostUrl, remoteContext, type RemoteCall, type RemoteContext } from "./context.ts";
+import { bareSettings, hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall, type RemoteContext } from "./context.ts";
 import { hashPlacement, hostByKey, placeWorkspace, routeWorkspace } from "./placement.ts";
 import { shipSources } from "./source.ts";
 import { SSH_FAILED, firstLine, runRemote, type SshSettings } from "./ssh.ts";
@@ -97,6 +97,7 @@ function readCall(call: RemoteCall): { request: LifecycleRequest; ctx: RemoteCon
   const ctx = remoteContext(call, request.options);
   // Unknown keys are the remote side's to warn about (the request travels there).
   attachLifecycleLog(ctx.options, []);
+  logNoReuse(ctx);
   return { request, ctx };
 }
 

@@ -11,11 +11,13 @@ import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { readOptions } from "../options.ts";
 import { shellQuote } from "../operator/common.ts";
 import { installCommand } from "../operator/installer.ts";
-import { renderChecks, summaryLine, type Check } from "../operator/report.ts";
+import { printableCheck, renderChecks, summaryLine, type Check } from "../operator/report.ts";
 import { VERSION } from "../version.ts";
 import { removeTemporaryTree } from "../workspace/owned-tree.ts";
+import { terminalJson } from "../printable.ts";
 import { remoteOwner } from "./context.ts";
-import { closeShared, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
+import { RemoteStalled, closeShared, controlDirectory, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
+import { resolveHome } from "../store/home.ts";
 import { parseSshUrl, type RemoteHost } from "../ssh-url.ts";
 
 /** Round trips measured over the shared connection. */
@@ -44,7 +46,7 @@ export async function remoteDoctor(argv: readonly string[], commands: CommandTab
     return 2;
   }
   const get = (name: string) => flags.flags.get(name);
-  const local = readOptions({ ...(get("owner") ? { owner: get("owner") } : {}), remote: {} });
+  const local = readOptions({ ...(get("owner") ? { owner: get("owner") } : {}), ...(get("home") ? { stateDirectory: get("home") } : {}), remote: {} });
   const owner = get("remote-owner") ?? remoteOwner(local, local.remote!);
   const settings: SshSettings = {
     configFile: get("ssh-config") ?? null,
@@ -52,19 +54,42 @@ export async function remoteDoctor(argv: readonly string[], commands: CommandTab
     controlPersistSeconds: 0,
     connectTimeoutSeconds: local.remote!.connectTimeoutSeconds,
     serverAliveIntervalSeconds: local.remote!.serverAliveIntervalSeconds,
+    idleTimeoutSeconds: local.remote!.idleTimeoutSeconds,
   };
-  const checks = await runRemoteChecks(host, settings, get("remote-home") ?? null, owner);
+  const checks = [checkControlSockets(resolveHome(local))];
+  try {
+    await runRemoteChecks(checks, host, settings, get("remote-home") ?? null, owner);
+  } catch (error) {
+    if (!(error instanceof RemoteStalled)) throw error;
+    checks.push({ name: "progress", status: "fail", detail: error.message, hint: `look at the remote host: is ${host.binary} stopped, or its home on a hung disk?` });
+  }
   return report(checks, flags.switches.has("json"));
 }
 
-async function runRemoteChecks(host: RemoteHost, settings: SshSettings, remoteHome: string | null, owner: string): Promise<Check[]> {
-  const checks: Check[] = [];
+/**
+ * Where this side's calls keep their ssh control sockets (only looks: nothing is made). None
+ * usable means no connection reuse: every operation pays a full ssh handshake.
+ */
+function checkControlSockets(home: string): Check {
+  const name = "control sockets";
+  const choice = controlDirectory(home, { create: false });
+  if (choice.dir !== null) return { name, status: "ok", detail: `${choice.dir} (one shared ssh connection per host)` };
+  return {
+    name,
+    status: "warn",
+    detail: `no usable directory, so every ssh call opens its own connection (ControlMaster=no): ${choice.problems.join("; ")}`,
+    hint: "set XDG_RUNTIME_DIR for the daemon to a 0700 directory of its user, or a shorter options.stateDirectory; a directory named above that is not this user's own (or is a symlink) was made by someone else: remove it",
+  };
+}
+
+/** The checks that reach the host, added to `checks` as they finish (a stalled host throws RemoteStalled). */
+async function runRemoteChecks(checks: Check[], host: RemoteHost, settings: SshSettings, remoteHome: string | null, owner: string): Promise<void> {
   const ssh = sshClient();
   checks.push(ssh);
-  if (ssh.status === "fail") return checks;
+  if (ssh.status === "fail") return;
   const reach = await checkReach(host, settings);
   checks.push(reach);
-  if (reach.status === "fail") return checks;
+  if (reach.status === "fail") return;
   const binary = await checkBinary(host, settings);
   checks.push(binary);
   if (binary.status !== "fail") {
@@ -75,7 +100,6 @@ async function runRemoteChecks(host: RemoteHost, settings: SshSettings, remoteHo
     checks.push(...theirs.filter((check) => check !== same));
   }
   checks.push(await checkRoundTrip(host, settings));
-  return checks;
 }
 
 function sshClient(): Check {
@@ -180,7 +204,12 @@ async function checkRoundTrip(host: RemoteHost, base: SshSettings): Promise<Chec
 /** The report as doctor prints its own: the same marks, fix lines and last line. */
 function report(checks: Check[], json: boolean): number {
   const failed = checks.filter((check) => check.status === "fail");
-  if (json) console.log(JSON.stringify({ ok: failed.length === 0, checks }, null, 2));
-  else console.log([...renderChecks(checks), "", summaryLine(checks)].join("\n"));
+  if (json) {
+    console.log(terminalJson(JSON.stringify({ ok: failed.length === 0, checks }, null, 2)));
+    return failed.length === 0 ? 0 : 1;
+  }
+  // The remote host's own report is among these: every field printable, never obeyed by the terminal.
+  const shown = checks.map(printableCheck);
+  console.log([...renderChecks(shown), "", summaryLine(shown)].join("\n"));
   return failed.length === 0 ? 0 : 1;
 }

@@ -7,5 +7,6 @@ import { serveExec } from "./serve.ts";
  * binary, started here the way the daemon starts one (src/remote/serve.ts).
  */
 export async function execRemote(invocation: Invocation): Promise<number> {
-  return await serveExec(invocation.flags.get("workspace-id")!);
+  const keepalive = Number(invocation.flags.get("keepalive-ms") ?? 0);
+  return await serveExec(invocation.flags.get("workspace-id")!, Number.isInteger(keepalive) && keepalive >= 100 ? keepalive : null);
 }

@@ -31,6 +31,8 @@ export const MuxType = {
   EXIT: 7,
   /** remote → local: the remote side failed itself (UTF-8 message); nothing more follows. */
   ERROR: 8,
+  /** remote → local, empty: the remote side is alive and working (sent every `--keepalive-ms`). */
+  PING: 9,
 } as const;
 
 export type MuxType = (typeof MuxType)[keyof typeof MuxType];
@@ -95,12 +97,26 @@ const ALLOWED = {
     [MuxType.CREDIT, [Channel.STDIN]],
     [MuxType.EXIT, [0]],
     [MuxType.ERROR, [0]],
+    [MuxType.PING, [0]],
   ]),
 };
 
+/** A broken multiplex: `before` holds the good frames of the same chunk, to be handled first. */
+export class MuxError extends ProtocolError {
+  override name = "MuxError";
+  constructor(
+    message: string,
+    readonly before: MuxFrame[],
+  ) {
+    super(message);
+  }
+}
+
 /**
  * Splits a byte stream into frames, in any chunking. Anything a peer of this direction may
- * not send (unknown type, wrong channel, oversized payload) is a ProtocolError, and final.
+ * not send (unknown type, wrong channel, oversized payload) is a MuxError, and final; the
+ * frames of the same chunk before it come with it (a greeting followed by garbage is still a
+ * greeting).
  */
 export class MuxDecoder {
   #buffer: Uint8Array = new Uint8Array(0);
@@ -135,7 +151,7 @@ export class MuxDecoder {
       }
     } catch (error) {
       this.#failure = error as ProtocolError;
-      throw error;
+      throw new MuxError(this.#failure.message, frames);
     }
     this.#buffer = at === data.length ? new Uint8Array(0) : data.slice(at);
     return frames;

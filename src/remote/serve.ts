@@ -27,10 +27,19 @@ const LAUNCH_WAIT_MS = 5000;
 /** The cleanup `signal` operation's budget. */
 const CLEANUP_MS = 10_000;
 
-/** `exec-remote --workspace-id W`. Returns when the remote exec (and its cleanup) is over. */
-export async function serveExec(workspaceId: string): Promise<number> {
+/**
+ * `exec-remote --workspace-id W [--keepalive-ms N]`. Returns when the remote exec (and its
+ * cleanup) is over. With N, a PING frame every N ms tells the local side this side still works
+ * (it ends a session that shows no progress: src/remote/ssh.ts IdleWatch).
+ */
+export async function serveExec(workspaceId: string, keepaliveMs: number | null): Promise<number> {
   const server = new Server(workspaceId);
-  return await server.run();
+  const pings = keepaliveMs === null ? null : setInterval(() => server.ping(), keepaliveMs);
+  try {
+    return await server.run();
+  } finally {
+    if (pings) clearInterval(pings);
+  }
 }
 
 /** A credited output channel of the remote exec (its stdout or stderr) going to the local side. */
@@ -128,6 +137,11 @@ class Server {
 
   #send(frame: Uint8Array): void {
     if (!this.#sessionOver) void this.#out.write(frame);
+  }
+
+  /** A keepalive, while nothing else waits to go out (a queue means the local side is behind, not us). */
+  ping(): void {
+    if (this.#out.pending === 0) this.#send(encodeMux(MuxType.PING, 0));
   }
 
   async run(): Promise<number> {

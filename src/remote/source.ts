@@ -16,7 +16,7 @@ import { hostSourceDirectory, isDirectorySource } from "../workspace/input.ts";
 import { currentBranch, headCommit, repoInfo } from "../workspace/repo.ts";
 import type { RemoteContext } from "./context.ts";
 import { remoteOwner } from "./context.ts";
-import { SSH_FAILED, sshArgv, sshEnv } from "./ssh.ts";
+import { IdleWatch, SSH_FAILED, relayStderr, sshArgv, sshEnv, withKeepalive, withoutKeepalives } from "./ssh.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { Received, isShareableUrl, parseWire, type ReceiveHeader } from "./wire.ts";
 
@@ -127,8 +127,11 @@ async function receive(ctx: RemoteContext, host: RemoteHost, flags: string[], he
   // Pulled, not pushed: a chunk of the bundle is read only when ssh took the previous one.
   const chunks = bundle?.stdout.getReader();
   let headerSent = false;
+  let watch: IdleWatch | null = null;
   const stdin = new ReadableStream<Uint8Array>({
     async pull(controller) {
+      // ssh took what came before: the remote side is reading (a slow link is progress too).
+      watch?.progress();
       if (!headerSent) {
         headerSent = true;
         controller.enqueue(line);
@@ -139,13 +142,31 @@ async function receive(ctx: RemoteContext, host: RemoteHost, flags: string[], he
       else controller.enqueue(next.value);
     },
   });
-  const ssh = Bun.spawn(sshArgv(host, ctx.settings, [host.binary, "receive-source", ...flags]), { stdin, stdout: "pipe", stderr: "inherit", env: sshEnv() });
-  const [stdout, gitError] = await Promise.all([new Response(ssh.stdout).text(), bundle ? new Response(bundle.stderr).text() : Promise.resolve("")]);
-  await ssh.exited;
+  const words = withKeepalive([host.binary, "receive-source", ...flags], ctx.settings);
+  const ssh = Bun.spawn(sshArgv(host, ctx.settings, words), { stdin, stdout: "pipe", stderr: "pipe", env: sshEnv() });
+  watch = new IdleWatch(host, ctx.settings, "`receive-source` to take the source and answer", () => {
+    ssh.kill("SIGKILL");
+    bundle?.kill("SIGKILL");
+  });
+  const done = Promise.all([readAnswer(ssh.stdout, watch), bundle ? new Response(bundle.stderr).text() : Promise.resolve(""), relayStderr(ssh.stderr, watch), ssh.exited]);
+  const finished = await Promise.race([done, watch.fired.then(() => null)]);
+  watch.stop();
+  if (finished === null) throw watch.error();
+  const [stdout, gitError] = finished;
   if (bundle && (await bundle.exited) !== 0) throw new Error(`git bundle of ${toplevel} failed (exit ${bundle.exitCode}): ${gitError.trim()}`);
   if (ssh.exitCode !== 0) {
     const why = ssh.exitCode === SSH_FAILED ? "ssh failed (exit 255; its message, if any, is above)" : `exit ${ssh.exitCode}`;
     throw new Error(`shipping the source to ${host.key} failed: ${why}`);
   }
   return parseWire(Received, stdout, `receive-source answer of ${host.key}`);
+}
+
+/** receive-source's answer line, keepalives dropped; every chunk is progress. */
+async function readAnswer(stream: ReadableStream<Uint8Array>, watch: IdleWatch): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of stream) {
+    watch.progress();
+    chunks.push(withoutKeepalives(chunk));
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }

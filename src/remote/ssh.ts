@@ -1,10 +1,12 @@
 /**
  * The system OpenSSH client, as this runtime uses it: batch mode (never a prompt), no
  * forwarding of any kind, no tty, nothing of ssh's own on stdout, and one shared connection
- * per host (ControlMaster) whose socket lives in a 0700 directory of the local runtime home.
+ * per host (ControlMaster) whose socket lives in a 0700 directory no other user can make
+ * (controlDirectory).
  */
 import { lstatSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
+import { KEEPALIVE_ENV } from "../keepalive.ts";
 import { writeAll } from "../output.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { homeEntry } from "../store/home.ts";
@@ -18,6 +20,8 @@ export interface SshSettings {
   controlPersistSeconds: number;
   connectTimeoutSeconds: number;
   serverAliveIntervalSeconds: number;
+  /** A call that shows no progress for this long is ended (IdleWatch). */
+  idleTimeoutSeconds: number;
 }
 
 /** ssh's exit status for its own failures (connection, authentication, a remote killed by a signal). */
@@ -44,23 +48,70 @@ export function controlPath(dir: string, host: RemoteHost, configFile: string | 
   return join(dir, name);
 }
 
+/** Where the control sockets go; `dir` null: nowhere usable, so no connection reuse, for the reasons given. */
+export interface ControlChoice {
+  dir: string | null;
+  /** Why each place tried was not usable (for the runtime log and `remote doctor`). */
+  problems: string[];
+}
+
 /**
- * The directory for control sockets: `<home>/ssh`, created 0700 and refused when another user
- * could reach it; `/tmp/paseo-host-runtime-<uid>` when the home path is too long or has characters
- * ssh would read as tokens or separators. null: no reuse possible (said once by the caller).
+ * The directory for control sockets, in a place no other user can create first: a directory
+ * a squatter made could hold a socket of theirs that ssh would take for our shared connection.
+ * 1. `$XDG_RUNTIME_DIR/paseo-host-runtime`, when XDG_RUNTIME_DIR is this user's own 0700
+ *    directory (a tmpfs made by the login manager: sockets there never land on NFS);
+ * 2. `<home>/ssh`, inside the runtime home (this user's 0700 directory).
+ * Each must be short enough for a socket address (MAX_CONTROL_PATH), hold no character ssh
+ * reads as a token or separator, and be a real directory (not a symlink) of this user with
+ * mode 0700. Neither usable: dir null, and every call runs without reuse (ControlMaster=no).
+ * `create` false (remote doctor): only looks; a directory not made yet counts as usable.
  */
-export function controlDirectory(home: string): string {
-  const inHome = homeEntry(home, "ssh");
-  const fits = (dir: string) => dir.length + 1 + 16 <= MAX_CONTROL_PATH && /^[A-Za-z0-9_./-]+$/.test(dir);
-  const dir = fits(inHome) ? inHome : `/tmp/paseo-host-runtime-${process.getuid?.() ?? 0}`;
-  if (!fits(dir)) throw new Error(`no short enough directory for ssh control sockets (${inHome} is too long)`);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const stat = lstatSync(dir);
-  const uid = process.getuid?.();
-  if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) {
-    throw new Error(`${dir} must be a directory of this user with mode 0700 (it holds ssh control sockets); refusing to use it`);
+export function controlDirectory(home: string, { env = process.env, create = true }: { env?: NodeJS.ProcessEnv; create?: boolean } = {}): ControlChoice {
+  const problems: string[] = [];
+  const runtimeDir = env.XDG_RUNTIME_DIR;
+  if (runtimeDir) {
+    const dir = join(runtimeDir, "paseo-host-runtime");
+    const problem = !isAbsolute(runtimeDir) ? "XDG_RUNTIME_DIR is not an absolute path" : (privateDirectoryProblem(runtimeDir, "XDG_RUNTIME_DIR", false) ?? usableControlDir(dir, create));
+    if (problem === null) return { dir, problems };
+    problems.push(problem);
   }
-  return dir;
+  if (create) mkdirSync(home, { recursive: true, mode: 0o700 });
+  const inHome = homeEntry(home, "ssh");
+  const problem = usableControlDir(inHome, create);
+  if (problem === null) return { dir: inHome, problems };
+  problems.push(problem);
+  return { dir: null, problems };
+}
+
+/** Why `dir` cannot hold control sockets (made 0700 when missing and `create`), or null. */
+function usableControlDir(dir: string, create: boolean): string | null {
+  if (dir.length + 1 + 16 > MAX_CONTROL_PATH) return `${dir} is too long for a socket address (at most ${MAX_CONTROL_PATH - 17} characters)`;
+  if (!/^[A-Za-z0-9_./-]+$/.test(dir)) return `${dir} has characters ssh would read as tokens or separators in ControlPath`;
+  if (create) {
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") return `cannot create ${dir}: ${(error as Error).message}`;
+    }
+  }
+  return privateDirectoryProblem(dir, "the control socket directory", !create);
+}
+
+/** Why `dir` is not a real directory of this user with mode 0700 (`missingIsFine`: or absent), or null. */
+function privateDirectoryProblem(dir: string, what: string, missingIsFine: boolean): string | null {
+  let stat;
+  try {
+    stat = lstatSync(dir);
+  } catch (error) {
+    if (missingIsFine && (error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    return `${what} ${dir}: ${(error as Error).message}`;
+  }
+  const uid = process.getuid?.();
+  if (stat.isSymbolicLink()) return `${what} ${dir} is a symbolic link (someone else may have made it)`;
+  if (!stat.isDirectory()) return `${what} ${dir} is not a directory`;
+  if (uid !== undefined && stat.uid !== uid) return `${what} ${dir} belongs to uid ${stat.uid}, not to this user (uid ${uid})`;
+  if ((stat.mode & 0o077) !== 0) return `${what} ${dir} has mode ${(stat.mode & 0o777).toString(8)}, not 700`;
+  return null;
 }
 
 /** ssh's options, before the destination. */
@@ -139,11 +190,91 @@ export function firstLine(text: string): string | null {
   return text.split("\n").map((line) => line.trim()).find((line) => line !== "") ?? null;
 }
 
-/** Copies a remote command's stderr to ours as it comes, keeping its start. */
-async function relayStderr(stream: ReadableStream<Uint8Array>): Promise<string> {
+/** A remote call ended for lack of progress (IdleWatch). */
+export class RemoteStalled extends Error {
+  override name = "RemoteStalled";
+}
+
+/**
+ * The bound on every remote call: it is ended once nothing came from the remote side (a byte
+ * of output, a keepalive: src/keepalive.ts, a mux frame) and nothing it was sent was taken, for
+ * settings.idleTimeoutSeconds. ServerAliveInterval cannot see this: the connection is healthy,
+ * the remote runtime behind it is not (a hung disk, a stopped process, a wedged NFS home).
+ *
+ * Once it fired, the caller stops waiting for ssh's pipes to close (`fired`): with a shared
+ * connection the master holds the session's descriptors until the remote command ends, and a
+ * stalled one never does.
+ */
+export class IdleWatch {
+  #last = performance.now();
+  #stalled = false;
+  readonly #timer: ReturnType<typeof setInterval>;
+  /** Resolves when the call stalled (after `end` ran). */
+  readonly fired: Promise<void>;
+
+  /** `end` is called once, when the call stalled; `waitedFor` says what it was waiting for. */
+  constructor(
+    readonly host: RemoteHost,
+    readonly settings: SshSettings,
+    readonly waitedFor: string,
+    end: () => void,
+  ) {
+    const limit = settings.idleTimeoutSeconds * 1000;
+    let fire = () => {};
+    this.fired = new Promise((resolve) => (fire = resolve));
+    this.#timer = setInterval(() => {
+      if (this.#stalled || performance.now() - this.#last <= limit) return;
+      this.#stalled = true;
+      this.stop();
+      end();
+      fire();
+    }, Math.min(1000, limit / 4));
+  }
+
+  /** Something came from the remote side, or it took what we sent. */
+  progress(): void {
+    this.#last = performance.now();
+  }
+
+  get stalled(): boolean {
+    return this.#stalled;
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  /** What the call ends with: the host, what was waited for, the bound. */
+  error(): RemoteStalled {
+    const seconds = this.settings.idleTimeoutSeconds;
+    return new RemoteStalled(
+      `${this.host.key} showed no progress for ${seconds} s while this side waited for ${this.waitedFor} (remote.idleTimeoutSeconds); ` +
+        "the connection was ended: the remote runtime is stalled (a hung disk or home, a stopped process) or not running",
+    );
+  }
+}
+
+/** How often the remote runtime sends a keepalive: four per idle timeout, 250 ms to 10 s apart. */
+export function keepaliveMs(settings: SshSettings): number {
+  return Math.min(10_000, Math.max(250, Math.floor((settings.idleTimeoutSeconds * 1000) / 4)));
+}
+
+/** `words` of this runtime's own binary, asked to send keepalives on its stdout (src/keepalive.ts). */
+export function withKeepalive(words: readonly string[], settings: SshSettings): string[] {
+  return ["env", `${KEEPALIVE_ENV}=${keepaliveMs(settings)}`, ...words];
+}
+
+/** `chunk` without keepalive NULs (none of our JSON answers holds a raw NUL). */
+export function withoutKeepalives(chunk: Uint8Array): Uint8Array {
+  return chunk.includes(0) ? chunk.filter((byte) => byte !== 0) : chunk;
+}
+
+/** Copies a remote command's stderr to ours as it comes, keeping its start; each chunk is progress. */
+export async function relayStderr(stream: ReadableStream<Uint8Array>, watch: IdleWatch): Promise<string> {
   const head: Uint8Array[] = [];
   let kept = 0;
   for await (const chunk of stream) {
+    watch.progress();
     writeAll(2, chunk);
     if (kept < MAX_STDERR_HEAD) {
       head.push(chunk.subarray(0, MAX_STDERR_HEAD - kept));
@@ -158,28 +289,39 @@ const MAX_STDOUT = 4 * 1024 * 1024;
 
 /**
  * Runs `words` on `host` with `stdin` (or none), collecting stdout (bounded); stderr (ssh's and
- * the remote's) is copied to ours as it comes, its start kept for the runtime log.
+ * the remote's) is copied to ours as it comes, its start kept for the runtime log. Bounded by
+ * IdleWatch: this runtime's own binary (words[0] is the host's binary) sends keepalives while
+ * it works, which are dropped from stdout. Throws RemoteStalled when the call stalled.
  */
 export async function runRemote(host: RemoteHost, settings: SshSettings, words: readonly string[], stdin: Uint8Array | null): Promise<RemoteResult> {
-  const proc = Bun.spawn(sshArgv(host, settings, words), {
+  const ours = words[0] === host.binary;
+  const proc = Bun.spawn(sshArgv(host, settings, ours ? withKeepalive(words, settings) : words), {
     stdin: stdin === null ? "ignore" : stdin,
     stdout: "pipe",
     stderr: "pipe",
     env: sshEnv(),
   });
-  const stderr = relayStderr(proc.stderr);
+  const watch = new IdleWatch(host, settings, `\`${(ours ? words.slice(1, 2) : words.slice(0, 1)).join(" ")}\` to answer`, () => proc.kill("SIGKILL"));
+  const stderr = relayStderr(proc.stderr, watch);
   const chunks: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of proc.stdout) {
-    total += chunk.length;
-    if (total > MAX_STDOUT) {
-      proc.kill("SIGKILL");
-      await proc.exited;
-      await stderr;
-      throw new Error(`${host.key} printed more than ${MAX_STDOUT} bytes on stdout`);
+  const stdout = (async () => {
+    let total = 0;
+    for await (const chunk of proc.stdout) {
+      watch.progress();
+      const bytes = ours ? withoutKeepalives(chunk) : chunk;
+      total += bytes.length;
+      if (total > MAX_STDOUT) {
+        proc.kill("SIGKILL");
+        throw new Error(`${host.key} printed more than ${MAX_STDOUT} bytes on stdout`);
+      }
+      chunks.push(bytes);
     }
-    chunks.push(chunk);
+  })();
+  try {
+    await Promise.race([Promise.all([stdout, proc.exited, stderr]), watch.fired]);
+  } finally {
+    watch.stop();
   }
-  await proc.exited;
+  if (watch.stalled) throw watch.error();
   return { status: proc.exitCode ?? SSH_FAILED, stdout: Buffer.concat(chunks), stderrHead: await stderr };
 }

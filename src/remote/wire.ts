@@ -5,7 +5,7 @@
  */
 import * as v from "valibot";
 import { checkRelativePath } from "../workspace/paths.ts";
-import { ProtocolError, jsonMap, parseStrict, strictUtf8 } from "../protocol/index.ts";
+import { ProtocolError, jsonMap, parseJsonText, parseStrict, prefixed, strictUtf8 } from "../protocol/index.ts";
 
 /** https/ssh/git URLs or scp-like `user@host:path`, with no password or token in them. */
 export function isShareableUrl(url: string): boolean {
@@ -77,11 +77,17 @@ export type Hello = v.InferOutput<typeof Hello>;
 
 /** Parses one of these JSON texts (they carry no protocolVersion of the Paseo protocol). */
 export function parseWire<S extends v.GenericSchema>(schema: S, text: string | Uint8Array, what: string): v.InferOutput<S> {
+  let decoded: string;
+  try {
+    decoded = typeof text === "string" ? text : strictUtf8().decode(text);
+  } catch {
+    throw new ProtocolError(`${what} is not valid UTF-8`);
+  }
   let value: unknown;
   try {
-    value = JSON.parse(typeof text === "string" ? text : strictUtf8().decode(text));
+    value = parseJsonText(decoded);
   } catch (error) {
-    throw new ProtocolError(`${what} is not JSON: ${(error as Error).message}`);
+    throw prefixed(error, `${what} is not valid JSON: `);
   }
   return parseStrict(schema, value, what);
 }

@@ -15,7 +15,7 @@ import type { ChildProcess } from "node:child_process";
 import type { Readable } from "node:stream";
 import { UsageError, type Invocation } from "../argv.ts";
 import { protocolFdsProblem } from "../exec/controls.ts";
-import { EventWriter } from "../exec/events.ts";
+import { EventWriter, refuseUnreadEnvelope } from "../exec/events.ts";
 import { mirrorExit } from "../exec/mirror.ts";
 import { SignalForwarder } from "../exec/signals.ts";
 import { addOutcomeFacts, attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../log/call-log.ts";
@@ -23,13 +23,13 @@ import { setLogRemote } from "../log/runtime-log.ts";
 import { diagnose, writeAll } from "../output.ts";
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { dup2 } from "../platform/libc.ts";
-import { CONTROL_FD, Control, FrameDecoder, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
+import { CONTROL_FD, Control, FrameDecoder, LimitError, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
 import { closeSync, openSync } from "node:fs";
-import { hostLogins, hostUrl, remoteContext, type RemoteCall } from "./context.ts";
-import { Channel, MAX_DATA, MuxDecoder, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux, type MuxFrame } from "./mux.ts";
+import { hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall } from "./context.ts";
+import { Channel, MAX_DATA, MuxDecoder, MuxError, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux, type MuxFrame } from "./mux.ts";
 import { routeWorkspace } from "./placement.ts";
 import { FdSink } from "./sink.ts";
-import { SSH_FAILED, firstLine, sshArgv, sshEnv } from "./ssh.ts";
+import { IdleWatch, SSH_FAILED, firstLine, keepaliveMs, sshArgv, sshEnv, type SshSettings } from "./ssh.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { Hello, WrapperExit, parseWire } from "./wire.ts";
 
@@ -48,9 +48,13 @@ export async function execThroughRemote(call: RemoteCall, invocation: Invocation
   const notTheDaemons = protocolFdsProblem();
   if (notTheDaemons !== null) throw new UsageError(notTheDaemons, "exec");
   const controls = new RawControls();
-  const envelope = await controls.envelope();
+  const envelope = await controls.envelope().catch((error: unknown) => {
+    if (error instanceof LimitError) refuseUnreadEnvelope(invocation, error);
+    throw error;
+  });
   const ctx = remoteContext(call, envelope.options);
   attachExecLog(invocation, envelope, ctx.options);
+  logNoReuse(ctx);
   const facts = { mode: envelope.stdio.kind, purpose: envelope.purpose.kind };
   let session: Session;
   let remoteEnvelope: string;
@@ -59,8 +63,8 @@ export async function execThroughRemote(call: RemoteCall, invocation: Invocation
     const host = routeWorkspace(ctx, workspaceId);
     setLogRemote(hostUrl(ctx, host), hostLogins(host));
     remoteEnvelope = encodeFrame(SpawnEnvelope, { ...envelope, options: ctx.remoteSideOptions }, "spawn envelope");
-    const words = [host.binary, "exec-remote", "--workspace-id", workspaceId];
-    session = new Session(host, envelope, sshArgv(host, ctx.settings, words));
+    const words = [host.binary, "exec-remote", "--workspace-id", workspaceId, "--keepalive-ms", String(keepaliveMs(ctx.settings))];
+    session = new Session(host, envelope, sshArgv(host, ctx.settings, words), ctx.settings);
   } catch (error) {
     logExecRefused(facts, 1, error);
     throw error;
@@ -82,8 +86,7 @@ class RawControls {
   #rest: Uint8Array = new Uint8Array(0);
 
   async envelope(): Promise<SpawnEnvelope> {
-    const decoder = new FrameDecoder(Control, "fd 3 control");
-    let held = 0;
+    const decoder = new FrameDecoder(Control, "fd 3 control", MAX_FRAME_BYTES, "fd 3");
     for (;;) {
       const { done, value } = await this.#reader.read().catch((error: Error) => {
         throw new ProtocolError(`cannot read fd 3: ${error.message}`);
@@ -93,9 +96,8 @@ class RawControls {
         throw new ProtocolError("fd 3 reached EOF before the spawn envelope");
       }
       const nl = value.indexOf(0x0a);
+      // The decoder holds a partial envelope and refuses it past MAX_FRAME_BYTES.
       const [frame] = decoder.push(nl === -1 ? value : value.subarray(0, nl + 1));
-      held += nl === -1 ? value.length : 0;
-      if (held > MAX_FRAME_BYTES) throw new ProtocolError(`fd 3 control frame 1: longer than ${MAX_FRAME_BYTES} bytes`);
       if (!frame) continue;
       if (frame.type !== "spawn") throw new ProtocolError(`the first fd 3 frame must be a spawn envelope, got ${frame.type}`);
       this.#rest = value.subarray(nl + 1);
@@ -122,6 +124,8 @@ interface Seen {
   wrapper: WrapperExit | null;
   /** The remote side's own failure (ERROR frame), or a failure of the multiplex itself. */
   failure: string | null;
+  /** The session showed no progress for the idle timeout and was ended (IdleWatch). */
+  stalled: boolean;
 }
 
 /** One ssh session carrying one exec. */
@@ -133,7 +137,7 @@ class Session {
   readonly #windows = [new ReceiveWindow(), new ReceiveWindow(), new ReceiveWindow()];
   readonly #decoder = new MuxDecoder("toLocal");
   readonly #eventDecoder = new FrameDecoder(ProcessEvent, "remote fd 4 event");
-  readonly #seen: Seen = { hello: false, wrapper: null, failure: null };
+  readonly #seen: Seen = { hello: false, wrapper: null, failure: null, stalled: false };
   /** Events in mux order; `eof`/`exit` wait for earlier output (see #deliverEvents). */
   #eventQueue: ProcessEvent[] = [];
   #delivering: Promise<void> = Promise.resolve();
@@ -148,6 +152,7 @@ class Session {
     readonly host: RemoteHost,
     readonly envelope: SpawnEnvelope,
     readonly argv: string[],
+    readonly settings: SshSettings,
   ) {
     this.#events = new EventWriter(envelope.stdio.kind);
   }
@@ -187,16 +192,29 @@ class Session {
     if (!stdin.destroyed && !stdin.writableEnded) stdin.write(frame);
   }
 
-  /** Reads the multiplex until ssh ends; returns ssh's exit status. */
+  /**
+   * Reads the multiplex until ssh ends; returns ssh's exit status. The remote side sends PING
+   * frames while it works: a session that shows nothing for the idle timeout is a stalled
+   * remote runtime, ended like a broken multiplex (the remote side, once it runs again, finds
+   * the session gone and ends the workload).
+   */
   async #readRemote(): Promise<number> {
     const stdout = this.#ssh.stdout as Readable;
     const exited = new Promise<number>((resolve) => this.#ssh.once("exit", (code, signal) => resolve(code ?? (signal ? SSH_FAILED : 1))));
+    const watch = new IdleWatch(this.host, this.settings, "the remote exec to report", () => {
+      this.#seen.stalled = true;
+      this.#fail(watch.error().message);
+    });
     await new Promise<void>((resolve) => {
+      // After a failure nothing more is read: with a shared connection the master holds the
+      // session's pipe until the remote command ends, which a stalled one never does.
+      this.#stopReading = resolve;
       stdout.on("data", (chunk: Buffer) => {
+        watch.progress();
         if (this.#seen.failure !== null) return;
         try {
           if (!this.#seen.hello) this.#checkGreeting(chunk);
-          for (const frame of this.#decoder.push(chunk)) this.#onFrame(frame);
+          this.#handle(chunk);
         } catch (error) {
           this.#fail((error as Error).message);
         }
@@ -204,10 +222,25 @@ class Session {
       stdout.on("end", resolve);
       stdout.on("error", () => resolve());
     });
+    watch.stop();
     if (this.#decoder.pendingBytes > 0 && this.#seen.failure === null) this.#fail(`the multiplex from ${this.host.key} ended inside a frame`);
     const status = await exited;
     this.#ssh.stdin!.destroy();
     return status;
+  }
+
+  /** Every frame of `chunk`, in order; a broken frame fails only after the good ones before it. */
+  #handle(chunk: Uint8Array): void {
+    let frames: MuxFrame[];
+    let broken: MuxError | null = null;
+    try {
+      frames = this.#decoder.push(chunk);
+    } catch (error) {
+      if (!(error instanceof MuxError)) throw error;
+      [frames, broken] = [error.before, error];
+    }
+    for (const frame of frames) this.#onFrame(frame);
+    if (broken) throw broken;
   }
 
   /** The first bytes must be a HELLO frame; anything else is a remote shell printing at login, or no runtime at all. */
@@ -237,6 +270,9 @@ class Session {
       case MuxType.ERROR:
         // Lenient: free text for the person reading the failure, not data anything acts on.
         this.#seen.failure = `${this.host.key}: ${new TextDecoder().decode(frame.payload)}`;
+        return;
+      case MuxType.PING:
+        // Progress already counted when its bytes arrived.
         return;
     }
   }
@@ -311,8 +347,12 @@ class Session {
   #fail(message: string): void {
     if (this.#seen.failure !== null) return;
     this.#seen.failure = message;
+    if (this.#ssh.exitCode !== null || this.#ssh.signalCode !== null) this.#stopReading();
+    else this.#ssh.once("exit", () => this.#stopReading());
     this.#ssh.kill("SIGKILL");
   }
+
+  #stopReading: () => void = () => {};
 
   /** fd 0 → channel 0, never more than the remote side has room for. */
   async #pumpStdin(): Promise<void> {
@@ -351,13 +391,14 @@ class Session {
 
   /** Reports how it ended and returns (or dies by) the status the daemon should see. */
   async #conclude(sshStatus: number, stdinDone: Promise<void>, controlsDone: Promise<void>): Promise<number> {
-    const { hello, wrapper, failure } = this.#seen;
+    const { hello, wrapper, failure, stalled } = this.#seen;
     const sequence = this.#events.sequence;
     const clean = failure === null && (sequence.complete || wrapper !== null);
     if (!clean && this.#sshMessages.length > 0) writeAll(2, this.#sshMessages);
     if (!sequence.complete) {
       const lost = failure ?? (hello && wrapper === null ? `lost the connection to ${this.host.key} before the remote exec ended (ssh exit ${sshStatus}); the remote side ends the workload` : null);
-      if (lost !== null && (hello || sequence.started)) this.#events.error(lost);
+      // Before the greeting a failure is a refusal (nothing ran), unless the remote side stalled.
+      if (lost !== null && (hello || sequence.started || stalled)) this.#events.error(lost);
       this.#events.close();
       if (lost !== null) diagnose(`exec ${this.envelope.execId} on ${this.host.key}: ${lost}`);
     }

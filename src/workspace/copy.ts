@@ -12,6 +12,7 @@
  */
 import { closeSync, fchmodSync, fstatSync, linkSync, mkdirSync, chmodSync, openSync, readlinkSync, symlinkSync, constants, type BigIntStats } from "node:fs";
 import { join } from "node:path";
+import { pulse } from "../keepalive.ts";
 import { diagnose } from "../output.ts";
 import { closeDescriptor, entryPath, identityOf, identityOfStat, listDirectory, lstatEntry, openDirectory, openFileBeneath, openSubdirectory } from "../platform/directory.ts";
 import { copyFileData } from "../platform/file-data.ts";
@@ -44,6 +45,8 @@ export function copyTree(from: string, to: string): void {
 function copyDirectory(dirFd: number, source: string, target: string, relative: string, state: CopyState): void {
   mkdirSync(target, { mode: 0o700 });
   for (const name of listDirectory(dirFd, source)) {
+    // A copy of a large tree is one long synchronous step: a `--remote` caller still sees progress.
+    pulse();
     const stat = lstatEntry(dirFd, source, name);
     const shown = relative === "" ? name : `${relative}/${name}`;
     const into = join(target, name);

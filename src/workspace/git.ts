@@ -19,8 +19,9 @@ export class GitError extends Error {
     readonly exitCode: number | null,
     readonly stderr: string,
   ) {
-    const quoted = stderr.trim() === "" ? "(no output)" : stderr.trim().split("\n").slice(-12).join("\n  ");
-    super(`git ${args.join(" ")} failed in ${cwd} (exit ${exitCode ?? "by signal"}):\n  ${quoted}`);
+    // One line (a diagnostic is one line: src/output.ts): git's last lines, joined.
+    const quoted = stderr.trim() === "" ? "(no output)" : stderr.trim().split("\n").slice(-12).map((line) => line.trim()).join(" | ");
+    super(`git ${args.join(" ")} failed in ${cwd} (exit ${exitCode ?? "by signal"}): ${quoted}`);
   }
 }
 

@@ -84,7 +84,7 @@ function checkPlacement(placement: PlacementIntent, allowedGitProtocols: readonl
 
 function checkAbsolute(path: string, what: string): void {
   if (path.includes("\0")) throw new Error(`${what} must not contain a NUL byte`);
-  if (!isAbsolute(path)) throw new Error(`${what} must be an absolute path, got ${JSON.stringify(path)}`);
+  if (!isAbsolute(path)) throw new Error(`${what} must be an absolute path, got a relative one`);
 }
 
 /**
@@ -102,7 +102,7 @@ function checkRemote(remote: string, what: string, allowedGitProtocols: readonly
 function checkRefName(value: string, what: string, allowEmpty = false): void {
   if (value === "" && allowEmpty) return;
   if (value === "" || value.startsWith("-") || value.includes("\0") || /\s/.test(value)) {
-    throw new Error(`${what} must be a non-empty git ref name without whitespace or a leading "-", got ${JSON.stringify(value)}`);
+    throw new Error(`${what} must be a non-empty git ref name without whitespace or a leading "-"`);
   }
 }
 

@@ -52,8 +52,9 @@ export function isInside(dir: string, path: string): boolean {
  */
 export function checkRelativePath(path: string, what: string): void {
   if (path.includes("\0")) throw new Error(`${what} must not contain a NUL byte`);
-  if (isAbsolute(path)) throw new Error(`${what} must be relative to the workspace, got the absolute path ${JSON.stringify(path)}`);
-  if (path.split(/[\\/]+/).includes("..")) throw new Error(`${what} must stay inside the workspace, got ${JSON.stringify(path)} (contains "..")`);
+  // The path is not repeated back: it comes from a request or an envelope (outside input).
+  if (isAbsolute(path)) throw new Error(`${what} must be relative to the workspace, got an absolute path`);
+  if (path.split(/[\\/]+/).includes("..")) throw new Error(`${what} must stay inside the workspace, got a path with a ".." component`);
 }
 
 /**

@@ -151,7 +151,7 @@ describe("lifecycle input is refused before anything changes", () => {
   test.each(operations.map((args) => [args.join(" "), args]))("%s with protocolVersion 2: stderr names 2 and 1", async (_, args) => {
     const stdin = `${JSON.stringify({ protocolVersion: 2, options: {}, workspaceIds: [] })}\n`;
     const result = await expectRefused(args as string[], stdin);
-    expect(result.stderr).toBe("paseo-host-runtime: unsupported protocolVersion 2 in lifecycle request: this runtime supports only protocolVersion 1\n");
+    expect(result.stderr).toBe("paseo-host-runtime: unsupported protocolVersion (a number other than 1) in lifecycle request: this runtime supports only protocolVersion 1\n");
   });
 
   test("create with a version 2 create input: the version is judged first", async () => {
@@ -161,13 +161,13 @@ describe("lifecycle input is refused before anything changes", () => {
       options: {},
     })}\n`;
     const result = await expectRefused(["create", "--workspace-id", "w"], stdin);
-    expect(result.stderr).toContain("unsupported protocolVersion 2");
+    expect(result.stderr).toContain("unsupported protocolVersion (a number other than 1)");
     expect(result.stderr).toContain("supports only protocolVersion 1");
   });
 
   test.each([
-    ['"1"', `{"protocolVersion":"1","options":{}}`, 'unsupported protocolVersion "1"'],
-    ["0", `{"protocolVersion":0,"options":{}}`, "unsupported protocolVersion 0"],
+    ['"1"', `{"protocolVersion":"1","options":{}}`, "unsupported protocolVersion (a string)"],
+    ["0", `{"protocolVersion":0,"options":{}}`, "unsupported protocolVersion (a number other than 1)"],
     ["missing", `{"options":{}}`, "missing protocolVersion"],
   ])("protocolVersion %s is refused too", async (_, stdin, message) => {
     const result = await expectRefused(["create", "--workspace-id", "w"], stdin);

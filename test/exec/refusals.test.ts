@@ -62,7 +62,7 @@ for (const mode of MODES) {
       ["an invalid frame after the envelope, in the same write (pipes)", () => ({ argv: touch(), withEnvelope: "{}\n", code: 1, stderr: "fd 3 control frame 2", events: ["error"] })],
       [
         "a PTY signal frame with no signal name, in the envelope's write",
-        () => ({ argv: touch(), fields: { stdio: { kind: "pty", rows: 24, cols: 80 } }, withEnvelope: '{"type":"signal","protocolVersion":1,"signal":"SIGRTMIN"}\n', code: 1, stderr: '"SIGRTMIN" is not a signal name', events: ["error"] }),
+        () => ({ argv: touch(), fields: { stdio: { kind: "pty", rows: 24, cols: 80 } }, withEnvelope: '{"type":"signal","protocolVersion":1,"signal":"SIGRTMIN"}\n', code: 1, stderr: "signal: not a signal name (give one such as SIGTERM or SIGKILL, not a number)", events: ["error"] }),
       ],
     ];
 

@@ -173,7 +173,7 @@ describe("seedPaseoConfigFrom and markFirstAgentBranchAutoName", () => {
 
 describe("bad input changes nothing", () => {
   for (const [name, body, message] of [
-    ["a wrong protocolVersion", { protocolVersion: 2 }, "unsupported protocolVersion 2"],
+    ["a wrong protocolVersion", { protocolVersion: 2 }, "unsupported protocolVersion (a number other than 1)"],
     ["no input", { input: undefined }, "create needs `input`"],
     ["a mismatched workspace id", { input: createInput("other", { kind: "host-directory", path: "/tmp" }) }, "does not match --workspace-id"],
     ["a relative source path", { input: createInput("w1", { kind: "host-directory", path: "rel/path" }) }, "must be an absolute path"],

@@ -188,7 +188,7 @@ describe("bad bytes on stdin change nothing", () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain(
-      'invalid lifecycle request: input.project.source.kind: Invalid type: Expected ("directory" | "git") but received "host-directory" (read as the later dialect because it has runtimeInstanceId, but this field is written the seed dialect\'s way: a message must not mix the two dialects)',
+      'invalid lifecycle request: input.project.source.kind: Invalid type: expected ("directory" | "git"), got a string (read as the later dialect because it has runtimeInstanceId, but this field is written the seed dialect\'s way: a message must not mix the two dialects)',
     );
     const source = { kind: "git", url: `file://${repo}`, revision: "" };
     const seedWithPurpose = await op("create", "w1", { input: createInput("w1", source, { kind: "existing" }, { purpose: "discovery" }), options: t.options });

@@ -46,40 +46,59 @@ describe("the options reader", () => {
   });
 
   test.each([
-    [{ containment: "docker" }, 'options.containment must be "auto", "cgroup" or "process-group", got "docker"'],
-    [{ cgroupRoot: "sys/fs/cgroup" }, 'options.cgroupRoot must be an absolute path, got "sys/fs/cgroup"'],
-    [{ memoryMax: "1Q" }, 'options.memoryMax must be "max" or a number of bytes, optionally with a K, M, G or T suffix (memory.max syntax), got "1Q"'],
+    [{ containment: "docker" }, 'options.containment must be "auto", "cgroup" or "process-group", got a string'],
+    [{ cgroupRoot: "sys/fs/cgroup" }, 'options.cgroupRoot must be an absolute path, got a string'],
+    [{ memoryMax: "1Q" }, 'options.memoryMax must be "max" or a number of bytes, optionally with a K, M, G or T suffix (memory.max syntax), got a string'],
     [{ memoryMax: -1 }, "options.memoryMax must be", ],
-    [{ pidsMax: 0 }, 'options.pidsMax must be "max" or a positive number of processes (pids.max syntax), got 0'],
-    [{ cpuMax: "10 100" }, 'options.cpuMax must be "max", "QUOTA" or "QUOTA PERIOD" in microseconds, quota ≥ 1000, period 1000–1000000 (cpu.max syntax), got "10 100"'],
+    [{ pidsMax: 0 }, 'options.pidsMax must be "max" or a positive number of processes (pids.max syntax), got a number'],
+    [{ cpuMax: "10 100" }, 'options.cpuMax must be "max", "QUOTA" or "QUOTA PERIOD" in microseconds, quota ≥ 1000, period 1000–1000000 (cpu.max syntax), got a string'],
     [{ cpuMax: "50000 2000000" }, "options.cpuMax must be"],
-    [{ owner: "" }, 'options.owner must be a non-empty string without NUL, got ""'],
-    [{ owner: 7 }, "options.owner must be a non-empty string without NUL, got 7"],
-    [{ stateDirectory: "rel/dir" }, 'options.stateDirectory must be an absolute path, got "rel/dir"'],
-    [{ stateDirectory: "/a\0b" }, 'options.stateDirectory must be an absolute path, got "/a\\u0000b"'],
-    [{ hostDirectory: "copy" }, 'options.hostDirectory must be "adopt" or "clone", got "copy"'],
-    [{ helperPath: "helper" }, 'options.helperPath must be an absolute path, got "helper"'],
-    [{ exposeHostVisiblePath: "yes" }, 'options.exposeHostVisiblePath must be true or false, got "yes"'],
-    [{ stopTimeoutMs: 1.5 }, "options.stopTimeoutMs must be an integer number of milliseconds between 0 and 3600000, got 1.5"],
-    [{ stopTimeoutMs: -1 }, "options.stopTimeoutMs must be an integer number of milliseconds between 0 and 3600000, got -1"],
-    [{ logLevel: "warn" }, 'options.logLevel must be "error", "info" or "debug", got "warn"'],
-    [{ logMaxBytes: 1024 }, "options.logMaxBytes must be an integer number of bytes between 65536 and 1073741824, got 1024"],
-    [{ allowedGitProtocols: "https" }, 'options.allowedGitProtocols must be a list of git transport names such as ["https", "ssh"], got "https"'],
-    [{ allowedGitProtocols: ["HTTPS"] }, 'options.allowedGitProtocols must be a list of git transport names such as ["https", "ssh"], got "HTTPS"'],
+    [{ owner: "" }, 'options.owner must be a non-empty string without NUL, got an empty string'],
+    [{ owner: 7 }, "options.owner must be a non-empty string without NUL, got a number"],
+    [{ stateDirectory: "rel/dir" }, 'options.stateDirectory must be an absolute path, got a string'],
+    [{ stateDirectory: "/a\0b" }, 'options.stateDirectory must be an absolute path, got a string'],
+    [{ hostDirectory: "copy" }, 'options.hostDirectory must be "adopt" or "clone", got a string'],
+    [{ helperPath: "helper" }, 'options.helperPath must be an absolute path, got a string'],
+    [{ exposeHostVisiblePath: "yes" }, 'options.exposeHostVisiblePath must be true or false, got a string'],
+    [{ stopTimeoutMs: 1.5 }, "options.stopTimeoutMs must be an integer number of milliseconds between 0 and 3600000, got a number"],
+    [{ stopTimeoutMs: -1 }, "options.stopTimeoutMs must be an integer number of milliseconds between 0 and 3600000, got a number"],
+    [{ logLevel: "warn" }, 'options.logLevel must be "error", "info" or "debug", got a string'],
+    [{ logMaxBytes: 1024 }, "options.logMaxBytes must be an integer number of bytes between 65536 and 1073741824, got a number"],
+    [{ allowedGitProtocols: "https" }, 'options.allowedGitProtocols must be a list of git transport names such as ["https", "ssh"], got a string'],
+    [{ allowedGitProtocols: ["HTTPS"] }, 'options.allowedGitProtocols must be a list of git transport names such as ["https", "ssh"], got a string'],
     [{ allowedGitProtocols: ["https", "ext"] }, 'options.allowedGitProtocols must not contain "ext": that transport runs a command named in the URL'],
     [{ allowedGitProtocols: ["fd"] }, 'options.allowedGitProtocols must not contain "fd": that transport needs descriptors the runtime never passes, so git would wait forever'],
-    [{ gitTimeoutMs: 0 }, "options.gitTimeoutMs must be an integer number of milliseconds between 1 and 86400000, got 0"],
-    [{ isolation: "bwrap" }, 'options.isolation must be "none" or "sandbox", got "bwrap"'],
-    [{ network: "off" }, 'options.network must be "host" or "none", got "off"'],
-    [{ sandboxReadOnly: "/opt" }, 'options.sandboxReadOnly must be a list of absolute paths (normalized, without NUL), got "/opt"'],
-    [{ sandboxReadOnly: ["opt"] }, 'options.sandboxReadOnly must be a list of absolute paths (normalized, without NUL), got "opt"'],
-    [{ sandboxReadWrite: ["/srv/../etc"] }, 'options.sandboxReadWrite must be a list of absolute paths (normalized, without NUL), got "/srv/../etc"'],
-    [{ sandboxReadWrite: ["/srv/"] }, 'options.sandboxReadWrite must be a list of absolute paths (normalized, without NUL), got "/srv/"'],
-    [{ lifecycleEnvironment: [] }, "options.lifecycleEnvironment must be an object of strings, got []"],
-    [{ lifecycleEnvironment: { A: 1 } }, 'options.lifecycleEnvironment value of "A" must be a string, got 1'],
-    [{ lifecycleEnvironment: { "A=B": "1" } }, 'options.lifecycleEnvironment entry "A=B" is not a valid environment variable (empty name, "=" or NUL)'],
+    [{ gitTimeoutMs: 0 }, "options.gitTimeoutMs must be an integer number of milliseconds between 1 and 86400000, got a number"],
+    [{ isolation: "bwrap" }, 'options.isolation must be "none" or "sandbox", got a string'],
+    [{ network: "off" }, 'options.network must be "host" or "none", got a string'],
+    [{ sandboxReadOnly: "/opt" }, 'options.sandboxReadOnly must be a list of absolute paths (normalized, without NUL), got a string'],
+    [{ sandboxReadOnly: ["opt"] }, 'options.sandboxReadOnly must be a list of absolute paths (normalized, without NUL), got a string'],
+    [{ sandboxReadWrite: ["/srv/../etc"] }, 'options.sandboxReadWrite must be a list of absolute paths (normalized, without NUL), got a string'],
+    [{ sandboxReadWrite: ["/srv/"] }, 'options.sandboxReadWrite must be a list of absolute paths (normalized, without NUL), got a string'],
+    [{ lifecycleEnvironment: [] }, "options.lifecycleEnvironment must be an object of strings, got an array"],
+    [{ lifecycleEnvironment: { A: 1 } }, 'options.lifecycleEnvironment value of "A" must be a string, got a number'],
+    [{ lifecycleEnvironment: { "A=B": "1" } }, 'options.lifecycleEnvironment entry number 1 is not a valid environment variable (empty name, "=" or NUL)'],
   ])("%j is refused: %s", (options, message) => {
     expect(() => readOptions(options as Record<string, unknown>)).toThrow(message);
+  });
+
+  test.each([
+    ["a list where a name goes", { owner: ["sk-live-4f9a8b7c6d5e"] }, "options.owner must be a non-empty string without NUL, got an array"],
+    ["a token pasted as a path", { stateDirectory: "ghp_abcdefghijklmnop" }, "options.stateDirectory must be an absolute path, got a string"],
+    ["a number where a string goes", { helperPath: 424242424242 }, "options.helperPath must be an absolute path, got a number"],
+    ["a non-string env value", { lifecycleEnvironment: { TOKEN: { v: "ghp_abcdefghijklmnop" } } }, 'options.lifecycleEnvironment value of "TOKEN" must be a string, got an object'],
+    ["NAME=secret pasted as an env name", { lifecycleEnvironment: { OK: "1", "TOKEN=ghp_abcdefghijklmnop": "x" } }, "options.lifecycleEnvironment entry number 2 is not a valid environment variable"],
+    ["a picklist value", { logLevel: "ghp_abcdefghijklmnop" }, 'options.logLevel must be "error", "info" or "debug", got a string'],
+    ["remote options that are not an object", { remote: "ghp_abcdefghijklmnop" }, "options.remote must be an object, got a string"],
+  ])("an invalid option names the field, what it must be and the type that came, never the value: %s", (_what, options, message) => {
+    let thrown: Error | null = null;
+    try {
+      readOptions(options as Record<string, unknown>);
+    } catch (error) {
+      thrown = error as Error;
+    }
+    expect(thrown?.message).toContain(message);
+    for (const secret of ["sk-live-4f9a8b7c6d5e", "ghp_abcdefghijklmnop", "424242424242"]) expect(thrown?.message).not.toContain(secret);
   });
 
   test("unknown keys are named with the nearest known key, whatever their case", () => {

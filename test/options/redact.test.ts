@@ -23,3 +23,12 @@ test("scrubUrlCredentials rewrites every string of a value and keeps its shape",
   expect(scrubUrlCredentials(input)).toEqual({ url: "https://h/r", list: ["ftp://h/x", 3, null], nested: { pushRemoteUrl: "https://h/r", path: "/abs" }, flag: true });
   expect(input.url).toBe("https://u:p@h/r");
 });
+
+test("the grammar of an ssh URL in a usage text is not a value: `ssh://[user@]host` stays, the URL given is redacted", () => {
+  const message = 'a remote must be ssh://[user@]host[:port][/absolute/path/to/paseo-host-runtime], got "ssh://user:s3cret@host"';
+  expect(redactCredentials(message)).toBe('a remote must be ssh://[user@]host[:port][/absolute/path/to/paseo-host-runtime], got "ssh://***@host"');
+  expect(redactCredentials("remote doctor needs the host: ssh://[user@]host[:port]")).toBe("remote doctor needs the host: ssh://[user@]host[:port]");
+  // A bracket that opens a userinfo is still a userinfo (a host follows its "@", never "]").
+  expect(redactCredentials("https://[tok:s3cret@host/r")).toBe("https://***@host/r");
+  expect(redactCredentials("ssh://root@[::1]:22/x ssh://[::1]:22/x")).toBe("ssh://***@[::1]:22/x ssh://[::1]:22/x");
+});

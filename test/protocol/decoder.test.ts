@@ -164,7 +164,7 @@ describe(`frames are bounded by MAX_FRAME_BYTES (${MAX_FRAME_BYTES} bytes, newli
 
   test("one byte more is rejected", () => {
     expect(thrown(() => events().push(bytes(`${errorFrame(MAX_FRAME_BYTES + 1)}\n`))).message).toBe(
-      `process event frame 1: longer than ${MAX_FRAME_BYTES} bytes`,
+      "process event frame larger than 1 MiB (frame 1)",
     );
   });
 
@@ -174,12 +174,12 @@ describe(`frames are bounded by MAX_FRAME_BYTES (${MAX_FRAME_BYTES} bytes, newli
     decoder.push(half);
     decoder.push(half);
     expect(decoder.pendingBytes).toBe(MAX_FRAME_BYTES);
-    expect(thrown(() => decoder.push(Uint8Array.of(0x78))).message).toBe(`process event frame 1: longer than ${MAX_FRAME_BYTES} bytes`);
+    expect(thrown(() => decoder.push(Uint8Array.of(0x78))).message).toBe("process event frame larger than 1 MiB (frame 1)");
   });
 
   test("one huge chunk without any newline is rejected at once", () => {
     expect(thrown(() => events().push(new Uint8Array(MAX_FRAME_BYTES + 1).fill(0x20))).message).toBe(
-      `process event frame 1: longer than ${MAX_FRAME_BYTES} bytes`,
+      "process event frame larger than 1 MiB (frame 1)",
     );
   });
 
@@ -192,6 +192,6 @@ describe(`frames are bounded by MAX_FRAME_BYTES (${MAX_FRAME_BYTES} bytes, newli
 
   test("a smaller bound can be chosen per decoder", () => {
     const decoder = new FrameDecoder(ProcessEvent, "process event", 16);
-    expect(thrown(() => decoder.push(bytes(STARTED))).message).toBe("process event frame 1: longer than 16 bytes");
+    expect(thrown(() => decoder.push(bytes(STARTED))).message).toBe("process event frame larger than 16 bytes (frame 1)");
   });
 });

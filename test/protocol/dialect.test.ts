@@ -32,13 +32,13 @@ describe("a message that mixes the two dialects is refused, naming the dialect a
       "later request with the seed source kind",
       LifecycleRequest,
       create({ kind: "host-directory", path: "/src" }, {}, later),
-      `invalid lifecycle request: input.project.source.kind: Invalid type: Expected ("directory" | "git") but received "host-directory" (${LATER})`,
+      `invalid lifecycle request: input.project.source.kind: Invalid type: expected ("directory" | "git"), got a string (${LATER})`,
     ],
     [
       "seed request with the later source kind",
       LifecycleRequest,
       create({ kind: "directory", path: "/src" }),
-      `invalid lifecycle request: input.project.source.kind: Invalid type: Expected ("host-directory" | "git") but received "directory" (${SEED})`,
+      `invalid lifecycle request: input.project.source.kind: Invalid type: expected ("host-directory" | "git"), got a string (${SEED})`,
     ],
     [
       "seed request with the later create purpose",
@@ -53,14 +53,14 @@ describe("a message that mixes the two dialects is refused, naming the dialect a
       "later envelope with provider-probe",
       Control,
       spawn({ kind: "provider-probe", provider: "codex" }, later),
-      `invalid control: purpose.kind: Invalid type: Expected ("agent" | "terminal" | "discovery" | "workspace-script" | "git" | "workspace-helper" | "setup" | "archive") but received "provider-probe" (${LATER})`,
+      `invalid control: purpose.kind: Invalid type: expected ("agent" | "terminal" | "discovery" | "workspace-script" | "git" | "workspace-helper" | "setup" | "archive"), got a string (${LATER})`,
     ],
     ["seed envelope with a bare agent purpose", Control, spawn({ kind: "agent" }), `invalid control: purpose.agentId: required key is missing (${SEED})`],
     [
       "seed envelope with the discovery purpose",
       Control,
       spawn({ kind: "discovery" }),
-      `invalid control: purpose.kind: Invalid type: Expected ("agent" | "terminal" | "provider-probe" | "workspace-script" | "git" | "workspace-helper" | "setup" | "archive") but received "discovery" (${SEED})`,
+      `invalid control: purpose.kind: Invalid type: expected ("agent" | "terminal" | "provider-probe" | "workspace-script" | "git" | "workspace-helper" | "setup" | "archive"), got a string (${SEED})`,
     ],
   ];
 
@@ -88,14 +88,14 @@ describe("each dialect alone is strict, and says how it was read", () => {
   test("a field wrong in both dialects is not called a mixture", () => {
     const text = create({ kind: "host-directory", path: "/src", root: "/" }, {}, later);
     expect(rejection(LifecycleRequest, text, "lifecycle request")).toBe(
-      'invalid lifecycle request: input.project.source.kind: Invalid type: Expected ("directory" | "git") but received "host-directory" (read as the later dialect because it has runtimeInstanceId)',
+      'invalid lifecycle request: input.project.source.kind: Invalid type: expected ("directory" | "git"), got a string (read as the later dialect because it has runtimeInstanceId)',
     );
   });
 
   test.each([
-    ["empty", `""`, "runtimeInstanceId: Invalid length: Expected >=1 but received 0"],
-    ["a number", "7", "runtimeInstanceId: Invalid type: Expected string but received 7"],
-    ["null", "null", "runtimeInstanceId: Invalid type: Expected string but received null"],
+    ["empty", `""`, "runtimeInstanceId: Invalid min length: expected >=1, got an empty string"],
+    ["a number", "7", "runtimeInstanceId: Invalid type: expected string, got a number"],
+    ["null", "null", "runtimeInstanceId: Invalid type: expected string, got null"],
   ])("a runtimeInstanceId that is %s is refused", (_, json, message) => {
     expect(rejection(LifecycleRequest, `{"protocolVersion":1,"runtimeInstanceId":${json},"options":{}}`, "lifecycle request")).toBe(`invalid lifecycle request: ${message}`);
   });
@@ -107,7 +107,7 @@ describe("each dialect alone is strict, and says how it was read", () => {
 
   test("the version is still judged first, in both dialects", () => {
     expect(rejection(LifecycleRequest, `{"protocolVersion":2,"runtimeInstanceId":"${H}","options":{}}`, "lifecycle request")).toBe(
-      "unsupported protocolVersion 2 in lifecycle request: this runtime supports only protocolVersion 1",
+      "unsupported protocolVersion (a number other than 1) in lifecycle request: this runtime supports only protocolVersion 1",
     );
   });
 

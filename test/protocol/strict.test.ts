@@ -369,11 +369,11 @@ describe("env and lifecycleEnvironment values must be strings", () => {
 
 describe("protocolVersion other than 1 is refused first, for every message", () => {
   const versions: [string, unknown, string][] = [
-    ["2", 2, "unsupported protocolVersion 2"],
-    ['"1"', "1", 'unsupported protocolVersion "1"'],
-    ["0", 0, "unsupported protocolVersion 0"],
-    ["1.5", 1.5, "unsupported protocolVersion 1.5"],
-    ["null", null, "unsupported protocolVersion null"],
+    ["2", 2, "unsupported protocolVersion (a number other than 1)"],
+    ['"1"', "1", "unsupported protocolVersion (a string)"],
+    ["0", 0, "unsupported protocolVersion (a number other than 1)"],
+    ["1.5", 1.5, "unsupported protocolVersion (a number other than 1)"],
+    ["null", null, "unsupported protocolVersion (null)"],
     ["missing", undefined, "missing protocolVersion"],
   ];
   const cases = ALL_SAMPLES.flatMap((sample) => versions.map(([label, version, prefix]) => [`${sample.name} with ${label}`, sample, version, prefix])) as [
@@ -392,14 +392,14 @@ describe("protocolVersion other than 1 is refused first, for every message", () 
     const text = `{"protocolVersion":2,"root":"/","options":[],"input":{"v2Field":true}}`;
     expectRejected(
       () => parseMessage(LifecycleRequest, text, "lifecycle request"),
-      "unsupported protocolVersion 2 in lifecycle request: this runtime supports only protocolVersion 1",
+      "unsupported protocolVersion (a number other than 1) in lifecycle request: this runtime supports only protocolVersion 1",
     );
   });
 
   test("the frame decoder refuses a version 2 frame the same way", () => {
     const decoder = new FrameDecoder(ProcessEvent, "process event");
     expect(() => decoder.push(Buffer.from(`{"type":"started","protocolVersion":2}\n`))).toThrow(
-      "process event frame 1: unsupported protocolVersion 2 in process event: this runtime supports only protocolVersion 1",
+      "process event frame 1: unsupported protocolVersion (a number other than 1) in process event: this runtime supports only protocolVersion 1",
     );
   });
 

@@ -229,6 +229,16 @@ describe.skipIf(NO_SSHD)("bad configuration fails before anything is contacted",
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain(message);
     expect(result.stderr).toContain("Usage: paseo-host-runtime --remote");
+    // The grammar is not a credential: only the URL given is redacted.
+    expect(result.stderr).toContain("a remote must be ssh://[user@]host[:port][/absolute/path/to/paseo-host-runtime], got ");
+    expect(result.stderr).not.toContain("***@]");
+    expect(result.stderr).not.toContain("secret");
+  });
+
+  test("remote doctor without a host: its usage text keeps the grammar", async () => {
+    const result = await runBinary(["remote", "doctor"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("paseo-host-runtime: remote doctor needs the host: ssh://[user@]host[:port]\n");
   });
 
   test("the internal remote halves are left out of --help", async () => {

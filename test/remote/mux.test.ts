@@ -1,6 +1,6 @@
 /** The pieces of `--remote` that need no sshd: the multiplex, its credit, URLs, ssh command lines, hashing. */
 import { describe, expect, test } from "bun:test";
-import { Channel, MAX_DATA, MUX_WINDOW, MuxDecoder, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux } from "../../src/remote/mux.ts";
+import { Channel, MAX_DATA, MUX_WINDOW, MuxDecoder, MuxError, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux } from "../../src/remote/mux.ts";
 import { remoteContext } from "../../src/remote/context.ts";
 import { hashPlacement } from "../../src/remote/placement.ts";
 import { shellQuote, sshArgv, type SshSettings } from "../../src/remote/ssh.ts";
@@ -40,7 +40,7 @@ describe("mux framing", () => {
   });
 
   test.each([
-    ["an unknown type", encodeMux(9 as MuxType, 0), "type 9 (unknown) is not allowed"],
+    ["an unknown type", encodeMux(10 as MuxType, 0), "type 10 (unknown) is not allowed"],
     ["a frame only the other side sends", encodeMux(MuxType.OPEN, 0, "{}"), "OPEN) is not allowed in this direction"],
     ["DATA on the wrong channel", encodeMux(MuxType.DATA, Channel.STDIN, "x"), "DATA frame on channel 0"],
     ["an oversized DATA frame", Buffer.from([MuxType.DATA, 1, 0, 1, 0, 1]), `larger than ${MAX_DATA}`],
@@ -48,6 +48,23 @@ describe("mux framing", () => {
     const decoder = new MuxDecoder("toLocal");
     expect(() => decoder.push(bytes)).toThrow(message);
     expect(() => decoder.push(frames[0]!)).toThrow(message);
+  });
+
+  test("good frames before a broken one in the same chunk come with the error (a greeting, then garbage)", () => {
+    const decoder = new MuxDecoder("toLocal");
+    const chunk = Buffer.concat([frames[0]!, encodeMux(MuxType.PING, 0), Buffer.from("garbage after the greeting")]);
+    const error = (() => {
+      try {
+        decoder.push(chunk);
+      } catch (caught) {
+        return caught as MuxError;
+      }
+      throw new Error("accepted garbage");
+    })();
+    expect(error).toBeInstanceOf(MuxError);
+    expect(error.message).toBe("mux frame of type 103 (unknown) is not allowed in this direction");
+    expect(error.before.map((frame) => frame.type)).toEqual([MuxType.HELLO, MuxType.PING]);
+    expect(() => decoder.push(frames[0]!)).toThrow("type 103");
   });
 
   test("the remote direction accepts what the local side sends", () => {
@@ -105,7 +122,7 @@ describe("ssh URLs", () => {
 });
 
 describe("ssh command lines", () => {
-  const settings: SshSettings = { configFile: "/etc/x.conf", controlDir: "/h/ssh", controlPersistSeconds: 60, connectTimeoutSeconds: 10, serverAliveIntervalSeconds: 15 };
+  const settings: SshSettings = { configFile: "/etc/x.conf", controlDir: "/h/ssh", controlPersistSeconds: 60, connectTimeoutSeconds: 10, serverAliveIntervalSeconds: 15, idleTimeoutSeconds: 60 };
 
   test("batch mode, no forwarding, the destination after --, and every remote word quoted for sh", () => {
     const argv = sshArgv(parseSshUrl("ssh://u@h:2200/opt/p"), settings, ["/opt/p", "inspect", "--workspace-id", "it's; rm -rf /"]);

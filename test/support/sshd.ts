@@ -14,6 +14,11 @@ import { testCgroupRoot } from "./cgroup.ts";
 
 export const SSHD = "/usr/sbin/sshd";
 
+// Control sockets go to $XDG_RUNTIME_DIR when it is usable (src/remote/ssh.ts), a directory every
+// run of this user shares; the labs keep theirs in their own local home, where closeMasters and
+// masterPid find them. A test about XDG_RUNTIME_DIR passes it explicitly.
+delete process.env.XDG_RUNTIME_DIR;
+
 export interface SshLab {
   port: number;
   /** `ssh://root@127.0.0.1:PORT/…/paseo-host-runtime`. */

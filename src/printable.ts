@@ -1,0 +1,30 @@
+/**
+ * Text meant for a person's terminal. Anything this runtime prints for people (diagnostics,
+ * `logs`, `ls`, `ps`, `doctor`) may carry what others chose: a workspace or exec id, a path, a
+ * workload's argv, a remote host's answer. A control character there could forge a line (a
+ * newline) or steer the terminal (ESC, OSC, BEL, C1 CSI); so every such field passes through
+ * `printable` before it is written, and JSON for people through `terminalJson`.
+ */
+
+/** Control characters (C0, DEL, C1): never written raw to a person's terminal. */
+export const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROLS = new RegExp(CONTROL.source, "g");
+
+/** `\xHH` for C0 and DEL, `\uHHHH` for C1. */
+export function escapeControl(char: string): string {
+  const code = char.charCodeAt(0);
+  return code < 0x80 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+}
+
+/** `text` with every control character shown as `\xHH` / `\uHHHH`: one line, nothing the terminal obeys. */
+export function printable(text: string): string {
+  return CONTROL.test(text) ? text.replace(CONTROLS, escapeControl) : text;
+}
+
+/**
+ * JSON text for a terminal: DEL and the C1 controls (U+007F to U+009F), which JSON.stringify
+ * leaves raw and some terminals obey, written as \u escapes. The same JSON value.
+ */
+export function terminalJson(json: string): string {
+  return json.replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}

@@ -1,0 +1,96 @@
+/**
+ * What people read cannot be steered by what others chose: a workspace id or exec id with a
+ * newline, ESC, OSC, BEL or a C1 control (the daemon's create accepts any string) is shown
+ * escaped in every human-readable output, `logs`, `ls`, `ps`, `doctor` and diagnostics, so it
+ * can neither forge a line (`… INFO destroy prod pid 1: ok`) nor reach the terminal raw.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { request } from "../support/binary.ts";
+import { envelope, startExec, type ExecHandle } from "../support/daemon.ts";
+import { runIn, sandbox, type Sandbox } from "./helpers.ts";
+
+/** A forged log line after a newline, a title change (OSC … BEL), a screen clear (ESC [2J) and a C1 CSI. */
+const FORGED = "2026-12-01 11:20:45.661 INFO  destroy prod pid 1: ok";
+const HOSTILE = `w\n${FORGED}\u001b]0;owned\u0007\u001b[2J\u009b31m`;
+const HOSTILE_EXEC = `e\n${FORGED}\u001b[2J`;
+/** Control characters no human output may carry (newline is the line separator). */
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+
+let box: Sandbox;
+let options: Record<string, unknown>;
+let exec: ExecHandle;
+
+beforeAll(async () => {
+  box = sandbox();
+  options = { stateDirectory: box.home, ...(box.cgroupRoot ? { cgroupRoot: box.cgroupRoot } : {}) };
+  const dir = join(box.path, "project");
+  mkdirSync(dir);
+  const input = { workspaceId: HOSTILE, project: { projectId: "p", source: { kind: "host-directory", path: dir } }, placement: { kind: "existing" } };
+  const created = await runIn(box, ["create", "--workspace-id", HOSTILE], { stdin: request(options, { input }) });
+  if (created.code !== 0) throw new Error(`create failed: ${created.stderr}`);
+  exec = startExec(HOSTILE, envelope(["sleep", "30"], { options, env: { PATH: "/usr/bin:/bin" }, execId: HOSTILE_EXEC }), { env: { ...(process.env as Record<string, string>), ...box.env } });
+  await exec.waitEvent("started");
+});
+
+afterAll(async () => {
+  process.kill(exec.pid, "SIGTERM");
+  await exec.done;
+  await runIn(box, ["destroy", "--workspace-id", HOSTILE], { stdin: request(options) });
+  box.cleanup();
+});
+
+/** No raw control character, no line that is the forged one, and the id shown escaped. */
+function expectEscaped(text: string): void {
+  expect(text).not.toMatch(RAW_CONTROL);
+  for (const line of text.split("\n")) expect(line.startsWith(FORGED)).toBe(false);
+  expect(text).toContain("\\x0a");
+}
+
+describe("every human-readable output escapes control characters in every field", () => {
+  test("logs: the create, exec and started lines", async () => {
+    const result = await runIn(box, ["logs", "--home", box.home]);
+    expect(result.code).toBe(0);
+    expectEscaped(result.stdout);
+    expect(result.stdout).toContain(`create w\\x0a${FORGED}\\x1b]0;owned\\x07\\x1b[2J\\u009b31m pid `);
+  });
+
+  test("logs --json: DEL and C1 controls as \\u escapes, the same JSON values", async () => {
+    const result = await runIn(box, ["logs", "--home", box.home, "--json"]);
+    expect(result.stdout).not.toMatch(RAW_CONTROL);
+    const ids = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line).workspaceId);
+    expect(ids).toContain(HOSTILE);
+  });
+
+  test("ls", async () => {
+    const result = await runIn(box, ["ls", "--home", box.home]);
+    expect(result.code).toBe(0);
+    expectEscaped(result.stdout);
+    expect(result.stdout.trimEnd().split("\n")).toHaveLength(2);
+  });
+
+  test("ps: the table, -q and a --format template", async () => {
+    for (const args of [[], ["-q"], ["--format", "{{.workspaceId}} {{.execId}}"]]) {
+      const result = await runIn(box, ["ps", "--home", box.home, ...args]);
+      expect(result.code).toBe(0);
+      expectEscaped(result.stdout);
+    }
+  });
+
+  test("doctor: a home path with control characters", async () => {
+    const home = join(box.path, "home\u001b]0;owned\u0007\ndoctor");
+    const result = await runIn(box, ["doctor", "--home", home, "--owner", HOSTILE]);
+    expect(result.stdout).not.toMatch(RAW_CONTROL);
+    expect(result.stdout).toContain("home\\x1b]0;owned\\x07\\x0adoctor");
+  });
+
+  test("diagnostics on stderr: one line each, the id escaped", async () => {
+    const missing = join(box.path, `nowhere\n${FORGED}\u001b[2J`);
+    const result = await runIn(box, ["ls", "--home", missing]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).not.toMatch(RAW_CONTROL);
+    expect(result.stderr.trimEnd().split("\n")).toHaveLength(1);
+    expect(result.stderr).toContain(`nowhere\\x0a${FORGED}\\x1b[2J does not exist`);
+  });
+});
