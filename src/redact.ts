@@ -11,9 +11,15 @@
  */
 const URL_USERINFO = /\b([a-z0-9][a-z0-9+.-]*:\/\/)(?!\[[^\s/?#@'"\]]*@\])[^\s/?#@'"]+@/gi;
 
-/** `text` with every URL's userinfo replaced by `***`. */
+/**
+ * A URL's query (`?access_token=…`): some hosts take a token there. Kept up to the `?` so the
+ * URL stays recognisable; the fragment goes with it.
+ */
+const URL_QUERY = /\b([a-z0-9][a-z0-9+.-]*:\/\/[^\s?#'"]*)\?[^\s'"]*/gi;
+
+/** `text` with every URL's userinfo and query replaced by `***`. */
 export function redactCredentials(text: string): string {
-  return text.replace(URL_USERINFO, "$1***@");
+  return text.replace(URL_USERINFO, "$1***@").replace(URL_QUERY, "$1?***");
 }
 
 /** `scheme://` and the authority that follows, at the start of a string. */

@@ -184,6 +184,15 @@ test.skipIf(PROC)("credentials git cannot use safely are refused before anything
   expect(existsSync(t.home)).toBe(false);
 });
 
+test.skipIf(PROC)("a refused URL with a token in its query is named without the query", async () => {
+  const url = `https://127.0.0.1/repo.git?access_token=${TOKEN}`;
+  const result = await op("create", "w1", { input: createInput("w1", { kind: "git", url, revision: "" }), options: { ...options(), allowedGitProtocols: ["file"] } });
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain('"https://127.0.0.1/repo.git?***" uses the git transport "https"');
+  expect(result.stderr).not.toContain(TOKEN);
+  expect(existsSync(t.home)).toBe(false);
+});
+
 /** The version 1 schema, exactly as 0.1.0 created it. */
 
 test.skipIf(PROC)("a version 1 home that stored a credential URL is migrated: the token leaves the store, the workspace stays the same workspace", async () => {

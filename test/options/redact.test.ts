@@ -7,6 +7,12 @@ test("a URL's userinfo is redacted wherever it appears in text; other text is un
   expect(redactCredentials("git@github.com:o/r.git https://example.test/a@b")).toBe("git@github.com:o/r.git https://example.test/a@b");
 });
 
+test("a URL's query is redacted too (some hosts take a token there); the URL up to it stays", () => {
+  expect(redactCredentials('source URL "https://example.test/r.git?access_token=ghp_s3cret#main" uses the git transport')).toBe('source URL "https://example.test/r.git?***" uses the git transport');
+  expect(redactCredentials("https://u:p@h/r?t=1 and http://h/x")).toBe("https://***@h/r?*** and http://h/x");
+  expect(redactCredentials("what? no URL here?")).toBe("what? no URL here?");
+});
+
 test("what is stored of a URL: no userinfo, except an ssh login name; other strings unchanged", () => {
   expect(withoutUrlCredentials("https://user:tok3n@example.test/r.git")).toBe("https://example.test/r.git");
   expect(withoutUrlCredentials("http://tok3n@127.0.0.1:8080/r?x=1#y")).toBe("http://127.0.0.1:8080/r?x=1#y");
