@@ -169,7 +169,7 @@ async function main(): Promise<void> {
 
   heading("ls");
   const listed = sh(["ls", "--home", home]);
-  expectThat(/demo +default +[0-9a-f]{8} +seed +ready +host-directory +worktree +1 /.test(listed.stdout), "ls did not show the workspace with one live execution");
+  expectThat(/demo +default +[0-9a-f]{8} +seed +ready +host-directory +worktree +none +1 /.test(listed.stdout), "ls did not show the workspace with one live execution");
 
   heading("pause: stops what runs, refuses new runs, keeps the files");
   sh(["workspace", "pause", "-w", WORKSPACE, "--home", home]);
