@@ -28,7 +28,7 @@ import { closeSync } from "node:fs";
 import { diagnose } from "../output.ts";
 import { endCgroup, killCgroup, moveInto, removeCgroup, setFrozen, waitFrozen } from "../platform/cgroup.ts";
 import { spawnDirectory } from "../platform/directory.ts";
-import { makePipe } from "../platform/libc.ts";
+import { makePipe } from "../platform/libc/descriptors.ts";
 import { GroupHandle, stopWorkload } from "../platform/process-group.ts";
 import { bootId, readProcess, type ProcessIdentity, type ProcessInfo } from "../platform/process.ts";
 import type { ExitStatus } from "../protocol/index.ts";

@@ -7,7 +7,7 @@ import type { Subprocess } from "bun";
 import { writeSync } from "node:fs";
 import { readProcess } from "../platform/process.ts";
 import { explainSandboxFailure, findInSandbox, SANDBOX_FDS, SANDBOX_INIT_PATH } from "../platform/sandbox.ts";
-import { realtimeSignals } from "../platform/libc.ts";
+import { realtimeSignals } from "../platform/libc/processes.ts";
 import { isSignalName } from "../platform/signals.ts";
 import { ProgramError } from "./program.ts";
 import type { SandboxReport, SandboxRequest } from "./sandbox-protocol.ts";

@@ -9,7 +9,7 @@
  */
 import { closeSync, constants, existsSync, fchmodSync, fstatSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { tryLockExclusive, unlock } from "../platform/libc.ts";
+import { tryLockExclusive, unlock } from "../platform/libc/locks.ts";
 import { checkHome, checkPrivateDirectory, homeEntry } from "../store/home.ts";
 
 const LOG_FILE = "runtime.log";

@@ -6,7 +6,7 @@
 import { accessSync, closeSync, constants, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, writeFile, writeFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { lazyOs } from "./lazy.ts";
-import { ESRCH, pidfdOpen, pidfdSignal } from "./libc.ts";
+import { ESRCH, pidfdOpen, pidfdSignal } from "./libc/processes.ts";
 import { PROCESS_GONE, tolerating } from "./errno.ts";
 import { signalNumber } from "./signals.ts";
 import { isLinux } from "./os.ts";

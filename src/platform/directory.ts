@@ -5,7 +5,8 @@
  */
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, type BigIntStats, type Dirent } from "node:fs";
 import { join } from "node:path";
-import { fchdir, openat, openat2Beneath, SystemCallError } from "./libc.ts";
+import { fchdir, openat, openat2Beneath } from "./libc/files.ts";
+import { SystemCallError } from "./libc/symbols.ts";
 import { isLinux } from "./os.ts";
 
 /** O_CLOEXEC is missing from fs.constants; a descriptor must never reach a workload. */

@@ -4,7 +4,8 @@
  * Linux or pread/pwrite, and the size set last so trailing holes stay holes.
  */
 import { ftruncateSync, fstatSync, readSync, writeSync } from "node:fs";
-import { cloneFile, copyFileRange, lseek, SEEK_DATA, SEEK_HOLE, SystemCallError } from "./libc.ts";
+import { cloneFile, copyFileRange, lseek, SEEK_DATA, SEEK_HOLE } from "./libc/files.ts";
+import { SystemCallError } from "./libc/symbols.ts";
 import { isLinux } from "./os.ts";
 
 /** Errors after which copy_file_range is not tried again for this file (other filesystems, old kernels). */

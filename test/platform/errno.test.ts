@@ -59,7 +59,7 @@ describe.skipIf(linuxOnly("platform/errno.test.ts, /proc reads", "/proc"))("/pro
 
 describe.skipIf(linuxOnly("platform/errno.test.ts, setrlimit through bun:ffi", "glibc's setrlimit and /proc/self/limits"))("setrlimit's result is checked", () => {
   test("disableCoreDumps succeeds and leaves the core size limit at 0 (run in a child, not this test process)", () => {
-    const libc = join(import.meta.dir, "../../src/platform/libc.ts");
+    const libc = join(import.meta.dir, "../../src/platform/libc/exit.ts");
     const child = Bun.spawnSync([process.execPath, "-e", `require(${JSON.stringify(libc)}).disableCoreDumps(); process.stdout.write(require("fs").readFileSync("/proc/self/limits", "utf8"))`]);
     expect(child.stderr.toString()).toBe("");
     expect(child.exitCode).toBe(0);
