@@ -8,10 +8,10 @@ import { join } from "node:path";
 import { fchdir, openat, openat2Beneath } from "./libc/files.ts";
 import { SystemCallError } from "./libc/symbols.ts";
 import { errnoOf, hasErrno } from "./errno.ts";
-import { isLinux } from "./os.ts";
+import { isLinux, isMacOS } from "./os.ts";
 
 /** O_CLOEXEC is missing from fs.constants; a descriptor must never reach a workload. */
-const O_CLOEXEC = process.platform === "darwin" ? 0x1000000 : 0o2000000;
+const O_CLOEXEC = isMacOS ? 0x1000000 : 0o2000000;
 /** A directory, never through a symlink at the last component, never inherited. */
 const DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | O_CLOEXEC;
 /** A file to read, never through a symlink, and O_NONBLOCK so that a FIFO cannot hang the open. */

@@ -1,6 +1,6 @@
 /** Descriptors made or moved by number: dup2, close-on-exec pipes and duplicates, in-memory files. */
 import { writeSync } from "node:fs";
-import { isLinux } from "../os.ts";
+import { isLinux, isMacOS } from "../os.ts";
 import { cString, errno, failed, ffi, libcFunction } from "./symbols.ts";
 
 const dup2Call = libcFunction("dup2", { args: ["i32", "i32"], returns: "i32" });
@@ -45,7 +45,7 @@ export function memoryFile(name: string, data: string): number {
   return fd;
 }
 
-const F_DUPFD_CLOEXEC = process.platform === "darwin" ? 67 : 1030;
+const F_DUPFD_CLOEXEC = isMacOS ? 67 : 1030;
 
 /**
  * A close-on-exec duplicate of `fd` numbered 10 or above: a spawn that also replaces fds 0–2

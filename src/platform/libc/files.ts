@@ -3,6 +3,7 @@
  * (directory.ts), and file data copied extent by extent (file-data.ts).
  */
 import { cString, errno, failed, ffi, libcFunction, syscall } from "./symbols.ts";
+import { isMacOS } from "../os.ts";
 
 /** `openat` is variadic; it is declared without the mode, which only O_CREAT reads. */
 const openatCall = libcFunction("openat", { args: ["i32", "ptr", "i32"], returns: "i32" });
@@ -47,8 +48,8 @@ export function fchdir(fd: number): void {
 }
 
 /** lseek(2) whence values for sparse files: Linux and the BSDs swapped them. */
-export const SEEK_DATA = process.platform === "darwin" ? 4 : 3;
-export const SEEK_HOLE = process.platform === "darwin" ? 3 : 4;
+export const SEEK_DATA = isMacOS ? 4 : 3;
+export const SEEK_HOLE = isMacOS ? 3 : 4;
 
 /** lseek(2); returns the resulting offset. */
 export function lseek(fd: number, offset: number, whence: number): number {

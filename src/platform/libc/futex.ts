@@ -4,10 +4,10 @@
  * every process mapping the same file waits on the same word, woken in FIFO order. Elsewhere
  * (macOS, unverified) no futex: the wait is a short sleep, and the caller polls.
  */
-import { isLinux } from "../os.ts";
+import { isArm64, isLinux } from "../os.ts";
 import { ffi, syscall } from "./symbols.ts";
 
-const SYS_FUTEX = process.arch === "arm64" ? 98 : 202;
+const SYS_FUTEX = isArm64 ? 98 : 202;
 const FUTEX_WAIT = 0;
 const FUTEX_WAKE = 1;
 

@@ -6,7 +6,7 @@
  */
 import type { ConvertFns, FFIFunction, Pointer } from "bun:ffi";
 import { lazyOs } from "../lazy.ts";
-import { isLinux } from "../os.ts";
+import { isLinux, isMacOS } from "../os.ts";
 
 type Ffi = typeof import("bun:ffi");
 let ffiModule: Ffi | undefined;
@@ -18,10 +18,10 @@ export function ffi(): Ffi {
 }
 
 // musl builds too: musl's loader answers any "libc.*" name with itself (ldso/dynlink.c, load_library).
-const LIBC = process.platform === "darwin" ? "libc.dylib" : "libc.so.6";
+const LIBC = isMacOS ? "libc.dylib" : "libc.so.6";
 
 /** glibc and musl name the errno accessor `__errno_location`, Darwin `__error`. */
-const ERRNO_SYMBOL = process.platform === "darwin" ? "__error" : "__errno_location";
+const ERRNO_SYMBOL = isMacOS ? "__error" : "__errno_location";
 
 /** The JavaScript function bun:ffi makes of a declaration. */
 type Call<D extends FFIFunction> = ConvertFns<{ call: D }>["call"];
