@@ -3,6 +3,7 @@
  * the help and usage texts of a command table. Nothing here reads stdin or touches state, and
  * nothing here knows which commands exist: src/cli.ts holds the table.
  */
+import { isMacOS } from "./platform/os.ts";
 
 /** How one flag is documented in `<command> --help`, and what its value must be. */
 export interface FlagDoc {
@@ -102,7 +103,7 @@ export const HOME_ENV: Readonly<Record<string, string>> = {
   PASEO_HOST_RUNTIME_HOME: "the runtime home when options.stateDirectory (--home) is not given",
   XDG_STATE_HOME: "else the home is $XDG_STATE_HOME/paseo-host-runtime",
   HOME:
-    process.platform === "darwin"
+    isMacOS
       ? "else the home is ~/Library/Application Support/paseo-host-runtime"
       : "else the home is ~/.local/state/paseo-host-runtime",
 };

@@ -1,4 +1,5 @@
 import { lazyFs } from "./platform/lazy.ts";
+import { hasErrno, WOULD_BLOCK } from "./platform/errno.ts";
 import { printable } from "./printable.ts";
 import { redactCredentials } from "./redact.ts";
 
@@ -15,7 +16,7 @@ export function writeAll(fd: number, text: string | Uint8Array): void {
     try {
       offset += writeSync(fd, bytes, offset, bytes.length - offset);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+      if (!hasErrno(error, WOULD_BLOCK)) throw error;
       Bun.sleepSync(1);
     }
   }

@@ -23,7 +23,10 @@ export const GATE_ENV: Record<string, string> = { BUN_BE_BUN: "1" };
 /** How the gate reopens fd 4 close-on-exec (Linux: through /proc; macOS: /dev/fd, unverified). */
 const STATUS_PATH = isLinux ? "/proc/self/fd/4" : "/dev/fd/4";
 
-/** The gate program (run with `-e`). Exit 125: the wrapper went away before it was recorded. */
+/**
+ * The gate program (run with `-e`). Exit 125: the wrapper went away before it was recorded. It
+ * runs alone, without any module of ours, so its one errno check is written out.
+ */
 const GATE_SOURCE = `
 const fs = require("fs");
 const chunk = Buffer.alloc(65536);

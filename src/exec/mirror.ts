@@ -1,4 +1,4 @@
-import { disableCoreDumps, exitImmediately } from "../platform/libc.ts";
+import { disableCoreDumps, exitImmediately } from "../platform/libc/exit.ts";
 import { signalNumber } from "../platform/signals.ts";
 
 const CORE_SIGNALS = new Set(["SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGSEGV", "SIGSYS", "SIGXCPU", "SIGXFSZ"]);

@@ -12,7 +12,7 @@ import type { OpenRoot } from "../workspace/confinement.ts";
 import { checkLimits, ContainmentError, executionCgroupOf, prepareWorkspaceCgroup, resolveContainment, workspaceCgroupOf, type Containment } from "../workspace/containment.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { closeDescriptor, identityOf, openDirectory } from "../platform/directory.ts";
-import { duplicateDescriptor, memoryFile } from "../platform/libc.ts";
+import { duplicateDescriptor, memoryFile } from "../platform/libc/descriptors.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { ownershipOf, type Ownership } from "../workspace/owner.ts";
 import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";

@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readlinkSync } from "node:fs";
-import { setTerminalOutput } from "../platform/libc.ts";
+import { setTerminalOutput } from "../platform/libc/terminal.ts";
 import { readProcess } from "../platform/process.ts";
 import { isLinux } from "../platform/os.ts";
 import { processesOutput } from "../platform/tty.ts";

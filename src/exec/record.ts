@@ -28,7 +28,8 @@ import { closeSync } from "node:fs";
 import { diagnose } from "../output.ts";
 import { endCgroup, killCgroup, moveInto, removeCgroup, setFrozen, waitFrozen } from "../platform/cgroup.ts";
 import { spawnDirectory } from "../platform/directory.ts";
-import { makePipe } from "../platform/libc.ts";
+import { hasErrno } from "../platform/errno.ts";
+import { makePipe } from "../platform/libc/descriptors.ts";
 import { GroupHandle, stopWorkload } from "../platform/process-group.ts";
 import { bootId, readProcess, type ProcessIdentity, type ProcessInfo } from "../platform/process.ts";
 import type { ExitStatus } from "../protocol/index.ts";
@@ -144,9 +145,8 @@ function whileUnreaped(proc: Subprocess): () => boolean {
 function launchFailed(plan: LaunchPlan, error: unknown): ProgramError {
   finishRecord(plan);
   if (plan.cgroup) removeCgroup(plan.cgroup);
-  const err = error as NodeJS.ErrnoException;
-  const code = err.code === "ENOENT" ? 127 : 126;
-  return new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])}: ${err.message}`, code);
+  const code = hasErrno(error, ["ENOENT"]) ? 127 : 126;
+  return new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])}: ${(error as Error).message}`, code);
 }
 
 /** pause or destroy finished the reservation first: nothing was, or will be, launched. */

@@ -9,8 +9,9 @@
  * into the sandbox (SANDBOX_INIT_PATH), and the runtime's embedded engine runs it there
  * (`BUN_BE_BUN=1 <runtime> <that file> init FD`, see sandboxed.ts), which starts in about half
  * the time the whole runtime takes. So it stays self-contained: node:fs and bun:ffi only (type
- * imports are erased). In PTY mode it runs a second time, as `exec FD`: the stage that takes
- * the terminal's foreground and execs into the workload.
+ * imports are erased), its errno checks written out rather than taken from platform/errno.ts.
+ * In PTY mode it runs a second time, as `exec FD`: the stage that takes the terminal's
+ * foreground and execs into the workload.
  */
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 import { dlopen, FFIType, read, type Pointer } from "bun:ffi";

@@ -5,9 +5,10 @@
  */
 import type { Subprocess } from "bun";
 import { writeSync } from "node:fs";
+import { PEER_GONE, tolerating } from "../platform/errno.ts";
 import { readProcess } from "../platform/process.ts";
 import { explainSandboxFailure, findInSandbox, SANDBOX_FDS, SANDBOX_INIT_PATH } from "../platform/sandbox.ts";
-import { realtimeSignals } from "../platform/libc.ts";
+import { realtimeSignals } from "../platform/libc/processes.ts";
 import { isSignalName } from "../platform/signals.ts";
 import { ProgramError } from "./program.ts";
 import type { SandboxReport, SandboxRequest } from "./sandbox-protocol.ts";
@@ -191,12 +192,9 @@ export class SandboxedWorkload {
   /** A message to the init; one it can no longer read (it is gone) needs no answer. */
   #send(message: object): void {
     const bytes = Buffer.from(`${JSON.stringify(message)}\n`);
-    try {
+    tolerating(PEER_GONE, undefined, () => {
       for (let offset = 0; offset < bytes.length; ) offset += writeSync(this.#control, bytes, offset);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== "EPIPE" && code !== "ECONNRESET") throw error;
-    }
+    });
   }
 }
 

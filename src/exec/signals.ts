@@ -5,7 +5,7 @@
  * would kill the wrapper and orphan the workload), and what arrives before the workload exists
  * is queued, then delivered in order.
  */
-import { ignoreSignal, realtimeSignals } from "../platform/libc.ts";
+import { ignoreSignal, realtimeSignals } from "../platform/libc/processes.ts";
 import { isSignalName, signalNumber } from "../platform/signals.ts";
 
 /** What the daemon sends a pipes wrapper (SPEC §4): also all that the daemon-side `run` forwards. */

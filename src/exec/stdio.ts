@@ -1,6 +1,6 @@
 import { closeSync, openSync } from "node:fs";
 import { releaseStderr } from "../output.ts";
-import { dup2 } from "../platform/libc.ts";
+import { dup2 } from "../platform/libc/descriptors.ts";
 
 /**
  * Points the wrapper's fd 0/1/2 at /dev/null once the workload owns the real ones, so the

@@ -9,7 +9,8 @@
  */
 import { closeSync, constants, existsSync, fchmodSync, fstatSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { tryLockExclusive, unlock } from "../platform/libc.ts";
+import { tryLockExclusive, unlock } from "../platform/libc/locks.ts";
+import { hasErrno, PATH_MISSING, tolerating } from "../platform/errno.ts";
 import { checkHome, checkPrivateDirectory, homeEntry } from "../store/home.ts";
 
 const LOG_FILE = "runtime.log";
@@ -41,19 +42,12 @@ export function ensureLogDirectory(home: string): string | null {
     checkHome(home);
   } catch (error) {
     // No home (or a path through a file, which create reports itself): no log.
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    if (hasErrno(error, PATH_MISSING)) return null;
     throw error;
   }
   const directory = logDirectory(home);
   // Made once per home; every later process only looks (a thrown EEXIST costs more than a stat).
-  if (!existsSync(directory)) {
-    try {
-      mkdirSync(directory, { mode: 0o700 });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
-  }
+  if (!existsSync(directory)) tolerating(["EEXIST"], undefined, () => mkdirSync(directory, { mode: 0o700 }));
   checkPrivateDirectory(directory, "runtime log directory");
   return directory;
 }
@@ -69,7 +63,7 @@ function withLogLock<T>(directory: string, fn: (locked: boolean) => T, writer = 
     const flags = writer ? constants.O_RDWR | constants.O_CREAT : constants.O_RDONLY;
     fd = openSync(join(directory, LOCK_FILE), flags | constants.O_NOFOLLOW, 0o600);
   } catch (error) {
-    if (writer || (error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    if (writer || !hasErrno(error, ["ENOENT"])) throw error;
     return fn(false);
   }
   try {
@@ -146,12 +140,8 @@ function openForAppend(directory: string): { fd: number; size: number } {
 /** Shifts runtime.log → .1 → .2 …, dropping the oldest. Only ever called under the lock. */
 function rotate(directory: string): void {
   for (let index = ROTATED_FILES - 1; index >= 0; index--) {
-    try {
-      renameSync(logFilePath(directory, index), logFilePath(directory, index + 1));
-    } catch (error) {
-      // A rotated file that does not exist yet (a young log) is simply not shifted.
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    }
+    // A rotated file that does not exist yet (a young log) is simply not shifted.
+    tolerating(["ENOENT"], undefined, () => renameSync(logFilePath(directory, index), logFilePath(directory, index + 1)));
   }
 }
 
@@ -173,13 +163,8 @@ export function openLogFiles(directory: string): OpenLogFile[] {
     const files: OpenLogFile[] = [];
     for (let index = ROTATED_FILES; index >= 0; index--) {
       const path = logFilePath(directory, index);
-      let fd: number;
-      try {
-        fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
-        throw error;
-      }
+      const fd = tolerating(["ENOENT"], null, () => openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW));
+      if (fd === null) continue;
       const ino = fstatSync(fd).ino;
       if (files.some((file) => file.ino === ino)) closeSync(fd);
       else files.push({ path, fd, ino });

@@ -11,6 +11,7 @@
 import { readFileSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { lazyOs } from "../platform/lazy.ts";
+import { errnoOf } from "../platform/errno.ts";
 import { parseJsonText } from "../protocol/json-text.ts";
 
 /** This runtime's executable name (what `command[0]` is called when it is another copy of us). */
@@ -71,7 +72,7 @@ export function readDaemonConfig(path: string, env: NodeJS.ProcessEnv = process.
   try {
     text = readFileSync(absolute, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errnoOf(error);
     const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : (error as Error).message;
     throw new DaemonConfigError(`cannot read the daemon configuration ${absolute}: ${why}`);
   }

@@ -15,7 +15,7 @@ import { operatorOptions, printJson } from "./common.ts";
 import { checkHelper } from "./helper-check.ts";
 import { checkRuntimeHome } from "./home-check.ts";
 import { renderChecks, summaryLine, type Check } from "./report.ts";
-import { isLinux } from "../platform/os.ts";
+import { isLinux, isMacOS } from "../platform/os.ts";
 import { findGit, MIN_GIT } from "../workspace/git-environment.ts";
 
 /** ok / fail: a required check; warn: works, but worth a look; info: informational only; skip: not checked. */
@@ -76,7 +76,7 @@ function checkDatabase(home: string | null, options: RuntimeOptions): Check {
 function checkGit(): Check {
   const name = "git";
   const wanted = `${MIN_GIT[0]}.${MIN_GIT[1]}`;
-  const install = process.platform === "darwin" ? "xcode-select --install, or brew install git" : "apt-get install git, dnf install git";
+  const install = isMacOS ? "xcode-select --install, or brew install git" : "apt-get install git, dnf install git";
   const hint = `# install git ${wanted} or newer (${install}) on the PATH the Paseo daemon runs with: the runtime inherits the daemon's environment`;
   const path = findGit();
   if (!path) return { name, status: "fail", detail: `git not found on PATH (${process.env.PATH ?? "unset"})`, hint };

@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import type { Invocation } from "../argv.ts";
 import { diagnose, writeAll } from "../output.ts";
 import { logDirectory } from "../log/files.ts";
+import { hasErrno } from "../platform/errno.ts";
 import { LogFollower, logExists } from "../log/reader.ts";
 import { resolveHome } from "../store/home.ts";
 import { unknownOptionText } from "../log/call-log.ts";
@@ -60,7 +61,7 @@ export async function logs(invocation: Invocation): Promise<number> {
     }
   } catch (error) {
     // The reader went away (`logs --follow | head`): nothing more to show.
-    if ((error as NodeJS.ErrnoException).code === "EPIPE") return 0;
+    if (hasErrno(error, ["EPIPE"])) return 0;
     throw error;
   }
 }

@@ -6,8 +6,8 @@
 import { accessSync, closeSync, constants, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, writeFile, writeFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { lazyOs } from "./lazy.ts";
-import { ESRCH, pidfdOpen, pidfdSignal } from "./libc.ts";
-import { PROCESS_GONE, tolerating } from "./errno.ts";
+import { ESRCH, pidfdOpen, pidfdSignal } from "./libc/processes.ts";
+import { CGROUP_GONE, hasErrno, PROCESS_GONE, tolerating } from "./errno.ts";
 import { signalNumber } from "./signals.ts";
 import { isLinux } from "./os.ts";
 
@@ -110,16 +110,6 @@ export function kernelVersion(): [number, number] {
   return match ? [Number(match[1]), Number(match[2])] : [0, 0];
 }
 
-function errorCode(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException).code;
-}
-
-/** The cgroup was removed: ENOENT, or ENODEV when it went while its file was open. */
-function isGone(error: unknown): boolean {
-  const code = errorCode(error);
-  return code === "ENOENT" || code === "ENODEV";
-}
-
 /** Whether the current user may write `path`. */
 export function writable(path: string): boolean {
   try {
@@ -145,7 +135,7 @@ export function makeCgroup(dir: string): boolean {
     mkdirSync(dir, { mode: 0o755 });
     return true;
   } catch (error) {
-    if (errorCode(error) === "EEXIST") return false;
+    if (hasErrno(error, ["EEXIST"])) return false;
     throw new Error(`cannot create cgroup ${dir}: ${(error as Error).message}`);
   }
 }
@@ -159,23 +149,19 @@ export function removeCgroup(dir: string): boolean {
     rmdirSync(dir);
     return true;
   } catch (error) {
-    const code = errorCode(error);
-    if (isGone(error)) return true;
-    if (code === "EBUSY" || code === "ENOTEMPTY") return false;
+    if (hasErrno(error, CGROUP_GONE)) return true;
+    if (hasErrno(error, ["EBUSY", "ENOTEMPTY"])) return false;
     throw new Error(`cannot remove cgroup ${dir}: ${(error as Error).message}`);
   }
 }
 
 /** Child cgroups of `dir` (names). */
 export function childCgroups(dir: string): string[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true })
+  return tolerating(CGROUP_GONE, [], () =>
+    readdirSync(dir, { withFileTypes: true })
       .filter((entry) => entry.isDirectory())
-      .map((entry) => entry.name);
-  } catch (error) {
-    if (isGone(error)) return [];
-    throw error;
-  }
+      .map((entry) => entry.name),
+  );
 }
 
 /** SIGKILLs every process in `dir` and below; false when the cgroup does not exist. */
@@ -184,7 +170,7 @@ export function killCgroup(dir: string): boolean {
     writeFileSync(join(dir, "cgroup.kill"), "1");
     return true;
   } catch (error) {
-    if (isGone(error)) return false;
+    if (hasErrno(error, CGROUP_GONE)) return false;
     throw new Error(`cannot kill cgroup ${dir} (cgroup.kill): ${(error as Error).message}`);
   }
 }
@@ -199,7 +185,7 @@ export function setFrozen(dir: string, frozen: boolean): boolean {
     writeFileSync(join(dir, "cgroup.freeze"), frozen ? "1" : "0");
     return true;
   } catch (error) {
-    if (isGone(error)) return false;
+    if (hasErrno(error, CGROUP_GONE)) return false;
     throw new Error(`cannot ${frozen ? "freeze" : "thaw"} cgroup ${dir} (cgroup.freeze): ${(error as Error).message}`);
   }
 }
@@ -220,7 +206,7 @@ function eventField(dir: string, key: string): string | null {
   try {
     text = readFileSync(join(dir, "cgroup.events"), "utf8");
   } catch (error) {
-    if (isGone(error)) return null;
+    if (hasErrno(error, CGROUP_GONE)) return null;
     throw new Error(`cannot read ${join(dir, "cgroup.events")}: ${(error as Error).message}`);
   }
   return new RegExp(`^${key} (\\S+)$`, "m").exec(text)?.[1] ?? null;
@@ -264,13 +250,8 @@ let primed: { dir: string; done: Promise<void> } | undefined;
 export function processesIn(dir: string): number[] {
   const pids: number[] = [];
   const visit = (at: string) => {
-    let text: string;
-    try {
-      text = readFileSync(join(at, "cgroup.procs"), "utf8");
-    } catch (error) {
-      if (isGone(error)) return;
-      throw error;
-    }
+    const text = tolerating(CGROUP_GONE, null, () => readFileSync(join(at, "cgroup.procs"), "utf8"));
+    if (text === null) return;
     for (const line of text.split("\n")) if (line !== "") pids.push(Number(line));
     for (const child of childCgroups(at)) visit(join(at, child));
   };
@@ -309,12 +290,7 @@ function delegatedControllers(dir: string): string[] {
 }
 
 function words(path: string): string[] {
-  try {
-    return readFileSync(path, "utf8").trim().split(/\s+/).filter(Boolean);
-  } catch (error) {
-    if (isGone(error)) return [];
-    throw error;
-  }
+  return tolerating(CGROUP_GONE, [], () => readFileSync(path, "utf8").trim().split(/\s+/).filter(Boolean));
 }
 
 /** Enables controllers for the children of `dir`; throws with the kernel's reason (EBUSY, EACCES…). */
@@ -324,8 +300,7 @@ export function delegateControllers(dir: string, controllers: readonly string[])
   try {
     writeFileSync(join(dir, "cgroup.subtree_control"), missing.map((name) => `+${name}`).join(" "));
   } catch (error) {
-    const code = errorCode(error);
-    const why = code === "EBUSY" ? "it holds processes itself (cgroup v2 allows controllers only above cgroups without processes)" : (error as Error).message;
+    const why = hasErrno(error, ["EBUSY"]) ? "it holds processes itself (cgroup v2 allows controllers only above cgroups without processes)" : (error as Error).message;
     throw new Error(`cannot enable ${missing.join(", ")} in ${join(dir, "cgroup.subtree_control")}: ${why}`);
   }
 }

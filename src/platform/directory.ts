@@ -5,11 +5,13 @@
  */
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, type BigIntStats, type Dirent } from "node:fs";
 import { join } from "node:path";
-import { fchdir, openat, openat2Beneath, SystemCallError } from "./libc.ts";
-import { isLinux } from "./os.ts";
+import { fchdir, openat, openat2Beneath } from "./libc/files.ts";
+import { SystemCallError } from "./libc/symbols.ts";
+import { errnoOf, hasErrno } from "./errno.ts";
+import { isLinux, isMacOS } from "./os.ts";
 
 /** O_CLOEXEC is missing from fs.constants; a descriptor must never reach a workload. */
-const O_CLOEXEC = process.platform === "darwin" ? 0x1000000 : 0o2000000;
+const O_CLOEXEC = isMacOS ? 0x1000000 : 0o2000000;
 /** A directory, never through a symlink at the last component, never inherited. */
 const DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | O_CLOEXEC;
 /** A file to read, never through a symlink, and O_NONBLOCK so that a FIFO cannot hang the open. */
@@ -17,7 +19,7 @@ const READ_FILE = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLO
 /** Where a descriptor can be named as a path (Linux). Elsewhere paths are only used for reading names. */
 
 /** Errors that mean "this kernel (or its seccomp filter) has no openat2": fall back to the walk. */
-const NO_OPENAT2 = new Set(["ENOSYS", "EPERM", "E2BIG"]);
+const NO_OPENAT2 = ["ENOSYS", "EPERM", "E2BIG"] as const;
 let openat2Available = isLinux;
 
 /** A directory's identity, `device:inode` in decimal (st_ino is 64-bit). */
@@ -55,7 +57,7 @@ export function openBeneath(dirFd: number, relative: string): number {
     try {
       return openat2Beneath(dirFd, path, DIRECTORY);
     } catch (error) {
-      if (!(error instanceof SystemCallError) || !NO_OPENAT2.has(error.code)) throw error;
+      if (!hasErrno(error, NO_OPENAT2)) throw error;
       openat2Available = false;
     }
   }
@@ -158,9 +160,8 @@ export function openSubdirectoryOnSameMount(dirFd: number, name: string, flags =
     try {
       return openat2Beneath(dirFd, name, flags, true);
     } catch (error) {
-      if (!(error instanceof SystemCallError)) throw error;
-      if (error.code === "EXDEV") return null;
-      if (!NO_OPENAT2.has(error.code)) throw error;
+      if (hasErrno(error, ["EXDEV"])) return null;
+      if (!hasErrno(error, NO_OPENAT2)) throw error;
       openat2Available = false;
     }
   }
@@ -212,7 +213,9 @@ export function readSmallFileBeneath(dirFd: number, name: string, max: number): 
   try {
     fd = openFileBeneath(dirFd, name);
   } catch (error) {
-    if (error instanceof SystemCallError || typeof (error as NodeJS.ErrnoException).code === "string") return null;
+    // Any errno, not a named set: whatever keeps it from opening (missing, a symlink, a
+    // directory…), it is not a regular file to read. Other failures are thrown.
+    if (errnoOf(error) !== undefined) return null;
     throw error;
   }
   try {

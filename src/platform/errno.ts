@@ -1,13 +1,20 @@
 /**
  * Tolerated failures, named. Like tini with ESRCH, a call that may fail in one expected way
  * (the process is gone, the file is not there) catches exactly that errno and nothing else: any
- * other failure is a real problem and is thrown, never read as "gone".
+ * other failure is a real problem and is thrown, never read as "gone". Every check of a
+ * failure's errno goes through here.
  */
 
-/** Whether `error` is a system call's failure with one of `codes` ("ENOENT", "ESRCH"…). */
-function hasErrno(error: unknown, codes: readonly string[]): boolean {
+/** The errno name a system call's failure carries ("ENOENT", "ESRCH"…); undefined for any other error. */
+export function errnoOf(error: unknown): string | undefined {
   const code = (error as NodeJS.ErrnoException | null)?.code;
-  return typeof code === "string" && codes.includes(code);
+  return typeof code === "string" ? code : undefined;
+}
+
+/** Whether `error` is a system call's failure with one of `codes` ("ENOENT", "ESRCH"…). */
+export function hasErrno(error: unknown, codes: readonly string[]): boolean {
+  const code = errnoOf(error);
+  return code !== undefined && codes.includes(code);
 }
 
 /** `fn()`, or `fallback` when it fails with one of `codes`; any other failure is thrown. */
@@ -22,3 +29,11 @@ export function tolerating<T, F>(codes: readonly string[], fallback: F, fn: () =
 
 /** What a read of /proc/PID/… fails with once PID is gone: no such entry, or the process exited mid-read. */
 export const PROCESS_GONE = ["ENOENT", "ESRCH"] as const;
+/** What a cgroup's directory or file fails with once the cgroup was removed: ENOENT, or ENODEV when it went while its file was open. */
+export const CGROUP_GONE = ["ENOENT", "ENODEV"] as const;
+/** A path that is not there: it is missing, or a directory on the way is a file. */
+export const PATH_MISSING = ["ENOENT", "ENOTDIR"] as const;
+/** A write to a peer that closed its end: EPIPE, or ECONNRESET when it left data unread. */
+export const PEER_GONE = ["EPIPE", "ECONNRESET"] as const;
+/** A descriptor someone else made non-blocking has no data or no room right now: wait, then retry. */
+export const WOULD_BLOCK = ["EAGAIN"] as const;

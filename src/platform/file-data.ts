@@ -4,11 +4,13 @@
  * Linux or pread/pwrite, and the size set last so trailing holes stay holes.
  */
 import { ftruncateSync, fstatSync, readSync, writeSync } from "node:fs";
-import { cloneFile, copyFileRange, lseek, SEEK_DATA, SEEK_HOLE, SystemCallError } from "./libc.ts";
+import { cloneFile, copyFileRange, lseek, SEEK_DATA, SEEK_HOLE } from "./libc/files.ts";
+import { SystemCallError } from "./libc/symbols.ts";
+import { hasErrno } from "./errno.ts";
 import { isLinux } from "./os.ts";
 
 /** Errors after which copy_file_range is not tried again for this file (other filesystems, old kernels). */
-const NO_COPY_RANGE = new Set(["EXDEV", "ENOSYS", "EOPNOTSUPP", "ENOTSUP", "EINVAL", "EBADF"]);
+const NO_COPY_RANGE = ["EXDEV", "ENOSYS", "EOPNOTSUPP", "ENOTSUP", "EINVAL", "EBADF"] as const;
 /** Largest single transfer (the kernel caps one at just under 2 GiB anyway). */
 const CHUNK = 1 << 30;
 const BUFFER_SIZE = 1 << 20;
@@ -35,6 +37,7 @@ function tryReflink(from: number, to: number): boolean {
     cloneFile(from, to);
     return true;
   } catch (error) {
+    // Any errno, not a named set: a reflink only saves work; the copy below does it anyway.
     if (error instanceof SystemCallError) return false;
     throw error;
   }
@@ -49,8 +52,8 @@ function* dataExtents(fd: number, size: number): Generator<[number, number]> {
       start = lseek(fd, offset, SEEK_DATA);
     } catch (error) {
       if (!(error instanceof SystemCallError)) throw error;
-      if (error.code === "ENXIO") return; // Only a hole is left.
-      yield [offset, size]; // EINVAL: no SEEK_DATA here; everything counts as data.
+      if (hasErrno(error, ["ENXIO"])) return; // Only a hole is left.
+      yield [offset, size]; // Any other errno (EINVAL: no SEEK_DATA here): everything counts as data.
       return;
     }
     const end = Math.min(lseek(fd, start, SEEK_HOLE), size);
@@ -67,7 +70,7 @@ function copyExtent(from: number, to: number, start: number, end: number, state:
       if (copied === 0) return; // The file shrank while we copied.
       offset += copied;
     } catch (error) {
-      if (!(error instanceof SystemCallError) || !NO_COPY_RANGE.has(error.code)) throw error;
+      if (!hasErrno(error, NO_COPY_RANGE)) throw error;
       state.copyRange = false;
     }
   }

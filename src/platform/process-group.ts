@@ -11,7 +11,7 @@
  * what is left is left alone.
  */
 import { closeSync } from "node:fs";
-import { EINVAL, ESRCH, hasPidfd, pidfdOpen, pidfdSignal } from "./libc.ts";
+import { EINVAL, ESRCH, hasPidfd, pidfdOpen, pidfdSignal } from "./libc/processes.ts";
 import { holdsPid, listProcesses, readProcess, sendSignal, type ProcessIdentity, type ProcessInfo } from "./process.ts";
 import { signalNumber } from "./signals.ts";
 

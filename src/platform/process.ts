@@ -4,7 +4,7 @@
  */
 import { closeSync, openSync, readFileSync, readSync, readdirSync } from "node:fs";
 import { signalNumber } from "./signals.ts";
-import { PROCESS_GONE, tolerating } from "./errno.ts";
+import { hasErrno, PROCESS_GONE, tolerating } from "./errno.ts";
 import { isLinux } from "./os.ts";
 
 /** A process as the kernel reports it. `startTicks` is comparable only within one boot. */
@@ -136,7 +136,7 @@ export function sendSignal(pid: number, signal: NodeJS.Signals | number): boolea
     process.kill(pid, typeof signal === "number" ? signal : signalNumber(signal)!);
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
+    if (hasErrno(error, ["ESRCH"])) return false;
     throw new Error(`kill(${pid}, ${signal}) failed: ${(error as Error).message}`);
   }
 }

@@ -10,6 +10,7 @@
 import { fchmodSync, fstatSync, rmdirSync, unlinkSync, type Dirent } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { closeDescriptor, type DirectoryPath, entryPath, identityOf, listEntries, lstatEntry, makeSubdirectoryOwnable, openDirectory, pathText, openSubdirectory, openSubdirectoryOnSameMount } from "./directory.ts";
+import { errnoOf } from "./errno.ts";
 
 /** What a removal had to leave, each left exactly as it was found. */
 export interface Leftovers {
@@ -222,8 +223,4 @@ function isDirectoryEntry(dirFd: number, dirPath: DirectoryPath, name: string): 
   } catch {
     return false;
   }
-}
-
-function errnoOf(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException).code;
 }

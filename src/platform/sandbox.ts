@@ -13,6 +13,7 @@ import { accessSync, constants, existsSync, lstatSync, readFileSync, readdirSync
 import { join, sep } from "node:path";
 import { lazyChildProcess, lazyOs } from "./lazy.ts";
 import { listProcesses, readProcess } from "./process.ts";
+import { isMacOS } from "./os.ts";
 
 /** The package that brings bwrap on Debian, Ubuntu, Fedora, Arch and Alpine alike. */
 export const BWRAP_PACKAGE = "bubblewrap";
@@ -74,7 +75,7 @@ const USERNS_HINT =
  * or macOS's sandbox-exec. Throws SandboxUnavailable naming the package to install.
  */
 export function sandboxTool(): string {
-  if (process.platform === "darwin") {
+  if (isMacOS) {
     if (existsSync("/usr/bin/sandbox-exec")) return "/usr/bin/sandbox-exec";
     throw new SandboxUnavailable('isolation "sandbox" needs /usr/bin/sandbox-exec, which this macOS does not have; nothing was run');
   }
@@ -101,7 +102,7 @@ export function explainSandboxFailure(detail: string): string {
  * env may hold secrets). macOS: sandbox-exec in front of the workload, same env.
  */
 export function sandboxLaunch(launch: Launch, view: SandboxView, tool: string, init: { argv: string[]; env: Record<string, string> }): Launch {
-  if (process.platform === "darwin") {
+  if (isMacOS) {
     // sandbox-exec execvp's its first argument, so argv[0] becomes the program's path.
     return { program: tool, argv: ["sandbox-exec", "-p", sandboxProfile(view, launch), launch.program, ...launch.argv.slice(1)], env: launch.env };
   }
@@ -275,7 +276,7 @@ export function probeSandbox(network: "host" | "none"): string | null {
     return (error as Error).message;
   }
   const argv =
-    process.platform === "darwin"
+    isMacOS
       ? [tool, "-p", "(version 1)(allow default)", "/usr/bin/true"]
       : [tool, ...bwrapArguments({ root: null, readWrite: [], readOnly: [], network }), "--", "/bin/true"];
   const result = lazyChildProcess().spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8", env: {}, timeout: 10_000, stdio: ["ignore", "ignore", "pipe"] });

@@ -8,6 +8,7 @@ import { concatBytes, encodeFrame, sizeText } from "./frame.ts";
 import { LifecycleRequest, lifecycleResponseOf, type LifecycleResponse } from "./lifecycle.ts";
 import { strictUtf8 } from "./utf8.ts";
 import { writeStdout } from "../output.ts";
+import { hasErrno, WOULD_BLOCK } from "../platform/errno.ts";
 
 /** Upper bound on a lifecycle request; real ones are a few hundred bytes. */
 const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
@@ -27,12 +28,11 @@ function readBounded(fd: number): string {
     try {
       n = readSync(fd, buffer, 0, buffer.length, null);
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "EAGAIN") {
+      if (hasErrno(error, WOULD_BLOCK)) {
         Bun.sleepSync(1);
         continue;
       }
-      if (code === "EOF") break;
+      if (hasErrno(error, ["EOF"])) break;
       throw new ProtocolError(`cannot read the lifecycle request from stdin: ${(error as Error).message}`);
     }
     if (n === 0) break;

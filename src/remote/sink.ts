@@ -4,6 +4,7 @@
  * keep flowing while that descriptor waits.
  */
 import { write as fsWrite } from "node:fs";
+import { hasErrno, WOULD_BLOCK } from "../platform/errno.ts";
 
 /** The most bytes of queued writes joined into one. */
 const COALESCE = 256 * 1024;
@@ -70,7 +71,7 @@ export class FdSink {
     fsWrite(this.fd, bytes, offset, bytes.length - offset, null, (error, written) => {
       if (error) {
         // A non-blocking descriptor shared with someone else: wait a moment, try again.
-        if (error.code === "EAGAIN") return void setTimeout(() => this.#writeFrom(bytes, offset, done), 1);
+        if (hasErrno(error, WOULD_BLOCK)) return void setTimeout(() => this.#writeFrom(bytes, offset, done), 1);
         return done(error);
       }
       this.#writeFrom(bytes, offset + written, done);

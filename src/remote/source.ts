@@ -10,6 +10,7 @@
 import { lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CreateInput } from "../protocol/index.ts";
+import { PATH_MISSING, tolerating } from "../platform/errno.ts";
 import { gitRead } from "../workspace/git.ts";
 import { gitEnvironment, gitPath } from "../workspace/git-environment.ts";
 import { hostSourceDirectory, isDirectorySource } from "../workspace/input.ts";
@@ -98,15 +99,12 @@ function shareableRemotes(toplevel: string): { name: string; url: string }[] {
 /** paseo.json of `dir` (base64), or null when there is none. */
 function readSeed(dir: string): string | null {
   const path = join(dir, "paseo.json");
-  try {
+  return tolerating(PATH_MISSING, null, () => {
     const stat = lstatSync(path);
     if (!stat.isFile()) return null;
     if (stat.size > MAX_SEED_BYTES) throw new Error(`${path} is larger than ${MAX_SEED_BYTES} bytes`);
     return readFileSync(path).toString("base64");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "ENOTDIR") return null;
-    throw error;
-  }
+  });
 }
 
 /**

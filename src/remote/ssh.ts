@@ -8,6 +8,7 @@ import { lstatSync, mkdirSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { KEEPALIVE_ENV } from "../keepalive.ts";
 import { writeAll } from "../output.ts";
+import { hasErrno } from "../platform/errno.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { homeEntry } from "../store/home.ts";
 
@@ -91,7 +92,7 @@ function usableControlDir(dir: string, create: boolean): string | null {
     try {
       mkdirSync(dir, { mode: 0o700 });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") return `cannot create ${dir}: ${(error as Error).message}`;
+      if (!hasErrno(error, ["EEXIST"])) return `cannot create ${dir}: ${(error as Error).message}`;
     }
   }
   return privateDirectoryProblem(dir, "the control socket directory", !create);
@@ -103,7 +104,7 @@ function privateDirectoryProblem(dir: string, what: string, missingIsFine: boole
   try {
     stat = lstatSync(dir);
   } catch (error) {
-    if (missingIsFine && (error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    if (missingIsFine && hasErrno(error, ["ENOENT"])) return null;
     return `${what} ${dir}: ${(error as Error).message}`;
   }
   const uid = process.getuid?.();

@@ -22,7 +22,7 @@ import { addOutcomeFacts, attachExecLog, logExecExited, logExecFailed, logExecRe
 import { setLogRemote } from "../log/runtime-log.ts";
 import { diagnose, writeAll } from "../output.ts";
 import { lazyChildProcess } from "../platform/lazy.ts";
-import { dup2 } from "../platform/libc.ts";
+import { dup2 } from "../platform/libc/descriptors.ts";
 import { CONTROL_FD, Control, FrameDecoder, LimitError, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
 import { closeSync, openSync } from "node:fs";
 import { hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall } from "./context.ts";

@@ -1,6 +1,7 @@
 import { Database, constants } from "bun:sqlite";
 import { accessSync, constants as fsConstants, existsSync, realpathSync, statSync } from "node:fs";
 import { dirname } from "node:path";
+import { errnoOf } from "../platform/errno.ts";
 import { scrubUrlCredentials } from "../redact.ts";
 import { checkHome, ensureHome, homeEntry, resolveHome, type HomeOptions } from "./home.ts";
 import { digestInputText } from "./input-digest.ts";
@@ -334,7 +335,7 @@ export function storeWriteProblem(path: string): string | null {
       const size = mapped > 0 ? statSync(file).size : 0;
       if (size < mapped) return `${file} is shorter (${size} bytes) than its shared mapping (${mapped} bytes): it was cut short`;
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
+      const code = errnoOf(error);
       // A file deleted under us: the mapping still holds its old inode, which stays writable.
       if (code === "ENOENT") continue;
       const why = code === "EPERM" ? "immutable? lsattr shows it, chattr -i clears it" : code === "EROFS" ? "its filesystem is read-only" : (error as Error).message;

@@ -1,6 +1,7 @@
 import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import { lazyOs } from "../platform/lazy.ts";
+import { isMacOS } from "../platform/os.ts";
 
 /** The options that select a runtime home (options.ts has validated them). */
 export interface HomeOptions {
@@ -18,7 +19,7 @@ export function resolveHome(options: HomeOptions, env = process.env): string {
 export function defaultHome(env = process.env): string {
   if (env.XDG_STATE_HOME) return join(requireAbsolute(env.XDG_STATE_HOME, "XDG_STATE_HOME"), "paseo-host-runtime");
   const home = env.HOME || lazyOs().homedir();
-  if (process.platform === "darwin") return join(home, "Library", "Application Support", "paseo-host-runtime");
+  if (isMacOS) return join(home, "Library", "Application Support", "paseo-host-runtime");
   return join(home, ".local", "state", "paseo-host-runtime");
 }
 

@@ -7,6 +7,7 @@
  */
 import { closeSync, constants, fstatSync, fsyncSync, linkSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { homeEntry, homeTemporary } from "./home.ts";
+import { hasErrno, tolerating } from "../platform/errno.ts";
 
 const KEY_BYTES = 32;
 
@@ -57,9 +58,7 @@ function makeKey(home: string, path: string): Buffer {
     closeSync(fd);
   }
   try {
-    linkSync(temp, path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    tolerating(["EEXIST"], undefined, () => linkSync(temp, path));
   } finally {
     unlinkSync(temp);
   }
@@ -74,7 +73,7 @@ function readKey(path: string): Buffer | null {
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    if (hasErrno(error, ["ENOENT"])) return null;
     throw new Error(`cannot read ${path}: ${(error as Error).message}`);
   }
   try {

@@ -21,7 +21,8 @@
  * only when the lock has not changed hands for STALL_LIMIT_MS.
  */
 import { closeSync, constants, fstatSync, ftruncateSync, openSync } from "node:fs";
-import { addressOf, tryLockExclusive, unlock, waitWhileEqual, wakeUp } from "../platform/libc.ts";
+import { addressOf, waitWhileEqual, wakeUp } from "../platform/libc/futex.ts";
+import { tryLockExclusive, unlock } from "../platform/libc/locks.ts";
 import { WRITER_LOCK_SUFFIX } from "./home.ts";
 
 /**

@@ -12,6 +12,7 @@
 import { lstatSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { closeDescriptor, identityOf, openBeneath, openDirectory, pathOfDescriptor, readSmallFileBeneath } from "../platform/directory.ts";
+import { errnoOf, hasErrno, PATH_MISSING } from "../platform/errno.ts";
 import type { Confinement, WorkspaceRecord } from "../store/workspaces.ts";
 import { isInside } from "./paths.ts";
 
@@ -132,8 +133,7 @@ function whyNotDirectory(path: string, label: string, error: NodeJS.ErrnoExcepti
   try {
     stat = lstatSync(path);
   } catch (lstatError) {
-    const code = (lstatError as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return `${label} no longer exists (removed outside paseo-host-runtime; destroy and create the workspace again)`;
+    if (hasErrno(lstatError, PATH_MISSING)) return `${label} no longer exists (removed outside paseo-host-runtime; destroy and create the workspace again)`;
     return `${label} cannot be examined: ${(lstatError as Error).message}`;
   }
   if (stat.isSymbolicLink()) return `${label} was replaced by a symlink (to ${readlinkSync(path)}); it is no longer the directory this workspace was created with`;
@@ -179,7 +179,7 @@ function openRootBeneath(checkoutFd: number, checkout: string, root: string): nu
   try {
     return openBeneath(checkoutFd, relative(checkout, root));
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errnoOf(error);
     const why = code === "ENOENT" ? "it no longer exists" : code === "ELOOP" || code === "ENOTDIR" ? "a symlink or a file replaced it or a directory on the way" : (error as Error).message;
     throw new RootProblem(`root ${root} is no longer reached from ${checkout} without symlinks: ${why}`);
   }

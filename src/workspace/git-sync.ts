@@ -23,7 +23,7 @@
 import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { logLine } from "../log/runtime-log.ts";
-import { tryLockExclusive } from "../platform/libc.ts";
+import { tryLockExclusive } from "../platform/libc/locks.ts";
 import type { GitSettings } from "./git-environment.ts";
 import { GitError, gitCapture } from "./git.ts";
 import { runInJail, uploadPackCommand } from "./git-jail.ts";

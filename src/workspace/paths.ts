@@ -4,6 +4,7 @@
  */
 import { lstatSync, readlinkSync } from "node:fs";
 import { closeDescriptor, openBeneath, openDirectory } from "../platform/directory.ts";
+import { errnoOf } from "../platform/errno.ts";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { homeEntry } from "../store/home.ts";
 
@@ -116,7 +117,7 @@ function whyUnreachable(base: string, path: string, error: NodeJS.ErrnoException
   } catch {
     // Changed while we looked: the kernel's answer below is all there is.
   }
-  const code = error.code ?? error.message;
+  const code = errnoOf(error) ?? error.message;
   if (code === "ELOOP" || code === "ENOTDIR") return `cannot be opened in ${base} without following a symlink (${code}); it is being changed right now`;
   return `cannot be opened in ${base}: ${code}`;
 }

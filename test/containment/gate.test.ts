@@ -10,7 +10,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, readSync, rmSync, writeFil
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GATE_ENV, gateArgv } from "../../src/exec/gate.ts";
-import { makePipe } from "../../src/platform/libc.ts";
+import { makePipe } from "../../src/platform/libc/descriptors.ts";
 import { BIN } from "../support/binary.ts";
 import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
 import type { ReadyWorkspace } from "../support/workspace.ts";

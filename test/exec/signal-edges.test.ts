@@ -7,7 +7,7 @@
  * - signals the engine cannot catch (real-time ones, SIGSTKFLT) do not kill the wrapper.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { realtimeSignals } from "../../src/platform/libc.ts";
+import { realtimeSignals } from "../../src/platform/libc/processes.ts";
 import { signalNames } from "../../src/platform/signals.ts";
 import { WRAPPER_OWN, forwardedSignals } from "../../src/exec/signals.ts";
 import { envelope, startExec, type ExecHandle, type ExecResult } from "../support/daemon.ts";

@@ -7,7 +7,8 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cgroupPathOf } from "../../src/platform/cgroup.ts";
-import { PROCESS_GONE, tolerating } from "../../src/platform/errno.ts";
+import { errnoOf, hasErrno, PROCESS_GONE, tolerating } from "../../src/platform/errno.ts";
+import { openat } from "../../src/platform/libc/files.ts";
 import { readProcess } from "../../src/platform/process.ts";
 import { linuxOnly } from "../support/platform.ts";
 
@@ -27,6 +28,36 @@ describe("tolerating", () => {
 
   test("passes a success through, whatever it is", () => {
     expect(tolerating(["ENOENT"], "fallback", () => 0)).toBe(0);
+  });
+});
+
+describe("errnoOf and hasErrno", () => {
+  const missing = (() => {
+    try {
+      readFileSync("/no/such/file");
+    } catch (error) {
+      return error;
+    }
+  })();
+
+  test("name the errno of Node's failures and of the libc calls' alike", () => {
+    expect(errnoOf(missing)).toBe("ENOENT");
+    let libcFailure: unknown;
+    try {
+      openat(-1, "relative", 0);
+    } catch (error) {
+      libcFailure = error;
+    }
+    expect(errnoOf(libcFailure)).toBe("EBADF");
+    expect(hasErrno(libcFailure, ["ENOENT", "EBADF"])).toBe(true);
+  });
+
+  test("anything that is not a system call's failure has no errno", () => {
+    for (const other of [new Error("ENOENT"), Object.assign(new Error("x"), { code: 2 }), null, undefined, "ENOENT"]) {
+      expect(errnoOf(other)).toBeUndefined();
+      expect(hasErrno(other, ["ENOENT"])).toBe(false);
+    }
+    expect(hasErrno(missing, ["EEXIST"])).toBe(false);
   });
 });
 
@@ -59,7 +90,7 @@ describe.skipIf(linuxOnly("platform/errno.test.ts, /proc reads", "/proc"))("/pro
 
 describe.skipIf(linuxOnly("platform/errno.test.ts, setrlimit through bun:ffi", "glibc's setrlimit and /proc/self/limits"))("setrlimit's result is checked", () => {
   test("disableCoreDumps succeeds and leaves the core size limit at 0 (run in a child, not this test process)", () => {
-    const libc = join(import.meta.dir, "../../src/platform/libc.ts");
+    const libc = join(import.meta.dir, "../../src/platform/libc/exit.ts");
     const child = Bun.spawnSync([process.execPath, "-e", `require(${JSON.stringify(libc)}).disableCoreDumps(); process.stdout.write(require("fs").readFileSync("/proc/self/limits", "utf8"))`]);
     expect(child.stderr.toString()).toBe("");
     expect(child.exitCode).toBe(0);
