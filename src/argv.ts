@@ -277,7 +277,7 @@ export function commandHelp(commands: CommandTable, command: string): string {
 }
 
 /** Flags that come before the operation: `--remote URL` and `--ssh-config FILE`. */
-interface GlobalFlags {
+export interface GlobalFlags {
   remote: string | null;
   sshConfig: string | null;
   /** The operation and its own arguments, exactly as the contract appends them. */
