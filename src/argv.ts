@@ -34,6 +34,8 @@ export interface CommandSpec {
   args?: { max: number };
   /** One line for `--help`. */
   summary: string;
+  /** Lines `<command> --help` adds after the summary. */
+  about?: readonly string[];
   /** Usage line after the command name. */
   usage: string;
   /** Whether this command is part of the daemon's protocol (shown first in help). */
@@ -65,6 +67,8 @@ export interface Invocation {
   /** Positional words (only for commands with `args`). */
   args: string[];
   rest: string[];
+  /** `--remote URL [--ssh-config FILE]` given before an operator command (src/main.ts). */
+  globals?: Pick<GlobalFlags, "remote" | "sshConfig">;
 }
 
 /** Bad command line: reported with usage on stderr, exit 2. */
@@ -220,6 +224,7 @@ export function helpText(commands: CommandTable, version: string): string {
     "",
     "Remote hosts (every protocol command, carried over OpenSSH; README \"Remote workspaces\"):",
     "  paseo-host-runtime --remote ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] <command> …",
+    "  operator commands work on every host of a remote runtime of the daemon's config: <command> --config FILE --runtime NAME",
     "",
     "  -h, --help, help [COMMAND]   show this help, or one command's",
     "  -V, --version, version       print version, target and Bun version",
@@ -248,6 +253,7 @@ export function commandHelp(commands: CommandTable, command: string): string {
   if (!spec) return commandUsage(commands, command);
   const lines = [`Usage: paseo-host-runtime ${command} ${spec.usage}`.trimEnd(), "", `${spec.summary[0]!.toUpperCase()}${spec.summary.slice(1)}.`];
   if (spec.stdin === "request") lines.push("Reads one LifecycleRequest (JSON) on stdin; refused when stdin is a terminal.");
+  lines.push(...(spec.about ?? []));
   const aliasOf = new Map(Object.entries(spec.aliases ?? {}).map(([letter, name]) => [name, letter]));
   const names = [...spec.required, ...(spec.optional ?? []), ...(spec.repeatable ?? []), ...(spec.switches ?? [])];
   const rows = names.map((name) => {
@@ -278,7 +284,7 @@ export function commandHelp(commands: CommandTable, command: string): string {
 }
 
 /** Flags that come before the operation: `--remote URL` and `--ssh-config FILE`. */
-interface GlobalFlags {
+export interface GlobalFlags {
   remote: string | null;
   sshConfig: string | null;
   /** The operation and its own arguments, exactly as the contract appends them. */

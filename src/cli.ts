@@ -8,7 +8,7 @@
  * shared flags, `ps` fields and `run` purposes from data-only modules.
  */
 import { HOME_ENV, type Command, type CommandSpec, type CommandTable, type FlagDoc, type HandlerLoader } from "./argv.ts";
-import { OPTIONS_FLAGS, OWNER_DEFAULT, SELECT, SHARED, STOP_GRACE, STORE_ENV, STORE_FLAGS, W, docs } from "./operator/flags.ts";
+import { OPTIONS_FLAGS, OWNER_DEFAULT, REMOTE_NOTE, SELECT, SHARED, STOP_GRACE, STORE_ENV, STORE_FLAGS, VIEW_EXIT, W, docs } from "./operator/flags.ts";
 import { FORMAT_FIELDS, formatProblem } from "./operator/ps-format.ts";
 import { PURPOSES } from "./operator/purposes.ts";
 import { signalNameProblem } from "./platform/signals.ts";
@@ -159,6 +159,9 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
   },
 } satisfies Record<string, Command>);
 
+/** Where rm and `workspace pause|resume|inspect` go for a remote runtime. */
+const ON_ITS_HOST = "A remote runtime: its `--remote …` operation, on the host the local placement records (else the workspace's hash host), as for the daemon.";
+
 /** `workspace pause|resume|inspect`: one workspace, one contract operation on it, through the daemon's options. */
 function oneWorkspace(summary: string, workspaceHelp: string, examples: string[], handler: HandlerLoader): Command {
   return {
@@ -168,6 +171,7 @@ function oneWorkspace(summary: string, workspaceHelp: string, examples: string[]
     aliases: W,
     usage: `--workspace-id W [--json] ${SELECT}`,
     summary,
+    about: [REMOTE_NOTE, ON_ITS_HOST],
     flags: docs(SHARED, { "workspace-id": { value: "W", help: workspaceHelp } }),
     examples,
     env: STORE_ENV,
@@ -191,10 +195,12 @@ function operatorCommands(): Record<string, Command> {
       aliases: { q: "quiet" },
       usage: `[--helper-path PATH] [--json] [--quiet] ${SELECT}`,
       summary: "check this host can run workspaces (helper included); exit 1 if a required check fails",
+      about: [REMOTE_NOTE, "A remote runtime: `remote doctor` of each of its hosts (ssh, the remote binary and version, the host's own doctor), under a line per host; exit 1 if a required check fails on any."],
       flags: docs([...SHARED, "helper-path"], { quiet: { help: "print only failures and warnings (nothing when all is well); same exit status" } }),
       examples: [
         "paseo-host-runtime doctor --home /var/lib/paseo-host-runtime --owner my-daemon",
         "sudo -u paseo paseo-host-runtime doctor --config ~paseo/.paseo/config.json   # as the daemon's user",
+        "paseo-host-runtime doctor --config ~/.paseo/config.json --runtime buildbox   # each host of a --remote runtime",
       ],
       env: { ...STORE_ENV, PATH: "where git is found (run doctor with the daemon's PATH)", NO_COLOR: "no colour (also off when stdout is not a terminal)", LANG: "ASCII marks (ok/FAIL/warn) unless LC_ALL, LC_CTYPE or LANG names UTF-8" },
       handler: async () => (await import("./operator/doctor.ts")).doctor,
@@ -215,10 +221,12 @@ function operatorCommands(): Record<string, Command> {
       optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
       switches: ["json"],
       usage: `[--json] ${SELECT}`,
-      summary: "list the workspaces of a runtime home (exit 1 when the home does not exist)",
+      summary: "list the workspaces of a runtime home, or of every host of a remote runtime",
+      about: [REMOTE_NOTE, "A remote runtime: each host's own `ls`, one table with a HOST column (--json: each workspace's host, and hosts[] with each host's home and error); a host whose home does not exist yet has none."],
       flags: docs(SHARED),
-      examples: ["paseo-host-runtime ls", "paseo-host-runtime ls --home /var/lib/paseo-host-runtime --owner my-daemon --json"],
+      examples: ["paseo-host-runtime ls", "paseo-host-runtime ls --home /var/lib/paseo-host-runtime --owner my-daemon --json", "paseo-host-runtime ls --config ~/.paseo/config.json --runtime buildbox   # every host of a --remote runtime"],
       env: STORE_ENV,
+      exitStatus: VIEW_EXIT,
       handler: async () => (await import("./operator/ls.ts")).ls,
     },
     ps: {
@@ -228,6 +236,7 @@ function operatorCommands(): Record<string, Command> {
       aliases: { ...W, q: "quiet" },
       usage: `[--workspace-id W] [-q | --format FORMAT | --json] ${SELECT}`,
       summary: "list live executions: argv, age, memory (the cgroup's, else proportional set size), never their environment",
+      about: [REMOTE_NOTE, "A remote runtime: each host's own `ps`, with a HOST column (--format: {{.host}}; --json: each execution's host, and hosts[])."],
       flags: docs([...SHARED, "workspace-id"], {
         "workspace-id": { value: "W", help: "only this workspace's executions" },
         quiet: { help: "print only the exec ids, one per line" },
@@ -237,8 +246,9 @@ function operatorCommands(): Record<string, Command> {
           check: formatProblem,
         },
       }),
-      examples: ["paseo-host-runtime ps -w my-workspace", "paseo-host-runtime ps --format '{{.workspaceId}} {{.execId}} {{.memory}}'"],
+      examples: ["paseo-host-runtime ps -w my-workspace", "paseo-host-runtime ps --format '{{.workspaceId}} {{.execId}} {{.memory}}'", "paseo-host-runtime ps --runtime buildbox --format '{{.host}} {{.workspaceId}} {{.command}}'"],
       env: STORE_ENV,
+      exitStatus: VIEW_EXIT,
       handler: async () => (await import("./operator/ps.ts")).ps,
     },
     logs: {
@@ -248,6 +258,7 @@ function operatorCommands(): Record<string, Command> {
       aliases: { ...W, f: "follow" },
       usage: `[--workspace-id W] [--exec-id E] [--follow] [--json] ${SELECT}`,
       summary: "show the runtime log (<home>/log/runtime.log): outcomes and failures, also after launch",
+      about: [REMOTE_NOTE, "A remote runtime: each host's log and this side's lines of the runtime's calls (HOST local), with a HOST column, merged by time (--follow: as they come); --json adds \"host\" (null: this side)."],
       flags: docs(SHARED, {
         "workspace-id": { value: "W", help: "only this workspace's lines" },
         "exec-id": { value: "E", help: "only this execution's lines" },
@@ -255,8 +266,9 @@ function operatorCommands(): Record<string, Command> {
         follow: { help: "then print new lines as they come, across rotations, until Ctrl-C" },
         json: { help: "the JSON lines exactly as written" },
       }),
-      examples: ["paseo-host-runtime logs --home /var/lib/paseo-host-runtime -w my-workspace", "paseo-host-runtime logs --config ~/.paseo/config.json --follow"],
+      examples: ["paseo-host-runtime logs --home /var/lib/paseo-host-runtime -w my-workspace", "paseo-host-runtime logs --config ~/.paseo/config.json --follow", "paseo-host-runtime logs --config ~/.paseo/config.json --runtime buildbox -w demo"],
       env: STORE_ENV,
+      exitStatus: VIEW_EXIT,
       handler: async () => (await import("./operator/logs.ts")).logs,
     },
     new: {
@@ -265,7 +277,8 @@ function operatorCommands(): Record<string, Command> {
       switches: ["json"],
       aliases: W,
       usage: `--workspace-id W --source PATH|URL [--revision R] [--branch NAME --base REF | --checkout REF] [--cwd REL] [--project-id P] [--host-directory adopt|clone] [--json] ${SELECT}`,
-      summary: "create a workspace (runs this binary's `create`)",
+      summary: "create a workspace (runs the runtime's `create`)",
+      about: [REMOTE_NOTE, "A remote runtime: its `--remote … create` places the workspace as the daemon's does (options.remote.placement, recorded here) and ships a host directory there; the output names the host."],
       flags: docs(SHARED, {
         "workspace-id": { value: "W", help: "the new workspace's id" },
         source: { value: "PATH|URL", help: "a host directory, or a git URL (scheme:// or user@host:path)" },
@@ -275,9 +288,9 @@ function operatorCommands(): Record<string, Command> {
         checkout: { value: "REF", help: "check out an existing branch or commit in its own worktree" },
         cwd: { value: "REL", help: "the working directory inside the workspace, relative", default: "its root" },
         "project-id": { value: "P", help: "the project id of the create request", default: "the source's base name" },
-        "host-directory": { value: "MODE", help: "for a host directory placed as is (options.hostDirectory)", values: ["adopt", "clone"], default: "adopt" },
+        "host-directory": { value: "MODE", help: "for a host directory placed as is (options.hostDirectory; a remote runtime always clones)", values: ["adopt", "clone"], default: "adopt" },
       }),
-      examples: ["paseo-host-runtime new -w demo --source ~/src/project --branch try-it --base main", "paseo-host-runtime new -w demo --source ~/src/project --config ~/.paseo/config.json"],
+      examples: ["paseo-host-runtime new -w demo --source ~/src/project --branch try-it --base main", "paseo-host-runtime new -w demo --source ~/src/project --config ~/.paseo/config.json --runtime buildbox"],
       env: { ...STORE_ENV, PATH: "where git is found" },
       handler: async () => (await import("./operator/new.ts")).newWorkspace,
     },
@@ -287,7 +300,8 @@ function operatorCommands(): Record<string, Command> {
       switches: ["json", "force"],
       aliases: { ...W, f: "force" },
       usage: `--workspace-id W [--force] [--json] ${SELECT}`,
-      summary: "destroy a workspace (runs this binary's `destroy`); refuses while executions are live unless --force",
+      summary: "destroy a workspace (runs the runtime's `destroy`); refuses while executions are live unless --force",
+      about: [REMOTE_NOTE, ON_ITS_HOST],
       flags: docs(SHARED, {
         "workspace-id": { value: "W", help: "the workspace to destroy" },
         force: { help: `stop live executions first, as pause does: SIGTERM, ${STOP_GRACE}, then SIGKILL` },
@@ -303,8 +317,9 @@ function operatorCommands(): Record<string, Command> {
       aliases: { f: "force" },
       usage: `[--remove [--force]] [--json] ${SELECT}`,
       summary: "list an owner's orphans (left unlisted when its configuration was edited; no reconcile removes them); --remove destroys them",
+      about: [REMOTE_NOTE, "A remote runtime: every host's orphans; --remove destroys each through the runtime's `--remote … destroy`, which must route it to its host (exit 1 for one whose placement is not recorded here, or when a host did not answer)."],
       flags: docs(SHARED, {
-        remove: { help: "destroy each orphan (runs this binary's `destroy`); without it nothing is changed" },
+        remove: { help: "destroy each orphan (runs the runtime's `destroy`); without it nothing is changed" },
         force: { help: `with --remove: stop an orphan's live executions first, as rm --force does (SIGTERM, ${STOP_GRACE}, then SIGKILL); without it such an orphan is left and the exit is 1` },
       }),
       examples: ["paseo-host-runtime orphans --config ~/.paseo/config.json", "paseo-host-runtime orphans --remove --home /var/lib/paseo-host-runtime --owner my-daemon"],
@@ -320,6 +335,7 @@ function operatorCommands(): Record<string, Command> {
       aliases: { ...W, e: "env", t: "pty" },
       usage: `--workspace-id W [--pty] [--cwd REL] [--env K=V]... [--inherit-env] [--purpose KIND] [--helper-path PATH] ${SELECT} -- ARGV...`,
       summary: "run a command in a workspace through `exec`, as the daemon does; env is empty unless --env/--inherit-env",
+      about: [REMOTE_NOTE, "A remote runtime: the runtime's own `--remote … exec`, as the daemon runs it (pipes and PTY), on the workspace's host."],
       flags: docs(["home", "owner", "options-json", "config", "runtime", "helper-path"], {
         "workspace-id": { value: "W", help: "the workspace to run in" },
         pty: { help: "on a fresh terminal (your terminal goes raw; resizes are forwarded)" },
@@ -328,7 +344,7 @@ function operatorCommands(): Record<string, Command> {
         "inherit-env": { help: "start from your own environment (then --env on top)" },
         purpose: { value: "KIND", help: "the envelope's purpose", values: Object.keys(PURPOSES), default: "terminal with --pty, else workspace-script" },
       }),
-      examples: ["paseo-host-runtime run -w demo -e PATH=/usr/bin:/bin -- git status", "paseo-host-runtime run -w demo --pty --inherit-env -- bash"],
+      examples: ["paseo-host-runtime run -w demo -e PATH=/usr/bin:/bin -- git status", "paseo-host-runtime run -w demo --pty --inherit-env -- bash", "paseo-host-runtime run -w demo --runtime buildbox --pty -e PATH=/usr/bin:/bin -- bash   # on its host"],
       env: { ...STORE_ENV, TERM: "with --pty, sent as the envelope's stdio.term" },
       exitStatus: `Exit status: the workload's, as exec mirrors it: ${MIRRORED}; nothing started: exec's refusal (127 program not found, 126 not executable, 1 refused: reason on stderr); 1 a failure of the exec protocol; 2 usage error.`,
       handler: async () => (await import("./operator/run.ts")).run,
@@ -343,6 +359,7 @@ function operatorCommands(): Record<string, Command> {
       switches: ["keep-all", "json"],
       usage: `(--keep W... | --keep-all) [--runtime-instance-id ID] [--json] ${SELECT}`,
       summary: "destroy the workspaces of this configuration that are not kept, clean up interrupted ones, reap abandoned executions (runs `reconcile`)",
+      about: [REMOTE_NOTE, "A remote runtime: its `--remote … reconcile` on every host; refused, nothing changed, when a host does not answer or a kept workspace is not routed to the host it lives on."],
       flags: docs(SHARED, {
         keep: { value: "W", help: "a workspace to keep; every other workspace of this configuration is destroyed" },
         "keep-all": { help: "keep every workspace in scope: only clean up interrupted creates/destroys and reap abandoned executions" },

@@ -18,6 +18,7 @@ export const KEEPALIVE_ENV = "PASEO_HOST_RUNTIME_KEEPALIVE_MS";
 const NUL = new Uint8Array(1);
 let intervalMs = 0;
 let last = 0;
+let lost = false;
 
 /**
  * Starts the keepalives when the caller asked for them. The variable is removed at once, so
@@ -46,5 +47,14 @@ export function pulse(): void {
   } catch {
     // The caller went away: nothing listens for keepalives any more.
     intervalMs = 0;
+    lost = true;
   }
+}
+
+/**
+ * Whether the caller is gone (a keepalive could not be written): a command that would otherwise
+ * wait forever for something to print (`logs --follow`) ends then, rather than outlive its session.
+ */
+export function callerLost(): boolean {
+  return lost;
 }

@@ -3,7 +3,7 @@
  * the stdout/stderr paths, the version); the table (src/cli.ts) loads a command's module only
  * when it runs, and builds the operator commands' specs only when the call is not a protocol one.
  */
-import { UsageError, commandHelp, commandName, commandUsage, hasGlobalFlags, helpText, parseArgs, subcommands, type Invocation, type WordsHandler } from "./argv.ts";
+import { UsageError, commandHelp, commandName, commandUsage, hasGlobalFlags, helpText, parseArgs, parseGlobalFlags, subcommands, type Invocation, type WordsHandler } from "./argv.ts";
 import { commandsFor } from "./cli.ts";
 import { diagnose, writeAll, writeStdout } from "./output.ts";
 import { TARGET, VERSION } from "./version.ts";
@@ -61,6 +61,31 @@ async function runWords(run: WordsHandler, words: readonly string[]): Promise<nu
   }
 }
 
+/**
+ * `--remote URL [--ssh-config FILE] <operator command> …`: the command works on that remote
+ * runtime (src/operator/selection.ts). Returns the global flags and the command's own words;
+ * null when a protocol operation (or anything else) follows, which remote/main.ts handles; the
+ * exit status when it printed help or a usage error.
+ */
+function operatorAfterGlobals(argv: string[]): { globals: NonNullable<Invocation["globals"]>; rest: string[] } | number | null {
+  let split;
+  try {
+    split = parseGlobalFlags(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    return null;
+  }
+  const named = commandName(COMMANDS, split.rest);
+  const spec = named === null ? undefined : COMMANDS[named.name];
+  if (split.remote === null || !spec || spec.protocol || !(spec.optional ?? []).includes("runtime")) return null;
+  const helpFor = asksForHelp(split.rest);
+  if (helpFor !== null) {
+    writeStdout(commandHelp(COMMANDS, helpFor));
+    return 0;
+  }
+  return { globals: { remote: split.remote, sshConfig: split.sshConfig }, rest: split.rest };
+}
+
 async function main(argv: string[]): Promise<number> {
   startKeepalive();
   if (argv.length === 0) {
@@ -79,7 +104,13 @@ async function main(argv: string[]): Promise<number> {
     writeStdout(commandHelp(COMMANDS, helpFor));
     return 0;
   }
-  if (hasGlobalFlags(argv)) return await runWords((await import("./remote/main.ts")).remoteMain, argv);
+  let globals: Invocation["globals"];
+  if (hasGlobalFlags(argv)) {
+    const operator = operatorAfterGlobals(argv);
+    if (operator === null) return await runWords((await import("./remote/main.ts")).remoteMain, argv);
+    if (typeof operator === "number") return operator;
+    ({ globals, rest: argv } = operator);
+  }
   const named = commandName(COMMANDS, argv)!;
   const words = COMMANDS[named.name]?.words;
   if (words) return await runWords(await words(), argv.slice(named.words));
@@ -90,6 +121,7 @@ async function main(argv: string[]): Promise<number> {
     if (!(error instanceof UsageError)) throw error;
     return usageError(error);
   }
+  if (globals) invocation.globals = globals;
   const spec = COMMANDS[invocation.command]!;
   // A person who runs a protocol operation by hand would otherwise wait on a silent terminal.
   if (spec.stdin === "request" && isTerminalQuick(0)) {

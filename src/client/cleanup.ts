@@ -11,11 +11,13 @@ export interface CleanupOptions {
   budgetMs: number;
   /** The argv[0] it runs with (the daemon's own, when an operator command knows it). */
   argv0?: string;
+  /** The program and the words before `signal` (default: this binary; a remote runtime's `--remote …` after it). */
+  command?: readonly string[];
 }
 
 /** Runs `signal … --signal SIGKILL` for the envelope's exec id; its output is not needed. */
-export async function killExecution(workspaceId: string, envelope: SpawnEnvelope, { budgetMs, argv0 }: CleanupOptions): Promise<void> {
-  const [program, ...prefix] = selfCommand();
+export async function killExecution(workspaceId: string, envelope: SpawnEnvelope, { budgetMs, argv0, command }: CleanupOptions): Promise<void> {
+  const [program, ...prefix] = command ?? selfCommand();
   const proc = Bun.spawn([program!, ...prefix, "signal", "--workspace-id", workspaceId, "--exec-id", envelope.execId, "--signal", "SIGKILL"], {
     ...(argv0 === undefined ? {} : { argv0 }),
     // In the envelope's own dialect: a workspace answers only requests of the dialect it was made in.

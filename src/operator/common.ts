@@ -5,7 +5,7 @@
  */
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { existsSync } from "node:fs";
-import { UsageError, type Invocation } from "../argv.ts";
+import type { Invocation } from "../argv.ts";
 import { diagnose } from "../output.ts";
 import { LifecycleResponse, parseMessage, type Dialect } from "../protocol/index.ts";
 import { openExistingStore as openStoreIfPresent, type Store } from "../store/db.ts";
@@ -13,22 +13,22 @@ import { resolveHome } from "../store/home.ts";
 import { getWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { readOptions } from "../options.ts";
 import { isolationProblem, requestedIsolation } from "../workspace/isolation.ts";
-import { DaemonConfigError, argv0Of, ourRuntimes, readDaemonConfig } from "./daemon-config.ts";
+import { currentSelection, selection, selectionHint } from "./selection.ts";
 import { selfCommand, selfEnv } from "../client/self.ts";
 import { shellQuote } from "../shell-quote.ts";
 import { printable, terminalJson } from "../printable.ts";
-import { parseJsonText } from "../protocol/json-text.ts";
+
+/** The argv[0] a protocol operation of this invocation runs with: the daemon's, when a config names the runtime. */
+export function operationArgv0(): string {
+  return currentSelection()?.argv0 ?? selfCommand()[0]!;
+}
 
 /**
- * The argv[0] the daemon runs this binary with, when `--config` named its runtime: protocol
- * operations are run with it, so the configuration fingerprint they record and scope reconcile
- * by (workspace/owner.ts configurationOf) is the daemon's own.
+ * The command a protocol operation of this invocation runs: this binary with the runtime's own
+ * words before the operation (`--remote URL …` for a remote runtime), as the daemon runs it.
  */
-let daemonArgv0: string | undefined;
-
-/** The argv[0] a protocol operation of this invocation runs with (see daemonArgv0). */
-export function operationArgv0(): string {
-  return daemonArgv0 ?? selfCommand()[0]!;
+export function operationCommand(): string[] {
+  return [...selfCommand(), ...(currentSelection()?.globals ?? [])];
 }
 
 /**
@@ -36,43 +36,7 @@ export function operationArgv0(): string {
  * then `--home` → stateDirectory, `--owner` → owner over it. Throws UsageError.
  */
 export function operatorOptions(invocation: Invocation): Record<string, unknown> {
-  const options = baseOptions(invocation);
-  const home = invocation.flags.get("home");
-  if (home !== undefined) options.stateDirectory = home;
-  const owner = invocation.flags.get("owner");
-  if (owner !== undefined) options.owner = owner;
-  return options;
-}
-
-function baseOptions(invocation: Invocation): Record<string, unknown> {
-  const inline = invocation.flags.get("options-json");
-  const file = invocation.flags.get("config");
-  const runtime = invocation.flags.get("runtime");
-  const command = invocation.command;
-  if (inline !== undefined && file !== undefined) throw new UsageError("give either --options-json or --config, not both", command);
-  if (runtime !== undefined && file === undefined) throw new UsageError("--runtime goes with --config FILE", command);
-  if (inline !== undefined) return parseJsonText(inline) as Record<string, unknown>;
-  if (file === undefined) return {};
-  let config;
-  try {
-    config = readDaemonConfig(file);
-  } catch (error) {
-    if (error instanceof DaemonConfigError) throw new UsageError(`--config: ${error.message}`, command);
-    throw error;
-  }
-  const candidates = runtime === undefined ? ourRuntimes(config) : config.runtimes.filter((entry) => entry.name === runtime);
-  const names = config.runtimes.map((entry) => JSON.stringify(entry.name)).join(", ") || "none";
-  if (candidates.length === 0) {
-    const what = runtime === undefined ? "no runtime there runs paseo-host-runtime" : `it has no command runtime ${JSON.stringify(runtime)}`;
-    throw new UsageError(`--config ${config.path}: ${what} (command runtimes: ${names})`, command);
-  }
-  if (candidates.length > 1) throw new UsageError(`--config ${config.path}: several runtimes run paseo-host-runtime (${candidates.map((entry) => JSON.stringify(entry.name)).join(", ")}); pick one with --runtime NAME`, command);
-  const chosen = candidates[0]!;
-  if (chosen.remote !== null) throw new UsageError(`--config: runtime ${JSON.stringify(chosen.name)} works on ${chosen.remote} (--remote): its options apply on that host, not here`, command);
-  daemonArgv0 = argv0Of(chosen) ?? undefined;
-  const options = chosen.options ?? {};
-  if (typeof options !== "object" || options === null || Array.isArray(options)) throw new UsageError(`--config: runtime ${JSON.stringify(chosen.name)} has options that are not an object`, command);
-  return { ...(options as Record<string, unknown>) };
+  return { ...selection(invocation).options };
 }
 
 /**
@@ -90,7 +54,17 @@ export function openExistingStore(options: Record<string, unknown>): { store: St
 export function missingHomeMessage(options: Record<string, unknown>): string | null {
   const home = resolveHome(options);
   if (existsSync(home)) return null;
-  return `runtime home ${home} does not exist (nothing was ever created there; check --home, options.stateDirectory or PASEO_HOST_RUNTIME_HOME)`;
+  return `${MISSING_HOME[0]}${home}${MISSING_HOME[1]}; ${selectionHint(currentSelection())})`;
+}
+
+/** The words around the home in missingHomeMessage, which a remote runtime's views recognize (missingHomeIn). */
+const MISSING_HOME = ["runtime home ", " does not exist (nothing was ever created there"] as const;
+
+/** The home a host's `ls`/`ps`/`logs` said does not exist (its missingHomeMessage on stderr), or null. */
+export function missingHomeIn(stderr: string): string | null {
+  const line = stderr.split("\n")[0]!.replace(/^paseo-host-runtime: /, "");
+  const end = line.indexOf(MISSING_HOME[1]);
+  return line.startsWith(MISSING_HOME[0]) && end !== -1 ? line.slice(MISSING_HOME[0].length, end) : null;
 }
 
 /** What a lifecycle operation of this binary printed, and how it ended. */
@@ -109,7 +83,7 @@ interface OperationOptions {
 
 /** Runs `paseo-host-runtime <args>` with `request` on stdin, as the daemon would. */
 export function runOperation(args: string[], request: unknown, { timeoutMs, stderr = "inherit" }: OperationOptions = {}): OperationResult {
-  const [program, ...prefix] = selfCommand();
+  const [program, ...prefix] = operationCommand();
   const { spawnSync } = lazyChildProcess();
   const result = spawnSync(program!, [...prefix, ...args], {
     argv0: operationArgv0(),
@@ -144,7 +118,7 @@ export function recordedWorkspace(options: Record<string, unknown>, workspaceId:
  * that ask for less than its record get the recorded isolation, network and paths instead, so
  * `run` or `workspace resume` without the daemon's options still confine it as created.
  */
-export function withRecordedIsolation(options: Record<string, unknown>, record: WorkspaceRecord | null): Record<string, unknown> {
+export function withRecordedIsolation(options: Record<string, unknown>, record: Pick<WorkspaceRecord, "workspaceId" | "isolation"> | null): Record<string, unknown> {
   const recorded = record?.isolation;
   if (!recorded || recorded.isolation === "none") return options;
   let asked;
@@ -162,7 +136,7 @@ export function withRecordedIsolation(options: Record<string, unknown>, record: 
  * The request fields that speak the dialect a workspace was created in (a later-dialect
  * workspace with its recorded instance id), so operator commands reach either kind.
  */
-export function dialectFields(record: WorkspaceRecord | null): { dialect: Dialect; fields: { runtimeInstanceId?: string } } {
+export function dialectFields(record: Pick<WorkspaceRecord, "dialect" | "instanceId"> | null): { dialect: Dialect; fields: { runtimeInstanceId?: string } } {
   if (record?.dialect === "later" && record.instanceId !== null) return { dialect: "later", fields: { runtimeInstanceId: record.instanceId } };
   return { dialect: "seed", fields: {} };
 }
@@ -223,6 +197,21 @@ export function formatBytes(bytes: number): string {
     unit++;
   }
   return `${unit === 0 || value >= 100 ? Math.round(value) : value.toFixed(1)} ${units[unit]}`;
+}
+
+/**
+ * A command line to suggest: `paseo-host-runtime [--remote …] <words>` with the flags of
+ * `invocation` that select the runtime, its home and owner, so it reaches the same workspaces.
+ */
+export function suggestion(invocation: Invocation, words: string): string {
+  const globals = invocation.globals;
+  const before = globals ? ` --remote ${shellQuote(globals.remote!)}${globals.sshConfig === null ? "" : ` --ssh-config ${shellQuote(globals.sshConfig)}`}` : "";
+  const after: string[] = [];
+  for (const name of ["home", "owner", "config", "runtime", "options-json"]) {
+    const value = invocation.flags.get(name);
+    if (value !== undefined) after.push(` --${name} ${shellQuote(value)}`);
+  }
+  return `paseo-host-runtime${before} ${words}${after.join("")}`;
 }
 
 /** How operator commands quote a word for the shell (one home: src/shell-quote.ts). */

@@ -11,7 +11,7 @@ import type { Invocation } from "../argv.ts";
 import { diagnose } from "../output.ts";
 import { DEFAULT_OWNER, optionProblems, readOptions, unknownOptions, type RuntimeOptions } from "../options.ts";
 import { resolveHome } from "../store/home.ts";
-import { printJson } from "./common.ts";
+import { printJson, shellQuote } from "./common.ts";
 import { askedLimits, checkLimits, ContainmentError, hostContainmentProblem, resolveContainment, wantsLimits } from "../workspace/containment.ts";
 import { printable } from "../printable.ts";
 import { jsonTypeName } from "../protocol/common.ts";
@@ -62,7 +62,7 @@ function judge(runtime: CommandRuntime): RuntimeReport {
   const argv0 = argv0Of(runtime);
   if (argv0 !== null) report.configuration = configurationOf(options, argv0);
   if (runtime.remote !== null) {
-    add({ name: "home", status: "info", detail: `on ${runtime.remote} (--remote): not checked here; run doctor on that host` });
+    add({ name: "home", status: "info", detail: `on ${runtime.remote} (--remote): not checked here; doctor --config FILE --runtime ${shellQuote(runtime.name)} checks each of its hosts` });
     return report;
   }
   const { check } = checkRuntimeHome(settings);

@@ -12,6 +12,11 @@ import { resolveHome } from "../store/home.ts";
 import { checkLimits, ContainmentError, resolveContainment, type Containment } from "../workspace/containment.ts";
 import { BWRAP_PACKAGE, probeSandbox, sandboxTool } from "../platform/sandbox.ts";
 import { operatorOptions, printJson } from "./common.ts";
+import { printable } from "../printable.ts";
+import { hostUrl } from "../remote/context.ts";
+import { hostChecks } from "../remote/doctor.ts";
+import { remoteRuntime, type RemoteRuntime } from "./remote-hosts.ts";
+import { selection } from "./selection.ts";
 import { checkHelper } from "./helper-check.ts";
 import { checkRuntimeHome } from "./home-check.ts";
 import { renderChecks, summaryLine, type Check } from "./report.ts";
@@ -198,6 +203,8 @@ async function runChecks(options: RuntimeOptions): Promise<Check[]> {
  * warnings (nothing when all is well), for install.sh and scripts; the exit status is the same.
  */
 export async function doctor(invocation: Invocation): Promise<number> {
+  const chosen = selection(invocation);
+  if (chosen.remote !== null) return await doctorRemote(invocation, await remoteRuntime(chosen));
   const raw = operatorOptions(invocation);
   const helperPath = invocation.flags.get("helper-path");
   if (helperPath !== undefined) raw.helperPath = helperPath;
@@ -214,5 +221,35 @@ export async function doctor(invocation: Invocation): Promise<number> {
     return failed.length === 0 ? 0 : 1;
   }
   console.log([...lines, "", summaryLine(checks)].join("\n"));
+  return failed.length === 0 ? 0 : 1;
+}
+
+/**
+ * `doctor` of a `--remote` runtime: `remote doctor` of each of its hosts, with the runtime's ssh
+ * configuration, the hosts' home, owner and helper (options.remote; --helper-path names the
+ * hosts' helper), each connection made afresh as a daemon's first call makes it. Exit 1 when a
+ * required check fails on any host.
+ */
+async function doctorRemote(invocation: Invocation, runtime: RemoteRuntime): Promise<number> {
+  const { ctx } = runtime;
+  const settings = { ...ctx.settings, controlDir: null, controlPersistSeconds: 0 };
+  const options = { localHome: ctx.home, remoteHome: runtime.home, owner: runtime.owner, helperPath: invocation.flags.get("helper-path") ?? ctx.remote.helperPath ?? null };
+  const reports = await Promise.all(runtime.hosts.map(async (host) => ({ host, url: hostUrl(ctx, host), checks: await hostChecks(host, settings, options) })));
+  const failed = reports.flatMap(({ host, checks }) => checks.filter((check) => check.status === "fail").map((check) => ({ ...check, name: `${host.key} ${check.name}` })));
+  if (invocation.switches.has("json")) {
+    printJson({ ok: failed.length === 0, hosts: reports.map(({ url, checks }) => ({ host: url, ok: checks.every((check) => check.status !== "fail"), checks })) });
+    return failed.length === 0 ? 0 : 1;
+  }
+  const quiet = invocation.switches.has("quiet");
+  const lines = reports.flatMap(({ host, checks }) => {
+    const shown = renderChecks(checks, quiet, "  ");
+    return quiet && shown.length === 0 ? [] : [printable(`host ${host.key} (${host.binary})`), ...shown];
+  });
+  if (quiet) {
+    if (lines.length) console.log(lines.join("\n"));
+    return failed.length === 0 ? 0 : 1;
+  }
+  const all = reports.flatMap(({ host, checks }) => checks.map((check) => ({ ...check, name: `${host.key} ${check.name}` })));
+  console.log([...lines, "", summaryLine(all)].join("\n"));
   return failed.length === 0 ? 0 : 1;
 }

@@ -50,8 +50,8 @@ const FLAG_DOCS = {
   },
   owner: { value: "NAME", help: "the owner stamped on workspaces (options.owner)", default: OWNER_DEFAULT },
   "options-json": { value: "JSON", help: "the daemon's whole options map, as JSON; --home, --owner and the like override its keys", check: jsonObject },
-  config: { value: "FILE", help: "take the options of a runtime in the daemon's config.json (e.g. ~/.paseo/config.json)" },
-  runtime: { value: "NAME", help: "which workspaceRuntimes entry of --config", default: "the only one that runs paseo-host-runtime" },
+  config: { value: "FILE", help: "work on a runtime of the daemon's config.json with its options and command; one with --remote on its hosts, over its ssh" },
+  runtime: { value: "NAME", help: "which workspaceRuntimes entry of --config (alone: of $PASEO_HOME/config.json, else ~/.paseo/config.json)", default: "the only one that runs paseo-host-runtime" },
   "helper-path": { value: "PATH", help: "absolute path of paseo-workspace-helper (options.helperPath)", check: absolutePath("give the helper's absolute path") },
   json: { help: "print one JSON document (for scripts)" },
 } satisfies Record<string, FlagDoc>;
@@ -65,7 +65,13 @@ export const STOP_GRACE = `the stopTimeoutMs grace (default ${DEFAULTS.stopTimeo
 /** `-w` for --workspace-id, as everywhere in the operator commands. */
 export const W = { w: "workspace-id" } as const;
 /** The usage words of the flags that select a home and its options. */
-export const SELECT = "[--home DIR] [--owner NAME] [--options-json JSON | --config FILE [--runtime NAME]]";
+export const SELECT = "[--home DIR] [--owner NAME] [--options-json JSON | [--config FILE] --runtime NAME | --config FILE]";
+
+/** How ls, ps and logs end, local or across the hosts of a remote runtime. */
+export const VIEW_EXIT = "Exit status: 0 success; 1 the runtime home does not exist, or a host of a remote runtime did not answer (said on stderr; the other hosts are still shown); 2 usage error.";
+
+/** What `--remote` before the command, or a remote runtime of --config, means for the commands that take it. */
+export const REMOTE_NOTE = "With a --remote runtime (its command in --config, or --remote URL [--ssh-config FILE] before the command), it runs on the runtime's hosts over the same ssh, with the home and owner they get (options.remote.*).";
 
 /** The flag docs a command takes from FLAG_DOCS, plus its own. */
 export function docs(names: readonly (keyof typeof FLAG_DOCS)[], own: Record<string, FlagDoc> = {}): Record<string, FlagDoc> {

@@ -2,7 +2,6 @@
  * `logs [--workspace-id W] [--exec-id E] [--follow] [--json]`: the runtime log of a home, for
  * people (one readable line per entry) or scripts (the JSON lines as written).
  */
-import { existsSync } from "node:fs";
 import type { Invocation } from "../argv.ts";
 import { diagnose, writeAll } from "../output.ts";
 import { logDirectory } from "../log/files.ts";
@@ -10,8 +9,16 @@ import { hasErrno } from "../platform/errno.ts";
 import { LogFollower, logExists } from "../log/reader.ts";
 import { resolveHome } from "../store/home.ts";
 import { unknownOptionText } from "../log/call-log.ts";
-import { operatorOptions } from "./common.ts";
+import { failure, hostWords, remoteRuntime, reportHosts, type RemoteRuntime } from "./remote-hosts.ts";
+import { missingHomeIn, missingHomeMessage, operatorOptions } from "./common.ts";
+import { selection } from "./selection.ts";
 import { printable, terminalJson } from "../printable.ts";
+import { callerLost } from "../keepalive.ts";
+import { decodeOwnOutput } from "../protocol/utf8.ts";
+import { redactCredentials } from "../redact.ts";
+import { hostUrl } from "../remote/context.ts";
+import { runRemote } from "../remote/ssh.ts";
+import type { RemoteHost } from "../ssh-url.ts";
 
 /** How often `--follow` looks for new lines. */
 const FOLLOW_INTERVAL_MS = 200;
@@ -25,12 +32,16 @@ interface Filter {
 }
 
 export async function logs(invocation: Invocation): Promise<number> {
-  const home = resolveHome(operatorOptions(invocation));
   const filter: Filter = { workspaceId: invocation.flags.get("workspace-id"), execId: invocation.flags.get("exec-id"), owner: invocation.flags.get("owner") };
+  const chosen = selection(invocation);
+  if (chosen.remote !== null) return await logsRemote(invocation, await remoteRuntime(chosen), filter);
+  const options = operatorOptions(invocation);
+  const home = resolveHome(options);
   const json = invocation.switches.has("json");
   const follow = invocation.switches.has("follow");
-  if (!existsSync(home)) {
-    diagnose(`runtime home ${home} does not exist (give the daemon's stateDirectory with --home)`);
+  const missing = missingHomeMessage(options);
+  if (missing !== null) {
+    diagnose(missing);
     return 1;
   }
   const directory = logDirectory(home);
@@ -53,6 +64,8 @@ export async function logs(invocation: Invocation): Promise<number> {
     }
     for (;;) {
       await Bun.sleep(FOLLOW_INTERVAL_MS);
+      // Run by a remote runtime's `logs --follow` over ssh whose session is gone: nobody reads any more.
+      if (callerLost()) return 0;
       if (logExists(directory)) print(follower.poll());
       if (follower.missed) {
         diagnose("the log rotated past lines before they could be read");
@@ -64,6 +77,124 @@ export async function logs(invocation: Invocation): Promise<number> {
     if (hasErrno(error, ["EPIPE"])) return 0;
     throw error;
   }
+}
+
+/** One line of a remote runtime's logs: the host's key ("local": this side's own log) and its URL (null here). */
+interface HostEntry {
+  column: string;
+  url: string | null;
+  entry: Entry;
+}
+
+/**
+ * `logs` of a remote runtime: every host's own `logs --json` (its home; its owner's lines with
+ * --owner), and this side's lines of the runtime's calls (the local home's log, lines naming one
+ * of its hosts), each with its host. Without --follow, merged by time; with it, as they come. A
+ * host that does not answer is said on stderr (exit 1) and the others are shown.
+ */
+async function logsRemote(invocation: Invocation, runtime: RemoteRuntime, filter: Filter): Promise<number> {
+  const json = invocation.switches.has("json");
+  const follow = invocation.switches.has("follow");
+  const words = ["logs", "--json", ...flagWords(invocation, ["workspace-id", "exec-id"]), ...(follow ? ["--follow"] : [])];
+  const width = Math.max("local".length, ...runtime.hosts.map((host) => host.key.length));
+  const shown = { lines: 0, malformed: 0 };
+  const emit = (entries: readonly HostEntry[]) => {
+    let out = "";
+    for (const { column, url, entry } of entries) {
+      shown.lines++;
+      out += json ? `${terminalJson(JSON.stringify({ host: url, ...entry }))}\n` : `${printable(`${column.padEnd(width)}  ${humanLine(entry)}`)}\n`;
+    }
+    if (out) writeAll(1, out);
+  };
+  const collected: HostEntry[] = [];
+  const take = (one: HostEntry) => (follow ? emit([one]) : collected.push(one));
+  const hosts = runtime.hosts.map(async (host) => {
+    const url = hostUrl(runtime.ctx, host);
+    const ended = await followHost(runtime, host, hostWords(runtime, host, words, filter.owner === undefined), (entry) => take({ column: host.key, url, entry }), shown);
+    return { host, url, ...ended, value: null };
+  });
+  const local = localLines(runtime, filter);
+  try {
+    if (!follow) {
+      local.poll().forEach(take);
+      const answers = await Promise.all(hosts);
+      for (const { url, missingHome } of answers) if (missingHome !== null) diagnose(`logs: ${url}: no runtime home yet (${missingHome}: nothing was created there)`);
+      // A stable sort: one host's lines keep their order, hosts interleave by time.
+      emit(collected.sort((a, b) => timeOf(a.entry) - timeOf(b.entry)));
+      if (shown.malformed > 0) diagnose(`${shown.malformed} line(s) of the logs are not JSON (cut short by a full disk?) and were skipped`);
+      return reportHosts("logs", answers) ? 0 : 1;
+    }
+    for (const answer of hosts) void answer.then((ended) => reportHosts("logs --follow", [ended]));
+    for (;;) {
+      local.poll().forEach(take);
+      await Bun.sleep(FOLLOW_INTERVAL_MS);
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EPIPE") return 0;
+    throw error;
+  }
+}
+
+/** The flags of `invocation` among `names`, as words for a host's command. */
+function flagWords(invocation: Invocation, names: readonly string[]): string[] {
+  return names.flatMap((name) => {
+    const value = invocation.flags.get(name);
+    return value === undefined ? [] : [`--${name}`, value];
+  });
+}
+
+function timeOf(entry: Entry): number {
+  const ms = typeof entry.time === "string" ? Date.parse(entry.time) : NaN;
+  return Number.isNaN(ms) ? 0 : ms;
+}
+
+/**
+ * A host's `logs --json` lines as they come, each checked (strict UTF-8, a JSON object) and
+ * handed to `onEntry`; how it ended: why there is no answer, or the home it says does not exist.
+ */
+async function followHost(runtime: RemoteRuntime, host: RemoteHost, words: string[], onEntry: (entry: Entry) => void, shown: { malformed: number }): Promise<{ problem: string | null; missingHome: string | null }> {
+  let pending: Uint8Array = new Uint8Array(0);
+  const onStdout = (chunk: Uint8Array) => {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    for (let nl = pending.indexOf(0x0a); nl !== -1; nl = pending.indexOf(0x0a)) {
+      const line = pending.subarray(0, nl);
+      pending = pending.subarray(nl + 1);
+      let entry: Entry | null = null;
+      try {
+        entry = parse(decodeOwnOutput(line, `log line of ${host.key}`));
+      } catch {
+        // Not UTF-8: counted below, like a line that is not JSON.
+      }
+      if (entry) onEntry(entry);
+      else shown.malformed++;
+    }
+  };
+  try {
+    const result = await runRemote(host, runtime.ctx.settings, words, null, { stderr: "keep", onStdout });
+    if (result.status === 0) return { problem: null, missingHome: null };
+    const home = missingHomeIn(result.stderrHead);
+    return { problem: home === null ? failure(host, result.status, result.stderrHead) : null, missingHome: home };
+  } catch (error) {
+    return { problem: (error as Error).message, missingHome: null };
+  }
+}
+
+/** This side's log lines of the runtime's calls: the local home's log, lines that name one of its hosts. */
+function localLines(runtime: RemoteRuntime, filter: Filter): { poll(): HostEntry[] } {
+  const directory = logDirectory(runtime.ctx.home);
+  const follower = new LogFollower(directory);
+  const urls = new Set(runtime.hosts.map((host) => redactCredentials(hostUrl(runtime.ctx, host))));
+  const ours = (entry: Entry) => [entry.remote].flat().some((url) => typeof url === "string" && urls.has(url));
+  return {
+    poll: () => {
+      if (!logExists(directory)) return [];
+      return follower
+        .poll()
+        .map(parse)
+        .filter((entry): entry is Entry => entry !== null && matches(entry, filter) && ours(entry))
+        .map((entry) => ({ column: "local", url: null, entry }));
+    },
+  };
 }
 
 function hasFilter(filter: Filter): boolean {

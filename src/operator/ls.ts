@@ -6,47 +6,11 @@ import { listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
 import { unfinishedDestroy } from "../workspace/lock.ts";
 import { rootProblem } from "../workspace/confinement.ts";
 import { diagnose } from "../output.ts";
-import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printLines, shellQuote } from "./common.ts";
+import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printLines, shellQuote, suggestion } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
-
-/** A workspace as `ls` shows it. */
-interface WorkspaceSummary {
-  workspaceId: string;
-  owner: string;
-  /** The protocol dialect it was created in (seed | later); only requests in it reach it. */
-  dialect: string;
-  /** The later dialect's runtimeInstanceId of the daemon that made it, or null. */
-  runtimeInstanceId: string | null;
-  /** Fingerprint of the daemon configuration whose reconcile may remove it (null: made before schema v2, not listed since). */
-  configuration: string | null;
-  /** creating | ready | paused | destroying. */
-  status: string;
-  /** For creating/destroying rows: whether the process doing that work is gone (the next operation takes over). */
-  interrupted: boolean;
-  /** For a destroying row: what inspect answers as `error` (why the destroy has not finished, what to do). */
-  unfinishedDestroy: string | null;
-  /** When its configuration last listed it (its create, or a reconcile listing it). */
-  listedAt: string;
-  /** When another configuration of its owner took over its configuration and left it unlisted (an orphan), else null. */
-  orphanedAt: string | null;
-  /** host-directory | directory | git (where the files came from). */
-  source: string;
-  /** existing | branch | checkout | resolved-worktree (as asked for in create). */
-  placement: string;
-  /** adopted | copy | clone | worktree (what the runtime made), null until created. */
-  kind: string | null;
-  root: string | null;
-  /** Why a ready or paused root cannot be used, or null. */
-  problem: string | null;
-  liveExecutions: number;
-  /** The workspace's cgroup (cgroup containment), and what it uses now when its controllers are enabled. */
-  cgroup: string | null;
-  memoryCurrent: number | null;
-  pidsCurrent: number | null;
-  createdAt: string;
-  /** The isolation it keeps (workspace/isolation.ts); null: made before schema 3, recorded by its next resume or exec. */
-  isolation: WorkspaceRecord["isolation"];
-}
+import { hostItems, hostWorkspaces, printHostItems, remoteRuntime, reportHosts, type RemoteRuntime } from "./remote-hosts.ts";
+import { selection } from "./selection.ts";
+import type { WorkspaceSummary } from "./views.ts";
 
 function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
   const input = record.input as { project?: { source?: { kind?: string } }; placement?: { kind?: string } };
@@ -78,8 +42,11 @@ function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
 }
 
 /** `ls [--owner O] [--home DIR] [--json]`: the workspaces of this runtime home (a home that does not exist: exit 1). */
-export function ls(invocation: Invocation): number {
+export async function ls(invocation: Invocation): Promise<number> {
+  const chosen = selection(invocation);
+  if (chosen.remote !== null) return await lsRemote(invocation, await remoteRuntime(chosen));
   const options = operatorOptions(invocation);
+  const json = invocation.switches.has("json");
   const missing = missingHomeMessage(options);
   if (missing !== null) {
     diagnose(missing);
@@ -99,7 +66,7 @@ export function ls(invocation: Invocation): number {
       store.db.close();
     }
   }
-  if (invocation.switches.has("json")) {
+  if (json) {
     printJson({ home, workspaces });
     return 0;
   }
@@ -107,8 +74,38 @@ export function ls(invocation: Invocation): number {
     printLines([`no workspaces (home ${home})`]);
     return 0;
   }
-  const usage = workspaces.some((w) => w.memoryCurrent !== null || w.pidsCurrent !== null);
-  const rows = workspaces.map((w) => [
+  printWorkspaces(workspaces.map((w) => ({ host: null, w })), invocation);
+  return 0;
+}
+
+/**
+ * `ls` of a remote runtime: every host's own `ls --json` with the hosts' home and owner, one
+ * table with a HOST column. A host that does not answer is said on stderr (exit 1); the others
+ * are still listed. A host whose home does not exist yet has no workspaces.
+ */
+async function lsRemote(invocation: Invocation, runtime: RemoteRuntime): Promise<number> {
+  const answers = await hostWorkspaces(runtime);
+  const answered = reportHosts("ls", answers);
+  const items = hostItems(answers, (value) => value.workspaces);
+  if (invocation.switches.has("json")) {
+    printHostItems(runtime, answers, "workspaces", items);
+    return answered ? 0 : 1;
+  }
+  if (items.length > 0) printWorkspaces(items.map(({ host, item }) => ({ host, w: item })), invocation);
+  const notes = answers.flatMap(({ host, value, missingHome }) => {
+    if (missingHome !== null) return [`${host.key}: no runtime home yet (${missingHome}: no workspace was ever created there)`];
+    return value !== null && value.workspaces.length === 0 ? [`${host.key}: no workspaces of owner ${runtime.owner} (home ${value.home})`] : [];
+  });
+  if (notes.length > 0) printLines(notes);
+  return answered ? 0 : 1;
+}
+
+/** The table of workspaces (a HOST column first when they live on remote hosts), then a note for each that needs attention. */
+function printWorkspaces(rows: readonly { host: string | null; w: WorkspaceSummary }[], invocation: Invocation): void {
+  const remote = rows.some((row) => row.host !== null);
+  const usage = rows.some(({ w }) => w.memoryCurrent !== null || w.pidsCurrent !== null);
+  const cells = rows.map(({ host, w }) => [
+    ...(remote ? [host ?? "-"] : []),
     w.workspaceId,
     w.owner,
     w.configuration?.slice(0, 8) ?? "-",
@@ -121,14 +118,15 @@ export function ls(invocation: Invocation): number {
     ...(usage ? [w.memoryCurrent === null ? "-" : formatBytes(w.memoryCurrent), w.pidsCurrent === null ? "-" : String(w.pidsCurrent)] : []),
     w.root ?? "-",
   ]);
-  console.log(formatTable(["WORKSPACE", "OWNER", "CONFIG", "DIALECT", "STATUS", "SOURCE", "KIND", "ISOLATION", "LIVE", ...(usage ? ["MEMORY", "PIDS"] : []), "ROOT"], rows));
+  const headers = [...(remote ? ["HOST"] : []), "WORKSPACE", "OWNER", "CONFIG", "DIALECT", "STATUS", "SOURCE", "KIND", "ISOLATION", "LIVE", ...(usage ? ["MEMORY", "PIDS"] : []), "ROOT"];
+  console.log(formatTable(headers, cells));
   const notes: string[] = [];
-  for (const w of workspaces) {
-    if (w.problem) notes.push(`! ${w.workspaceId}: ${w.problem}`);
-    if (w.unfinishedDestroy) notes.push(`! ${w.unfinishedDestroy} (paseo-host-runtime rm -w ${shellQuote(w.workspaceId)})`);
-    else if (w.interrupted) notes.push(`! ${w.workspaceId}: create was interrupted (its process is gone); \`new\` or \`rm\` of it again takes over`);
-    if (w.orphanedAt) notes.push(`! ${w.workspaceId}: an orphan: its configuration has not listed it since ${w.listedAt}, and another configuration took over its other workspaces on ${w.orphanedAt}; no reconcile removes it (\`paseo-host-runtime orphans\` does, when you ask)`);
+  for (const { host, w } of rows) {
+    const at = host === null ? "" : ` (on ${host})`;
+    if (w.problem) notes.push(`! ${w.workspaceId}${at}: ${w.problem}`);
+    if (w.unfinishedDestroy) notes.push(`! ${w.unfinishedDestroy}${at} (${suggestion(invocation, `rm -w ${shellQuote(w.workspaceId)}`)})`);
+    else if (w.interrupted) notes.push(`! ${w.workspaceId}${at}: create was interrupted (its process is gone); \`new\` or \`rm\` of it again takes over`);
+    if (w.orphanedAt) notes.push(`! ${w.workspaceId}${at}: an orphan: its configuration has not listed it since ${w.listedAt}, and another configuration took over its other workspaces on ${w.orphanedAt}; no reconcile removes it (\`${suggestion(invocation, "orphans")}\` does, when you ask)`);
   }
   if (notes.length) printLines(notes);
-  return 0;
 }

@@ -12,7 +12,11 @@ import {
   type ProjectSource,
   type State,
 } from "../protocol/index.ts";
-import { operatorOptions, printJson, printLines, runOperation, shellQuote } from "./common.ts";
+import { readOptions } from "../options.ts";
+import { openExistingStore } from "../store/db.ts";
+import { placedHost } from "../store/placements.ts";
+import { operatorOptions, printJson, printLines, runOperation, shellQuote, suggestion } from "./common.ts";
+import { selection } from "./selection.ts";
 
 /** `scheme://…` or scp-like `user@host:path`: a git URL rather than a host directory. */
 function isGitUrl(source: string): boolean {
@@ -48,14 +52,18 @@ function createInput(invocation: Invocation): CreateInput | string {
 }
 
 /**
- * `new`: builds the create request a daemon would send from flags, runs this binary's own
- * `create` with it, and shows the result readably (`--json`: the create response itself).
+ * `new`: builds the create request a daemon would send from flags, runs the runtime's own
+ * `create` with it (for a remote runtime through `--remote`, which places the workspace on a
+ * host and ships a host directory there, as for the daemon), and shows the result readably
+ * (`--json`: the create response itself).
  */
 export function newWorkspace(invocation: Invocation): number {
   const input = createInput(invocation);
   if (typeof input === "string") throw new UsageError(input, invocation.command);
   const options = operatorOptions(invocation);
+  const remote = selection(invocation).remote !== null;
   const hostDirectory = invocation.flags.get("host-directory");
+  if (hostDirectory !== undefined && remote) throw new UsageError("--host-directory: a remote runtime always clones a host directory on its host (it cannot adopt a directory of this machine)", invocation.command);
   if (hostDirectory !== undefined) options.hostDirectory = hostDirectory;
   const request = parseStrict(LifecycleRequest, { protocolVersion: 1, input, options }, "create request");
   const result = runOperation(["create", "--workspace-id", input.workspaceId], request);
@@ -70,13 +78,26 @@ export function newWorkspace(invocation: Invocation): number {
     return 0;
   }
   const source = input.project.source;
+  const host = remote ? placedOn(options, input.workspaceId) : null;
   const lines = stateLines(response.state, response.placement, [
+    ...(host === null ? [] : [`  host         ${host}`]),
     `  source       ${source.kind === "git" ? `${source.url}${source.revision ? ` @ ${source.revision}` : ""}` : source.path}`,
     `  placement    ${describePlacement(input.placement)}`,
   ]);
-  lines.push(`next: paseo-host-runtime run --workspace-id ${shellQuote(response.state.workspaceId)}${homeHint(invocation)} -- COMMAND...`);
+  lines.push(`next: ${suggestion(invocation, `run --workspace-id ${shellQuote(response.state.workspaceId)}`)} -- COMMAND...`);
   printLines(lines);
   return 0;
+}
+
+/** The host a remote runtime's create placed the workspace on (its record in the local home), or null. */
+function placedOn(options: Record<string, unknown>, workspaceId: string): string | null {
+  const store = openExistingStore(options);
+  if (!store) return null;
+  try {
+    return placedHost(store.db, readOptions(options).owner, workspaceId);
+  } finally {
+    store.db.close();
+  }
 }
 
 /** A workspace's public state as people read it (new, workspace resume, workspace inspect). */
@@ -100,14 +121,4 @@ function describePlacement(placement: PlacementIntent): string {
     default:
       return `${placement.kind}${cwd}`;
   }
-}
-
-/** The flags that select the home and options, to repeat in a suggested command line. */
-function homeHint(invocation: Invocation): string {
-  const parts: string[] = [];
-  for (const name of ["home", "owner", "config", "runtime", "options-json"]) {
-    const value = invocation.flags.get(name);
-    if (value !== undefined) parts.push(` --${name} ${shellQuote(value)}`);
-  }
-  return parts.join("");
 }

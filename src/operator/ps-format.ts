@@ -3,8 +3,8 @@
  * field, because the command table checks `--format` at parse time and loads no command's code.
  */
 
-/** Every `--format` field: the JSON keys, plus `age` and `memory` as people read them. */
-export const FORMAT_FIELDS = ["workspaceId", "execId", "pid", "wrapperPid", "mode", "purpose", "state", "startedAt", "age", "processes", "memory", "memoryBytes", "pids", "cgroup", "argv0", "command"] as const;
+/** Every `--format` field: the JSON keys, plus `age` and `memory` as people read them, and `host` (a remote runtime's; "-" here). */
+export const FORMAT_FIELDS = ["workspaceId", "execId", "pid", "wrapperPid", "mode", "purpose", "state", "startedAt", "age", "processes", "memory", "memoryBytes", "pids", "cgroup", "argv0", "command", "host"] as const;
 export type FormatField = (typeof FORMAT_FIELDS)[number];
 
 function isField(name: string): name is FormatField {

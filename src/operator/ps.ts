@@ -11,38 +11,12 @@ import { leaderOf, wrapperOf } from "../workspace/executions.ts";
 import { parseFormat, type Format, type FormatField } from "./ps-format.ts";
 import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printLines, quoteArgv } from "./common.ts";
 import { printable } from "../printable.ts";
+import { askHosts, hostItems, hostWords, printHostItems, remoteRuntime, reportHosts, type RemoteRuntime } from "./remote-hosts.ts";
+import { selection } from "./selection.ts";
+import { ExecutionList, type ExecutionDetails } from "./views.ts";
 
-/** A live execution as `ps` shows it. Never its environment: that may hold secrets. */
-interface LiveExecution {
-  workspaceId: string;
-  execId: string;
-  /** The workload's pid (its group and session leader); null while the wrapper is launching it. */
-  pid: number | null;
-  wrapperPid: number;
-  mode: "pipes" | "pty";
-  purpose: string;
-  argv0: string;
-  /** "running", or "starting" while the wrapper has claimed the identity but not launched yet. */
-  state: "running" | "starting";
-  startedAt: string;
-  /** Live processes of the execution: in its cgroup, or proven members of its group and session. */
-  processes: number;
-  /** The execution's cgroup (cgroup containment), and its pids.current when that controller is enabled. */
-  cgroup: string | null;
-  pidsCurrent: number | null;
-}
-
-/** What `ps` adds for people: the leader's argv as it runs now, and the workload's memory. */
-interface ExecutionDetails extends LiveExecution {
-  /** The leader's exact argv (Linux), or null (starting, gone, or a platform that gives only text). */
-  argv: string[] | null;
-  /** The command line, shell-quoted when the argv is exact. */
-  command: string;
-  /** The memory of the workload's processes (or its cgroup's memory.current), bytes. */
-  memoryBytes: number | null;
-  /** Where memoryBytes comes from: "cgroup", "pss" (proportional set sizes, summed) or "rss" (resident sizes summed: an upper bound). */
-  memorySource: "pss" | "rss" | "cgroup" | null;
-}
+/** A live execution as the store and the kernel tell it (views.ts ExecutionDetails without what `ps` adds for people). */
+type LiveExecution = Omit<ExecutionDetails, "argv" | "command" | "memoryBytes" | "memorySource">;
 
 interface Live {
   entry: LiveExecution;
@@ -131,27 +105,34 @@ function withDetails({ entry, members, record }: Live): ExecutionDetails {
   };
 }
 
+/** One execution as printed: its details, and the host it runs on (a remote runtime's), else null. */
+interface Row {
+  host: string | null;
+  e: ExecutionDetails;
+}
+
 /** `--format` field → its text. The JSON keys, plus `age` and `memory` as people read them. */
-const FIELDS: Record<FormatField, (e: ExecutionDetails, now: number) => string> = {
-  workspaceId: (e) => e.workspaceId,
-  execId: (e) => e.execId,
-  pid: (e) => (e.pid === null ? "-" : String(e.pid)),
-  wrapperPid: (e) => String(e.wrapperPid),
-  mode: (e) => e.mode,
-  purpose: (e) => e.purpose,
-  state: (e) => e.state,
-  startedAt: (e) => e.startedAt,
-  age: (e, now) => formatAge(now - Date.parse(e.startedAt)),
-  processes: (e) => String(e.processes),
-  memory: (e) => (e.memoryBytes === null ? "-" : formatBytes(e.memoryBytes)),
-  memoryBytes: (e) => (e.memoryBytes === null ? "-" : String(e.memoryBytes)),
-  pids: (e) => (e.pidsCurrent === null ? "-" : String(e.pidsCurrent)),
-  cgroup: (e) => e.cgroup ?? "-",
-  argv0: (e) => e.argv0,
-  command: (e) => e.command,
+const FIELDS: Record<FormatField, (row: Row, now: number) => string> = {
+  host: ({ host }) => host ?? "-",
+  workspaceId: ({ e }) => e.workspaceId,
+  execId: ({ e }) => e.execId,
+  pid: ({ e }) => (e.pid === null ? "-" : String(e.pid)),
+  wrapperPid: ({ e }) => String(e.wrapperPid),
+  mode: ({ e }) => e.mode,
+  purpose: ({ e }) => e.purpose,
+  state: ({ e }) => e.state,
+  startedAt: ({ e }) => e.startedAt,
+  age: ({ e }, now) => formatAge(now - Date.parse(e.startedAt)),
+  processes: ({ e }) => String(e.processes),
+  memory: ({ e }) => (e.memoryBytes === null ? "-" : formatBytes(e.memoryBytes)),
+  memoryBytes: ({ e }) => (e.memoryBytes === null ? "-" : String(e.memoryBytes)),
+  pids: ({ e }) => (e.pidsCurrent === null ? "-" : String(e.pidsCurrent)),
+  cgroup: ({ e }) => e.cgroup ?? "-",
+  argv0: ({ e }) => e.argv0,
+  command: ({ e }) => e.command,
 };
 
-/** The default table: header → field. */
+/** The default table: header → field (HOST first for a remote runtime). */
 const DEFAULT_COLUMNS: [string, FormatField][] = [
   ["WORKSPACE", "workspaceId"],
   ["EXEC ID", "execId"],
@@ -163,17 +144,19 @@ const DEFAULT_COLUMNS: [string, FormatField][] = [
   ["COMMAND", "command"],
 ];
 
-function render(executions: ExecutionDetails[], format: Format): string {
+function render(rows: readonly Row[], format: Format): string {
   const now = Date.now();
   if (format.kind === "template") {
-    return executions.map((e) => format.template.replace(/\{\{\s*\.?([\w-]+)\s*\}\}/g, (_, name: string) => printable(FIELDS[name as FormatField](e, now)))).join("\n");
+    return rows.map((row) => format.template.replace(/\{\{\s*\.?([\w-]+)\s*\}\}/g, (_, name: string) => printable(FIELDS[name as FormatField](row, now)))).join("\n");
   }
-  const rows = executions.map((e) => format.columns.map(([, field]) => printable(FIELDS[field](e, now))));
-  return formatTable(format.columns.map(([header]) => header), rows);
+  const cells = rows.map((row) => format.columns.map(([, field]) => printable(FIELDS[field](row, now))));
+  return formatTable(format.columns.map(([header]) => header), cells);
 }
 
 /** `ps [-w W] [-q] [--format F] [--json]`: live executions of this home. */
-export function ps(invocation: Invocation): number {
+export async function ps(invocation: Invocation): Promise<number> {
+  const chosen = selection(invocation);
+  if (chosen.remote !== null) return await psRemote(invocation, await remoteRuntime(chosen));
   const options = operatorOptions(invocation);
   const missing = missingHomeMessage(options);
   if (missing !== null) {
@@ -200,20 +183,46 @@ export function ps(invocation: Invocation): number {
     printJson({ home, executions });
     return 0;
   }
+  const none = `no live executions${workspaceId === undefined ? "" : ` in workspace ${workspaceId}`} (home ${home})`;
+  printExecutions(invocation, executions.map((e) => ({ host: null, e })), none);
+  return 0;
+}
+
+/**
+ * `ps` of a remote runtime: every host's own `ps --json` with the hosts' home and owner, with a
+ * HOST column. A host that does not answer is said on stderr (exit 1); the others are shown.
+ */
+async function psRemote(invocation: Invocation, runtime: RemoteRuntime): Promise<number> {
+  const workspaceId = invocation.flags.get("workspace-id");
+  const words = ["ps", "--json", ...(workspaceId === undefined ? [] : ["--workspace-id", workspaceId])];
+  const answers = await askHosts(runtime, (host) => hostWords(runtime, host, words), ExecutionList, "ps --json");
+  const answered = reportHosts("ps", answers);
+  const items = hostItems(answers, (value) => value.executions);
+  if (invocation.switches.has("json")) {
+    printHostItems(runtime, answers, "executions", items);
+    return answered ? 0 : 1;
+  }
+  const hosts = answers.filter((answer) => answer.problem === null).map((answer) => answer.host.key);
+  printExecutions(invocation, items.map(({ host, item }) => ({ host, e: item })), `no live executions${workspaceId === undefined ? "" : ` in workspace ${workspaceId}`} (owner ${runtime.owner} on ${hosts.join(", ") || "no host"})`);
+  return answered ? 0 : 1;
+}
+
+/** The executions as -q, --format or the default table (HOST first when they run on remote hosts) ask. */
+function printExecutions(invocation: Invocation, rows: readonly Row[], none: string): void {
   if (invocation.switches.has("quiet")) {
-    if (executions.length) printLines(executions.map((e) => e.execId));
-    return 0;
+    if (rows.length) printLines(rows.map(({ e }) => e.execId));
+    return;
   }
   const format = invocation.flags.get("format");
   if (format !== undefined) {
-    const text = render(executions, parseFormat(format));
+    const text = render(rows, parseFormat(format));
     if (text !== "") console.log(text);
-    return 0;
+    return;
   }
-  if (executions.length === 0) {
-    printLines([`no live executions${workspaceId === undefined ? "" : ` in workspace ${workspaceId}`} (home ${home})`]);
-    return 0;
+  if (rows.length === 0) {
+    printLines([none]);
+    return;
   }
-  console.log(render(executions, { kind: "table", columns: DEFAULT_COLUMNS }));
-  return 0;
+  const remote = rows.some((row) => row.host !== null);
+  console.log(render(rows, { kind: "table", columns: [...(remote ? ([["HOST", "host"]] as [string, FormatField][]) : []), ...DEFAULT_COLUMNS] }));
 }

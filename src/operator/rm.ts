@@ -1,27 +1,14 @@
 import type { Invocation } from "../argv.ts";
-import { readOptions } from "../options.ts";
 import { diagnose } from "../output.ts";
-import type { WorkspaceRecord } from "../store/workspaces.ts";
-import { callOperation, dialectFields, openExistingStore, operatorOptions, printJson, printLines, recordedWorkspace } from "./common.ts";
-import { liveExecutions } from "./ps.ts";
-
-/** The exec ids of the workspace's live executions. */
-export function liveExecIds(options: Record<string, unknown>, workspaceId: string): string[] {
-  const { store } = openExistingStore(options);
-  if (!store) return [];
-  try {
-    return liveExecutions(store.db, workspaceId).map((execution) => execution.execId);
-  } finally {
-    store.db.close();
-  }
-}
+import { callOperation, dialectFields, operatorOptions, printJson, printLines } from "./common.ts";
+import { workspaceFacts, type RecordFacts } from "./workspace-facts.ts";
 
 /**
- * Runs this binary's own `destroy` of a recorded workspace in the dialect it was created in,
+ * Runs the runtime's own `destroy` of a recorded workspace in the dialect it was created in,
  * after `pause` when `stopFirst` (which stops live executions with the grace, as pause does);
  * false when either failed (the reason is on stderr, after `command: … failed`).
  */
-export function destroyAsDaemon(command: string, options: Record<string, unknown>, workspaceId: string, record: WorkspaceRecord | null, stopFirst: boolean): boolean {
+export function destroyAsDaemon(command: string, options: Record<string, unknown>, workspaceId: string, record: RecordFacts | null, stopFirst: boolean): boolean {
   const { dialect, fields } = dialectFields(record);
   const request = { ...fields, options };
   // pause stops with the grace; a workspace being created or destroyed has nothing pause could stop.
@@ -34,24 +21,23 @@ export function destroyAsDaemon(command: string, options: Record<string, unknown
 }
 
 /**
- * `rm`: runs this binary's own `destroy` for one workspace, as the daemon would (storage it owns
- * removed, an adopted directory left alone). It speaks the dialect the workspace was created in
+ * `rm`: runs the runtime's own `destroy` for one workspace, as the daemon would (storage it owns
+ * removed, an adopted directory left alone; for a remote runtime on the workspace's host). It speaks the dialect the workspace was created in
  * (a later-dialect workspace with its recorded instance id), so leftovers of either daemon can be
  * removed; the owner must still match. Like `docker rm`, it refuses while executions are live;
  * with `--force` it first runs `pause`, which stops them as pause does (SIGTERM,
  * options.stopTimeoutMs, then SIGKILL), then `destroy`.
  */
-export function rm(invocation: Invocation): number {
+export async function rm(invocation: Invocation): Promise<number> {
   const workspaceId = invocation.flags.get("workspace-id")!;
   const options = operatorOptions(invocation);
   const force = invocation.switches.has("force");
-  const record = recordedWorkspace(options, workspaceId);
+  const { record, liveExecIds, owner, where } = await workspaceFacts(invocation, workspaceId);
   // Another owner's workspace: destroy refuses it ("ownership mismatch") before anything else.
-  const ours = record !== null && record.owner === readOptions(options).owner;
-  const live = ours ? liveExecIds(options, workspaceId) : [];
+  const live = record !== null && record.owner === owner ? liveExecIds : [];
   if (live.length > 0 && !force) {
     diagnose(
-      `rm: workspace ${JSON.stringify(workspaceId)} has ${live.length} live execution(s) (${live.join(", ")}); nothing was changed. ` +
+      `rm: workspace ${JSON.stringify(workspaceId)}${where} has ${live.length} live execution(s) (${live.join(", ")}); nothing was changed. ` +
         "Stop them first (paseo-host-runtime workspace pause), or pass --force (SIGTERM, the stopTimeoutMs grace, then SIGKILL)",
     );
     return 1;
@@ -60,7 +46,7 @@ export function rm(invocation: Invocation): number {
   const existed = record !== null;
   const stopped = force ? live.length : 0;
   if (invocation.switches.has("json")) printJson({ workspaceId, existed, destroyed: true, stoppedExecutions: stopped });
-  else if (!existed) printLines([`workspace ${workspaceId} did not exist; nothing to do`]);
-  else printLines([`workspace ${workspaceId} destroyed${stopped ? ` (${stopped} live execution(s) stopped first)` : ""}`]);
+  else if (!existed) printLines([`workspace ${workspaceId} did not exist${where}; nothing to do`]);
+  else printLines([`workspace ${workspaceId} destroyed${where}${stopped ? ` (${stopped} live execution(s) stopped first)` : ""}`]);
   return 0;
 }

@@ -1,7 +1,9 @@
 /** The spawn envelope `run` sends: what its flags describe, in the seed dialect, as the daemon would build it. */
 import type { Invocation } from "../argv.ts";
 import type { SeedOf, SpawnEnvelope, Stdio } from "../protocol/index.ts";
-import { operatorOptions, recordedWorkspace, withRecordedIsolation } from "./common.ts";
+import { operatorOptions, withRecordedIsolation } from "./common.ts";
+import { selection } from "./selection.ts";
+import type { RecordFacts } from "./workspace-facts.ts";
 import { PURPOSES } from "./purposes.ts";
 import { terminalSize } from "./raw-terminal.ts";
 
@@ -25,7 +27,7 @@ function workloadEnv(invocation: Invocation): Record<string, string> | string {
 }
 
 /** The spawn envelope the flags describe, or a usage message. */
-export function buildEnvelope(invocation: Invocation, pty: boolean): SeedOf<typeof SpawnEnvelope> | string {
+export function buildEnvelope(invocation: Invocation, pty: boolean, record: RecordFacts | null): SeedOf<typeof SpawnEnvelope> | string {
   const env = workloadEnv(invocation);
   if (typeof env === "string") return env;
   const kind = invocation.flags.get("purpose") ?? (pty ? "terminal" : "workspace-script");
@@ -37,10 +39,11 @@ export function buildEnvelope(invocation: Invocation, pty: boolean): SeedOf<type
     if (process.env.TERM) stdio.term = process.env.TERM;
   }
   const cwd = invocation.flags.get("cwd");
-  const given = operatorOptions(invocation);
-  const options = withRecordedIsolation(given, recordedWorkspace(given, invocation.flags.get("workspace-id")!));
+  const options = withRecordedIsolation(operatorOptions(invocation), record);
   const helperPath = invocation.flags.get("helper-path");
-  if (helperPath !== undefined) options.helperPath = helperPath;
+  // A remote runtime's helper is on its hosts: options.remote.helperPath (remote/context.ts).
+  if (helperPath !== undefined && selection(invocation).remote !== null) options.remote = { ...(options.remote as object | undefined), helperPath };
+  else if (helperPath !== undefined) options.helperPath = helperPath;
   return {
     type: "spawn",
     protocolVersion: 1,

@@ -12,9 +12,10 @@ import { mirrorExit } from "../exec/mirror.ts";
 import { DAEMON_SIGNALS } from "../exec/signals.ts";
 import { diagnose, writeAll } from "../output.ts";
 import { SignalControl, encodeFrame, type SpawnEnvelope } from "../protocol/index.ts";
-import { operationArgv0 } from "./common.ts";
+import { operationArgv0, operationCommand } from "./common.ts";
 import { RawTerminal, terminalSize } from "./raw-terminal.ts";
 import { buildEnvelope } from "./run-envelope.ts";
+import { recordForRun } from "./workspace-facts.ts";
 
 /** The daemon's budget for the `signal … SIGKILL` cleanup after a protocol failure. */
 const CLEANUP_MS = 1000;
@@ -31,7 +32,7 @@ function runPipes(workspaceId: string, envelope: SpawnEnvelope): Promise<Ending>
   for (const signal of DAEMON_SIGNALS) process.on(signal, () => forward(signal));
   // detached: the wrapper leaves our process group, so a Ctrl-C on the human's terminal
   // reaches only `run`, which forwards it once, as the daemon would.
-  client = new ExecClient(workspaceId, envelope, { stdio: ["inherit", "inherit", "inherit"], detached: true });
+  client = new ExecClient(workspaceId, envelope, { stdio: ["inherit", "inherit", "inherit"], detached: true, command: operationCommand() });
   client.closeControls();
   client.onEvent((event) => {
     if (event.type === "started") for (const signal of held.splice(0)) forward(signal);
@@ -55,7 +56,7 @@ async function runPty(workspaceId: string, envelope: SpawnEnvelope, terminal: Ra
   };
   for (const signal of DAEMON_SIGNALS) process.on(signal, () => sendSignal(signal));
   terminal.enable();
-  client = new ExecClient(workspaceId, envelope, { detached: true });
+  client = new ExecClient(workspaceId, envelope, { detached: true, command: operationCommand() });
   early.splice(0).forEach(sendSignal);
   const resizes = new ResizeQueue(client, envelope.stdio as { rows: number; cols: number });
   process.on("SIGWINCH", () => resizes.request(terminalSize()));
@@ -111,7 +112,7 @@ async function runPty(workspaceId: string, envelope: SpawnEnvelope, terminal: Ra
 /** Waits for the wrapper and its events; after a protocol failure, cleans up like the daemon. */
 async function finish(client: ExecClient): Promise<Ending> {
   const ending = await client.ended;
-  if (ending.violation !== null) await client.cleanUp({ budgetMs: CLEANUP_MS, argv0: operationArgv0() });
+  if (ending.violation !== null) await client.cleanUp({ budgetMs: CLEANUP_MS, argv0: operationArgv0(), command: operationCommand() });
   return ending;
 }
 
@@ -152,7 +153,7 @@ export async function captureExec(workspaceId: string, envelope: SpawnEnvelope, 
 /** `run --workspace-id W [--pty] [--cwd REL] [--env K=V]... [--inherit-env] [--purpose KIND] [--helper-path PATH] -- ARGV...` */
 export async function run(invocation: Invocation): Promise<number> {
   const pty = invocation.switches.has("pty");
-  const envelope = buildEnvelope(invocation, pty);
+  const envelope = buildEnvelope(invocation, pty, await recordForRun(invocation, invocation.flags.get("workspace-id")!));
   if (typeof envelope === "string") throw new UsageError(envelope, invocation.command);
   const workspaceId = invocation.flags.get("workspace-id")!;
   const terminal = new RawTerminal();

@@ -1,66 +1,66 @@
 /**
  * `workspace pause|resume|inspect|reconcile`: the rest of the lifecycle for people. Each one
- * builds the lifecycle request the daemon would send, runs this binary's own protocol
- * operation with it, and shows the answer readably (`--json`: the operation's response).
+ * builds the lifecycle request the daemon would send, runs the runtime's own protocol
+ * operation with it (through `--remote` for a remote runtime: remote/dispatch.ts takes it to the
+ * workspace's host), and shows the answer readably (`--json`: the operation's response).
  */
 import { UsageError, type Invocation } from "../argv.ts";
+import { diagnose } from "../output.ts";
 import { readOptions } from "../options.ts";
 import type { LifecycleResponse } from "../protocol/index.ts";
+import { routeWorkspace } from "../remote/placement.ts";
 import { listWorkspaces } from "../store/workspaces.ts";
 import { configurationOf, inReconcileScope, type Ownership } from "../workspace/owner.ts";
-import { callOperation, dialectFields, openExistingStore, operationArgv0, operatorOptions, printJson, printLines, recordedWorkspace, withRecordedIsolation } from "./common.ts";
+import { callOperation, dialectFields, openExistingStore, operationArgv0, operatorOptions, printJson, printLines, shellQuote, suggestion, withRecordedIsolation } from "./common.ts";
 import { stateLines } from "./new.ts";
-import { liveExecutions } from "./ps.ts";
+import { hostWorkspaces, remoteRuntime, reportHosts, type RemoteRuntime } from "./remote-hosts.ts";
+import { selection } from "./selection.ts";
+import { workspaceFacts, type RecordFacts } from "./workspace-facts.ts";
 
 /**
- * Runs a protocol operation of this binary on one workspace, in the dialect it was created in
+ * Runs a protocol operation of the runtime on one workspace, in the dialect it was created in
  * and with at least the isolation it keeps; null when it failed (its reason is already on stderr).
  */
-function call(invocation: Invocation, op: string, expected: LifecycleResponse["type"]): LifecycleResponse | null {
+function call(invocation: Invocation, op: string, expected: LifecycleResponse["type"], record: RecordFacts | null): LifecycleResponse | null {
   const workspaceId = invocation.flags.get("workspace-id")!;
-  const given = operatorOptions(invocation);
-  const record = recordedWorkspace(given, workspaceId);
-  const options = withRecordedIsolation(given, record);
+  const options = withRecordedIsolation(operatorOptions(invocation), record);
   const { dialect, fields } = dialectFields(record);
   const response = callOperation(invocation.command, [op, "--workspace-id", workspaceId], { ...fields, options }, dialect);
   if (response && response.type !== expected) throw new Error(`${op} answered ${response.type}, expected ${expected}`);
   return response;
 }
 
-/** The live executions of one workspace (empty when there is no store yet). */
-function liveIn(options: Record<string, unknown>, workspaceId?: string): { workspaceId: string; execId: string }[] {
-  const { store } = openExistingStore(options);
-  if (!store) return [];
-  try {
-    return liveExecutions(store.db, workspaceId);
-  } finally {
-    store.db.close();
-  }
+/** The `host` line of a remote runtime's workspace (`where` from workspaceFacts), none here. */
+function hostLine(where: string): string[] {
+  return where === "" ? [] : [`  host         ${where.slice(" on ".length)}`];
 }
 
 /** `workspace pause -w W`: stops its executions (SIGTERM, stopTimeoutMs, SIGKILL) and marks it paused. */
-export function workspacePause(invocation: Invocation): number {
+export async function workspacePause(invocation: Invocation): Promise<number> {
   const workspaceId = invocation.flags.get("workspace-id")!;
-  const live = liveIn(operatorOptions(invocation), workspaceId).length;
-  if (!call(invocation, "pause", "ok")) return 1;
+  const { record, liveExecIds, where } = await workspaceFacts(invocation, workspaceId);
+  const live = liveExecIds.length;
+  if (!call(invocation, "pause", "ok", record)) return 1;
   if (invocation.switches.has("json")) printJson({ workspaceId, paused: true, liveExecutionsBefore: live });
-  else printLines([`workspace ${workspaceId} is paused${live ? ` (${live} live execution(s) were stopped)` : ""}; resume it with: paseo-host-runtime workspace resume -w ${workspaceId}`]);
+  else printLines([`workspace ${workspaceId} is paused${where}${live ? ` (${live} live execution(s) were stopped)` : ""}; resume it with: ${suggestion(invocation, `workspace resume -w ${shellQuote(workspaceId)}`)}`]);
   return 0;
 }
 
 /** `workspace resume -w W`: paused → ready (the root checked again). */
-export function workspaceResume(invocation: Invocation): number {
-  const response = call(invocation, "resume", "state");
+export async function workspaceResume(invocation: Invocation): Promise<number> {
+  const { record, where } = await workspaceFacts(invocation, invocation.flags.get("workspace-id")!);
+  const response = call(invocation, "resume", "state", record);
   if (!response || response.type !== "state") return 1;
   if (invocation.switches.has("json")) printJson(response);
-  else printLines(stateLines(response.state, response.placement));
+  else printLines(stateLines(response.state, response.placement, hostLine(where)));
   return 0;
 }
 
 /** `workspace inspect -w W`: exit 0 for ready or paused, 1 for missing or error (the answer is still shown). */
-export function workspaceInspect(invocation: Invocation): number {
+export async function workspaceInspect(invocation: Invocation): Promise<number> {
   const workspaceId = invocation.flags.get("workspace-id")!;
-  const response = call(invocation, "inspect", "inspection");
+  const { record, where } = await workspaceFacts(invocation, workspaceId);
+  const response = call(invocation, "inspect", "inspection", record);
   if (!response || response.type !== "inspection") return 1;
   const { inspection } = response;
   const usable = inspection.status === "ready" || inspection.status === "paused";
@@ -68,9 +68,9 @@ export function workspaceInspect(invocation: Invocation): number {
     printJson(response);
     return usable ? 0 : 1;
   }
-  if (inspection.status === "ready" || inspection.status === "paused") printLines(stateLines(inspection.state, inspection.placement));
-  else if (inspection.status === "missing") printLines([`workspace ${workspaceId} is missing (no such workspace in this home, or its create has not finished)`]);
-  else printLines([`workspace ${workspaceId} is in error: ${inspection.message}`]);
+  if (inspection.status === "ready" || inspection.status === "paused") printLines(stateLines(inspection.state, inspection.placement, hostLine(where)));
+  else if (inspection.status === "missing") printLines([`workspace ${workspaceId} is missing${where} (no such workspace in this home, or its create has not finished)`]);
+  else printLines([`workspace ${workspaceId} is in error${where}: ${inspection.message}`]);
   return usable ? 0 : 1;
 }
 
@@ -82,7 +82,7 @@ export function workspaceInspect(invocation: Invocation): number {
  * cleaned up; executions nobody owns any more are reaped. `--keep-all` keeps the whole scope,
  * and only it: listing a workspace stamps it with this configuration.
  */
-export function workspaceReconcile(invocation: Invocation): number {
+export async function workspaceReconcile(invocation: Invocation): Promise<number> {
   const keep = invocation.lists.get("keep") ?? [];
   const keepAll = invocation.switches.has("keep-all");
   if (keepAll && keep.length) throw new UsageError("give either --keep W... or --keep-all, not both", invocation.command);
@@ -91,18 +91,27 @@ export function workspaceReconcile(invocation: Invocation): number {
   }
   const options = operatorOptions(invocation);
   const instanceId = invocation.flags.get("runtime-instance-id") ?? null;
+  const chosen = selection(invocation);
+  const runtime = chosen.remote === null ? null : await remoteRuntime(chosen);
   const who: Ownership = {
-    owner: readOptions(options).owner,
+    owner: runtime?.owner ?? readOptions(options).owner,
     dialect: instanceId === null ? "seed" : "later",
     instanceId,
     configuration: configurationOf(options, operationArgv0()),
   };
-  const before = inScope(options, who);
+  const remote = runtime === null ? null : await remoteScope(runtime, who);
+  // A reconcile computed without a host's answer could destroy what that host holds.
+  if (remote?.complete === false) throw new Error("workspace reconcile: not every host of the runtime answered (above); nothing was changed");
+  const before = remote?.scope ?? inScope(options, who);
   const kept = keepAll ? before : keep;
+  if (runtime !== null) checkRouting(runtime, remote!.hosts, kept);
   const fields = instanceId === null ? {} : { runtimeInstanceId: instanceId };
   if (!callOperation(invocation.command, ["reconcile"], { ...fields, options, workspaceIds: kept }, who.dialect)) return 1;
-  const after = new Set(inScope(options, who));
-  const destroyed = before.filter((id) => !after.has(id));
+  const later = runtime === null ? null : await remoteScope(runtime, who);
+  if (later?.complete === false) diagnose("workspace reconcile: done; what it destroyed on the hosts that did not answer since is not listed");
+  const after = new Set(later?.scope ?? inScope(options, who));
+  // A host that did not answer afterwards: nothing of it is counted as destroyed.
+  const destroyed = before.filter((id) => !after.has(id) && (later === null || later.answered.has(remote!.hosts.get(id)!)));
   if (invocation.switches.has("json")) {
     printJson({ owner: who.owner, kept, destroyed });
     return 0;
@@ -121,5 +130,44 @@ function inScope(options: Record<string, unknown>, who: Ownership): string[] {
       .map((record) => record.workspaceId);
   } finally {
     store.db.close();
+  }
+}
+
+/**
+ * inScope on every host of a remote runtime, and the host each workspace of its owner lives on.
+ * Each host fingerprints the configuration of the options it gets and its own program
+ * (remote/context.ts). `complete`: every host answered (those that did not are said on stderr).
+ */
+async function remoteScope(runtime: RemoteRuntime, who: Ownership): Promise<{ scope: string[]; hosts: Map<string, string>; answered: Set<string>; complete: boolean }> {
+  const answers = await hostWorkspaces(runtime);
+  const complete = reportHosts("workspace reconcile", answers);
+  const scope: string[] = [];
+  const hosts = new Map<string, string>();
+  for (const { host, value } of answers) {
+    const theirs = { ...who, configuration: configurationOf(runtime.ctx.remoteSideOptions, host.binary) };
+    for (const w of value?.workspaces ?? []) {
+      hosts.set(w.workspaceId, host.key);
+      const stamp = { ...w, instanceId: w.runtimeInstanceId, orphanedAt: w.orphanedAt === null ? null : Date.parse(w.orphanedAt) };
+      if (inReconcileScope(stamp, theirs)) scope.push(w.workspaceId);
+    }
+  }
+  const answered = new Set(answers.filter((answer) => answer.problem === null).map((answer) => answer.host.key));
+  return { scope, hosts, answered, complete };
+}
+
+/**
+ * Every kept workspace that lives on a host must be routed there (remote/placement.ts): the
+ * reconcile tells each host the kept ids routed to it, and a host destroys what it is not told.
+ * A placement record missing here (another local home) would destroy it: refused.
+ */
+function checkRouting(runtime: RemoteRuntime, found: Map<string, string>, kept: readonly string[]): void {
+  for (const id of kept) {
+    const on = found.get(id);
+    const routed = routeWorkspace(runtime.ctx, id).key;
+    if (on !== undefined && on !== routed) {
+      throw new Error(
+        `workspace reconcile: workspace ${JSON.stringify(id)} lives on ${on}, but the placements of home ${runtime.ctx.home} route it to ${routed}: the reconcile would destroy it on ${on}; nothing was changed (use the daemon's own home: --config FILE --runtime NAME without --home)`,
+      );
+    }
   }
 }

@@ -2,6 +2,8 @@
  * One `--remote` call: the hosts, how to reach them, and the options the remote side gets.
  * The daemon's options are read once (src/options.ts); what travels to a host is derived here.
  */
+import { isAbsolute } from "node:path";
+import { UsageError, type GlobalFlags } from "../argv.ts";
 import { logLine } from "../log/runtime-log.ts";
 import { lazyOs } from "../platform/lazy.ts";
 import { readOptions, type RemoteOptions, type RuntimeOptions } from "../options.ts";
@@ -17,6 +19,23 @@ export interface RemoteCall {
   primaryUrl: string;
   /** `--ssh-config FILE` (absolute), or null for ssh's own default configuration. */
   configFile: string | null;
+}
+
+/**
+ * The call the global flags describe: `--remote URL [--ssh-config FILE]`, checked (a URL that
+ * parses, an absolute ssh configuration). Throws UsageError. Also how an operator command
+ * reads a runtime's `--remote` (src/operator/selection.ts).
+ */
+export function remoteCallOf(globals: Pick<GlobalFlags, "remote" | "sshConfig">, command?: string): RemoteCall {
+  if (globals.remote === null) throw new UsageError("--ssh-config is only for --remote ssh://…", command);
+  let primary;
+  try {
+    primary = parseSshUrl(globals.remote);
+  } catch (error) {
+    throw new UsageError(`--remote: ${(error as Error).message}`, command);
+  }
+  if (globals.sshConfig !== null && !isAbsolute(globals.sshConfig)) throw new UsageError(`--ssh-config must be an absolute path, got ${JSON.stringify(globals.sshConfig)}`, command);
+  return { primary, primaryUrl: globals.remote, configFile: globals.sshConfig };
 }
 
 /** Everything an operation needs to reach its hosts. */

@@ -15,7 +15,7 @@ import { withExistingStore } from "../store/db.ts";
 import { forgetPlacement, placementsOf } from "../store/placements.ts";
 import { createInputOf } from "../workspace/input.ts";
 import { bareSettings, hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall, type RemoteContext } from "./context.ts";
-import { hashPlacement, hostByKey, placeWorkspace, routeWorkspace } from "./placement.ts";
+import { hashPlacement, knownHosts, placeWorkspace, routeWorkspace } from "./placement.ts";
 import { shipSources } from "./source.ts";
 import { SSH_FAILED, firstLine, runRemote, type SshSettings } from "./ssh.ts";
 import type { RemoteHost } from "../ssh-url.ts";
@@ -146,8 +146,7 @@ async function reconcileRemote(call: RemoteCall): Promise<number> {
   const listed = request.workspaceIds;
   if (!listed) throw new Error("reconcile needs `workspaceIds` in the lifecycle request (the ids the daemon still knows; [] for none)");
   const recorded = await withExistingStore(ctx.options, ({ db }) => placementsOf(db, ctx.options.owner), () => new Map<string, string>());
-  const hosts = new Map(ctx.hosts.map((host) => [host.key, host]));
-  for (const key of recorded.values()) if (!hosts.has(key)) hosts.set(key, hostByKey(ctx, key));
+  const hosts = new Map(knownHosts(ctx, recorded.values()).map((host) => [host.key, host]));
   logHosts(ctx, [...hosts.values()]);
   const idsOf = new Map<string, string[]>([...hosts.keys()].map((key) => [key, []]));
   for (const id of listed) idsOf.get(recorded.get(id) ?? hashPlacement(ctx.hosts, id).key)!.push(id);

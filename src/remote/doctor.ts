@@ -56,14 +56,34 @@ export async function remoteDoctor(argv: readonly string[], commands: CommandTab
     serverAliveIntervalSeconds: local.remote!.serverAliveIntervalSeconds,
     idleTimeoutSeconds: local.remote!.idleTimeoutSeconds,
   };
-  const checks = [checkControlSockets(resolveHome(local))];
+  const checks = await hostChecks(host, settings, { localHome: resolveHome(local), remoteHome: get("remote-home") ?? null, owner, helperPath: null });
+  return report(checks, flags.switches.has("json"));
+}
+
+/** What the checks of one host take from the runtime's options. */
+export interface HostCheckOptions {
+  /** This side's runtime home (its ssh/ may hold the control sockets). */
+  localHome: string;
+  /** The runtime home and owner the host's own doctor checks (options.remote.*). */
+  remoteHome: string | null;
+  owner: string;
+  /** remote.helperPath, for the host's doctor. */
+  helperPath: string | null;
+}
+
+/**
+ * Every check of one host, as `remote doctor` makes them (also `doctor` of a `--remote`
+ * runtime, for each of its hosts): a stalled host is a failed check, not an error.
+ */
+export async function hostChecks(host: RemoteHost, settings: SshSettings, options: HostCheckOptions): Promise<Check[]> {
+  const checks = [checkControlSockets(options.localHome)];
   try {
-    await runRemoteChecks(checks, host, settings, get("remote-home") ?? null, owner);
+    await runRemoteChecks(checks, host, settings, options);
   } catch (error) {
     if (!(error instanceof RemoteStalled)) throw error;
     checks.push({ name: "progress", status: "fail", detail: error.message, hint: `look at the remote host: is ${host.binary} stopped, or its home on a hung disk?` });
   }
-  return report(checks, flags.switches.has("json"));
+  return checks;
 }
 
 /**
@@ -83,7 +103,7 @@ function checkControlSockets(home: string): Check {
 }
 
 /** The checks that reach the host, added to `checks` as they finish (a stalled host throws RemoteStalled). */
-async function runRemoteChecks(checks: Check[], host: RemoteHost, settings: SshSettings, remoteHome: string | null, owner: string): Promise<void> {
+async function runRemoteChecks(checks: Check[], host: RemoteHost, settings: SshSettings, options: HostCheckOptions): Promise<void> {
   const ssh = sshClient();
   checks.push(ssh);
   if (ssh.status === "fail") return;
@@ -93,7 +113,7 @@ async function runRemoteChecks(checks: Check[], host: RemoteHost, settings: SshS
   const binary = await checkBinary(host, settings);
   checks.push(binary);
   if (binary.status !== "fail") {
-    const theirs = await remoteChecks(host, settings, remoteHome, owner);
+    const theirs = await remoteChecks(host, settings, options);
     // The remote doctor's own binary check says what checkBinary found, with the path it runs from: one line.
     const same = theirs.find((check) => check.name === binary.name);
     if (same?.status === "ok") binary.detail = same.detail;
@@ -158,8 +178,8 @@ async function checkBinary(host: RemoteHost, settings: SshSettings): Promise<Che
 }
 
 /** The remote `doctor --json`, line by line. */
-async function remoteChecks(host: RemoteHost, settings: SshSettings, remoteHome: string | null, owner: string): Promise<Check[]> {
-  const words = [host.binary, "doctor", "--json", "--owner", owner, ...(remoteHome === null ? [] : ["--home", remoteHome])];
+async function remoteChecks(host: RemoteHost, settings: SshSettings, { remoteHome, owner, helperPath }: HostCheckOptions): Promise<Check[]> {
+  const words = [host.binary, "doctor", "--json", "--owner", owner, ...(remoteHome === null ? [] : ["--home", remoteHome]), ...(helperPath === null ? [] : ["--helper-path", helperPath])];
   const result = await runRemote(host, settings, words, null);
   let text: string;
   try {

@@ -30,6 +30,13 @@ export function hostByKey(ctx: RemoteContext, key: string): RemoteHost {
   return ctx.hosts.find((host) => host.key === key) ?? parseSshUrl(`ssh://${key}`);
 }
 
+/** Every host the runtime may have workspaces on: the configured ones, then those only a placement record (`recorded` keys) names. */
+export function knownHosts(ctx: RemoteContext, recorded: Iterable<string>): RemoteHost[] {
+  const hosts = new Map(ctx.hosts.map((host) => [host.key, host]));
+  for (const key of recorded) if (!hosts.has(key)) hosts.set(key, hostByKey(ctx, key));
+  return [...hosts.values()];
+}
+
 /** Where an existing workspace lives: its record, else its hash host. */
 export function routeWorkspace(ctx: RemoteContext, workspaceId: string): RemoteHost {
   return routeRecorded(ctx, workspaceId) ?? hashPlacement(ctx.hosts, workspaceId);

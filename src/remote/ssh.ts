@@ -270,13 +270,16 @@ export function withoutKeepalives(chunk: Uint8Array): Uint8Array {
   return chunk.includes(0) ? chunk.filter((byte) => byte !== 0) : chunk;
 }
 
-/** Copies a remote command's stderr to ours as it comes, keeping its start; each chunk is progress. */
-export async function relayStderr(stream: ReadableStream<Uint8Array>, watch: IdleWatch): Promise<string> {
+/**
+ * Copies a remote command's stderr to ours as it comes (unless `relay` is false: a caller that
+ * shows it escaped), keeping its start; each chunk is progress.
+ */
+export async function relayStderr(stream: ReadableStream<Uint8Array>, watch: IdleWatch, relay = true): Promise<string> {
   const head: Uint8Array[] = [];
   let kept = 0;
   for await (const chunk of stream) {
     watch.progress();
-    writeAll(2, chunk);
+    if (relay) writeAll(2, chunk);
     if (kept < MAX_STDERR_HEAD) {
       head.push(chunk.subarray(0, MAX_STDERR_HEAD - kept));
       kept += head.at(-1)!.length;
@@ -288,13 +291,21 @@ export async function relayStderr(stream: ReadableStream<Uint8Array>, watch: Idl
 /** The most a lifecycle operation may print; real answers are a few hundred bytes. */
 const MAX_STDOUT = 4 * 1024 * 1024;
 
+/** How runRemote treats the remote command's output. */
+interface RemoteOutput {
+  /** "relay" (default): stderr is copied to ours as it comes; "keep": only its start is kept (stderrHead). */
+  stderr?: "relay" | "keep";
+  /** Each stdout chunk as it comes (keepalives dropped), instead of collecting stdout. */
+  onStdout?: (chunk: Uint8Array) => void;
+}
+
 /**
  * Runs `words` on `host` with `stdin` (or none), collecting stdout (bounded); stderr (ssh's and
  * the remote's) is copied to ours as it comes, its start kept for the runtime log. Bounded by
  * IdleWatch: this runtime's own binary (words[0] is the host's binary) sends keepalives while
  * it works, which are dropped from stdout. Throws RemoteStalled when the call stalled.
  */
-export async function runRemote(host: RemoteHost, settings: SshSettings, words: readonly string[], stdin: Uint8Array | null): Promise<RemoteResult> {
+export async function runRemote(host: RemoteHost, settings: SshSettings, words: readonly string[], stdin: Uint8Array | null, output: RemoteOutput = {}): Promise<RemoteResult> {
   const ours = words[0] === host.binary;
   const proc = Bun.spawn(sshArgv(host, settings, ours ? withKeepalive(words, settings) : words), {
     stdin: stdin === null ? "ignore" : stdin,
@@ -303,13 +314,17 @@ export async function runRemote(host: RemoteHost, settings: SshSettings, words: 
     env: sshEnv(),
   });
   const watch = new IdleWatch(host, settings, `\`${(ours ? words.slice(1, 2) : words.slice(0, 1)).join(" ")}\` to answer`, () => proc.kill("SIGKILL"));
-  const stderr = relayStderr(proc.stderr, watch);
+  const stderr = relayStderr(proc.stderr, watch, output.stderr !== "keep");
   const chunks: Uint8Array[] = [];
   const stdout = (async () => {
     let total = 0;
     for await (const chunk of proc.stdout) {
       watch.progress();
       const bytes = ours ? withoutKeepalives(chunk) : chunk;
+      if (output.onStdout) {
+        if (bytes.length > 0) output.onStdout(bytes);
+        continue;
+      }
       total += bytes.length;
       if (total > MAX_STDOUT) {
         proc.kill("SIGKILL");

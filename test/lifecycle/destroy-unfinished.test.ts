@@ -121,7 +121,7 @@ async function expectRefusedEverywhere(workspaceId: string, input: { workspaceId
 async function expectShown(workspaceId: string, message: string): Promise<void> {
   const table = await runBinary(["ls", "--home", t.home]);
   expect(table.stdout).toMatch(new RegExp(`^${workspaceId} .* destroying \\(unfinished\\) `, "m"));
-  expect(table.stdout).toContain(`! ${message} (paseo-host-runtime rm -w ${workspaceId})`);
+  expect(table.stdout).toContain(`! ${message} (paseo-host-runtime rm -w ${workspaceId} --home ${t.home})`);
   const listed = JSON.parse((await runBinary(["ls", "--home", t.home, "--json"])).stdout);
   expect(listed.workspaces.find((w: { workspaceId: string }) => w.workspaceId === workspaceId)).toMatchObject({ status: "destroying", unfinishedDestroy: message });
   const doctor = JSON.parse((await runBinary(["doctor", "--home", t.home, "--json"])).stdout);

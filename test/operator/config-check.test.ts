@@ -117,7 +117,7 @@ describe("config check", () => {
     expect(far.remote).toBe("ssh://builder@build-1");
     expect(far.checks).toEqual([
       { name: "option", status: "fail", detail: 'unknown option "ownr", ignored by the runtime; did you mean "owner"?' },
-      { name: "home", status: "info", detail: "on ssh://builder@build-1 (--remote): not checked here; run doctor on that host" },
+      { name: "home", status: "info", detail: "on ssh://builder@build-1 (--remote): not checked here; doctor --config FILE --runtime far checks each of its hosts" },
     ]);
     expect(json.problems).toBe(1);
   });

@@ -90,7 +90,7 @@ describe("ls", () => {
       const result = await runIn(box, [...args, "--home", missing]);
       expect(result.code).toBe(1);
       expect(result.stdout).toBe("");
-      expect(result.stderr).toBe(`paseo-host-runtime: runtime home ${missing} does not exist (nothing was ever created there; check --home, options.stateDirectory or PASEO_HOST_RUNTIME_HOME)\n`);
+      expect(result.stderr).toBe(`paseo-host-runtime: runtime home ${missing} does not exist (nothing was ever created there; check --home, options.stateDirectory or PASEO_HOST_RUNTIME_HOME, or take the daemon's runtime with --config FILE --runtime NAME)\n`);
     }
     expect(await Bun.file(missing).exists()).toBe(false);
   });

@@ -223,7 +223,7 @@ describe("new and run take the daemon's whole options", () => {
   test.each([
     [["--options-json", "[1]"], "--options-json must be a JSON object"],
     [["--options-json", "{"], "--options-json is not valid JSON"],
-    [["--runtime", "host"], "--runtime goes with --config FILE"],
+    [["--runtime", "host"], '--runtime "host" names a runtime of the daemon\'s config.json, and the default one'],
     [["--options-json", "{}", "--config", "/x.json"], "give either --options-json or --config, not both"],
     [["--config", "/nonexistent/config.json"], "--config: cannot read the daemon configuration /nonexistent/config.json: no such file"],
   ])("usage error %p: exit 2, nothing created", async (extra, message) => {

@@ -45,7 +45,7 @@ describe("workspace pause, resume and inspect", () => {
     const paused = await runIn(box, ["workspace", "pause", "-w", "life", "--home", box.home]);
     expect(paused.stderr).toBe("");
     expect(paused.code).toBe(0);
-    expect(paused.stdout).toBe("workspace life is paused (1 live execution(s) were stopped); resume it with: paseo-host-runtime workspace resume -w life\n");
+    expect(paused.stdout).toBe(`workspace life is paused (1 live execution(s) were stopped); resume it with: paseo-host-runtime workspace resume -w life --home ${box.home}\n`);
     await sleeper.exited;
     expect(sleeper.signalCode).toBe("SIGTERM");
     const refused = await runIn(box, ["run", "-w", "life", "--home", box.home, ...box.cgroupArgs, "--", "/bin/true"]);

@@ -249,8 +249,12 @@ describe.skipIf(NO_SSHD)("bad configuration fails before anything is contacted",
     expect(help.stdout).not.toContain("receive-source");
   });
 
-  test("an operator command or an unknown option after --remote is a usage error", async () => {
-    expect((await runBinary([...lab.prefix, "ls"])).code).toBe(2);
+  test("a command that takes no runtime (config check, remote doctor) or an unknown option after --remote is a usage error", async () => {
+    for (const command of [["config", "check"], ["remote", "doctor", lab.url], ["frobnicate"]]) {
+      const refused = await runBinary([...lab.prefix, ...command]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain("--remote carries the protocol operations");
+    }
     expect((await runBinary([...lab.prefix, "inspect", "--workspace-id", "w", "--bogus", "1"])).code).toBe(2);
     expect((await runBinary(["--ssh-config", lab.configFile, "describe"])).code).toBe(2);
     expect((await runBinary(["--remote", lab.url, "--ssh-config", "relative", "describe"])).code).toBe(2);

@@ -1,0 +1,67 @@
+/**
+ * What an operator command knows of one workspace before it acts on it, wherever it lives: the
+ * store's record and live executions here, or for a remote runtime what the workspace's host
+ * (its placement, else its hash host: where the runtime's operations go) reports of it.
+ */
+import type { Invocation } from "../argv.ts";
+import { readOptions } from "../options.ts";
+import type { WorkspaceRecord } from "../store/workspaces.ts";
+import { openExistingStore, operatorOptions, recordedWorkspace } from "./common.ts";
+import { liveExecutions } from "./ps.ts";
+import { locate, remoteRuntime } from "./remote-hosts.ts";
+import { selection } from "./selection.ts";
+import type { WorkspaceSummary } from "./views.ts";
+
+/** The part of a workspace's record operator commands act on. */
+export type RecordFacts = Pick<WorkspaceRecord, "workspaceId" | "owner" | "dialect" | "instanceId" | "status" | "isolation">;
+
+export interface WorkspaceFacts {
+  record: RecordFacts | null;
+  /** Its live executions (any owner's workspace). */
+  liveExecIds: string[];
+  /** The owner this runtime stamps (on its hosts, for a remote one). */
+  owner: string;
+  /** Where it lives, for messages: "" here, ` on <host>` for a remote runtime. */
+  where: string;
+}
+
+/** A host's `ls` row as the record facts. */
+export function factsOf(summary: WorkspaceSummary): RecordFacts {
+  const { workspaceId, owner, dialect, runtimeInstanceId, status, isolation } = summary;
+  return { workspaceId, owner, dialect, instanceId: runtimeInstanceId, status, isolation };
+}
+
+/** The exec ids of a workspace's live executions in the home `options` select. */
+export function liveExecIds(options: Record<string, unknown>, workspaceId?: string): string[] {
+  const { store } = openExistingStore(options);
+  if (!store) return [];
+  try {
+    return liveExecutions(store.db, workspaceId).map((execution) => execution.execId);
+  } finally {
+    store.db.close();
+  }
+}
+
+/** The facts of `workspaceId` for the runtime `invocation` selects. Throws when its host cannot tell (nothing was changed). */
+export async function workspaceFacts(invocation: Invocation, workspaceId: string): Promise<WorkspaceFacts> {
+  const chosen = selection(invocation);
+  if (chosen.remote === null) {
+    const options = operatorOptions(invocation);
+    return { record: recordedWorkspace(options, workspaceId), liveExecIds: liveExecIds(options, workspaceId), owner: readOptions(options).owner, where: "" };
+  }
+  const runtime = await remoteRuntime(chosen);
+  const found = await locate(runtime, workspaceId);
+  if (found.problem !== null) throw new Error(`${invocation.command}: cannot see workspace ${JSON.stringify(workspaceId)} on ${found.url}: ${found.problem}; nothing was changed`);
+  return { record: found.record && factsOf(found.record), liveExecIds: found.liveExecIds, owner: runtime.owner, where: ` on ${found.host.key}` };
+}
+
+/**
+ * The record `run` confines an exec by (common.ts withRecordedIsolation), or null. A remote host
+ * that cannot tell leaves it to the exec, which reports the host's failure itself.
+ */
+export async function recordForRun(invocation: Invocation, workspaceId: string): Promise<RecordFacts | null> {
+  const chosen = selection(invocation);
+  if (chosen.remote === null) return recordedWorkspace(operatorOptions(invocation), workspaceId);
+  const found = await locate(await remoteRuntime(chosen), workspaceId);
+  return found.record && factsOf(found.record);
+}
