@@ -24,11 +24,11 @@ import { join } from "node:path";
 import { type Entry, writeArchive, writeSums } from "../release/archive.ts";
 import { NOTICE } from "../release/release.ts";
 import { HELPER_NAME, RUNTIME_NAME, TARGETS, archiveName, archiveStem } from "../release/targets.ts";
-import { BIN } from "./support/binary.ts";
+import { BIN } from "../kit/binary.ts";
+import { tempDir, type Scratch } from "../kit/scratch.ts";
 import { HELPER_PACKAGE, helperDependency, helperStandIn, pack, startRegistry, type NpmRegistry } from "./support/npm-registry.ts";
 import { linuxOnly } from "./support/platform.ts";
 import { missingTools } from "./support/tools.ts";
-import { tempDir, type Scratch } from "./support/scratch.ts";
 
 const INSTALL_SH = join(import.meta.dir, "..", "install.sh");
 

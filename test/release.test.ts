@@ -25,7 +25,7 @@ import {
 import { expectedMembers, runnerFor, smokeTest } from "../release/smoke.ts";
 import { HELPER_NAME, MACOS_ONLY, RUNTIME_NAME, TARGETS, archiveName, archiveStem, compareVersions, findTarget, type Target } from "../release/targets.ts";
 import { crossRuntimeUnavailable } from "./support/tools.ts";
-import { tempDir, type Scratch } from "./support/scratch.ts";
+import { tempDir, type Scratch } from "../kit/scratch.ts";
 
 /** Why the linux-arm64 cross build cannot be made here (decided when the file loads), or null. */
 const ARM_UNAVAILABLE = await crossRuntimeUnavailable("bun-linux-arm64");

@@ -8,10 +8,11 @@ import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { directoryOf, mountOf, ownCgroupDir } from "../../src/platform/cgroup.ts";
 import { homeCgroupOf } from "../../src/workspace/containment.ts";
-import { request, runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { CGROUP_UNAVAILABLE, removeCgroupTree } from "../support/cgroup.ts";
-import { envelope, startExec } from "../support/daemon.ts";
+import { request, runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { CGROUP_UNAVAILABLE, removeCgroupTree } from "../../kit/cgroup.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
 import { PATH } from "./support.ts";
 
 const dir = tempDir("phr-autodetect-");

@@ -6,8 +6,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { readProcess } from "../../src/platform/process.ts";
-import { CGROUP_UNAVAILABLE, cgroupsUnder } from "../support/cgroup.ts";
-import type { ReadyWorkspace } from "../support/workspace.ts";
+import { CGROUP_UNAVAILABLE, cgroupsUnder } from "../../kit/cgroup.ts";
+import type { ReadyWorkspace } from "../../kit/workspace.ts";
 import { execIn, lifecycle, reconcileKeeping, recordOf, signalOp, tag, workspaceIn } from "./support.ts";
 import { until } from "../support/poll.ts";
 import { processesWith } from "../support/procs.ts";

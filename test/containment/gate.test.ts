@@ -11,9 +11,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GATE_ENV, gateArgv } from "../../src/exec/gate.ts";
 import { makePipe } from "../../src/platform/libc.ts";
-import { BIN } from "../support/binary.ts";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import type { ReadyWorkspace } from "../support/workspace.ts";
+import { BIN } from "../../kit/binary.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import type { ReadyWorkspace } from "../../kit/workspace.ts";
 import { MODES, PATH, workspaceIn, type Mode } from "./support.ts";
 import { linuxOnly } from "../support/platform.ts";
 

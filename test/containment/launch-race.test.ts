@@ -9,7 +9,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { ExecResult } from "../support/daemon.ts";
-import type { ReadyWorkspace } from "../support/workspace.ts";
+import type { ReadyWorkspace } from "../../kit/workspace.ts";
 import { MODES, execIn, lifecycle, tag, workspaceIn, type Mode } from "./support.ts";
 import { processesWith } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";

@@ -7,10 +7,11 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readProcess } from "../../src/platform/process.ts";
 import { Database } from "bun:sqlite";
-import { request, runBinary, type RunResult } from "../support/binary.ts";
-import { CGROUP_UNAVAILABLE } from "../support/cgroup.ts";
-import { envelope, startExec, type ExecHandle } from "../support/daemon.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { request, runBinary, type RunResult } from "../../kit/binary.ts";
+import { CGROUP_UNAVAILABLE } from "../../kit/cgroup.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecHandle } from "../support/daemon.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { until } from "../support/poll.ts";
 import { processesWith } from "../support/procs.ts";
 

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { isPopulated } from "../../src/platform/cgroup.ts";
 import { readProcess } from "../../src/platform/process.ts";
-import { cgroupsUnder } from "../support/cgroup.ts";
-import type { ReadyWorkspace } from "../support/workspace.ts";
+import { cgroupsUnder } from "../../kit/cgroup.ts";
+import type { ReadyWorkspace } from "../../kit/workspace.ts";
 import { MODES, allAlive, execIn, lifecycle, reconcileKeeping, recordOf, signalOp, tag, workspaceIn, type Mode } from "./support.ts";
 import { until } from "../support/poll.ts";
 import { processesWith } from "../support/procs.ts";

@@ -12,10 +12,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { Control, LifecycleRequest, dialectOf, encodeFrame, parseMessage, type ProcessEvent } from "../../src/protocol/index.ts";
-import { runBinary } from "../support/binary.ts";
+import { runBinary } from "../../kit/binary.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
+import { runtimeScratch, type Scratch } from "../../kit/scratch.ts";
 import { makeRepo } from "../support/git.ts";
-import { runtimeScratch, type Scratch } from "../support/scratch.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const README_MAX_LINES = 250;

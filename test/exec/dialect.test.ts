@@ -7,10 +7,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { laterRequest, runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { INSTANCE_ID, envelope, instanceIdOf, laterEnvelope, startExec, type ExecHandle, type ExecResult } from "../support/daemon.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { laterRequest, runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { INSTANCE_ID, envelope, instanceIdOf, laterEnvelope } from "../../kit/envelope.ts";
+import { startExec, type ExecHandle, type ExecResult } from "../support/daemon.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { MARK, killLeftovers, resizeFrame, signalFrame } from "./pty-support.ts";
 import { linuxOnly } from "../support/platform.ts";
 

@@ -9,10 +9,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { readProcess } from "../../src/platform/process.ts";
-import { request, runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { testCgroupRoot, type TestCgroupRoot } from "../support/cgroup.ts";
-import { envelope, startExec } from "../support/daemon.ts";
+import { request, runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { testCgroupRoot, type TestCgroupRoot } from "../../kit/cgroup.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
 import { isLinux } from "../../src/platform/os.ts";
 import { executionRow, runtimeLogLines } from "../support/store.ts";
 

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import { isolations, readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import { isolations } from "../support/containment.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { processesWith } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
 

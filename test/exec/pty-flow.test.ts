@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { tmpdir } from "node:os";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { StdoutFifo } from "../support/fifo.ts";
 import { killLeftovers, startPty } from "./pty-support.ts";
 

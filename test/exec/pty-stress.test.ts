@@ -7,7 +7,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { listProcesses } from "../../src/platform/process.ts";
 import type { ExecHandle } from "../support/daemon.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { killLeftovers, markedProcesses, signalFrame, startPty, statusField, workloadOf } from "./pty-support.ts";
 import { StdoutFifo } from "../support/fifo.ts";
 import { until } from "../support/poll.ts";

@@ -4,8 +4,9 @@
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { listProcesses, readProcess, type ProcessInfo } from "../../src/platform/process.ts";
-import { envelope, startExec, type ExecHandle, type ExecOptions } from "../support/daemon.ts";
-import type { ReadyWorkspace } from "../support/workspace.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecHandle, type ExecOptions } from "../support/daemon.ts";
+import type { ReadyWorkspace } from "../../kit/workspace.ts";
 import { until } from "../support/poll.ts";
 
 export const PATH = "/usr/bin:/bin";

@@ -7,9 +7,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, te
 import { existsSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { listProcesses, readProcess } from "../../src/platform/process.ts";
-import { request, runBinary } from "../support/binary.ts";
-import { newExecId, type ExecResult } from "../support/daemon.ts";
-import { isolations, readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { request, runBinary } from "../../kit/binary.ts";
+import { newExecId } from "../../kit/envelope.ts";
+import type { ExecResult } from "../support/daemon.ts";
+import { isolations } from "../support/containment.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { frame, killLeftovers, markedProcesses, resizeFrame, sessionMembers, signalFrame, startPty, statusField, workloadOf } from "./pty-support.ts";
 import { until } from "../support/poll.ts";
 import { linuxOnly } from "../support/platform.ts";

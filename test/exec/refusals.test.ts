@@ -9,11 +9,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, request, runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { cgroupsUnder } from "../support/cgroup.ts";
-import { envelope, newExecId, startExec, type ExecResult } from "../support/daemon.ts";
-import type { ReadyWorkspace } from "../support/workspace.ts";
+import { BIN, request, runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { cgroupsUnder } from "../../kit/cgroup.ts";
+import { envelope, newExecId } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import type { ReadyWorkspace } from "../../kit/workspace.ts";
 import { MODES, PATH, lifecycle, recordOf, signalOp, workspaceIn } from "../containment/support.ts";
 
 const cleanups: (() => void)[] = [];

@@ -11,7 +11,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
 import { GIT_TEST_ENV } from "../support/git.ts";
 import { create, createInput, git, lab, makeRepo, ok, op, type Lab } from "../lifecycle/support.ts";

@@ -9,10 +9,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import { tempDir } from "../support/scratch.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { missingTools } from "../support/tools.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
 
 const missing = missingTools("sandbox-helper.test.ts", ["bwrap", "npm"]);
 

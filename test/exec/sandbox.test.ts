@@ -9,12 +9,13 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSy
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { listProcesses } from "../../src/platform/process.ts";
-import { request, runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { envelope, newExecId, startExec, type ExecOptions, type ExecResult } from "../support/daemon.ts";
-import { CGROUP_UNAVAILABLE } from "../support/cgroup.ts";
+import { request, runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { envelope, newExecId } from "../../kit/envelope.ts";
+import { startExec, type ExecOptions, type ExecResult } from "../support/daemon.ts";
+import { CGROUP_UNAVAILABLE } from "../../kit/cgroup.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { missingTools } from "../support/tools.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
 import { create, createInput, git, makeRepo, ok, op } from "../lifecycle/support.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";

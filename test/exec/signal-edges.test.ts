@@ -10,8 +10,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, te
 import { realtimeSignals } from "../../src/platform/libc.ts";
 import { signalNames } from "../../src/platform/signals.ts";
 import { WRAPPER_OWN, forwardedSignals } from "../../src/exec/signals.ts";
-import { envelope, startExec, type ExecHandle, type ExecResult } from "../support/daemon.ts";
-import { isolations, readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecHandle, type ExecResult } from "../support/daemon.ts";
+import { isolations } from "../support/containment.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { killLeftovers, signalFrame, startPty } from "./pty-support.ts";
 import { until } from "../support/poll.ts";
 import { linuxOnly } from "../support/platform.ts";

@@ -6,9 +6,10 @@ import { openDatabase } from "../../src/store/db.ts";
 import { getExecution } from "../../src/store/executions.ts";
 import { insertExecution } from "../support/store.ts";
 import { bootId, readProcess } from "../../src/platform/process.ts";
-import { request, runBinary } from "../support/binary.ts";
-import { envelope, newExecId, startExec } from "../support/daemon.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { request, runBinary } from "../../kit/binary.ts";
+import { envelope, newExecId } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc). */

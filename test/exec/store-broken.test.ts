@@ -11,9 +11,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { isLinux } from "../../src/platform/os.ts";
-import { request, runBinary } from "../support/binary.ts";
-import { envelope, startExec } from "../support/daemon.ts";
-import { tempDir } from "../support/scratch.ts";
+import { request, runBinary } from "../../kit/binary.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
+import { tempDir } from "../../kit/scratch.ts";
 import { executionRow, runtimeLogLines } from "../support/store.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";

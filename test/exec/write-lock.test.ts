@@ -9,9 +9,10 @@ import { Database } from "bun:sqlite";
 import { spawn as spawnChild } from "node:child_process";
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import { tempDir } from "../support/scratch.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { storePath } from "../../src/store/db.ts";
 import { withWriterLock, WriterLockStalled, writerLockPath } from "../../src/store/writer-lock.ts";
 

@@ -7,7 +7,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
 import { create, createInput, lab, makeRepo, ok, op, record, withStore, worktrees, type Lab } from "./support.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";

@@ -9,8 +9,9 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isLinux } from "../../src/platform/os.ts";
-import { runBinary } from "../support/binary.ts";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
 import { create, createInput, git, ok, op, ownedEntries, record, repoLab, worktrees, type Lab } from "./support.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";

@@ -6,8 +6,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runBinary } from "../support/binary.ts";
-import { INSTANCE_ID, instanceIdOf } from "../support/daemon.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { INSTANCE_ID, instanceIdOf } from "../../kit/envelope.ts";
 import { createInput, later, makeRemote, ok, op, ownedEntries, record, records, response, worktrees, type Lab, repoLab } from "./support.ts";
 
 let t: Lab;

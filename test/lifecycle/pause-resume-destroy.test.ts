@@ -4,8 +4,8 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import { join } from "node:path";
 import { bootId, readProcess } from "../../src/platform/process.ts";
 import { insertExecution } from "../support/store.ts";
-import { request, runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
+import { request, runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
 import { branches, create, createInput, git, liveExecutionRows, makeRemote, ok, op, ownedEntries, records, withStore, worktrees, type Lab, repoLab } from "./support.ts";
 
 let t: Lab;

@@ -8,8 +8,9 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runBinary } from "../support/binary.ts";
-import { envelope, laterEnvelope, startExec, type ExecHandle } from "../support/daemon.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { envelope, laterEnvelope } from "../../kit/envelope.ts";
+import { startExec, type ExecHandle } from "../support/daemon.ts";
 import { createInput, git, later, ok, op, record, records, type Lab, repoLab } from "./support.ts";
 
 let t: Lab;

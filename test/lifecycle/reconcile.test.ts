@@ -6,7 +6,7 @@ import { bootId, readProcess } from "../../src/platform/process.ts";
 import { insertExecution } from "../support/store.ts";
 import { insertCreating } from "../../src/store/workspaces.ts";
 import { storageDir } from "../../src/workspace/paths.ts";
-import { runBinary } from "../support/binary.ts";
+import { runBinary } from "../../kit/binary.ts";
 import { branches, create, createInput, liveExecutionRows, ok, op, ownedEntries, records, withStore, worktrees, type Lab, repoLab } from "./support.ts";
 
 let t: Lab;

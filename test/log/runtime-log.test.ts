@@ -7,10 +7,11 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, request, runBinary, type RunResult } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { envelope, newExecId, startExec } from "../support/daemon.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { BIN, request, runBinary, type RunResult } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { envelope, newExecId } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 
 setDefaultTimeout(60_000);
 

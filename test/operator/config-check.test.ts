@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CGROUP_UNAVAILABLE } from "../support/cgroup.ts";
+import { CGROUP_UNAVAILABLE } from "../../kit/cgroup.ts";
 import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
 
 let box: Sandbox;

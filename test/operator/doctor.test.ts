@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, chownSync, copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runOnTerminal } from "../support/binary.ts";
+import { runOnTerminal } from "../../kit/binary.ts";
 import { missingTools } from "../support/tools.ts";
 import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
 import { linuxOnly } from "../support/platform.ts";

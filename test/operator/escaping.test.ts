@@ -7,8 +7,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { request } from "../support/binary.ts";
-import { envelope, startExec, type ExecHandle } from "../support/daemon.ts";
+import { request } from "../../kit/binary.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecHandle } from "../support/daemon.ts";
 import { runIn, sandbox, type Sandbox } from "./helpers.ts";
 
 /** A forged log line after a newline, a title change (OSC … BEL), a screen clear (ESC [2J) and a C1 CSI. */

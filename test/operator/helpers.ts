@@ -1,11 +1,11 @@
 /** Shared by the operator command tests: a sandbox with its own runtime home and a git repo. */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, runBinary, type RunOptions, type RunResult } from "../support/binary.ts";
-import { runtimeScratch } from "../support/scratch.ts";
+import { BIN, runBinary, type RunOptions, type RunResult } from "../../kit/binary.ts";
+import { runtimeScratch } from "../../kit/scratch.ts";
+import { removeCgroupTree } from "../../kit/cgroup.ts";
 import { ownCgroupDir } from "../../src/platform/cgroup.ts";
 import { homeCgroupOf } from "../../src/workspace/containment.ts";
-import { removeCgroupTree } from "../support/cgroup.ts";
 import { oneCommitRepo } from "../support/git.ts";
 
 export { BIN };

@@ -11,8 +11,8 @@ import type { Database } from "bun:sqlite";
 import { liveExecutions } from "../../src/operator/ps.ts";
 import { bootId, listProcesses, readProcess } from "../../src/platform/process.ts";
 import { openDatabase } from "../../src/store/db.ts";
-import { CGROUP_UNAVAILABLE, testCgroupRoot, type TestCgroupRoot } from "../support/cgroup.ts";
-import { tempDir, type Scratch } from "../support/scratch.ts";
+import { CGROUP_UNAVAILABLE, testCgroupRoot, type TestCgroupRoot } from "../../kit/cgroup.ts";
+import { tempDir, type Scratch } from "../../kit/scratch.ts";
 import { insertExecution } from "../support/store.ts";
 
 let dir: Scratch;

@@ -2,8 +2,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import { laterRequest } from "../support/binary.ts";
-import { INSTANCE_ID } from "../support/daemon.ts";
+import { laterRequest } from "../../kit/binary.ts";
+import { INSTANCE_ID } from "../../kit/envelope.ts";
 import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
 import { until } from "../support/poll.ts";
 

@@ -4,7 +4,7 @@ import { closeSync, ftruncateSync, lstatSync, mkdirSync, openSync, readFileSync,
 import { join } from "node:path";
 import { closeDescriptor, identityOf, openBeneath, openBeneathByWalk, openDirectory, spawnDirectory } from "../../src/platform/directory.ts";
 import { copyFileData } from "../../src/platform/file-data.ts";
-import { tempDir } from "../support/scratch.ts";
+import { tempDir } from "../../kit/scratch.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 let dir: { path: string; cleanup: () => void };

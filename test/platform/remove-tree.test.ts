@@ -9,7 +9,7 @@ import { chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, readF
 import { join } from "node:path";
 import { isLinux } from "../../src/platform/os.ts";
 import { removeTree } from "../../src/platform/remove-tree.ts";
-import { tempDir, type Scratch } from "../support/scratch.ts";
+import { tempDir, type Scratch } from "../../kit/scratch.ts";
 
 const ROOT = process.getuid?.() === 0;
 const NO_MOUNTS = !isLinux ? "mounts are a Linux test" : !ROOT ? "mounting needs root" : null;

@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { startSshd, type SshLab } from "../support/sshd.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { startSshd, type SshLab } from "../../kit/sshd.ts";
 
 setDefaultTimeout(60_000);
 

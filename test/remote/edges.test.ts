@@ -11,10 +11,11 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseSshUrl } from "../../src/ssh-url.ts";
-import { BIN, runBinary } from "../support/binary.ts";
-import { envelope, startExec } from "../support/daemon.ts";
-import { tempDir } from "../support/scratch.ts";
-import { startSshd, type SshLab } from "../support/sshd.ts";
+import { BIN, runBinary } from "../../kit/binary.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { startSshd, type SshLab } from "../../kit/sshd.ts";
 import { createInput, makeRemote, makeRepo, ok } from "../lifecycle/support.ts";
 import { processesWith } from "../support/procs.ts";
 import { until } from "../support/poll.ts";

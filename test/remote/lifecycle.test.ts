@@ -7,8 +7,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { runBinary } from "../support/binary.ts";
-import { startSshd, type SshLab } from "../support/sshd.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { startSshd, type SshLab } from "../../kit/sshd.ts";
 import { createInput, git, makeRemote, ok, op, repoLab, type Lab } from "../lifecycle/support.ts";
 import { openDatabase } from "../../src/store/db.ts";
 import { placementsOf } from "../../src/store/placements.ts";

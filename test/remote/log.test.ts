@@ -8,11 +8,12 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { redactCredentials } from "../../src/redact.ts";
-import { runBinary } from "../support/binary.ts";
-import { envelope, newExecId, startExec } from "../support/daemon.ts";
-import { startSshd, type SshLab } from "../support/sshd.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { envelope, newExecId } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
+import { startSshd, type SshLab } from "../../kit/sshd.ts";
+import { tempDir } from "../../kit/scratch.ts";
 import { createInput, makeRepo, ok } from "../lifecycle/support.ts";
-import { tempDir } from "../support/scratch.ts";
 import { MARK, killMarked, remoteOp } from "./support.ts";
 import { linuxOnly } from "../support/platform.ts";
 

@@ -1,7 +1,7 @@
 /** Running protocol operations through `--remote`, the way a daemon configured with it does. */
 import { readdirSync, readFileSync } from "node:fs";
 import { op, type OpResult } from "../support/operation.ts";
-import type { SshLab } from "../support/sshd.ts";
+import type { SshLab } from "../../kit/sshd.ts";
 
 /** One lifecycle operation through `--remote` (the lab's URL and ssh configuration). */
 export async function remoteOp(lab: SshLab, name: string, workspaceId: string | null, body: Record<string, unknown>, prefix = lab.prefix): Promise<OpResult> {

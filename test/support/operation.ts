@@ -1,5 +1,5 @@
 /** The test kit's one runner of a lifecycle operation, the way the daemon runs it. */
-import { runBinary, type RunResult } from "./binary.ts";
+import { runBinary, type RunResult } from "../../kit/binary.ts";
 
 /** A lifecycle result with the parsed stdout (null when stdout was empty). */
 export interface OpResult extends RunResult {

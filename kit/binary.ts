@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 
 /** The compiled binary under test (`npm test` builds it first). */
-export const BIN = join(import.meta.dir, "..", "..", "dist", "paseo-host-runtime");
+export const BIN = join(import.meta.dir, "..", "dist", "paseo-host-runtime");
 
 if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` (npm test does it for you)`);
 

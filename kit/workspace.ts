@@ -3,8 +3,7 @@ import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { laterRequest, request, runBinary } from "./binary.ts";
 import { runtimeScratch } from "./scratch.ts";
-import { INSTANCE_ID } from "./daemon.ts";
-import { missingTools } from "./tools.ts";
+import { INSTANCE_ID } from "./envelope.ts";
 
 export interface ReadyWorkspace {
   id: string;
@@ -44,12 +43,4 @@ export async function readyWorkspace(prefix = "ws", dialect: "seed" | "later" = 
     throw new Error(`create failed (${result.code}): ${result.stderr}`);
   }
   return { id, home, root: realpathSync(root), options, cgroupRoot, cleanup };
-}
-
-/**
- * The isolations a suite that holds under both runs with: always "none", and "sandbox" when
- * bwrap is installed (else the sandboxed half is skipped, saying why).
- */
-export function isolations(what: string): ("none" | "sandbox")[] {
-  return missingTools(`${what} under isolation "sandbox"`, ["bwrap"]).length === 0 ? ["none", "sandbox"] : ["none"];
 }
