@@ -15,7 +15,8 @@ import { envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
 import { GIT_TEST_ENV } from "../support/git.ts";
-import { create, createInput, git, lab, makeRepo, ok, op, type Lab } from "../lifecycle/support.ts";
+import { create, createInput, git, makeRepo, ok, op } from "../lifecycle/support.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";
 const missing = missingTools("sandbox-git.test.ts", ["bwrap", "git"]);

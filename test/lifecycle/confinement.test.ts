@@ -9,7 +9,8 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSyn
 import { join } from "node:path";
 import { envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
-import { create, createInput, lab, makeRepo, ok, op, record, withStore, worktrees, type Lab } from "./support.ts";
+import { create, createInput, makeRepo, ok, op, record, withStore, worktrees } from "./support.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";
 

@@ -12,7 +12,9 @@ import { isLinux } from "../../src/platform/os.ts";
 import { runBinary } from "../../kit/binary.ts";
 import { envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
-import { create, createInput, git, ok, op, ownedEntries, record, repoLab, worktrees, type Lab } from "./support.ts";
+import { create, createInput, git, ok, op, ownedEntries, record, worktrees } from "./support.ts";
+import { repoLab } from "../support/git.ts";
+import type { Lab } from "../../kit/scratch.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";
 

@@ -1,7 +1,9 @@
 /** create is idempotent, refuses a different re-create, and resolves concurrent creates to one workspace. */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { readdirSync, statSync } from "node:fs";
-import { branches, create, createInput, ok, op, ownedEntries, records, worktrees, type Lab, repoLab } from "./support.ts";
+import { branches, create, createInput, ok, op, ownedEntries, records, worktrees } from "./support.ts";
+import type { Lab } from "../../kit/scratch.ts";
+import { repoLab } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;

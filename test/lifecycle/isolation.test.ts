@@ -13,7 +13,8 @@ import { runBinary } from "../../kit/binary.ts";
 import { envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
-import { create, createInput, lab, ok, op, record, type Lab } from "./support.ts";
+import { create, createInput, ok, op, record } from "./support.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
 import { SCHEMA_V1 } from "../support/store.ts";
 
 const missing = missingTools("isolation.test.ts", ["bwrap"]);

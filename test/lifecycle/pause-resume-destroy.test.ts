@@ -5,8 +5,9 @@ import { join } from "node:path";
 import { bootId, readProcess } from "../../src/platform/process.ts";
 import { insertExecution } from "../support/store.ts";
 import { request, runBinary } from "../../kit/binary.ts";
-import { tempDir } from "../../kit/scratch.ts";
-import { branches, create, createInput, git, liveExecutionRows, makeRemote, ok, op, ownedEntries, records, withStore, worktrees, type Lab, repoLab } from "./support.ts";
+import { tempDir, type Lab } from "../../kit/scratch.ts";
+import { branches, create, createInput, git, liveExecutionRows, makeRemote, ok, op, ownedEntries, records, withStore, worktrees } from "./support.ts";
+import { repoLab } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;

@@ -2,7 +2,9 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { basename, join } from "node:path";
-import { branches, create, createInput, git, makeRemote, ok, op, ownedEntries, records, worktrees, type Lab, repoLab } from "./support.ts";
+import { branches, create, createInput, git, makeRemote, ok, op, ownedEntries, records, worktrees } from "./support.ts";
+import type { Lab } from "../../kit/scratch.ts";
+import { repoLab } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;

@@ -11,7 +11,9 @@ import { join } from "node:path";
 import { runBinary } from "../../kit/binary.ts";
 import { envelope, laterEnvelope } from "../../kit/envelope.ts";
 import { startExec, type ExecHandle } from "../support/daemon.ts";
-import { createInput, git, later, ok, op, record, records, type Lab, repoLab } from "./support.ts";
+import { createInput, git, later, ok, op, record, records } from "./support.ts";
+import type { Lab } from "../../kit/scratch.ts";
+import { repoLab } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;

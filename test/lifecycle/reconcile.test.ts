@@ -7,7 +7,9 @@ import { insertExecution } from "../support/store.ts";
 import { insertCreating } from "../../src/store/workspaces.ts";
 import { storageDir } from "../../src/workspace/paths.ts";
 import { runBinary } from "../../kit/binary.ts";
-import { branches, create, createInput, liveExecutionRows, ok, op, ownedEntries, records, withStore, worktrees, type Lab, repoLab } from "./support.ts";
+import { branches, create, createInput, liveExecutionRows, ok, op, ownedEntries, records, withStore, worktrees } from "./support.ts";
+import type { Lab } from "../../kit/scratch.ts";
+import { repoLab } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;

@@ -9,7 +9,8 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { SCHEMA_VERSION } from "../../src/store/db.ts";
 import { SCHEMA_V2 } from "../support/store.ts";
-import { createInput, lab, ok, op, record, type Lab } from "./support.ts";
+import { createInput, ok, op, record } from "./support.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
 
 let t: Lab;
 beforeEach(() => {

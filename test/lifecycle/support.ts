@@ -10,7 +10,6 @@ import { getWorkspace, listWorkspaces, type WorkspaceRecord } from "../../src/st
 import { unfinishedExecutions } from "../../src/store/executions.ts";
 import { LifecycleResponse, encodeFrame, parseMessage, type Dialect } from "../../src/protocol/index.ts";
 import { BIN } from "../../kit/binary.ts";
-import { runtimeScratch } from "../../kit/scratch.ts";
 import { INSTANCE_ID } from "../../kit/envelope.ts";
 import { cmdlineOf } from "../support/procs.ts";
 import { op, type OpResult } from "../support/operation.ts";
@@ -20,26 +19,6 @@ export { op, type OpResult };
 export { git, makeRemote, makeRepo, writeFiles };
 
 export { BIN };
-
-/** A test's private world: a temp dir with a runtime home in it, removed by cleanup. */
-export interface Lab {
-  dir: string;
-  home: string;
-  options: Record<string, unknown>;
-  cleanup(): void;
-}
-
-export function lab(prefix = "phr-life-"): Lab {
-  const { path, cgroupRoot, cleanup } = runtimeScratch(prefix);
-  const home = join(path, "home");
-  return { dir: path, home, options: { stateDirectory: home, ...(cgroupRoot ? { cgroupRoot } : {}) }, cleanup };
-}
-
-/** A lab with a fresh repository in it: where most lifecycle tests start. */
-export function repoLab(prefix?: string): { t: Lab; repo: string } {
-  const t = lab(prefix);
-  return { t, repo: makeRepo(join(t.dir, "repo")) };
-}
 
 /**
  * A lifecycle body as the later daemon sends it (runtimeInstanceId second once `op` adds the

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { missingTools } from "../support/tools.ts";
-import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
+import { BIN } from "../../kit/binary.ts";
+import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
 import { until } from "../support/poll.ts";
 
 const PATH = "PATH=/usr/local/bin:/usr/bin:/bin";
@@ -12,7 +13,7 @@ const children: Bun.Subprocess[] = [];
 
 beforeAll(async () => {
   box = sandbox();
-  workspace = join(box.path, "project");
+  workspace = join(box.dir, "project");
   mkdirSync(join(workspace, "sub"), { recursive: true });
   const made = await runIn(box, ["new", "--workspace-id", "w", "--source", workspace, "--home", box.home, ...box.cgroupArgs]);
   if (made.code !== 0) throw new Error(`new failed: ${made.stderr}`);
@@ -115,7 +116,7 @@ describe("run, pipes mode", () => {
   });
 
   test("--purpose workspace-helper with --helper-path runs the helper as the daemon would (env {}, workspace root)", async () => {
-    const helper = join(box.path, "helper.mjs");
+    const helper = join(box.dir, "helper.mjs");
     writeFileSync(helper, "console.log(JSON.stringify({ argv: process.argv.slice(2), cwd: process.cwd() }))\n");
     const result = await run(["--purpose", "workspace-helper", "--helper-path", helper, "--", "paseo-workspace-helper", "describe"]);
     expect(result.stderr).toBe("");
@@ -168,11 +169,11 @@ describe("run --pty without a terminal of its own", () => {
 describe("run --pty under a real terminal (tmux)", () => {
   test.skipIf(missingTools("run.test.ts, run --pty under tmux", ["tmux"]).length > 0)("the workload sees the terminal's size, then the new size after a resize; Ctrl-C reaches it as a key; the terminal is restored", async () => {
     // A private server whose socket lives in the sandbox, so cleanup removes it too.
-    const socket = join(box.path, "tmux.sock");
+    const socket = join(box.dir, "tmux.sock");
     const tmux = (...args: string[]) => Bun.spawnSync(["tmux", "-S", socket, "-f", "/dev/null", ...args], { env: { ...process.env, ...box.env } });
-    const rcFile = join(box.path, "pty-rc");
-    const sttyFile = join(box.path, "pty-stty");
-    const script = join(box.path, "pty.sh");
+    const rcFile = join(box.dir, "pty-rc");
+    const sttyFile = join(box.dir, "pty-stty");
+    const script = join(box.dir, "pty.sh");
     const workload = 'stty size; read line; echo "line=$line"; stty size; exec sleep 30';
     writeFileSync(
       script,

@@ -4,6 +4,7 @@
  */
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { lab, type Lab } from "../../kit/scratch.ts";
 
 /** Git identity and isolation for the repositories the tests build (not for the runtime). */
 export const GIT_TEST_ENV = {
@@ -64,4 +65,10 @@ export function oneCommitRepo(dir: string): string {
   git(dir, "add", "hello.txt");
   git(dir, "commit", "-q", "-m", "first");
   return dir;
+}
+
+/** A lab with a fresh repository (makeRepo) at `<dir>/repo`: where most lifecycle tests start. */
+export function repoLab(prefix = "phr-life-"): { t: Lab; repo: string } {
+  const t = lab(prefix);
+  return { t, repo: makeRepo(join(t.dir, "repo")) };
 }
