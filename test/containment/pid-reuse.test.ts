@@ -8,7 +8,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readProcess } from "../../src/platform/process.ts";
 import type { ReadyWorkspace } from "../../kit/workspace.ts";
-import { CAN_STEER_PIDS, MODES, allAlive, execIn, lifecycle, reconcileKeeping, recordOf, signalOp, strangerAt, tag, workspaceIn, type Mode } from "./support.ts";
+import { CAN_STEER_PIDS, MODES, execIn, lifecycle, reconcileKeeping, recordOf, signalOp, strangerAt, tag, workspaceIn, type Mode } from "./support.ts";
+import { allAlive } from "../support/procs.ts";
 import { until } from "../support/poll.ts";
 
 const OPS = ["signal", "pause", "destroy", "reconcile"] as const;

@@ -94,11 +94,3 @@ export async function strangerAt(pid: number, sleepTag: string, attempts = 300):
   }
   return null;
 }
-
-/** True while every pid is a live (non-zombie) process. */
-export function allAlive(pids: number[]): boolean {
-  return pids.every((pid) => {
-    const info = readProcess(pid);
-    return info !== null && info.state !== "Z";
-  });
-}

@@ -9,9 +9,9 @@ import { isPopulated } from "../../src/platform/cgroup.ts";
 import { readProcess } from "../../src/platform/process.ts";
 import { cgroupsUnder } from "../../kit/cgroup.ts";
 import type { ReadyWorkspace } from "../../kit/workspace.ts";
-import { MODES, allAlive, execIn, lifecycle, reconcileKeeping, recordOf, signalOp, tag, workspaceIn, type Mode } from "./support.ts";
+import { MODES, execIn, lifecycle, reconcileKeeping, recordOf, signalOp, tag, workspaceIn, type Mode } from "./support.ts";
 import { until } from "../support/poll.ts";
-import { processesWith } from "../support/procs.ts";
+import { processesWith, allAlive } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc). */

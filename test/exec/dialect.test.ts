@@ -12,7 +12,8 @@ import { tempDir } from "../../kit/scratch.ts";
 import { INSTANCE_ID, envelope, instanceIdOf, laterEnvelope } from "../../kit/envelope.ts";
 import { startExec, type ExecHandle, type ExecResult } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
-import { MARK, killLeftovers, resizeFrame, signalFrame } from "./pty-support.ts";
+import { MARK } from "../support/procs.ts";
+import { killLeftovers, resizeFrame, signalFrame } from "./pty-support.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc). */
@@ -21,7 +22,6 @@ const PROC = linuxOnly("exec/dialect.test.ts, leftovers found through /proc afte
 setDefaultTimeout(20_000);
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";
-const [MARK_NAME, MARK_VALUE] = MARK.split("=") as [string, string];
 let ws: ReadyWorkspace;
 let seedWs: ReadyWorkspace;
 
@@ -52,7 +52,7 @@ function run(fields: Record<string, unknown>, argv: string[], stdin?: string): P
 function startPty(argv: string[]): ExecHandle {
   const handle = startExec(
     ws.id,
-    laterEnvelope(argv, { env: { PATH, [MARK_NAME]: MARK_VALUE }, purpose: { kind: "terminal" }, options: ws.options, stdio: { kind: "pty", rows: 24, cols: 80 } }),
+    laterEnvelope(argv, { env: { PATH, ...MARK }, purpose: { kind: "terminal" }, options: ws.options, stdio: { kind: "pty", rows: 24, cols: 80 } }),
     { keepControls: true },
   );
   void handle.waitEvent("exit").then(() => {

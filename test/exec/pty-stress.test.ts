@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { listProcesses } from "../../src/platform/process.ts";
 import type { ExecHandle } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
-import { killLeftovers, markedProcesses, signalFrame, startPty, statusField, workloadOf } from "./pty-support.ts";
+import { killLeftovers, signalFrame, startPty, workloadOf } from "./pty-support.ts";
+import { markedPids, statusField } from "../support/procs.ts";
 import { StdoutFifo } from "../support/fifo.ts";
 import { until } from "../support/poll.ts";
 import { linuxOnly } from "../support/platform.ts";
@@ -140,6 +141,6 @@ test.skipIf(PROC)(`no PTY, fd or process leaks after ${RUNS} sequential PTY exec
   const leaked = used.filter(({ path, ctime }) => existsSync(path) && ptsCtime(path) === ctime);
   expect(leaked).toEqual([]);
   expect(children()).toEqual(childrenBefore);
-  expect(markedProcesses()).toEqual([]);
+  expect(markedPids()).toEqual([]);
   expect(openFds()).toBeLessThanOrEqual(fdsBefore + 2);
 }, 180_000);

@@ -2,27 +2,20 @@
  * Shared by the PTY end-to-end tests: PTY envelopes, finding the workload a wrapper launched,
  * and making sure every process a test started is gone afterwards.
  */
-import { readFileSync, readdirSync } from "node:fs";
-import { listProcesses, readProcess, type ProcessInfo } from "../../src/platform/process.ts";
+import { listProcesses, type ProcessInfo } from "../../src/platform/process.ts";
 import { envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecHandle, type ExecOptions } from "../support/daemon.ts";
 import type { ReadyWorkspace } from "../../kit/workspace.ts";
 import { until } from "../support/poll.ts";
+import { MARK, isMarked, killMarked } from "../support/procs.ts";
 
 export const PATH = "/usr/bin:/bin";
-
-/**
- * Every workload of this test process carries this variable, so a failed test can still find
- * and kill exactly the processes it started (see `killMarked`).
- */
-export const MARK = `PHR_PTY_TEST=${process.pid}`;
-const [MARK_NAME, MARK_VALUE] = MARK.split("=") as [string, string];
 
 /** A PTY spawn envelope with the daemon's defaults: 24 rows, 80 columns, PATH and the mark. */
 export function ptyEnvelope(ws: ReadyWorkspace, argv: string[], fields: Record<string, unknown> = {}): Record<string, unknown> {
   return envelope(argv, {
     options: ws.options,
-    env: { PATH, [MARK_NAME]: MARK_VALUE },
+    env: { PATH, ...MARK },
     stdio: { kind: "pty", rows: 24, cols: 80 },
     ...fields,
   });
@@ -80,38 +73,8 @@ export function sessionMembers(leader: ProcessInfo): ProcessInfo[] {
   return listProcesses().filter((p) => p.state !== "Z" && (p.sid === leader.sid || p.pgid === leader.pgid) && (own || isMarked(p.pid)));
 }
 
-/** One line of /proc/<pid>/status, e.g. `SigIgn`. */
-export function statusField(pid: number, name: string): string | undefined {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8")
-    .split("\n")
-    .find((l) => l.startsWith(`${name}:`));
-  return line?.slice(name.length + 1).trim();
-}
-
-/** Whether a process carries the test mark in its environment (unreadable = no). */
-function isMarked(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(MARK);
-  } catch {
-    return false;
-  }
-}
-
-/** Every live process this test process started as a workload (by the mark). */
-export function markedProcesses(): ProcessInfo[] {
-  const out: ProcessInfo[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const pid = Number(name);
-    if (!isMarked(pid)) continue;
-    const info = readProcess(pid);
-    if (info && info.state !== "Z") out.push(info);
-  }
-  return out;
-}
-
 /**
- * After each test: SIGKILL every wrapper still running and every marked workload process.
+ * After each test: SIGKILL every wrapper still running and every marked process.
  * Returns what had to be killed so a test can also assert there was nothing.
  */
 export async function killLeftovers(): Promise<number> {
@@ -124,14 +87,7 @@ export async function killLeftovers(): Promise<number> {
       killed++;
     }
   }
-  for (const info of markedProcesses()) {
-    try {
-      process.kill(info.pid, "SIGKILL");
-      killed++;
-    } catch {
-      // Already gone.
-    }
-  }
+  killed += killMarked();
   await Promise.race([Promise.all(exits), Bun.sleep(2000)]);
   handles.clear();
   return killed;

@@ -12,7 +12,8 @@ import { newExecId } from "../../kit/envelope.ts";
 import type { ExecResult } from "../support/daemon.ts";
 import { isolations } from "../support/containment.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
-import { frame, killLeftovers, markedProcesses, resizeFrame, sessionMembers, signalFrame, startPty, statusField, workloadOf } from "./pty-support.ts";
+import { frame, killLeftovers, resizeFrame, sessionMembers, signalFrame, startPty, workloadOf } from "./pty-support.ts";
+import { markedPids, statusField } from "../support/procs.ts";
 import { until } from "../support/poll.ts";
 import { linuxOnly } from "../support/platform.ts";
 
@@ -253,7 +254,7 @@ for (const isolation of isolations("pty.test.ts")) {
         expectLifecycle(result, eof, exit(6));
         // Every process the workload started is gone (in the sandbox $! is a pid of its own namespace).
         expect(Number(text(result).split(";")[0])).toBeGreaterThan(0);
-        expect(markedProcesses()).toEqual([]);
+        expect(markedPids()).toEqual([]);
       });
 
       test("a descendant outside the session holding the terminal open delays eof only briefly (and a cgroup ends it)", async () => {
@@ -266,7 +267,7 @@ for (const isolation of isolations("pty.test.ts")) {
         // did not wait for it. It left the session on purpose: in its cgroup, completion cleanup
         // ended it anyway; under process-group containment it escapes (the test's cleanup ends it).
         // In the sandbox nothing outlives the sandbox: its pid namespace took the escapee along.
-        expect(markedProcesses().length).toBe(ws.cgroupRoot || isolation === "sandbox" ? 0 : 1);
+        expect(markedPids().length).toBe(ws.cgroupRoot || isolation === "sandbox" ? 0 : 1);
       });
 
       test("closing fd 3 right after the envelope is control EOF: the workload runs to completion", async () => {

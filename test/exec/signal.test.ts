@@ -5,12 +5,14 @@ import { join } from "node:path";
 import { openDatabase } from "../../src/store/db.ts";
 import { getExecution } from "../../src/store/executions.ts";
 import { insertExecution } from "../support/store.ts";
-import { bootId, readProcess } from "../../src/platform/process.ts";
+import { bootId, listProcesses, readProcess } from "../../src/platform/process.ts";
 import { request, runBinary } from "../../kit/binary.ts";
 import { envelope, newExecId } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { linuxOnly } from "../support/platform.ts";
+import { until } from "../support/poll.ts";
+import { processesWith } from "../support/procs.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc). */
 const PROC = linuxOnly("exec/signal.test.ts, sessions and workloads found through /proc", "/proc");
@@ -38,26 +40,15 @@ function contentsOf(dir: string): [string, string | null][] {
 
 /** Live (non-zombie) processes in session `sid`. */
 function sessionMembers(sid: number): number[] {
-  const members: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const info = readProcess(Number(name));
-    if (info && info.sid === sid && info.state !== "Z") members.push(info.pid);
-  }
-  return members;
+  return listProcesses()
+    .filter((info) => info.sid === sid && info.state !== "Z")
+    .map((info) => info.pid);
 }
 
 /** The workload pid: the child of the wrapper that leads its own session. */
 async function workloadOf(wrapperPid: number): Promise<number> {
-  for (let i = 0; i < 200; i++) {
-    for (const name of readdirSync("/proc")) {
-      if (!/^\d+$/.test(name)) continue;
-      const info = readProcess(Number(name));
-      if (info && info.ppid === wrapperPid && info.sid === info.pid) return info.pid;
-    }
-    await Bun.sleep(5);
-  }
-  throw new Error("workload not found");
+  const workload = await until("the workload", () => listProcesses().find((info) => info.ppid === wrapperPid && info.sid === info.pid));
+  return workload.pid;
 }
 
 describe("signal: the bounded cleanup path", () => {
@@ -233,15 +224,7 @@ describe("pause racing launches", () => {
         else if (result.events[0]!.type === "error") expect(result.events.map((e) => e.type)).toEqual(["error"]);
         else expect(result.events.at(-1)).toMatchObject({ type: "exit", code: null });
       }
-      const survivors = readdirSync("/proc").filter((name) => {
-        if (!/^\d+$/.test(name)) return false;
-        try {
-          return readFileSync(`/proc/${name}/cmdline`, "latin1") === `sleep\u0000${tag}\u0000` && readProcess(Number(name))?.state !== "Z";
-        } catch {
-          return false;
-        }
-      });
-      expect(survivors).toEqual([]);
+      expect(processesWith(`sleep\0${tag}\0`)).toEqual([]);
     } finally {
       own.cleanup();
     }

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { BIN } from "../../kit/binary.ts";
 import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
 import { linuxOnly } from "../support/platform.ts";
 import { until } from "../support/poll.ts";
-import { processesWith } from "../support/procs.ts";
+import { processesWith, rssKiB } from "../support/procs.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc/<pid>/cmdline). */
 const EXACT_ARGV = linuxOnly("operator/ls-ps.test.ts, ps's exact argv (from /proc/<pid>/cmdline)", "/proc/<pid>/cmdline");
@@ -194,8 +194,7 @@ describe("ps fields: the whole argv (quoted), age, memory, -q and --format", () 
         const list = await psJson("-w", "gamma");
         return list.length === 1 && list[0]!.processes === 21 ? list : undefined;
       });
-      const rssKiB = (pid: number) => Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "latin1"))?.[1] ?? 0);
-      const sleepsRss = processesWith(`sleep\0${tag}`).reduce((sum, pid) => sum + rssKiB(pid) * 1024, 0);
+      const sleepsRss = processesWith(`sleep\0${tag}`).reduce((sum, pid) => sum + (rssKiB(pid) ?? 0) * 1024, 0);
       expect(live!.memorySource).toBe("pss");
       // The shell and the sleeps share libc and the sleep binary: their PSS is well under half their RSS summed.
       expect(live!.memoryBytes).toBeGreaterThan(0);

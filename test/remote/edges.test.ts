@@ -17,9 +17,9 @@ import { startExec } from "../support/daemon.ts";
 import { tempDir } from "../../kit/scratch.ts";
 import { startSshd, type SshLab } from "../../kit/sshd.ts";
 import { createInput, makeRemote, makeRepo, ok } from "../lifecycle/support.ts";
-import { processesWith } from "../support/procs.ts";
+import { processesWith, MARK, killMarked } from "../support/procs.ts";
 import { until } from "../support/poll.ts";
-import { MARK, killMarked, remoteOp } from "./support.ts";
+import { remoteOp } from "./support.ts";
 
 setDefaultTimeout(60_000);
 

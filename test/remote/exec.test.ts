@@ -16,9 +16,9 @@ import { runBinary } from "../../kit/binary.ts";
 import { tempDir } from "../../kit/scratch.ts";
 import { StdoutFifo } from "../support/fifo.ts";
 import { createInput, makeRepo, ok } from "../lifecycle/support.ts";
-import { MARK, killMarked, markedPids, remoteOp, rssKiB } from "./support.ts";
+import { remoteOp } from "./support.ts";
 import { until } from "../support/poll.ts";
-import { processesWith } from "../support/procs.ts";
+import { processesWith, MARK, killMarked, markedPids, rssKiB } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */

@@ -14,9 +14,9 @@ import { envelope } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { startSshd, type SshLab } from "../../kit/sshd.ts";
 import { createInput, makeRepo, ok } from "../lifecycle/support.ts";
-import { MARK, killMarked, remoteOp } from "./support.ts";
+import { remoteOp } from "./support.ts";
 import { until } from "../support/poll.ts";
-import { processesWith } from "../support/procs.ts";
+import { processesWith, MARK, killMarked } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
