@@ -1,8 +1,11 @@
 /**
  * What the daemon writes on fd 3, as the tests and the bench write it: the spawn envelope of
- * either dialect, with fresh exec ids. Pure data; the tests' own client that sends it is
- * test/support/daemon.ts, the bench's is bench/driver.ts.
+ * either dialect, with fresh exec ids, and the control frames after it. Pure data; the tests'
+ * own client that sends it is test/support/daemon.ts, the bench's is bench/driver.ts.
  */
+
+/** The PATH the tests' workloads get: the system's directories, nothing of the caller's. */
+export const PATH = "/usr/local/bin:/usr/bin:/bin";
 
 let counter = 0;
 
@@ -56,3 +59,11 @@ export function laterEnvelope(argv: string[], fields: Record<string, unknown> = 
     ...fields,
   };
 }
+
+/** A control frame line (fd 3, after the envelope). */
+export function frame(value: Record<string, unknown>): string {
+  return `${JSON.stringify({ protocolVersion: 1, ...value })}\n`;
+}
+
+export const resizeFrame = (id: number, rows: number, cols: number) => frame({ type: "resize", id, rows, cols });
+export const signalFrame = (signal: string) => frame({ type: "signal", signal });

@@ -11,9 +11,8 @@ import { homeCgroupOf } from "../../src/workspace/containment.ts";
 import { request, runBinary } from "../../kit/binary.ts";
 import { tempDir } from "../../kit/scratch.ts";
 import { CGROUP_UNAVAILABLE, removeCgroupTree } from "../../kit/cgroup.ts";
-import { envelope } from "../../kit/envelope.ts";
+import { envelope, PATH } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
-import { PATH } from "./support.ts";
 
 const dir = tempDir("phr-autodetect-");
 const home = join(dir.path, "home");

@@ -12,10 +12,10 @@ import { join } from "node:path";
 import { GATE_ENV, gateArgv } from "../../src/exec/gate.ts";
 import { makePipe } from "../../src/platform/libc.ts";
 import { BIN } from "../../kit/binary.ts";
-import { envelope } from "../../kit/envelope.ts";
+import { envelope, PATH } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import type { ReadyWorkspace } from "../../kit/workspace.ts";
-import { MODES, PATH, workspaceIn, type Mode } from "./support.ts";
+import { MODES, workspaceIn, type Mode } from "./support.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc/self). */

@@ -11,10 +11,10 @@ import { cgroupV1Controllers } from "../../src/platform/cgroup.ts";
 import { BIN, request, runBinary } from "../../kit/binary.ts";
 import { tempDir } from "../../kit/scratch.ts";
 import { CGROUP_UNAVAILABLE, testCgroupRoot, type TestCgroupRoot } from "../../kit/cgroup.ts";
-import { envelope } from "../../kit/envelope.ts";
+import { envelope, PATH } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
-import { PATH, lifecycle, tag } from "./support.ts";
+import { lifecycle, tag } from "./support.ts";
 import { processesWith } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
 

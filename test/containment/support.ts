@@ -9,13 +9,11 @@ import { readProcess } from "../../src/platform/process.ts";
 import { Database } from "bun:sqlite";
 import { request, runBinary, type RunResult } from "../../kit/binary.ts";
 import { CGROUP_UNAVAILABLE } from "../../kit/cgroup.ts";
-import { envelope } from "../../kit/envelope.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecHandle } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { until } from "../support/poll.ts";
 import { processesWith } from "../support/procs.ts";
-
-export const PATH = "/usr/local/bin:/usr/bin:/bin";
 
 export type Mode = "cgroup" | "process-group";
 

@@ -7,13 +7,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { lstatSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { envelope } from "../../kit/envelope.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { tempDir } from "../../kit/scratch.ts";
 import { isolations } from "../support/containment.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 /** Race loops: modest by default, larger with PASEO_STRESS=1. */
 const TRIALS = process.env.PASEO_STRESS === "1" ? 1000 : 100;
 /** Execs launched at once (the daemon starts several). */

@@ -9,11 +9,11 @@ import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { laterRequest, runBinary } from "../../kit/binary.ts";
 import { tempDir } from "../../kit/scratch.ts";
-import { INSTANCE_ID, envelope, instanceIdOf, laterEnvelope } from "../../kit/envelope.ts";
+import { PATH, INSTANCE_ID, envelope, instanceIdOf, laterEnvelope, resizeFrame, signalFrame } from "../../kit/envelope.ts";
 import { startExec, type ExecHandle, type ExecResult } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { MARK } from "../support/procs.ts";
-import { killLeftovers, resizeFrame, signalFrame } from "./pty-support.ts";
+import { killLeftovers } from "../support/pty.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc). */
@@ -21,7 +21,6 @@ const PROC = linuxOnly("exec/dialect.test.ts, leftovers found through /proc afte
 
 setDefaultTimeout(20_000);
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 let ws: ReadyWorkspace;
 let seedWs: ReadyWorkspace;
 

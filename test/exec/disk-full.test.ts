@@ -12,12 +12,11 @@ import { readProcess } from "../../src/platform/process.ts";
 import { request, runBinary } from "../../kit/binary.ts";
 import { tempDir } from "../../kit/scratch.ts";
 import { testCgroupRoot, type TestCgroupRoot } from "../../kit/cgroup.ts";
-import { envelope } from "../../kit/envelope.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { isLinux } from "../../src/platform/os.ts";
 import { executionRow, runtimeLogLines } from "../support/store.ts";
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 const dir = tempDir("phr-full-");
 const home = join(dir.path, "home");
 mkdirSync(home, { mode: 0o700 });

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, te
 import { tmpdir } from "node:os";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { StdoutFifo } from "../support/fifo.ts";
-import { killLeftovers, startPty } from "./pty-support.ts";
+import { killLeftovers, startPty } from "../support/pty.ts";
 
 setDefaultTimeout(120_000);
 

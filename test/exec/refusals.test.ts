@@ -12,10 +12,10 @@ import { join } from "node:path";
 import { BIN, request, runBinary } from "../../kit/binary.ts";
 import { tempDir } from "../../kit/scratch.ts";
 import { cgroupsUnder } from "../../kit/cgroup.ts";
-import { envelope, newExecId } from "../../kit/envelope.ts";
+import { envelope, newExecId, PATH } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import type { ReadyWorkspace } from "../../kit/workspace.ts";
-import { MODES, PATH, lifecycle, recordOf, signalOp, workspaceIn } from "../containment/support.ts";
+import { MODES, lifecycle, recordOf, signalOp, workspaceIn } from "../containment/support.ts";
 
 const cleanups: (() => void)[] = [];
 afterAll(() => cleanups.splice(0).forEach((cleanup) => cleanup()));

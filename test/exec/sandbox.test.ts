@@ -11,14 +11,13 @@ import { join } from "node:path";
 import { listProcesses } from "../../src/platform/process.ts";
 import { request, runBinary } from "../../kit/binary.ts";
 import { tempDir } from "../../kit/scratch.ts";
-import { envelope, newExecId } from "../../kit/envelope.ts";
+import { PATH, envelope, newExecId } from "../../kit/envelope.ts";
 import { startExec, type ExecOptions, type ExecResult } from "../support/daemon.ts";
 import { CGROUP_UNAVAILABLE } from "../../kit/cgroup.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { missingTools } from "../support/tools.ts";
 import { create, createInput, git, makeRepo, ok, op } from "../lifecycle/support.ts";
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 const missing = missingTools("sandbox.test.ts", ["bwrap", "git", "node"]);
 
 let sandboxed: ReadyWorkspace;

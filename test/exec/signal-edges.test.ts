@@ -10,11 +10,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, te
 import { realtimeSignals } from "../../src/platform/libc.ts";
 import { signalNames } from "../../src/platform/signals.ts";
 import { WRAPPER_OWN, forwardedSignals } from "../../src/exec/signals.ts";
-import { envelope } from "../../kit/envelope.ts";
+import { PATH, envelope, signalFrame } from "../../kit/envelope.ts";
 import { startExec, type ExecHandle, type ExecResult } from "../support/daemon.ts";
 import { isolations } from "../support/containment.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
-import { killLeftovers, signalFrame, startPty } from "./pty-support.ts";
+import { killLeftovers, startPty } from "../support/pty.ts";
 import { until } from "../support/poll.ts";
 import { linuxOnly } from "../support/platform.ts";
 
@@ -23,7 +23,6 @@ const PROC = linuxOnly("exec/signal-edges.test.ts, leftovers found through /proc
 
 setDefaultTimeout(30_000);
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 const SIGRTMAX = realtimeSignals().at(-1)!;
 
 for (const isolation of isolations("signal-edges.test.ts")) {

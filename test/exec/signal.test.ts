@@ -7,7 +7,7 @@ import { getExecution } from "../../src/store/executions.ts";
 import { insertExecution } from "../support/store.ts";
 import { bootId, listProcesses, readProcess } from "../../src/platform/process.ts";
 import { request, runBinary } from "../../kit/binary.ts";
-import { envelope, newExecId } from "../../kit/envelope.ts";
+import { PATH, envelope, newExecId } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { linuxOnly } from "../support/platform.ts";
@@ -17,7 +17,6 @@ import { processesWith } from "../support/procs.ts";
 /** Set where the tests marked with it cannot run: they need Linux (/proc). */
 const PROC = linuxOnly("exec/signal.test.ts, sessions and workloads found through /proc", "/proc");
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 let ws: ReadyWorkspace;
 
 beforeAll(async () => {

@@ -12,12 +12,11 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { basename, join } from "node:path";
 import { isLinux } from "../../src/platform/os.ts";
 import { request, runBinary } from "../../kit/binary.ts";
-import { envelope } from "../../kit/envelope.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { tempDir } from "../../kit/scratch.ts";
 import { executionRow, runtimeLogLines } from "../support/store.ts";
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 const dir = tempDir("phr-broken-");
 const image = join(dir.path, "home.ext4");
 const mountPoint = join(dir.path, "mnt");

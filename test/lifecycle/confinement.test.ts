@@ -7,12 +7,10 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { envelope } from "../../kit/envelope.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { create, createInput, makeRepo, ok, op, record, withStore, worktrees } from "./support.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
-
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 
 let t: Lab;
 beforeEach(() => {

@@ -10,13 +10,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { join } from "node:path";
 import { isLinux } from "../../src/platform/os.ts";
 import { runBinary } from "../../kit/binary.ts";
-import { envelope } from "../../kit/envelope.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { create, createInput, git, ok, op, ownedEntries, record, worktrees } from "./support.ts";
 import { repoLab } from "../support/git.ts";
 import type { Lab } from "../../kit/scratch.ts";
-
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 
 /** Why this machine cannot run `what` (the reason is printed), or null when it can. */
 function unable(what: string, probe: () => string | null): string | null {

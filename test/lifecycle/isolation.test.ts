@@ -10,7 +10,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { runBinary } from "../../kit/binary.ts";
-import { envelope } from "../../kit/envelope.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
 import { create, createInput, ok, op, record } from "./support.ts";
@@ -18,8 +18,6 @@ import { lab, type Lab } from "../../kit/scratch.ts";
 import { SCHEMA_V1 } from "../support/store.ts";
 
 const missing = missingTools("isolation.test.ts", ["bwrap"]);
-const PATH = "/usr/local/bin:/usr/bin:/bin";
-
 let t: Lab;
 let project: string;
 beforeEach(() => {

@@ -9,15 +9,13 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync,
 import { join } from "node:path";
 import { BIN, request, runBinary, type RunResult } from "../../kit/binary.ts";
 import { tempDir } from "../../kit/scratch.ts";
-import { envelope, newExecId } from "../../kit/envelope.ts";
+import { PATH, envelope, newExecId } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 
 setDefaultTimeout(60_000);
 
 const STRESS = process.env.PASEO_STRESS === "1";
-const PATH = "/usr/bin:/bin";
-
 let ws: ReadyWorkspace | undefined;
 afterEach(() => {
   ws?.cleanup();

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "../../kit/binary.ts";
-import { envelope } from "../../kit/envelope.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecHandle } from "../support/daemon.ts";
 import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
 
@@ -31,7 +31,7 @@ beforeAll(async () => {
   const input = { workspaceId: HOSTILE, project: { projectId: "p", source: { kind: "host-directory", path: dir } }, placement: { kind: "existing" } };
   const created = await runIn(box, ["create", "--workspace-id", HOSTILE], { stdin: request(options, { input }) });
   if (created.code !== 0) throw new Error(`create failed: ${created.stderr}`);
-  exec = startExec(HOSTILE, envelope(["sleep", "30"], { options, env: { PATH: "/usr/bin:/bin" }, execId: HOSTILE_EXEC }), { env: { ...(process.env as Record<string, string>), ...box.env } });
+  exec = startExec(HOSTILE, envelope(["sleep", "30"], { options, env: { PATH }, execId: HOSTILE_EXEC }), { env: { ...(process.env as Record<string, string>), ...box.env } });
   await exec.waitEvent("started");
 });
 

@@ -12,7 +12,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import { parseSshUrl } from "../../src/ssh-url.ts";
 import { BIN, runBinary } from "../../kit/binary.ts";
-import { envelope } from "../../kit/envelope.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { tempDir } from "../../kit/scratch.ts";
 import { startSshd, type SshLab } from "../../kit/sshd.ts";
@@ -159,7 +159,7 @@ describe("exec sessions", () => {
     const id = `stop-${TAG}`;
     ok(await remoteOp(lab, "create", id, { input: createInput(id, { kind: "host-directory", path: repo }), options: lab.options }));
     const sleep = `300.${TAG}`;
-    const handle = startExec(id, envelope(["sleep", sleep], { options: quick(), env: { PATH: "/usr/bin:/bin", ...MARK } }), { prefix: lab.prefix });
+    const handle = startExec(id, envelope(["sleep", sleep], { options: quick(), env: { PATH, ...MARK } }), { prefix: lab.prefix });
     await handle.waitEvent("started");
     const server = processesWith(`exec-remote\u0000--workspace-id\u0000${id}`)[0]!;
     process.kill(server, "SIGSTOP");
@@ -179,7 +179,7 @@ describe("exec sessions", () => {
   test("a workload quiet for longer than the idle timeout is not a stalled remote: PING frames keep the session", async () => {
     const id = `quiet-${TAG}`;
     ok(await remoteOp(lab, "create", id, { input: createInput(id, { kind: "host-directory", path: repo }), options: lab.options }));
-    const result = await startExec(id, envelope(["/bin/sh", "-c", "sleep 7; echo done"], { options: quick({ idleTimeoutSeconds: 3 }), env: { PATH: "/usr/bin:/bin", ...MARK } }), { prefix: lab.prefix }).done;
+    const result = await startExec(id, envelope(["/bin/sh", "-c", "sleep 7; echo done"], { options: quick({ idleTimeoutSeconds: 3 }), env: { PATH, ...MARK } }), { prefix: lab.prefix }).done;
     expect(result.events.map((event) => event.type)).toEqual(["started", "eof", "exit"]);
     expect(result.stdout.toString()).toBe("done\n");
     ok(await remoteOp(lab, "destroy", id, { options: lab.options }));

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { envelope } from "../../kit/envelope.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecOptions, type ExecResult } from "../support/daemon.ts";
 import { masterPid, startSshd, type SshLab } from "../../kit/sshd.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
@@ -26,7 +26,6 @@ const NO_SSHD = linuxOnly("remote/exec.test.ts", "the tests' own sshd on 127.0.0
 
 setDefaultTimeout(60_000);
 
-const PATH = "/usr/bin:/bin";
 /** The env of most workloads here: PATH and the leftover mark. */
 const ENV = { PATH, ...MARK };
 const MiB = 1024 * 1024;

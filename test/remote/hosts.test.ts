@@ -10,7 +10,7 @@ import { hashPlacement } from "../../src/remote/placement.ts";
 import { parseSshUrl } from "../../src/ssh-url.ts";
 import { BIN, runBinary } from "../../kit/binary.ts";
 import { tempDir } from "../../kit/scratch.ts";
-import { envelope } from "../../kit/envelope.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { startSshd, type SshLab } from "../../kit/sshd.ts";
 import { createInput, makeRepo, ok } from "../lifecycle/support.ts";
@@ -140,7 +140,7 @@ describe.skipIf(NO_SSHD)("placement by live executions", () => {
     const [busy] = idsOn(a, 1, "busy") as [string];
     ok(await remoteOp(a, "create", busy, createBody(busy)));
     const sleep = `${400 + (process.pid % 1000) / 1000}`;
-    const handle = startExec(busy, envelope(["sleep", sleep], { options: options(), env: { PATH: "/usr/bin:/bin", ...MARK } }), { prefix: a.prefix });
+    const handle = startExec(busy, envelope(["sleep", sleep], { options: options(), env: { PATH, ...MARK } }), { prefix: a.prefix });
     await handle.waitEvent("started");
     const [wanted] = idsOn(a, 1, "ll") as [string];
     ok(await remoteOp(a, "create", wanted, createBody(wanted, { placement: "least-loaded" })));

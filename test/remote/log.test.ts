@@ -9,7 +9,7 @@ import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { redactCredentials } from "../../src/redact.ts";
 import { runBinary } from "../../kit/binary.ts";
-import { envelope, newExecId } from "../../kit/envelope.ts";
+import { PATH, envelope, newExecId } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { startSshd, type SshLab } from "../../kit/sshd.ts";
 import { tempDir } from "../../kit/scratch.ts";
@@ -135,7 +135,7 @@ describe.skipIf(NO_SSHD)("a remote exec", () => {
     const mark = localEntries().length;
     const execId = newExecId();
     const argv = ["/bin/sh", "-c", `exit 7 # ${ENV_SECRET} ${SECRET_URL}`];
-    const handle = startExec(WS, envelope(argv, { execId, env: { PATH: "/usr/bin:/bin", TOKEN: ENV_SECRET, ...MARK }, options: { ...lab.options, logLevel: "debug" } }), { prefix: lab.prefix });
+    const handle = startExec(WS, envelope(argv, { execId, env: { PATH, TOKEN: ENV_SECRET, ...MARK }, options: { ...lab.options, logLevel: "debug" } }), { prefix: lab.prefix });
     const result = await handle.done;
     expect(result.violation).toBeNull();
     expect(result.code).toBe(7);
@@ -158,7 +158,7 @@ describe.skipIf(NO_SSHD)("a remote exec", () => {
 
   test("signal for it (an ended exec: idempotent, ok) is one op line with the signal and both ids", async () => {
     const execId = newExecId();
-    const ran = await startExec(WS, envelope(["/bin/true"], { execId, env: { PATH: "/usr/bin:/bin", ...MARK }, options: lab.options }), { prefix: lab.prefix }).done;
+    const ran = await startExec(WS, envelope(["/bin/true"], { execId, env: { PATH, ...MARK }, options: lab.options }), { prefix: lab.prefix }).done;
     expect(ran.code).toBe(0);
     const mark = localEntries().length;
     const args = ["signal", "--workspace-id", WS, "--exec-id", execId, "--signal", "SIGKILL"];
@@ -171,7 +171,7 @@ describe.skipIf(NO_SSHD)("a remote exec", () => {
 
   test("a SIGTERM death reported on fd 4 is the line's signal", async () => {
     const mark = localEntries().length;
-    const handle = startExec(WS, envelope(["/bin/sh", "-c", "kill -TERM $$"], { env: { PATH: "/usr/bin:/bin", ...MARK }, options: lab.options }), { prefix: lab.prefix });
+    const handle = startExec(WS, envelope(["/bin/sh", "-c", "kill -TERM $$"], { env: { PATH, ...MARK }, options: lab.options }), { prefix: lab.prefix });
     const result = await handle.done;
     expect(result.signal).toBe("SIGTERM");
     const [line] = outcomesSince(mark);

@@ -1,15 +1,13 @@
 /**
- * Shared by the PTY end-to-end tests: PTY envelopes, finding the workload a wrapper launched,
- * and making sure every process a test started is gone afterwards.
+ * PTY execs as the daemon runs them: PTY envelopes, finding the workload a wrapper launched and
+ * its session, and making sure every process a test started is gone afterwards.
  */
 import { listProcesses, type ProcessInfo } from "../../src/platform/process.ts";
-import { envelope } from "../../kit/envelope.ts";
-import { startExec, type ExecHandle, type ExecOptions } from "../support/daemon.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecHandle, type ExecOptions } from "./daemon.ts";
 import type { ReadyWorkspace } from "../../kit/workspace.ts";
-import { until } from "../support/poll.ts";
-import { MARK, isMarked, killMarked } from "../support/procs.ts";
-
-export const PATH = "/usr/bin:/bin";
+import { until } from "./poll.ts";
+import { MARK, isMarked, killMarked } from "./procs.ts";
 
 /** A PTY spawn envelope with the daemon's defaults: 24 rows, 80 columns, PATH and the mark. */
 export function ptyEnvelope(ws: ReadyWorkspace, argv: string[], fields: Record<string, unknown> = {}): Record<string, unknown> {
@@ -37,14 +35,6 @@ export function startPty(ws: ReadyWorkspace, argv: string[], fields: Record<stri
   void handle.done.then(() => handles.delete(handle));
   return handle;
 }
-
-/** A control frame line. */
-export function frame(value: Record<string, unknown>): string {
-  return `${JSON.stringify({ protocolVersion: 1, ...value })}\n`;
-}
-
-export const resizeFrame = (id: number, rows: number, cols: number) => frame({ type: "resize", id, rows, cols });
-export const signalFrame = (signal: string) => frame({ type: "signal", signal });
 
 /**
  * The workload the wrapper launched: the marked process below the wrapper whose parent is not
