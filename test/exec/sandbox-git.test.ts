@@ -14,8 +14,8 @@ import { join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
-import { GIT_TEST_ENV } from "../support/git.ts";
-import { create, createInput, git, makeRepo, ok, op } from "../lifecycle/support.ts";
+import { GIT_TEST_ENV, git, makeRepo } from "../support/git.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 
 const missing = missingTools("sandbox-git.test.ts", ["bwrap", "git"]);

@@ -16,7 +16,8 @@ import { startExec, type ExecOptions, type ExecResult } from "../support/daemon.
 import { CGROUP_UNAVAILABLE } from "../../kit/cgroup.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { missingTools } from "../support/tools.ts";
-import { create, createInput, git, makeRepo, ok, op } from "../lifecycle/support.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { git, makeRepo } from "../support/git.ts";
 
 const missing = missingTools("sandbox.test.ts", ["bwrap", "git", "node"]);
 

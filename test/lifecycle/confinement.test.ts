@@ -9,7 +9,9 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSyn
 import { join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
-import { create, createInput, makeRepo, ok, op, record, withStore, worktrees } from "./support.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { makeRepo, worktrees } from "../support/git.ts";
+import { record, withStore } from "../support/store.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 
 let t: Lab;

@@ -12,8 +12,9 @@ import { isLinux } from "../../src/platform/os.ts";
 import { runBinary } from "../../kit/binary.ts";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
-import { create, createInput, git, ok, op, ownedEntries, record, worktrees } from "./support.ts";
-import { repoLab } from "../support/git.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { ownedEntries, record } from "../support/store.ts";
+import { repoLab, git, worktrees } from "../support/git.ts";
 import type { Lab } from "../../kit/scratch.ts";
 
 /** Why this machine cannot run `what` (the reason is printed), or null when it can. */

@@ -8,9 +8,10 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runBinary } from "../../kit/binary.ts";
 import { INSTANCE_ID, instanceIdOf } from "../../kit/envelope.ts";
-import { createInput, later, makeRemote, ok, op, ownedEntries, record, records, response, worktrees } from "./support.ts";
+import { createInput, later, ok, op, response } from "../support/operation.ts";
+import { ownedEntries, record, records } from "../support/store.ts";
 import type { Lab } from "../../kit/scratch.ts";
-import { repoLab } from "../support/git.ts";
+import { repoLab, makeRemote, worktrees } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;

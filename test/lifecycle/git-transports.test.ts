@@ -10,8 +10,10 @@ import { bootId, isSameProcess, readProcess } from "../../src/platform/process.t
 import { gitPath } from "../../src/workspace/git-environment.ts";
 import { gitTransport } from "../../src/workspace/git-url.ts";
 import { stalledServer } from "../support/git-servers.ts";
-import { BIN, createInput, git, ok, op, ownedEntries, recordedChild, records, type OpResult } from "./support.ts";
-import { repoLab } from "../support/git.ts";
+import { BIN } from "../../kit/binary.ts";
+import { createInput, ok, op, type OpResult } from "../support/operation.ts";
+import { ownedEntries, recordedChild, records } from "../support/store.ts";
+import { repoLab, git } from "../support/git.ts";
 import type { Lab } from "../../kit/scratch.ts";
 import { cmdlineOf, environOf, processesWith } from "../support/procs.ts";
 import { untilNone } from "../support/poll.ts";

@@ -13,9 +13,9 @@ import { runBinary } from "../../kit/binary.ts";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
-import { create, createInput, ok, op, record } from "./support.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
-import { SCHEMA_V1 } from "../support/store.ts";
+import { SCHEMA_V1, record } from "../support/store.ts";
 
 const missing = missingTools("isolation.test.ts", ["bwrap"]);
 let t: Lab;

@@ -11,9 +11,10 @@ import { join } from "node:path";
 import { runBinary } from "../../kit/binary.ts";
 import { PATH, envelope, laterEnvelope } from "../../kit/envelope.ts";
 import { startExec, type ExecHandle } from "../support/daemon.ts";
-import { createInput, git, later, ok, op, record, records } from "./support.ts";
+import { createInput, later, ok, op } from "../support/operation.ts";
+import { record, records } from "../support/store.ts";
 import type { Lab } from "../../kit/scratch.ts";
-import { repoLab } from "../support/git.ts";
+import { repoLab, git } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;

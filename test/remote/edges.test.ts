@@ -16,10 +16,10 @@ import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { tempDir } from "../../kit/scratch.ts";
 import { startSshd, type SshLab } from "../../kit/sshd.ts";
-import { createInput, makeRemote, makeRepo, ok } from "../lifecycle/support.ts";
+import { createInput, ok, remoteOp } from "../support/operation.ts";
+import { makeRemote, makeRepo } from "../support/git.ts";
 import { processesWith, MARK, killMarked } from "../support/procs.ts";
 import { until } from "../support/poll.ts";
-import { remoteOp } from "./support.ts";
 
 setDefaultTimeout(60_000);
 

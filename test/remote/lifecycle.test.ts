@@ -9,12 +9,11 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { runBinary } from "../../kit/binary.ts";
 import { startSshd, type SshLab } from "../../kit/sshd.ts";
-import { createInput, git, makeRemote, ok, op } from "../lifecycle/support.ts";
-import { repoLab } from "../support/git.ts";
+import { createInput, ok, op, remoteOp } from "../support/operation.ts";
+import { repoLab, git, makeRemote } from "../support/git.ts";
 import type { Lab } from "../../kit/scratch.ts";
 import { openDatabase } from "../../src/store/db.ts";
 import { placementsOf } from "../../src/store/placements.ts";
-import { remoteOp } from "./support.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */

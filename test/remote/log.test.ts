@@ -13,9 +13,9 @@ import { PATH, envelope, newExecId } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { startSshd, type SshLab } from "../../kit/sshd.ts";
 import { tempDir } from "../../kit/scratch.ts";
-import { createInput, makeRepo, ok } from "../lifecycle/support.ts";
+import { createInput, ok, remoteOp } from "../support/operation.ts";
+import { makeRepo } from "../support/git.ts";
 import { MARK, killMarked } from "../support/procs.ts";
-import { remoteOp } from "./support.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */

@@ -14,8 +14,8 @@ import { BIN, runBinary } from "../../kit/binary.ts";
 import { envelope } from "../../kit/envelope.ts";
 import { tempDir, type Scratch } from "../../kit/scratch.ts";
 import { startSshd, type SshLab } from "../../kit/sshd.ts";
-import { createInput, makeRepo } from "../lifecycle/support.ts";
-import { remoteOp } from "./support.ts";
+import { createInput, remoteOp } from "../support/operation.ts";
+import { makeRepo } from "../support/git.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */

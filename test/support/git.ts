@@ -67,6 +67,19 @@ export function oneCommitRepo(dir: string): string {
   return dir;
 }
 
+/** Worktree paths registered in `repo` (the main one first). */
+export function worktrees(repo: string): string[] {
+  return git(repo, "worktree", "list", "--porcelain")
+    .split("\n")
+    .filter((line) => line.startsWith("worktree "))
+    .map((line) => line.slice("worktree ".length));
+}
+
+/** Local branches of `repo`. */
+export function branches(repo: string): string[] {
+  return git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads").split("\n").filter(Boolean).sort();
+}
+
 /** A lab with a fresh repository (makeRepo) at `<dir>/repo`: where most lifecycle tests start. */
 export function repoLab(prefix = "phr-life-"): { t: Lab; repo: string } {
   const t = lab(prefix);
