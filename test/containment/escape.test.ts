@@ -8,7 +8,9 @@ import { existsSync } from "node:fs";
 import { readProcess } from "../../src/platform/process.ts";
 import { CGROUP_UNAVAILABLE, cgroupsUnder } from "../../kit/cgroup.ts";
 import type { ReadyWorkspace } from "../../kit/workspace.ts";
-import { execIn, lifecycle, reconcileKeeping, recordOf, signalOp, tag, workspaceIn } from "./support.ts";
+import { execIn, tag, workspaceIn } from "../support/containment.ts";
+import { lifecycle, reconcileKeeping, signalOp } from "../support/operation.ts";
+import { executionRow } from "../support/store.ts";
 import { until } from "../support/poll.ts";
 import { processesWith } from "../support/procs.ts";
 
@@ -64,7 +66,7 @@ describe.skipIf(CGROUP_UNAVAILABLE !== null)("in its cgroup, a workload that lea
       const marker = tag();
       const { handle, execId } = execIn(ws, escapingWorkload(marker, false));
       await handle.waitEvent("started");
-      const leader = recordOf(ws, execId)!.pid;
+      const leader = executionRow(ws.home, execId)!.pid;
       await until("both escapes", () => existsSync(`${ws.root}/escaped`) && processesWith(`sleep\0${marker}`).length === 3);
       expectEscaped(marker, leader);
       process.kill(handle.pid, "SIGKILL");

@@ -15,7 +15,7 @@ import { BIN } from "../../kit/binary.ts";
 import { envelope, PATH } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import type { ReadyWorkspace } from "../../kit/workspace.ts";
-import { MODES, workspaceIn, type Mode } from "./support.ts";
+import { MODES, workspaceIn, type Mode } from "../support/containment.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc/self). */

@@ -10,7 +10,8 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { ExecResult } from "../support/daemon.ts";
 import type { ReadyWorkspace } from "../../kit/workspace.ts";
-import { MODES, execIn, lifecycle, tag, workspaceIn, type Mode } from "./support.ts";
+import { MODES, execIn, tag, workspaceIn, type Mode } from "../support/containment.ts";
+import { lifecycle } from "../support/operation.ts";
 import { processesWith } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
 

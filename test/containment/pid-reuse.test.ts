@@ -8,7 +8,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readProcess } from "../../src/platform/process.ts";
 import type { ReadyWorkspace } from "../../kit/workspace.ts";
-import { CAN_STEER_PIDS, MODES, execIn, lifecycle, reconcileKeeping, recordOf, signalOp, strangerAt, tag, workspaceIn, type Mode } from "./support.ts";
+import { CAN_STEER_PIDS, MODES, execIn, strangerAt, tag, workspaceIn, type Mode } from "../support/containment.ts";
+import { lifecycle, reconcileKeeping, signalOp } from "../support/operation.ts";
+import { executionRow } from "../support/store.ts";
 import { allAlive } from "../support/procs.ts";
 import { until } from "../support/poll.ts";
 
@@ -36,7 +38,7 @@ async function abandoned(mode: Mode, op: Op): Promise<Scenario> {
   await handle.waitEvent("started");
   process.kill(handle.pid, "SIGKILL");
   await handle.exited;
-  const pid = recordOf(ws, execId)!.pid;
+  const pid = executionRow(ws.home, execId)!.pid;
   expect(pid).toBeGreaterThan(0);
   return { mode, op, ws, execId, pid };
 }

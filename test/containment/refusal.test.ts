@@ -14,7 +14,8 @@ import { CGROUP_UNAVAILABLE, testCgroupRoot, type TestCgroupRoot } from "../../k
 import { envelope, PATH } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
-import { lifecycle, tag } from "./support.ts";
+import { lifecycle } from "../support/operation.ts";
+import { tag } from "../support/containment.ts";
 import { processesWith } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
 

@@ -9,7 +9,9 @@ import { isPopulated } from "../../src/platform/cgroup.ts";
 import { readProcess } from "../../src/platform/process.ts";
 import { cgroupsUnder } from "../../kit/cgroup.ts";
 import type { ReadyWorkspace } from "../../kit/workspace.ts";
-import { MODES, execIn, lifecycle, reconcileKeeping, recordOf, signalOp, tag, workspaceIn, type Mode } from "./support.ts";
+import { MODES, execIn, tag, workspaceIn, type Mode } from "../support/containment.ts";
+import { lifecycle, reconcileKeeping, signalOp } from "../support/operation.ts";
+import { executionRow } from "../support/store.ts";
 import { until } from "../support/poll.ts";
 import { processesWith, allAlive } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
@@ -82,7 +84,7 @@ describe.skipIf(PROC)("the wrapper SIGKILLed at a random instant", () => {
         const exitedFirst = handle.child.exitCode !== null || handle.child.signalCode !== null;
         if (!exitedFirst) handle.child.kill("SIGKILL");
         await handle.exited;
-        const record = recordOf(ws, execId);
+        const record = executionRow(ws.home, execId);
         const when = exitedFirst
           ? "after the wrapper finished"
           : !record
@@ -97,7 +99,7 @@ describe.skipIf(PROC)("the wrapper SIGKILLed at a random instant", () => {
         if (record || n % 2 === 1) expect(cleanup.code, `${context}: ${cleanup.stderr}`).toBe(0);
         else expect(cleanup.stderr, context).toContain("is not ready");
         expect(processesWith(`sleep\0${marker}`), context).toEqual([]);
-        const after = recordOf(ws, execId);
+        const after = executionRow(ws.home, execId);
         if (after) expect(after.finished_at, context).not.toBeNull();
         if (ws.cgroupRoot) expect(cgroupsUnder(ws.cgroupRoot).filter((path) => path.split("/").length > 2), context).toEqual([]);
         expect(allAlive(bystanderPids), context).toBe(true);

@@ -15,7 +15,9 @@ import { cgroupsUnder } from "../../kit/cgroup.ts";
 import { envelope, newExecId, PATH } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import type { ReadyWorkspace } from "../../kit/workspace.ts";
-import { MODES, lifecycle, recordOf, signalOp, workspaceIn } from "../containment/support.ts";
+import { MODES, workspaceIn } from "../support/containment.ts";
+import { lifecycle, signalOp } from "../support/operation.ts";
+import { executionRow } from "../support/store.ts";
 
 const cleanups: (() => void)[] = [];
 afterAll(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
@@ -78,7 +80,7 @@ for (const mode of MODES) {
         expect(marker === "" || !existsSync(marker)).toBe(true);
         marker = "";
         expect(executionCgroups(ws)).toEqual([]);
-        expect(recordOf(ws, env.execId as string)).toMatchObject({ pid: 0, finished_at: expect.any(Number) });
+        expect(executionRow(ws.home, env.execId as string)).toMatchObject({ pid: 0, finished_at: expect.any(Number) });
         const signalled = await signalOp(ws, env.execId as string);
         expect(signalled.stderr).toBe("");
         expect(signalled.code).toBe(0);
@@ -110,16 +112,16 @@ for (const mode of MODES) {
       const env = envelope(touch(), { options: { ...ws.options, owner: "someone-else" }, env: { PATH } });
       const result = await execOnce(ws.id, env);
       expect(result.code).toBe(1);
-      expect(recordOf(ws, env.execId as string)).toBeNull();
+      expect(executionRow(ws.home, env.execId as string)).toBeNull();
     });
 
     test("a reused exec id is refused and its first record is left as it was", async () => {
       const env = envelope(["true"], { options: ws.options, env: { PATH } });
       expect((await execOnce(ws.id, env)).code).toBe(0);
-      const first = recordOf(ws, env.execId as string);
+      const first = executionRow(ws.home, env.execId as string);
       const again = await execOnce(ws.id, env);
       expect(again.stderr).toContain("never reused");
-      expect(recordOf(ws, env.execId as string)).toEqual(first);
+      expect(executionRow(ws.home, env.execId as string)).toEqual(first);
     });
   });
 }

@@ -10,6 +10,7 @@ import { request, runBinary } from "../../kit/binary.ts";
 import { PATH, envelope, newExecId } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
+import { signalOp } from "../support/operation.ts";
 import { linuxOnly } from "../support/platform.ts";
 import { until } from "../support/poll.ts";
 import { processesWith } from "../support/procs.ts";
@@ -23,10 +24,6 @@ beforeAll(async () => {
   ws = await readyWorkspace("signal");
 });
 afterAll(() => ws.cleanup());
-
-function signalOp(execId: string, signal = "SIGKILL", workspaceId = ws.id) {
-  return runBinary(["signal", "--workspace-id", workspaceId, "--exec-id", execId, "--signal", signal], { stdin: request(ws.options) });
-}
 
 /** Every entry below `dir` with a file's text (null for a directory), sorted: what "unchanged" compares. */
 function contentsOf(dir: string): [string, string | null][] {
@@ -61,17 +58,17 @@ describe("signal: the bounded cleanup path", () => {
     process.kill(handle.pid, "SIGKILL");
     await handle.exited;
     expect(sessionMembers(workload).length).toBe(3);
-    const first = await signalOp(env.execId as string);
+    const first = await signalOp(ws, env.execId as string);
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
     expect(sessionMembers(workload)).toEqual([]);
     await handle.done;
-    const second = await signalOp(env.execId as string);
+    const second = await signalOp(ws, env.execId as string);
     expect(second.code).toBe(0);
   });
 
   test("before any record exists, signal fails with 'not ready'", async () => {
-    const result = await signalOp(newExecId());
+    const result = await signalOp(ws, newExecId());
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("is not ready");
   });
@@ -92,7 +89,7 @@ describe("signal: the bounded cleanup path", () => {
       // record exactly, outside any cgroup: only "finished" stands between signal and it.
       db.run("UPDATE executions SET pid = ?1, pgid = ?2, start_ticks = ?3, cgroup = NULL WHERE workspace_id = ?4 AND exec_id = ?5", [info.pid, info.pgid, info.startTicks, ws.id, execId]);
       db.close();
-      const result = await signalOp(execId);
+      const result = await signalOp(ws, execId);
       expect(result.code).toBe(0);
       expect(result.stderr).toBe("");
       await Bun.sleep(50);
@@ -136,7 +133,7 @@ describe("signal: the bounded cleanup path", () => {
         wrapperStartTicks: 1,
       });
       db.close();
-      const result = await signalOp(execId);
+      const result = await signalOp(ws, execId);
       expect(result.code).toBe(0);
       await Bun.sleep(50);
       expect(readProcess(bystander.pid!)?.state).not.toBe("Z");

@@ -4,9 +4,10 @@
  * its answer.
  */
 import { LifecycleResponse, encodeFrame, parseMessage, type Dialect } from "../../src/protocol/index.ts";
-import { runBinary, type RunResult } from "../../kit/binary.ts";
+import { request, runBinary, type RunResult } from "../../kit/binary.ts";
 import { INSTANCE_ID } from "../../kit/envelope.ts";
 import type { SshLab } from "../../kit/sshd.ts";
+import type { ReadyWorkspace } from "../../kit/workspace.ts";
 
 /** A lifecycle result with the parsed stdout (null when stdout was empty). */
 export interface OpResult extends RunResult {
@@ -60,4 +61,19 @@ export function response(result: OpResult, dialect: Dialect): any {
   const parsed = parseMessage(LifecycleResponse[dialect], ok(result) === null ? "" : result.stdout.trimEnd(), "lifecycle response");
   if (encodeFrame(LifecycleResponse[dialect], parsed, "lifecycle response") !== result.stdout) throw new Error(`not canonical: ${result.stdout}`);
   return parsed;
+}
+
+/** Runs a lifecycle operation of the binary against a ready workspace, as the daemon does. */
+export function lifecycle(ws: ReadyWorkspace, name: "pause" | "resume" | "destroy" | "inspect", options: Record<string, unknown> = {}): Promise<RunResult> {
+  return runBinary([name, "--workspace-id", ws.id], { stdin: request({ ...ws.options, ...options }) });
+}
+
+/** `reconcile` keeping `ws` (so only its abandoned executions are at stake). */
+export function reconcileKeeping(ws: ReadyWorkspace): Promise<RunResult> {
+  return runBinary(["reconcile"], { stdin: request(ws.options, { workspaceIds: [ws.id] }) });
+}
+
+/** The daemon's cleanup path for one execution. */
+export function signalOp(ws: ReadyWorkspace, execId: string, signal = "SIGKILL"): Promise<RunResult> {
+  return runBinary(["signal", "--workspace-id", ws.id, "--exec-id", execId, "--signal", signal], { stdin: request(ws.options) });
 }

@@ -23,11 +23,15 @@ export const SCHEMA_V1 = readFileSync(join(import.meta.dir, "fixtures", "schema-
 /** The store schema of version 2 (its one fixture): the step to version 3 starts from a database made by it. */
 export const SCHEMA_V2 = readFileSync(join(import.meta.dir, "fixtures", "schema-v2.sql"), "utf8");
 
-/** An execution's row as the home's store has it, read without changing anything; null when there is none. */
-export function executionRow(home: string, execId: string): { pid: number; finished_at: number | null; exit_code: number | null } | null {
+/**
+ * An execution's row (every column) as the home's store has it, read-only and without migrating
+ * anything (so it also reads an older binary's store, to show what a test catches); null when
+ * there is none.
+ */
+export function executionRow(home: string, execId: string): ({ pid: number; cgroup?: string | null; finished_at: number | null; exit_code: number | null } & Record<string, unknown>) | null {
   const db = new Database(join(home, "state.sqlite"), { readonly: true });
   try {
-    return db.query("SELECT pid, finished_at, exit_code FROM executions WHERE exec_id = ?").get(execId) as never;
+    return db.query("SELECT * FROM executions WHERE exec_id = ?").get(execId) as never;
   } finally {
     db.close();
   }
