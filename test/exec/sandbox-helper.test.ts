@@ -7,13 +7,13 @@
  * script file was shown and its import failed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { tempDir } from "../../kit/scratch.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { missingTools } from "../support/tools.ts";
+import { writeFiles } from "../support/git.ts";
 
 const missing = missingTools("sandbox-helper.test.ts", ["bwrap", "npm"]);
 
@@ -26,13 +26,6 @@ let helper: string;
 function npm(cwd: string, ...args: string[]): void {
   const result = Bun.spawnSync({ cmd: ["npm", ...args, "--offline", "--no-audit", "--no-fund", "--silent"], cwd, env: { ...process.env, npm_config_cache: join(lab.path, "npm-cache") }, stdout: "pipe", stderr: "pipe" });
   if (result.exitCode !== 0) throw new Error(`npm ${args.join(" ")} failed: ${result.stderr.toString()}`);
-}
-
-function writeFiles(dir: string, files: Record<string, string>): void {
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(join(dir, name, ".."), { recursive: true });
-    writeFileSync(join(dir, name), text);
-  }
 }
 
 beforeAll(async () => {

@@ -18,6 +18,7 @@ import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { missingTools } from "../support/tools.ts";
 import { create, createInput, ok, op } from "../support/operation.ts";
 import { git, makeRepo } from "../support/git.ts";
+import { cmdlineOf } from "../support/procs.ts";
 
 const missing = missingTools("sandbox.test.ts", ["bwrap", "git", "node"]);
 
@@ -361,15 +362,6 @@ describe.skipIf(missing.length > 0)("the sandbox under process-group containment
     }
   });
 });
-
-/** A process's command line ("" once it is gone). */
-function cmdlineOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "latin1");
-  } catch {
-    return "";
-  }
-}
 
 /** Processes below `pid`, parents before children. */
 function descendants(pid: number): number[] {
