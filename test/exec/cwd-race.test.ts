@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { tempDir } from "../../kit/scratch.ts";
-import { isolations } from "../support/containment.ts";
+import { ISOLATIONS, cannotIsolate } from "../support/containment.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 
 /** Race loops: modest by default, larger with PASEO_STRESS=1. */
@@ -23,8 +23,8 @@ const PARALLEL = 4;
  */
 const REFUSED = /cwd "(sub|\/.*\/sub)" (is a symlink|cannot be opened|changed while the sandbox started)/;
 
-for (const isolation of isolations("cwd-race.test.ts")) {
-  describe(`isolation ${JSON.stringify(isolation)}`, () => {
+for (const isolation of ISOLATIONS) {
+  describe.skipIf(cannotIsolate(isolation, "exec/cwd-race.test.ts"))(`isolation ${JSON.stringify(isolation)}`, () => {
     let ws: ReadyWorkspace;
     let outside: { path: string; cleanup: () => void };
     beforeAll(async () => {

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync } from "n
 import { join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
-import { isolations } from "../support/containment.ts";
+import { ISOLATIONS, cannotIsolate } from "../support/containment.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { processesWith } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
@@ -13,8 +13,8 @@ const PROC = linuxOnly("exec/pipes.test.ts, the workload's session, signal mask,
 
 /** Race loops: modest by default, larger with PASEO_STRESS=1. */
 const EARLY_TRIALS = process.env.PASEO_STRESS === "1" ? 200 : 10;
-for (const isolation of isolations("pipes.test.ts")) {
-  describe(`isolation ${JSON.stringify(isolation)}`, () => {
+for (const isolation of ISOLATIONS) {
+  describe.skipIf(cannotIsolate(isolation, "exec/pipes.test.ts"))(`isolation ${JSON.stringify(isolation)}`, () => {
     let ws: ReadyWorkspace;
 
     beforeAll(async () => {

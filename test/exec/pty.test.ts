@@ -10,7 +10,7 @@ import { listProcesses, readProcess } from "../../src/platform/process.ts";
 import { request, runBinary } from "../../kit/binary.ts";
 import { newExecId, frame, resizeFrame, signalFrame } from "../../kit/envelope.ts";
 import type { ExecResult } from "../support/daemon.ts";
-import { isolations } from "../support/containment.ts";
+import { ISOLATIONS, cannotIsolate } from "../support/containment.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { killLeftovers, sessionMembers, startPty, workloadOf } from "../support/pty.ts";
 import { markedPids, statusField } from "../support/procs.ts";
@@ -23,8 +23,8 @@ const PROC = linuxOnly("exec/pty.test.ts, PTY sessions and leftovers found throu
 // Each test spawns the compiled binary and real PTYs; give a loaded 2-core machine room.
 setDefaultTimeout(20_000);
 
-for (const isolation of isolations("pty.test.ts")) {
-  describe.skipIf(PROC)(`isolation ${JSON.stringify(isolation)}`, () => {
+for (const isolation of ISOLATIONS) {
+  describe.skipIf(PROC || cannotIsolate(isolation, "exec/pty.test.ts"))(`isolation ${JSON.stringify(isolation)}`, () => {
     let ws: ReadyWorkspace;
 
     beforeAll(async () => {

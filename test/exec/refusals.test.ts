@@ -15,7 +15,7 @@ import { cgroupsUnder } from "../../kit/cgroup.ts";
 import { envelope, newExecId, PATH } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import type { ReadyWorkspace } from "../../kit/workspace.ts";
-import { MODES, workspaceIn } from "../support/containment.ts";
+import { ALL_MODES, cannotContain, MODES, workspaceIn } from "../support/containment.ts";
 import { lifecycle, signalOp } from "../support/operation.ts";
 import { executionRow } from "../support/store.ts";
 
@@ -36,8 +36,8 @@ function executionCgroups(ws: ReadyWorkspace): string[] {
   return ws.cgroupRoot ? cgroupsUnder(ws.cgroupRoot).filter((path) => path.split("/").length > 2) : [];
 }
 
-for (const mode of MODES) {
-  describe(`${mode}: a refused exec is already clean for the daemon's signal`, () => {
+for (const mode of ALL_MODES) {
+  describe.skipIf(cannotContain(mode, "exec/refusals.test.ts"))(`${mode}: a refused exec is already clean for the daemon's signal`, () => {
     let ws: ReadyWorkspace;
     let marker = "";
     let markers = 0;

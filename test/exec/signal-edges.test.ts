@@ -12,7 +12,7 @@ import { signalNames } from "../../src/platform/signals.ts";
 import { WRAPPER_OWN, forwardedSignals } from "../../src/exec/signals.ts";
 import { PATH, envelope, signalFrame } from "../../kit/envelope.ts";
 import { startExec, type ExecHandle, type ExecResult } from "../support/daemon.ts";
-import { isolations } from "../support/containment.ts";
+import { ISOLATIONS, cannotIsolate } from "../support/containment.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { killLeftovers, startPty } from "../support/pty.ts";
 import { until } from "../support/poll.ts";
@@ -25,8 +25,8 @@ setDefaultTimeout(30_000);
 
 const SIGRTMAX = realtimeSignals().at(-1)!;
 
-for (const isolation of isolations("signal-edges.test.ts")) {
-  describe.skipIf(PROC)(`isolation ${JSON.stringify(isolation)}`, () => {
+for (const isolation of ISOLATIONS) {
+  describe.skipIf(PROC || cannotIsolate(isolation, "exec/signal-edges.test.ts"))(`isolation ${JSON.stringify(isolation)}`, () => {
     let ws: ReadyWorkspace;
 
     beforeAll(async () => {

@@ -16,6 +16,7 @@ import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { tempDir } from "../../kit/scratch.ts";
 import { executionRow, runtimeLogLines } from "../support/store.ts";
+import { skipBecause } from "../support/platform.ts";
 
 const dir = tempDir("phr-broken-");
 const image = join(dir.path, "home.ext4");
@@ -49,7 +50,6 @@ const UNMOUNTABLE: string | null = (() => {
   writeFileSync(image, "");
   return run(["truncate", "-s", "64M", image]) ?? run(["mkfs.ext4", "-q", "-F", image]) ?? mountImage();
 })();
-if (UNMOUNTABLE) console.log(`skipping the broken-store tests: ${UNMOUNTABLE}`);
 
 afterAll(() => {
   if (mounted) {
@@ -91,7 +91,7 @@ async function nextExec(options: Record<string, unknown>): Promise<void> {
 
 const workspaceId = `broken-${process.pid}`;
 
-describe.skipIf(UNMOUNTABLE !== null)("a store that breaks after started", () => {
+describe.skipIf(skipBecause("exec/store-broken.test.ts, a store that breaks after started", UNMOUNTABLE))("a store that breaks after started", () => {
   const options: Record<string, unknown> = { stateDirectory: home };
 
   beforeAll(async () => {

@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CGROUP_UNAVAILABLE } from "../../kit/cgroup.ts";
 import { BIN } from "../../kit/binary.ts";
 import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
+import { withoutCgroups } from "../support/platform.ts";
 
 let box: Sandbox;
 let daemonHome: string;
@@ -181,7 +181,7 @@ describe("config check: containment and limits every create would refuse on this
     expect(text).toContain("doctor --config FILE --runtime NAME, run as it.\n");
   });
 
-  test.skipIf(CGROUP_UNAVAILABLE !== null)("memoryMax and pidsMax at a cgroup root: ok exactly when its cgroup.controllers has memory and pids", async () => {
+  test.skipIf(withoutCgroups("operator/config-check.test.ts, limits at a cgroup root"))("memoryMax and pidsMax at a cgroup root: ok exactly when its cgroup.controllers has memory and pids", async () => {
     const root = box.cgroupRoot!;
     const file = writeConfig(join(box.dir, "rooted.json"), { rooted: { type: "command", command: [BIN], options: { stateDirectory: goodHome, cgroupRoot: root, memoryMax: "512M", pidsMax: 100 } } });
     const check = containmentOf(JSON.parse((await runIn(box, ["config", "check", file, "--json"])).stdout) as Report, "rooted")!;

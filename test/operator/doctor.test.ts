@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { runOnTerminal, BIN } from "../../kit/binary.ts";
 import { missingTools } from "../support/tools.ts";
 import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
-import { linuxOnly } from "../support/platform.ts";
+import { linuxOnly, withoutRoot } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (bubblewrap). */
 const BUBBLEWRAP = linuxOnly("operator/doctor.test.ts, the sandbox check's bubblewrap message", "bubblewrap");
@@ -278,9 +278,9 @@ describe("doctor: advice for a bad runtime home is right, and safe to paste", ()
     expect((await homeCheck(home)).status).toBe("warn");
   });
 
-  const asNobody = process.getuid?.() === 0 && missingTools("doctor.test.ts, hints for a non-root user", ["setpriv"]).length === 0;
+  const NOT_AS_NOBODY = withoutRoot("operator/doctor.test.ts, hints for a non-root user", "the user is nobody, through setpriv") || missingTools("operator/doctor.test.ts, hints for a non-root user", ["setpriv"]).length > 0;
 
-  test.skipIf(!asNobody)("not root: a home that cannot be created gets `sudo install -d -m 700 -o USER`, or a home of your own", async () => {
+  test.skipIf(NOT_AS_NOBODY)("not root: a home that cannot be created gets `sudo install -d -m 700 -o USER`, or a home of your own", async () => {
     const userDir = join(box.dir, "nobody");
     mkdirSync(userDir);
     chownSync(userDir, 65534, 65534);

@@ -20,9 +20,10 @@ import { makeRepo } from "../support/git.ts";
 import { until } from "../support/poll.ts";
 import { processesWith, MARK, killMarked, markedPids, rssKiB } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
+import { withoutSsh } from "../support/tools.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
-const NO_SSHD = linuxOnly("remote/exec.test.ts", "the tests' own sshd on 127.0.0.1 and /proc");
+const NO_SSHD = linuxOnly("remote/exec.test.ts", "the tests' own sshd on 127.0.0.1 and /proc") || withoutSsh("remote/exec.test.ts");
 
 setDefaultTimeout(60_000);
 
@@ -35,22 +36,23 @@ let local: ReadyWorkspace;
 let scratch: { path: string; cleanup: () => void };
 const WS = `rx-${process.pid}`;
 
-beforeAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
-  lab = await startSshd();
-  local = await readyWorkspace("rx-local");
-  scratch = tempDir("phr-remote-exec-");
-  const repo = makeRepo(join(scratch.path, "repo"));
-  ok(await remoteOp(lab, "create", WS, { input: createInput(WS, { kind: "host-directory", path: repo }), options: lab.options }));
-});
+// Without sshd every block below is skipped, and there is nothing to start or stop.
+if (!NO_SSHD) {
+  beforeAll(async () => {
+    lab = await startSshd();
+    local = await readyWorkspace("rx-local");
+    scratch = tempDir("phr-remote-exec-");
+    const repo = makeRepo(join(scratch.path, "repo"));
+    ok(await remoteOp(lab, "create", WS, { input: createInput(WS, { kind: "host-directory", path: repo }), options: lab.options }));
+  });
 
-afterAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
-  killMarked();
-  await lab.stop();
-  local.cleanup();
-  scratch.cleanup();
-});
+  afterAll(async () => {
+    killMarked();
+    await lab.stop();
+    local.cleanup();
+    scratch.cleanup();
+  });
+}
 
 /** A unique `sleep` duration: its argv is how a test finds (and proves gone) its workload. */
 let tags = 0;

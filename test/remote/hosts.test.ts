@@ -18,9 +18,10 @@ import { makeRepo } from "../support/git.ts";
 import { until } from "../support/poll.ts";
 import { processesWith, MARK, killMarked } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
+import { withoutSsh } from "../support/tools.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
-const NO_SSHD = linuxOnly("remote/hosts.test.ts", "the tests' own sshd on 127.0.0.1 and /proc");
+const NO_SSHD = linuxOnly("remote/hosts.test.ts", "the tests' own sshd on 127.0.0.1 and /proc") || withoutSsh("remote/hosts.test.ts");
 
 setDefaultTimeout(60_000);
 
@@ -45,24 +46,25 @@ function loggingBinary(dir: string, name: string): { path: string; log: string }
 let logA: string;
 let logB: string;
 
-beforeAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
-  scratch = tempDir("phr-remote-hosts-");
-  const binA = loggingBinary(scratch.path, "a");
-  const binB = loggingBinary(scratch.path, "b");
-  [logA, logB] = [binA.log, binB.log];
-  a = await startSshd(binA.path);
-  b = await startSshd(binB.path, a);
-  repo = makeRepo(join(scratch.path, "repo"));
-});
+// Without sshd every block below is skipped, and there is nothing to start or stop.
+if (!NO_SSHD) {
+  beforeAll(async () => {
+    scratch = tempDir("phr-remote-hosts-");
+    const binA = loggingBinary(scratch.path, "a");
+    const binB = loggingBinary(scratch.path, "b");
+    [logA, logB] = [binA.log, binB.log];
+    a = await startSshd(binA.path);
+    b = await startSshd(binB.path, a);
+    repo = makeRepo(join(scratch.path, "repo"));
+  });
 
-afterAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
-  killMarked();
-  await b.stop();
-  await a.stop();
-  scratch.cleanup();
-});
+  afterAll(async () => {
+    killMarked();
+    await b.stop();
+    await a.stop();
+    scratch.cleanup();
+  });
+}
 
 /** Daemon options for the pair: `--remote` names host a, remote.hosts adds host b; each host keeps its own default home. */
 const options = (extra: Record<string, unknown> = {}) => ({ stateDirectory: a.localHome, remote: { hosts: [b.url], ...extra } });

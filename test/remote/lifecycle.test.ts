@@ -15,15 +15,19 @@ import type { Lab } from "../../kit/scratch.ts";
 import { openDatabase } from "../../src/store/db.ts";
 import { placementsOf } from "../../src/store/placements.ts";
 import { linuxOnly } from "../support/platform.ts";
+import { withoutSsh } from "../support/tools.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
-const NO_SSHD = linuxOnly("remote/lifecycle.test.ts", "the tests' own sshd on 127.0.0.1 and /proc");
+const NO_SSHD = linuxOnly("remote/lifecycle.test.ts", "the tests' own sshd on 127.0.0.1 and /proc") || withoutSsh("remote/lifecycle.test.ts");
 
 let lab: SshLab;
-beforeAll(async () => {
-  if (!NO_SSHD) lab = await startSshd();
-});
-afterAll(async () => await lab?.stop());
+// Without sshd every block below is skipped, and there is nothing to start or stop.
+if (!NO_SSHD) {
+  beforeAll(async () => {
+    lab = await startSshd();
+  });
+  afterAll(async () => await lab.stop());
+}
 
 let t: Lab;
 let repo: string;

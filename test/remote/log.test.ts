@@ -17,9 +17,10 @@ import { createInput, ok, remoteOp } from "../support/operation.ts";
 import { makeRepo } from "../support/git.ts";
 import { MARK, killMarked } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
+import { withoutSsh } from "../support/tools.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
-const NO_SSHD = linuxOnly("remote/log.test.ts", "the tests' own sshd on 127.0.0.1 and /proc");
+const NO_SSHD = linuxOnly("remote/log.test.ts", "the tests' own sshd on 127.0.0.1 and /proc") || withoutSsh("remote/log.test.ts");
 
 setDefaultTimeout(60_000);
 
@@ -34,20 +35,21 @@ const LIFECYCLE_SECRET = `lifesecret-${process.pid}`;
 const URL_TOKEN = `urltoken-${process.pid}`;
 const SECRET_URL = `https://someone:${URL_TOKEN}@example.invalid/team/x.git`;
 
-beforeAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
-  lab = await startSshd();
-  scratch = tempDir("phr-remote-log-");
-  const repo = makeRepo(join(scratch.path, "repo"));
-  ok(await remoteOp(lab, "create", WS, { input: createInput(WS, { kind: "host-directory", path: repo }), options: lab.options }));
-});
+// Without sshd every block below is skipped, and there is nothing to start or stop.
+if (!NO_SSHD) {
+  beforeAll(async () => {
+    lab = await startSshd();
+    scratch = tempDir("phr-remote-log-");
+    const repo = makeRepo(join(scratch.path, "repo"));
+    ok(await remoteOp(lab, "create", WS, { input: createInput(WS, { kind: "host-directory", path: repo }), options: lab.options }));
+  });
 
-afterAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
-  killMarked();
-  await lab.stop();
-  scratch.cleanup();
-});
+  afterAll(async () => {
+    killMarked();
+    await lab.stop();
+    scratch.cleanup();
+  });
+}
 
 /** The local home's log lines (the remote host's are in lab.remoteHome, a different file). */
 function localEntries(): Entry[] {

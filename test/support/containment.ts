@@ -12,12 +12,21 @@ import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { startExec, type ExecHandle } from "./daemon.ts";
 import { until } from "./poll.ts";
 import { processesWith } from "./procs.ts";
+import { withoutCgroups } from "./platform.ts";
 import { missingTools } from "./tools.ts";
 
 export type Mode = "cgroup" | "process-group";
 
-/** The modes this host can test (cgroup only with a usable cgroup v2 hierarchy). */
-export const MODES: Mode[] = CGROUP_UNAVAILABLE ? ["process-group"] : ["cgroup", "process-group"];
+/** Both containment modes: a suite that holds under each runs a block per mode, skipping what cannotContain says. */
+export const ALL_MODES: Mode[] = ["cgroup", "process-group"];
+
+/** True when this host cannot test `mode` (cgroup without a usable cgroup v2 hierarchy), after saying so. */
+export function cannotContain(mode: Mode, what: string): boolean {
+  return mode === "cgroup" && withoutCgroups(`${what}, containment "cgroup"`);
+}
+
+/** The modes this host can test, for a hook or a test that covers every mode at once. */
+export const MODES: Mode[] = CGROUP_UNAVAILABLE ? ["process-group"] : ALL_MODES;
 
 /** A ready workspace whose every call runs under `mode`. */
 export function workspaceIn(mode: Mode, prefix = "contain"): Promise<ReadyWorkspace> {
@@ -64,10 +73,10 @@ export async function strangerAt(pid: number, sleepTag: string, attempts = 300):
   return null;
 }
 
-/**
- * The isolations a suite that holds under both runs with: always "none", and "sandbox" when
- * bwrap is installed (else the sandboxed half is skipped, saying why).
- */
-export function isolations(what: string): ("none" | "sandbox")[] {
-  return missingTools(`${what} under isolation "sandbox"`, ["bwrap"]).length === 0 ? ["none", "sandbox"] : ["none"];
+/** Both isolations: a suite that holds under each runs a block per isolation, skipping what cannotIsolate says. */
+export const ISOLATIONS = ["none", "sandbox"] as const;
+
+/** True when this host cannot test `isolation` ("sandbox" without bwrap), after saying so. */
+export function cannotIsolate(isolation: (typeof ISOLATIONS)[number], what: string): boolean {
+  return isolation === "sandbox" && missingTools(`${what}, isolation "sandbox"`, ["bwrap"]).length > 0;
 }
