@@ -9,10 +9,9 @@ import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Check } from "../../src/operator/report.ts";
 import { missingTools } from "../support/tools.ts";
-import { ownCgroupDir } from "../../src/platform/cgroup.ts";
 import { BIN } from "../../kit/binary.ts";
 import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
-import { skipBecause } from "../support/platform.ts";
+import { withoutCgroups } from "../support/platform.ts";
 
 let box: Sandbox;
 beforeAll(() => {
@@ -31,7 +30,7 @@ describe("the containment line says what still escapes", () => {
     expect(groups.detail).toContain('a workload that leaves its session (setsid, a daemon) escapes cleanup, isolation "sandbox" would close that: its pid namespace ends with the sandbox');
   });
 
-  test.skipIf(skipBecause("operator/doctor-sandbox.test.ts, the cgroup escape line", ownCgroupDir() === null ? "this process has no cgroup v2 directory (/proc/self/cgroup)" : null))("cgroups: a workload writing another cgroup.procs escapes, and the sandbox would close it", async () => {
+  test.skipIf(withoutCgroups("operator/doctor-sandbox.test.ts, the cgroup escape line"))("cgroups: a workload writing another cgroup.procs escapes, and the sandbox would close it", async () => {
     const cgroup = (await checks({ containment: "cgroup", ...(box.cgroupRoot ? { cgroupRoot: box.cgroupRoot } : {}) })).find((check) => check.name === "containment")!;
     expect(cgroup.detail).toContain('a workload can leave its cgroup by writing its pid into any cgroup.procs the daemon\'s user may write (the runtime\'s own), isolation "sandbox" would close that: no cgroup file system inside');
   });
