@@ -14,7 +14,7 @@ import { mkdirSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
 import { isPopulated } from "../src/platform/cgroup.ts";
 import { listProcesses } from "../src/platform/process.ts";
-import { CGROUP_UNAVAILABLE } from "../test/support/cgroup.ts";
+import { CGROUP_UNAVAILABLE } from "../kit/cgroup.ts";
 import { msBetween } from "./clock.ts";
 import { BenchExec, DirectRun, describeFailure, envelope } from "./driver.ts";
 import { withFloors, type EmptyProgram } from "./floor.ts";

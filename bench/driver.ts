@@ -44,7 +44,7 @@ export interface ExecOptions extends StreamOptions {
 }
 
 // Envelopes and exec ids exactly like the end-to-end tests'.
-export { envelope, newExecId } from "../test/support/daemon.ts";
+export { envelope, newExecId } from "../kit/envelope.ts";
 
 function collect(child: ChildProcess, options: StreamOptions) {
   let stdoutBytes = 0;

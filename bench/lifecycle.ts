@@ -6,7 +6,7 @@
  * - the empty program itself against /bin/true (context: the floor of this stack)
  * - describe
  * - inspect of a ready workspace in a store holding 1 workspace, and one holding 1 000
- *   (999 rows written straight into the store, as test/support/workspace.ts does; the measured
+ *   (999 rows written straight into the store; the measured
  *   one made by the binary's own `create`)
  * - create (host-directory, existing = adopt) then destroy of the same workspace, each timed.
  * - signal SIGKILL after a wrapper crash (the daemon's bounded cleanup).
@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { openStore } from "../src/store/db.ts";
 import { insertCreating, updateWorkspace } from "../src/store/workspaces.ts";
 import { BenchExec, envelope } from "./driver.ts";
-import { testCgroupRoot } from "../test/support/cgroup.ts";
+import { testCgroupRoot } from "../kit/cgroup.ts";
 import { withFloors, type EmptyProgram, type FloorRuns } from "./floor.ts";
 import { BIN, onCleanup, runProcess, tempDir, type RunResult } from "./procs.ts";
 import { figure, skipped, type Figure } from "./report.ts";

@@ -13,7 +13,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { INSTANCE_ID, envelope, laterEnvelope } from "../test/support/daemon.ts";
+import { INSTANCE_ID, envelope, laterEnvelope } from "../kit/envelope.ts";
 import { msBetween } from "./clock.ts";
 import { BenchExec, describeFailure } from "./driver.ts";
 import { BIN, runProcess, tempDir, withTimeout } from "./procs.ts";

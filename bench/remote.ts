@@ -1,5 +1,5 @@
 /**
- * Figure 6: `--remote` against a private sshd on 127.0.0.1 (test/support/sshd.ts), each figure
+ * Figure 6: `--remote` against a private sshd on 127.0.0.1 (kit/sshd.ts, the tests' own), each figure
  * next to the same operation run locally in the same run:
  * - inspect, with connection reuse (ControlMaster, the default) and without (a new handshake
  *   per call: remote.controlPersistSeconds 0);
@@ -11,8 +11,8 @@
  *   over a new one (ssh + the remote user's shell; here root's ~/.bashrc is part of it).
  */
 import { join } from "node:path";
-import { startSshd, type SshLab } from "../test/support/sshd.ts";
-import { readyWorkspace } from "../test/support/workspace.ts";
+import { startSshd, type SshLab } from "../kit/sshd.ts";
+import { readyWorkspace } from "../kit/workspace.ts";
 import { BenchExec, describeFailure, envelope } from "./driver.ts";
 import { BIN, runProcess, tempDir } from "./procs.ts";
 import { figure, type Figure } from "./report.ts";

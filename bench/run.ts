@@ -12,7 +12,7 @@
 import { statSync } from "node:fs";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { readyWorkspace } from "../test/support/workspace.ts";
+import { readyWorkspace } from "../kit/workspace.ts";
 import { checkHrtime } from "./clock.ts";
 import { execFigures, gitWorktreeWorkspace } from "./exec-overhead.ts";
 import { lifecycleFigures } from "./lifecycle.ts";

@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { figure, skipped, type Figure } from "../bench/report.ts";
 import { compareRuns, readBenchRun, renderComparison } from "../release/bench-compare.ts";
-import { tempDir, type Scratch } from "./support/scratch.ts";
+import { tempDir, type Scratch } from "../kit/scratch.ts";
 
 const machine = { cpu: "AMD EPYC 7763 64-Core Processor", cores: 4, memoryGiB: 15.6, os: "Linux 6.8.0", platform: "linux-x64", bun: "1.4.4" };
 

@@ -5,7 +5,7 @@
  */
 import { expect, test } from "bun:test";
 import { join } from "node:path";
-import "./support/binary.ts";
+import "../kit/binary.ts";
 
 test("the demo (npm run demo, after the build) behaves as it shows, step by step", async () => {
   const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "release", "demo.ts")], { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });

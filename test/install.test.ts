@@ -24,17 +24,16 @@ import { join } from "node:path";
 import { type Entry, writeArchive, writeSums } from "../release/archive.ts";
 import { NOTICE } from "../release/release.ts";
 import { HELPER_NAME, RUNTIME_NAME, TARGETS, archiveName, archiveStem } from "../release/targets.ts";
-import { BIN } from "./support/binary.ts";
+import { BIN } from "../kit/binary.ts";
+import { tempDir, type Scratch } from "../kit/scratch.ts";
 import { HELPER_PACKAGE, helperDependency, helperStandIn, pack, startRegistry, type NpmRegistry } from "./support/npm-registry.ts";
-import { linuxOnly } from "./support/platform.ts";
+import { linuxOnly, skipBecause, withoutRoot } from "./support/platform.ts";
 import { missingTools } from "./support/tools.ts";
-import { tempDir, type Scratch } from "./support/scratch.ts";
 
 const INSTALL_SH = join(import.meta.dir, "..", "install.sh");
 
 /** install.sh downloads with curl or wget: without either, no install can be tested here. */
-const noDownloader = !Bun.which("curl") && !Bun.which("wget");
-if (noDownloader) console.warn("skipped: install.test.ts, every install: neither curl nor wget is on PATH (apt-get install curl, or run .ci/run)");
+const noDownloader = skipBecause("install.test.ts, every install", !Bun.which("curl") && !Bun.which("wget") ? "neither curl nor wget is on PATH (apt-get install curl, or run .ci/run)" : null);
 const MANIFEST = ".paseo-host-runtime.installed";
 const LATEST = "1.1.0";
 
@@ -561,8 +560,7 @@ describe.skipIf(noDownloader)("platform detection", () => {
 
 describe.skipIf(noDownloader)("directory and PATH", () => {
   const isRoot = process.getuid?.() === 0;
-  if (!isRoot) console.warn("skipped: install.test.ts, root's default directory: these tests do not run as root");
-  test.skipIf(!isRoot)("as root the default directory is /usr/local/bin", async () => {
+  test.skipIf(withoutRoot("install.test.ts, root's default directory", "its default is root's"))("as root the default directory is /usr/local/bin", async () => {
     // Only the announced directory is checked; the download fails before anything is written.
     const asRoot = await installSh([], { PASEO_HOST_RUNTIME_BASE_URL: `${baseUrl}/missing` });
     expect(asRoot.stdout).toContain("directory /usr/local/bin");

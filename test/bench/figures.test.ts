@@ -12,8 +12,8 @@ import { concurrentFigure, rollupOf } from "../../bench/exec-overhead.ts";
 import { peerFigures } from "../../bench/peer.ts";
 import { figure, renderTable } from "../../bench/report.ts";
 import { HARDENING_FLAGS, SPEED_FLAGS } from "../../release/compile.ts";
-import { BIN } from "../support/binary.ts";
-import { readyWorkspace } from "../support/workspace.ts";
+import { BIN } from "../../kit/binary.ts";
+import { readyWorkspace } from "../../kit/workspace.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc/<pid>/smaps_rollup). */

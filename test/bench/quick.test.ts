@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { parserFigures, randomChunks } from "../../bench/parser.ts";
 import { figure, renderTable, skipped, writeResults, type Figure } from "../../bench/report.ts";
 import { percentile, summarize } from "../../bench/stats.ts";
-import { tempDir } from "../support/scratch.ts";
+import { tempDir } from "../../kit/scratch.ts";
 
 const scratch = tempDir("phr-bench-test-");
 const dir = scratch.path;

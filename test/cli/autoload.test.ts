@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
 
 const DESCRIBE = `{"protocolVersion":1,"modes":["pipes","pty"],"reconcile":true}\n`;
 

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { capabilitiesLine } from "../../src/protocol/capabilities.ts";
-import { request, runBinary, type RunResult } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
+import { request, runBinary, type RunResult } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
 
 const DESCRIBE = `{"protocolVersion":1,"modes":["pipes","pty"],"reconcile":true}\n`;
 const PACKAGE_VERSION: string = JSON.parse(readFileSync(join(import.meta.dir, "..", "..", "package.json"), "utf8")).version;

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { commandsFor } from "../../src/cli.ts";
-import { runBinary, runOnTerminal } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
+import { runBinary, runOnTerminal } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
 
 /** Every command, the operator ones included (the table `--help` lists). */
 const COMMANDS = commandsFor([]);

@@ -8,11 +8,12 @@ import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { directoryOf, mountOf, ownCgroupDir } from "../../src/platform/cgroup.ts";
 import { homeCgroupOf } from "../../src/workspace/containment.ts";
-import { request, runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { CGROUP_UNAVAILABLE, removeCgroupTree } from "../support/cgroup.ts";
-import { envelope, startExec } from "../support/daemon.ts";
-import { PATH } from "./support.ts";
+import { request, runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { removeCgroupTree } from "../../kit/cgroup.ts";
+import { envelope, PATH } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
+import { withoutCgroups } from "../support/platform.ts";
 
 const dir = tempDir("phr-autodetect-");
 const home = join(dir.path, "home");
@@ -23,7 +24,7 @@ afterAll(() => {
   dir.cleanup();
 });
 
-test.skipIf(CGROUP_UNAVAILABLE !== null)("without cgroupRoot, executions run under this process's own cgroup; destroy removes every cgroup made", async () => {
+test.skipIf(withoutCgroups("containment/autodetect.test.ts"))("without cgroupRoot, executions run under this process's own cgroup; destroy removes every cgroup made", async () => {
   const own = ownCgroupDir()!;
   const project = join(dir.path, "project");
   mkdirSync(project);

@@ -6,11 +6,14 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { readProcess } from "../../src/platform/process.ts";
-import { CGROUP_UNAVAILABLE, cgroupsUnder } from "../support/cgroup.ts";
-import type { ReadyWorkspace } from "../support/workspace.ts";
-import { execIn, lifecycle, reconcileKeeping, recordOf, signalOp, tag, workspaceIn } from "./support.ts";
+import { cgroupsUnder } from "../../kit/cgroup.ts";
+import type { ReadyWorkspace } from "../../kit/workspace.ts";
+import { execIn, tag, workspaceIn } from "../support/containment.ts";
+import { lifecycle, reconcileKeeping, signalOp } from "../support/operation.ts";
+import { executionRow } from "../support/store.ts";
 import { until } from "../support/poll.ts";
 import { processesWith } from "../support/procs.ts";
+import { withoutCgroups } from "../support/platform.ts";
 
 const cleanups: (() => void)[] = [];
 afterAll(() => {
@@ -47,7 +50,7 @@ function expectNothingLeft(ws: ReadyWorkspace, marker: string): void {
   expect(cgroupsUnder(ws.cgroupRoot!).filter((path) => path.split("/").length > 2)).toEqual([]);
 }
 
-describe.skipIf(CGROUP_UNAVAILABLE !== null)("in its cgroup, a workload that leaves its session is still ended", () => {
+describe.skipIf(withoutCgroups("containment/escape.test.ts, a workload that leaves its session"))("in its cgroup, a workload that leaves its session is still ended", () => {
   test("by exit cleanup: the leader exits, the setsid'd process and the daemon are gone before exit", async () => {
     const ws = await workspace();
     const marker = tag();
@@ -64,7 +67,7 @@ describe.skipIf(CGROUP_UNAVAILABLE !== null)("in its cgroup, a workload that lea
       const marker = tag();
       const { handle, execId } = execIn(ws, escapingWorkload(marker, false));
       await handle.waitEvent("started");
-      const leader = recordOf(ws, execId)!.pid;
+      const leader = executionRow(ws.home, execId)!.pid;
       await until("both escapes", () => existsSync(`${ws.root}/escaped`) && processesWith(`sleep\0${marker}`).length === 3);
       expectEscaped(marker, leader);
       process.kill(handle.pid, "SIGKILL");

@@ -11,10 +11,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GATE_ENV, gateArgv } from "../../src/exec/gate.ts";
 import { makePipe } from "../../src/platform/libc/descriptors.ts";
-import { BIN } from "../support/binary.ts";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import type { ReadyWorkspace } from "../support/workspace.ts";
-import { MODES, PATH, workspaceIn, type Mode } from "./support.ts";
+import { BIN } from "../../kit/binary.ts";
+import { envelope, PATH } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import type { ReadyWorkspace } from "../../kit/workspace.ts";
+import { ALL_MODES, cannotContain, MODES, workspaceIn, type Mode } from "../support/containment.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc/self). */
@@ -39,8 +40,8 @@ function expectComplete(result: ExecResult, code: number | null, signal: string 
   expect(result.events[2]).toEqual({ type: "exit", protocolVersion: 1, code, signal });
 }
 
-for (const mode of MODES) {
-  describe(`${mode}: the workload gets exactly what the envelope says`, () => {
+for (const mode of ALL_MODES) {
+  describe.skipIf(cannotContain(mode, "containment/gate.test.ts"))(`${mode}: the workload gets exactly what the envelope says`, () => {
     test("env: every key exactly, __proto__ and names no shell would keep included", async () => {
       const env = JSON.parse('{"__proto__":"p","constructor":"c","in-valid":"x","1X":"y","A":"a=b","EMPTY":""}');
       const result = await run(mode, ["/usr/bin/env"], { env });

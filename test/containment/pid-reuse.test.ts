@@ -7,9 +7,13 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { readProcess } from "../../src/platform/process.ts";
-import type { ReadyWorkspace } from "../support/workspace.ts";
-import { CAN_STEER_PIDS, MODES, allAlive, execIn, lifecycle, reconcileKeeping, recordOf, signalOp, strangerAt, tag, workspaceIn, type Mode } from "./support.ts";
+import type { ReadyWorkspace } from "../../kit/workspace.ts";
+import { ALL_MODES, CAN_STEER_PIDS, cannotContain, execIn, strangerAt, tag, workspaceIn, type Mode } from "../support/containment.ts";
+import { lifecycle, reconcileKeeping, signalOp } from "../support/operation.ts";
+import { executionRow } from "../support/store.ts";
+import { allAlive } from "../support/procs.ts";
 import { until } from "../support/poll.ts";
+import { skipBecause } from "../support/platform.ts";
 
 const OPS = ["signal", "pause", "destroy", "reconcile"] as const;
 type Op = (typeof OPS)[number];
@@ -35,7 +39,7 @@ async function abandoned(mode: Mode, op: Op): Promise<Scenario> {
   await handle.waitEvent("started");
   process.kill(handle.pid, "SIGKILL");
   await handle.exited;
-  const pid = recordOf(ws, execId)!.pid;
+  const pid = executionRow(ws.home, execId)!.pid;
   expect(pid).toBeGreaterThan(0);
   return { mode, op, ws, execId, pid };
 }
@@ -54,45 +58,51 @@ function run(scenario: Scenario) {
   }
 }
 
-describe.skipIf(!CAN_STEER_PIDS)("a dead workload's pid given to a stranger", () => {
-  if (!CAN_STEER_PIDS) console.log("pid reuse tests skipped: steering pids needs root and /proc/sys/kernel/ns_last_pid");
+/** Fresh executions to try before giving up: another process of the machine may take a dead pid before the stranger. */
+const ARRANGE_TRIES = 5;
 
-  test(`signal, pause, destroy and reconcile never touch the stranger's children (${MODES.join(", ")})`, async () => {
-    const scenarios = await Promise.all(MODES.flatMap((mode) => OPS.map((op) => abandoned(mode, op))));
-    // The workloads end by themselves; then their orphaned zombies are reaped by init.
-    await until("the abandoned workloads to be gone", () => scenarios.every((s) => readProcess(s.pid) === null), 15_000);
-
-    const strangers: { scenario: Scenario; children: number[] }[] = [];
-    for (const scenario of scenarios) {
-      const sleepTag = tag();
-      const stranger = await strangerAt(scenario.pid, sleepTag);
-      if (!stranger) {
-        console.log(`pid reuse (${scenario.mode}, ${scenario.op}) skipped: steering never gave pid ${scenario.pid} to the stranger (other processes kept forking)`);
-        continue;
-      }
+/**
+ * A scenario whose dead workload's pid a stranger now holds. Each try abandons a fresh
+ * execution and steers a stranger onto its pid; when the arrangement never lands, the test
+ * fails: a condition that was never arranged checks nothing, so it must not pass.
+ */
+async function strangerOnDeadPid(mode: Mode, op: Op): Promise<{ scenario: Scenario; children: number[] }> {
+  const missed: number[] = [];
+  for (let attempt = 0; attempt < ARRANGE_TRIES; attempt++) {
+    const scenario = await abandoned(mode, op);
+    // The workload ends by itself; then its orphaned zombie is reaped by init.
+    await until("the abandoned workload to be gone", () => readProcess(scenario.pid) === null, 15_000);
+    const stranger = await strangerAt(scenario.pid, tag());
+    if (stranger) {
       cleanups.push(() => stranger.children.forEach((pid) => allAlive([pid]) && process.kill(pid, "SIGKILL")));
-      for (const child of stranger.children) {
-        const info = readProcess(child)!;
-        // Led by nobody: the stranger leader (pid X) has exited, its children keep group and session X.
-        expect([info.pgid, info.sid]).toEqual([scenario.pid, scenario.pid]);
-      }
-      strangers.push({ scenario, children: stranger.children });
+      return { scenario, children: stranger.children };
     }
-    console.log(`pid reuse: ${strangers.length} of ${scenarios.length} strangers steered onto a dead workload's pid`);
-    expect(strangers.length).toBeGreaterThan(0);
+    missed.push(scenario.pid);
+  }
+  throw new Error(`could not arrange the condition: steering never gave a dead workload's pid (${missed.join(", ")}) to the stranger; other processes kept taking it`);
+}
 
-    const touched: string[] = [];
-    for (const { scenario, children } of strangers) {
-      const result = await run(scenario);
-      const context = `${scenario.mode} ${scenario.op}: ${result.stderr}`;
-      expect(result.code, context).toBe(0);
-      await Bun.sleep(50);
-      if (!allAlive(children)) touched.push(`${scenario.mode} ${scenario.op}`);
-      // Process groups cannot prove the stranger is not the workload's: they say so and leave it.
-      else if (scenario.mode === "process-group") expect(result.stderr, context).toContain("cannot be proven to be its own and were left alone");
-      else expect(result.stderr, context).toBe("");
+const NO_STEERING = skipBecause("containment/pid-reuse.test.ts", CAN_STEER_PIDS ? null : "steering pids needs root and /proc/sys/kernel/ns_last_pid");
+
+describe.skipIf(NO_STEERING)("a dead workload's pid given to a stranger", () => {
+  for (const mode of ALL_MODES) {
+    for (const op of OPS) {
+      test.skipIf(cannotContain(mode, "containment/pid-reuse.test.ts"))(`${mode}: ${op} never touches the stranger's children`, async () => {
+        const { scenario, children } = await strangerOnDeadPid(mode, op);
+        for (const child of children) {
+          const info = readProcess(child)!;
+          // Led by nobody: the stranger leader (pid X) has exited, its children keep group and session X.
+          expect([info.pgid, info.sid]).toEqual([scenario.pid, scenario.pid]);
+        }
+        const result = await run(scenario);
+        const context = `${mode} ${op}: ${result.stderr}`;
+        expect(result.code, context).toBe(0);
+        await Bun.sleep(50);
+        expect(allAlive(children), context).toBe(true);
+        // Process groups cannot prove the stranger is not the workload's: they say so and leave it.
+        if (mode === "process-group") expect(result.stderr, context).toContain("cannot be proven to be its own and were left alone");
+        else expect(result.stderr, context).toBe("");
+      }, 120_000);
     }
-    expect(touched).toEqual([]);
-    for (const { children } of strangers) expect(allAlive(children)).toBe(true);
-  }, 120_000);
+  }
 });

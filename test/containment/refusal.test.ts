@@ -8,14 +8,17 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chownSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cgroupV1Controllers } from "../../src/platform/cgroup.ts";
-import { BIN, request, runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { CGROUP_UNAVAILABLE, testCgroupRoot, type TestCgroupRoot } from "../support/cgroup.ts";
-import { envelope, startExec } from "../support/daemon.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
-import { PATH, lifecycle, tag } from "./support.ts";
+import { BIN, request, runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { CGROUP_UNAVAILABLE, testCgroupRoot, type TestCgroupRoot } from "../../kit/cgroup.ts";
+import { envelope, PATH } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
+import { lifecycle } from "../support/operation.ts";
+import { tag } from "../support/containment.ts";
 import { processesWith } from "../support/procs.ts";
-import { linuxOnly } from "../support/platform.ts";
+import { linuxOnly, skipBecause, withoutCgroups, withoutRoot } from "../support/platform.ts";
+import { missingTools } from "../support/tools.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (cgroup v2 and its mounts). */
 const NO_CGROUP_MESSAGES = linuxOnly("containment/refusal.test.ts, refusals of unusable cgroup roots", "cgroup v2 and its mounts");
@@ -99,7 +102,8 @@ describe.skipIf(NO_CGROUP_MESSAGES)('containment: "cgroup" without a usable hier
     expect(check.detail).toMatch(/^process groups: options\.cgroupRoot .* is not a cgroup directory/);
   });
 
-  test.skipIf(CGROUP_UNAVAILABLE !== null || process.getuid?.() !== 0)("a cgroup the daemon's user may not write: refused, naming the user", async () => {
+  const unwritable = "containment/refusal.test.ts, a cgroup the daemon's user may not write";
+  test.skipIf(withoutCgroups(unwritable) || withoutRoot(unwritable, "the daemon's user is nobody, through setpriv") || missingTools(unwritable, ["setpriv"]).length > 0)("a cgroup the daemon's user may not write: refused, naming the user", async () => {
     const root = testCgroupRoot()!;
     cleanups.push(root.cleanup);
     const home = tempDir("phr-nobody-");
@@ -132,8 +136,8 @@ describe("limits", () => {
 
   for (const [option, value, controller] of limits) {
     const available = !CGROUP_UNAVAILABLE && testCgroupRootHas(controller);
-    if (available) console.warn(`skipped: refusal.test.ts, ${option} refused: the ${controller} controller is available here, so nothing refuses it`);
-    test.skipIf(available)(`${option} is refused with the reason when the ${controller} controller is not available; nothing is created`, async () => {
+    const skip = skipBecause(`containment/refusal.test.ts, ${option} refused`, available ? `the ${controller} controller is available here, so nothing refuses it` : null);
+    test.skipIf(skip)(`${option} is refused with the reason when the ${controller} controller is not available; nothing is created`, async () => {
       const id = `w-${tag()}`;
       const result = await runBinary(["create", "--workspace-id", id], { stdin: createBody(ws, id, { [option]: value }) });
       expect(result.code).toBe(1);
@@ -163,10 +167,8 @@ describe("limits", () => {
 
   const pidsReason = !CGROUP_UNAVAILABLE && testCgroupRootHas("pids") ? null : `the pids controller is not available in this host's cgroup v2 hierarchy${cgroupV1Controllers().includes("pids") ? " (it is bound to cgroup v1 here)" : ""}`;
   const memoryReason = !CGROUP_UNAVAILABLE && testCgroupRootHas("memory") ? null : `the memory controller is not available in this host's cgroup v2 hierarchy${cgroupV1Controllers().includes("memory") ? " (it is bound to cgroup v1 here)" : ""}`;
-  if (pidsReason) console.log(`pidsMax enforcement test skipped: ${pidsReason}`);
-  if (memoryReason) console.log(`memoryMax enforcement test skipped: ${memoryReason}`);
 
-  test.skipIf(pidsReason !== null)("pidsMax contains a fork bomb; the workspace's pids.current never passes it", async () => {
+  test.skipIf(skipBecause("containment/refusal.test.ts, pidsMax enforced", pidsReason))("pidsMax contains a fork bomb; the workspace's pids.current never passes it", async () => {
     const id = `bomb-${tag()}`;
     const options = { ...ws.options, pidsMax: 16 };
     const made = await runBinary(["create", "--workspace-id", id], { stdin: createBody(ws, id, { pidsMax: 16 }) });
@@ -182,7 +184,7 @@ describe("limits", () => {
     expect(processesWith(`sleep\0${marker}`)).toEqual([]);
   });
 
-  test.skipIf(memoryReason !== null)("memoryMax is enforced: a workload allocating past it is killed", async () => {
+  test.skipIf(skipBecause("containment/refusal.test.ts, memoryMax enforced", memoryReason))("memoryMax is enforced: a workload allocating past it is killed", async () => {
     const id = `mem-${tag()}`;
     const options = { ...ws.options, memoryMax: "32M" };
     const made = await runBinary(["create", "--workspace-id", id], { stdin: createBody(ws, id, { memoryMax: "32M" }) });

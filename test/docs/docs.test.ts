@@ -12,10 +12,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { Control, LifecycleRequest, dialectOf, encodeFrame, parseMessage, type ProcessEvent } from "../../src/protocol/index.ts";
-import { runBinary } from "../support/binary.ts";
+import { runBinary } from "../../kit/binary.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
 import { makeRepo } from "../support/git.ts";
-import { runtimeScratch, type Scratch } from "../support/scratch.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const README_MAX_LINES = 250;
@@ -135,7 +135,7 @@ function bytesOf(name: string): string {
 }
 
 describe("the examples of docs/protocol.md, run against the binary", () => {
-  let scratch: Scratch & { cgroupRoot: string | null };
+  let scratch: Lab;
   let home: string;
   let repo: string;
   /** Doc paths → this test's paths (on the way in). */
@@ -144,9 +144,9 @@ describe("the examples of docs/protocol.md, run against the binary", () => {
   let toDoc: (text: string) => string;
 
   beforeAll(() => {
-    scratch = runtimeScratch("phr-docs-");
-    home = join(scratch.path, "home");
-    repo = makeRepo(join(scratch.path, "repo"));
+    scratch = lab("phr-docs-");
+    home = scratch.home;
+    repo = makeRepo(join(scratch.dir, "repo"));
     toHere = (text) => text.replaceAll(DOC_HOME, home).replaceAll(DOC_REPO, repo);
     toDoc = (text) => text.replaceAll(home, DOC_HOME).replaceAll(repo, DOC_REPO);
   });

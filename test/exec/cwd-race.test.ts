@@ -7,11 +7,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { lstatSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import { tempDir } from "../support/scratch.ts";
-import { isolations, readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { ISOLATIONS, cannotIsolate } from "../support/containment.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 /** Race loops: modest by default, larger with PASEO_STRESS=1. */
 const TRIALS = process.env.PASEO_STRESS === "1" ? 1000 : 100;
 /** Execs launched at once (the daemon starts several). */
@@ -22,8 +23,8 @@ const PARALLEL = 4;
  */
 const REFUSED = /cwd "(sub|\/.*\/sub)" (is a symlink|cannot be opened|changed while the sandbox started)/;
 
-for (const isolation of isolations("cwd-race.test.ts")) {
-  describe(`isolation ${JSON.stringify(isolation)}`, () => {
+for (const isolation of ISOLATIONS) {
+  describe.skipIf(cannotIsolate(isolation, "exec/cwd-race.test.ts"))(`isolation ${JSON.stringify(isolation)}`, () => {
     let ws: ReadyWorkspace;
     let outside: { path: string; cleanup: () => void };
     beforeAll(async () => {

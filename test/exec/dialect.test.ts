@@ -7,11 +7,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { laterRequest, runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { INSTANCE_ID, envelope, instanceIdOf, laterEnvelope, startExec, type ExecHandle, type ExecResult } from "../support/daemon.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
-import { MARK, killLeftovers, resizeFrame, signalFrame } from "./pty-support.ts";
+import { laterRequest, runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { PATH, INSTANCE_ID, envelope, instanceIdOf, laterEnvelope, resizeFrame, signalFrame } from "../../kit/envelope.ts";
+import { startExec, type ExecHandle, type ExecResult } from "../support/daemon.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
+import { MARK } from "../support/procs.ts";
+import { killLeftovers } from "../support/pty.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc). */
@@ -19,8 +21,6 @@ const PROC = linuxOnly("exec/dialect.test.ts, leftovers found through /proc afte
 
 setDefaultTimeout(20_000);
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
-const [MARK_NAME, MARK_VALUE] = MARK.split("=") as [string, string];
 let ws: ReadyWorkspace;
 let seedWs: ReadyWorkspace;
 
@@ -51,7 +51,7 @@ function run(fields: Record<string, unknown>, argv: string[], stdin?: string): P
 function startPty(argv: string[]): ExecHandle {
   const handle = startExec(
     ws.id,
-    laterEnvelope(argv, { env: { PATH, [MARK_NAME]: MARK_VALUE }, purpose: { kind: "terminal" }, options: ws.options, stdio: { kind: "pty", rows: 24, cols: 80 } }),
+    laterEnvelope(argv, { env: { PATH, ...MARK }, purpose: { kind: "terminal" }, options: ws.options, stdio: { kind: "pty", rows: 24, cols: 80 } }),
     { keepControls: true },
   );
   void handle.waitEvent("exit").then(() => {

@@ -9,14 +9,15 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { readProcess } from "../../src/platform/process.ts";
-import { request, runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { testCgroupRoot, type TestCgroupRoot } from "../support/cgroup.ts";
-import { envelope, startExec } from "../support/daemon.ts";
+import { request, runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { testCgroupRoot, type TestCgroupRoot } from "../../kit/cgroup.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
 import { isLinux } from "../../src/platform/os.ts";
 import { executionRow, runtimeLogLines } from "../support/store.ts";
+import { skipBecause } from "../support/platform.ts";
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 const dir = tempDir("phr-full-");
 const home = join(dir.path, "home");
 mkdirSync(home, { mode: 0o700 });
@@ -27,7 +28,6 @@ const UNMOUNTABLE: string | null = (() => {
   const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", home], { stderr: "pipe" });
   return mounted.exitCode === 0 ? null : `cannot mount a tmpfs (${mounted.stderr.toString().trim() || `exit ${mounted.exitCode}`})`;
 })();
-if (UNMOUNTABLE) console.log(`skipping the disk-full tests: ${UNMOUNTABLE}`);
 
 let cgroups: TestCgroupRoot | null = null;
 
@@ -59,7 +59,7 @@ function fillDisk(): string {
 const recordOf = (execId: string) => executionRow(home, execId);
 const logLines = () => runtimeLogLines(home);
 
-describe.skipIf(UNMOUNTABLE !== null)("a full state disk", () => {
+describe.skipIf(skipBecause("exec/disk-full.test.ts, a full state disk", UNMOUNTABLE))("a full state disk", () => {
   const options: Record<string, unknown> = { stateDirectory: home };
   const workspaceId = `full-${process.pid}`;
 

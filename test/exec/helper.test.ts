@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { BIN } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 
 /** A helper written for the test: prints its argv, cwd and env as JSON. */
 const JS_HELPER = `#!/usr/bin/env node

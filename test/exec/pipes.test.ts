@@ -1,19 +1,20 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import { isolations, readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import { ISOLATIONS, cannotIsolate } from "../support/containment.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { processesWith } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc). */
 const PROC = linuxOnly("exec/pipes.test.ts, the workload's session, signal mask, fds and leftovers read from /proc", "/proc");
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 /** Race loops: modest by default, larger with PASEO_STRESS=1. */
 const EARLY_TRIALS = process.env.PASEO_STRESS === "1" ? 200 : 10;
-for (const isolation of isolations("pipes.test.ts")) {
-  describe(`isolation ${JSON.stringify(isolation)}`, () => {
+for (const isolation of ISOLATIONS) {
+  describe.skipIf(cannotIsolate(isolation, "exec/pipes.test.ts"))(`isolation ${JSON.stringify(isolation)}`, () => {
     let ws: ReadyWorkspace;
 
     beforeAll(async () => {

@@ -6,9 +6,10 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { tmpdir } from "node:os";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { StdoutFifo } from "../support/fifo.ts";
-import { killLeftovers, startPty } from "./pty-support.ts";
+import { killLeftovers, startPty } from "../support/pty.ts";
+import { ALL_MODES, cannotContain } from "../support/containment.ts";
 
 setDefaultTimeout(120_000);
 
@@ -33,8 +34,8 @@ async function readInBursts(ws: ReadyWorkspace, script: string): Promise<{ bytes
 
 const EXIT_0 = { type: "exit", protocolVersion: 1, code: 0, signal: null };
 
-for (const containment of ["cgroup", "process-group"] as const) {
-  describe(`${containment} containment: a daemon reading PTY output in bursts`, () => {
+for (const containment of ALL_MODES) {
+  describe.skipIf(cannotContain(containment, "exec/pty-flow.test.ts"))(`${containment} containment: a daemon reading PTY output in bursts`, () => {
     let ws: ReadyWorkspace;
     beforeAll(async () => {
       ws = await readyWorkspace(`pty-flow-${containment}`, "seed", { containment });

@@ -7,10 +7,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, te
 import { existsSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { listProcesses, readProcess } from "../../src/platform/process.ts";
-import { request, runBinary } from "../support/binary.ts";
-import { newExecId, type ExecResult } from "../support/daemon.ts";
-import { isolations, readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
-import { frame, killLeftovers, markedProcesses, resizeFrame, sessionMembers, signalFrame, startPty, statusField, workloadOf } from "./pty-support.ts";
+import { request, runBinary } from "../../kit/binary.ts";
+import { newExecId, frame, resizeFrame, signalFrame } from "../../kit/envelope.ts";
+import type { ExecResult } from "../support/daemon.ts";
+import { ISOLATIONS, cannotIsolate } from "../support/containment.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
+import { killLeftovers, sessionMembers, startPty, workloadOf } from "../support/pty.ts";
+import { markedPids, statusField } from "../support/procs.ts";
 import { until } from "../support/poll.ts";
 import { linuxOnly } from "../support/platform.ts";
 
@@ -20,8 +23,8 @@ const PROC = linuxOnly("exec/pty.test.ts, PTY sessions and leftovers found throu
 // Each test spawns the compiled binary and real PTYs; give a loaded 2-core machine room.
 setDefaultTimeout(20_000);
 
-for (const isolation of isolations("pty.test.ts")) {
-  describe.skipIf(PROC)(`isolation ${JSON.stringify(isolation)}`, () => {
+for (const isolation of ISOLATIONS) {
+  describe.skipIf(PROC || cannotIsolate(isolation, "exec/pty.test.ts"))(`isolation ${JSON.stringify(isolation)}`, () => {
     let ws: ReadyWorkspace;
 
     beforeAll(async () => {
@@ -251,7 +254,7 @@ for (const isolation of isolations("pty.test.ts")) {
         expectLifecycle(result, eof, exit(6));
         // Every process the workload started is gone (in the sandbox $! is a pid of its own namespace).
         expect(Number(text(result).split(";")[0])).toBeGreaterThan(0);
-        expect(markedProcesses()).toEqual([]);
+        expect(markedPids()).toEqual([]);
       });
 
       test("a descendant outside the session holding the terminal open delays eof only briefly (and a cgroup ends it)", async () => {
@@ -264,7 +267,7 @@ for (const isolation of isolations("pty.test.ts")) {
         // did not wait for it. It left the session on purpose: in its cgroup, completion cleanup
         // ended it anyway; under process-group containment it escapes (the test's cleanup ends it).
         // In the sandbox nothing outlives the sandbox: its pid namespace took the escapee along.
-        expect(markedProcesses().length).toBe(ws.cgroupRoot || isolation === "sandbox" ? 0 : 1);
+        expect(markedPids().length).toBe(ws.cgroupRoot || isolation === "sandbox" ? 0 : 1);
       });
 
       test("closing fd 3 right after the envelope is control EOF: the workload runs to completion", async () => {

@@ -11,12 +11,13 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
-import { GIT_TEST_ENV } from "../support/git.ts";
-import { create, createInput, git, lab, makeRepo, ok, op, type Lab } from "../lifecycle/support.ts";
+import { GIT_TEST_ENV, git, makeRepo } from "../support/git.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 const missing = missingTools("sandbox-git.test.ts", ["bwrap", "git"]);
 const IDENTITY = { GIT_AUTHOR_NAME: "Agent", GIT_AUTHOR_EMAIL: "agent@example.invalid", GIT_COMMITTER_NAME: "Agent", GIT_COMMITTER_EMAIL: "agent@example.invalid" };
 

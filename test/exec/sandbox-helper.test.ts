@@ -7,14 +7,15 @@
  * script file was shown and its import failed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import { tempDir } from "../support/scratch.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { missingTools } from "../support/tools.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { writeFiles } from "../support/git.ts";
 
-const missing = missingTools("sandbox-helper.test.ts", ["bwrap", "npm"]);
+const missing = missingTools("exec/sandbox-helper.test.ts", ["bwrap", "npm"]);
 
 let lab: { path: string; cleanup: () => void };
 let ws: ReadyWorkspace;
@@ -27,47 +28,6 @@ function npm(cwd: string, ...args: string[]): void {
   if (result.exitCode !== 0) throw new Error(`npm ${args.join(" ")} failed: ${result.stderr.toString()}`);
 }
 
-function writeFiles(dir: string, files: Record<string, string>): void {
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(join(dir, name, ".."), { recursive: true });
-    writeFileSync(join(dir, name), text);
-  }
-}
-
-beforeAll(async () => {
-  if (missing.length > 0) return;
-  lab = tempDir("phr-sbx-helper-");
-  writeFiles(join(lab.path, "dep"), {
-    "package.json": JSON.stringify({ name: "phr-helper-dep", version: "1.0.0", type: "module", exports: "./index.mjs" }),
-    "index.mjs": `import { readdirSync } from "node:fs";\nexport const entries = (dir) => readdirSync(dir).sort().map((name) => ({ name }));\n`,
-  });
-  writeFiles(join(lab.path, "helper"), {
-    "package.json": JSON.stringify({ name: "@getpaseo/workspace-helper", version: "0.0.0-test", type: "module", bin: { "paseo-workspace-helper": "dist/executable.mjs" }, dependencies: { "phr-helper-dep": "1.0.0" } }),
-    "dist/executable.mjs": [
-      "#!/usr/bin/env node",
-      'import { entries } from "phr-helper-dep";',
-      "const [op, path] = process.argv.slice(2);",
-      'if (op === "describe") console.log(JSON.stringify({ protocolVersion: 1, version: "0.0.0-test", capabilities: ["files", "watch", "resolve-command"] }));',
-      'else if (op === "fs-list") console.log(JSON.stringify({ entries: entries(path ?? ".") }));',
-      'else if (op === "write-self") { try { (await import("node:fs")).appendFileSync(new URL(import.meta.url), "//"); console.log("written"); } catch (error) { console.log(error.code); } }',
-      "else process.exit(2);",
-      "",
-    ].join("\n"),
-  });
-  npm(join(lab.path, "dep"), "pack");
-  npm(join(lab.path, "helper"), "pack");
-  const install = join(lab.path, "install");
-  writeFiles(install, { "package.json": "{}" });
-  npm(install, "install", join(lab.path, "dep", "phr-helper-dep-1.0.0.tgz"), join(lab.path, "helper", "getpaseo-workspace-helper-0.0.0-test.tgz"));
-  helper = join(install, "node_modules", ".bin", "paseo-workspace-helper");
-  ws = await readyWorkspace("sandbox-helper", "seed", { isolation: "sandbox" });
-  writeFiles(ws.root, { "a.txt": "a\n", "b/c.txt": "c\n" });
-});
-afterAll(() => {
-  ws?.cleanup();
-  lab?.cleanup();
-});
-
 async function callHelper(argv: string[]): Promise<ExecResult> {
   const handle = startExec(ws.id, envelope(["paseo-workspace-helper", ...argv], { purpose: { kind: "workspace-helper" }, env: {}, options: { ...ws.options, helperPath: helper } }));
   handle.closeStdin();
@@ -75,6 +35,39 @@ async function callHelper(argv: string[]): Promise<ExecResult> {
 }
 
 describe.skipIf(missing.length > 0)("an npm-installed helper under the sandbox", () => {
+  beforeAll(async () => {
+    lab = tempDir("phr-sbx-helper-");
+    writeFiles(join(lab.path, "dep"), {
+      "package.json": JSON.stringify({ name: "phr-helper-dep", version: "1.0.0", type: "module", exports: "./index.mjs" }),
+      "index.mjs": `import { readdirSync } from "node:fs";\nexport const entries = (dir) => readdirSync(dir).sort().map((name) => ({ name }));\n`,
+    });
+    writeFiles(join(lab.path, "helper"), {
+      "package.json": JSON.stringify({ name: "@getpaseo/workspace-helper", version: "0.0.0-test", type: "module", bin: { "paseo-workspace-helper": "dist/executable.mjs" }, dependencies: { "phr-helper-dep": "1.0.0" } }),
+      "dist/executable.mjs": [
+        "#!/usr/bin/env node",
+        'import { entries } from "phr-helper-dep";',
+        "const [op, path] = process.argv.slice(2);",
+        'if (op === "describe") console.log(JSON.stringify({ protocolVersion: 1, version: "0.0.0-test", capabilities: ["files", "watch", "resolve-command"] }));',
+        'else if (op === "fs-list") console.log(JSON.stringify({ entries: entries(path ?? ".") }));',
+        'else if (op === "write-self") { try { (await import("node:fs")).appendFileSync(new URL(import.meta.url), "//"); console.log("written"); } catch (error) { console.log(error.code); } }',
+        "else process.exit(2);",
+        "",
+      ].join("\n"),
+    });
+    npm(join(lab.path, "dep"), "pack");
+    npm(join(lab.path, "helper"), "pack");
+    const install = join(lab.path, "install");
+    writeFiles(install, { "package.json": "{}" });
+    npm(install, "install", join(lab.path, "dep", "phr-helper-dep-1.0.0.tgz"), join(lab.path, "helper", "getpaseo-workspace-helper-0.0.0-test.tgz"));
+    helper = join(install, "node_modules", ".bin", "paseo-workspace-helper");
+    ws = await readyWorkspace("sandbox-helper", "seed", { isolation: "sandbox" });
+    writeFiles(ws.root, { "a.txt": "a\n", "b/c.txt": "c\n" });
+  });
+  afterAll(() => {
+    ws?.cleanup();
+    lab?.cleanup();
+  });
+
   test("describe answers through its bin symlink, its dependency imported from node_modules", async () => {
     const result = await callHelper(["describe"]);
     expect(result.stderr).toBe("");

@@ -9,32 +9,36 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSy
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { listProcesses } from "../../src/platform/process.ts";
-import { request, runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { envelope, newExecId, startExec, type ExecOptions, type ExecResult } from "../support/daemon.ts";
-import { CGROUP_UNAVAILABLE } from "../support/cgroup.ts";
+import { request, runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { PATH, envelope, newExecId } from "../../kit/envelope.ts";
+import { startExec, type ExecOptions, type ExecResult } from "../support/daemon.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
+import { skipBecause, withoutCgroups } from "../support/platform.ts";
 import { missingTools } from "../support/tools.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
-import { create, createInput, git, makeRepo, ok, op } from "../lifecycle/support.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { git, makeRepo } from "../support/git.ts";
+import { cmdlineOf } from "../support/procs.ts";
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
-const missing = missingTools("sandbox.test.ts", ["bwrap", "git", "node"]);
+const missing = missingTools("exec/sandbox.test.ts", ["bwrap", "git", "node"]);
 
 let sandboxed: ReadyWorkspace;
 let plain: ReadyWorkspace;
 let outside: { path: string; cleanup: () => void };
 
-beforeAll(async () => {
-  if (missing.length > 0) return;
-  sandboxed = await readyWorkspace("sandbox", "seed", { isolation: "sandbox" });
-  plain = await readyWorkspace("sandbox-none");
-  outside = tempDir("phr-sbx-outside-");
-});
-afterAll(() => {
-  sandboxed?.cleanup();
-  plain?.cleanup();
-  outside?.cleanup();
-});
+// Without the tools every block below is skipped, and there is nothing to set up.
+if (missing.length === 0) {
+  beforeAll(async () => {
+    sandboxed = await readyWorkspace("sandbox", "seed", { isolation: "sandbox" });
+    plain = await readyWorkspace("sandbox-none");
+    outside = tempDir("phr-sbx-outside-");
+  });
+  afterAll(() => {
+    sandboxed?.cleanup();
+    plain?.cleanup();
+    outside?.cleanup();
+  });
+}
 
 function run(ws: ReadyWorkspace, argv: string[], fields: Record<string, unknown> = {}, options: ExecOptions = {}): Promise<ExecResult> {
   const handle = startExec(ws.id, envelope(argv, { options: ws.options, env: { PATH }, ...fields }), options);
@@ -114,8 +118,8 @@ describe.skipIf(missing.length > 0)("a sandboxed workload cannot reach the host"
       return false;
     }
   });
-  if (readable.length === 0) console.warn("skipped: sandbox.test.ts, masked secrets of /etc: this user cannot read /etc/shadow or /etc/gshadow outside either");
-  test.skipIf(readable.length === 0)("secrets of /etc readable by the daemon's user (root here) are masked", async () => {
+  const nothingToMask = skipBecause("exec/sandbox.test.ts, masked secrets of /etc", readable.length === 0 ? "this user cannot read /etc/shadow or /etc/gshadow outside either" : null);
+  test.skipIf(nothingToMask)("secrets of /etc readable by the daemon's user (root here) are masked", async () => {
     const script = `${readable.map((path) => `cat ${path} >/dev/null 2>&1 && echo read || echo masked`).join("; ")}; test -r /etc/passwd && echo passwd`;
     expect(out(await sh(sandboxed, script))).toBe(`${readable.map(() => "masked\n").join("")}passwd\n`);
   });
@@ -316,7 +320,7 @@ describe.skipIf(missing.length > 0)("the contract holds inside", () => {
   });
 });
 
-describe.skipIf(missing.length > 0 || CGROUP_UNAVAILABLE !== null)("the sandbox under cgroup containment", () => {
+describe.skipIf(missing.length > 0 || withoutCgroups("exec/sandbox.test.ts, the sandbox under cgroup containment"))("the sandbox under cgroup containment", () => {
   test("the execution's cgroup holds the workload, not the sandbox's own processes; `signal SIGTERM` through it ends the workload as SIGTERM, exactly", async () => {
     const execId = newExecId();
     const handle = startExec(sandboxed.id, envelope(["sleep", "30"], { options: sandboxed.options, env: { PATH }, execId }));
@@ -360,15 +364,6 @@ describe.skipIf(missing.length > 0)("the sandbox under process-group containment
     }
   });
 });
-
-/** A process's command line ("" once it is gone). */
-function cmdlineOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "latin1");
-  } catch {
-    return "";
-  }
-}
 
 /** Processes below `pid`, parents before children. */
 function descendants(pid: number): number[] {

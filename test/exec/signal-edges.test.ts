@@ -10,9 +10,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, te
 import { realtimeSignals } from "../../src/platform/libc/processes.ts";
 import { signalNames } from "../../src/platform/signals.ts";
 import { WRAPPER_OWN, forwardedSignals } from "../../src/exec/signals.ts";
-import { envelope, startExec, type ExecHandle, type ExecResult } from "../support/daemon.ts";
-import { isolations, readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
-import { killLeftovers, signalFrame, startPty } from "./pty-support.ts";
+import { PATH, envelope, signalFrame } from "../../kit/envelope.ts";
+import { startExec, type ExecHandle, type ExecResult } from "../support/daemon.ts";
+import { ISOLATIONS, cannotIsolate } from "../support/containment.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
+import { killLeftovers, startPty } from "../support/pty.ts";
 import { until } from "../support/poll.ts";
 import { linuxOnly } from "../support/platform.ts";
 
@@ -21,11 +23,10 @@ const PROC = linuxOnly("exec/signal-edges.test.ts, leftovers found through /proc
 
 setDefaultTimeout(30_000);
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 const SIGRTMAX = realtimeSignals().at(-1)!;
 
-for (const isolation of isolations("signal-edges.test.ts")) {
-  describe.skipIf(PROC)(`isolation ${JSON.stringify(isolation)}`, () => {
+for (const isolation of ISOLATIONS) {
+  describe.skipIf(PROC || cannotIsolate(isolation, "exec/signal-edges.test.ts"))(`isolation ${JSON.stringify(isolation)}`, () => {
     let ws: ReadyWorkspace;
 
     beforeAll(async () => {

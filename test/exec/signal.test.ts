@@ -5,26 +5,25 @@ import { join } from "node:path";
 import { openDatabase } from "../../src/store/db.ts";
 import { getExecution } from "../../src/store/executions.ts";
 import { insertExecution } from "../support/store.ts";
-import { bootId, readProcess } from "../../src/platform/process.ts";
-import { request, runBinary } from "../support/binary.ts";
-import { envelope, newExecId, startExec } from "../support/daemon.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { bootId, listProcesses, readProcess } from "../../src/platform/process.ts";
+import { request, runBinary } from "../../kit/binary.ts";
+import { PATH, envelope, newExecId } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
+import { signalOp } from "../support/operation.ts";
 import { linuxOnly } from "../support/platform.ts";
+import { until } from "../support/poll.ts";
+import { processesWith } from "../support/procs.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc). */
 const PROC = linuxOnly("exec/signal.test.ts, sessions and workloads found through /proc", "/proc");
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 let ws: ReadyWorkspace;
 
 beforeAll(async () => {
   ws = await readyWorkspace("signal");
 });
 afterAll(() => ws.cleanup());
-
-function signalOp(execId: string, signal = "SIGKILL", workspaceId = ws.id) {
-  return runBinary(["signal", "--workspace-id", workspaceId, "--exec-id", execId, "--signal", signal], { stdin: request(ws.options) });
-}
 
 /** Every entry below `dir` with a file's text (null for a directory), sorted: what "unchanged" compares. */
 function contentsOf(dir: string): [string, string | null][] {
@@ -37,26 +36,15 @@ function contentsOf(dir: string): [string, string | null][] {
 
 /** Live (non-zombie) processes in session `sid`. */
 function sessionMembers(sid: number): number[] {
-  const members: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const info = readProcess(Number(name));
-    if (info && info.sid === sid && info.state !== "Z") members.push(info.pid);
-  }
-  return members;
+  return listProcesses()
+    .filter((info) => info.sid === sid && info.state !== "Z")
+    .map((info) => info.pid);
 }
 
 /** The workload pid: the child of the wrapper that leads its own session. */
 async function workloadOf(wrapperPid: number): Promise<number> {
-  for (let i = 0; i < 200; i++) {
-    for (const name of readdirSync("/proc")) {
-      if (!/^\d+$/.test(name)) continue;
-      const info = readProcess(Number(name));
-      if (info && info.ppid === wrapperPid && info.sid === info.pid) return info.pid;
-    }
-    await Bun.sleep(5);
-  }
-  throw new Error("workload not found");
+  const workload = await until("the workload", () => listProcesses().find((info) => info.ppid === wrapperPid && info.sid === info.pid));
+  return workload.pid;
 }
 
 describe("signal: the bounded cleanup path", () => {
@@ -70,17 +58,17 @@ describe("signal: the bounded cleanup path", () => {
     process.kill(handle.pid, "SIGKILL");
     await handle.exited;
     expect(sessionMembers(workload).length).toBe(3);
-    const first = await signalOp(env.execId as string);
+    const first = await signalOp(ws, env.execId as string);
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
     expect(sessionMembers(workload)).toEqual([]);
     await handle.done;
-    const second = await signalOp(env.execId as string);
+    const second = await signalOp(ws, env.execId as string);
     expect(second.code).toBe(0);
   });
 
   test("before any record exists, signal fails with 'not ready'", async () => {
-    const result = await signalOp(newExecId());
+    const result = await signalOp(ws, newExecId());
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("is not ready");
   });
@@ -101,7 +89,7 @@ describe("signal: the bounded cleanup path", () => {
       // record exactly, outside any cgroup: only "finished" stands between signal and it.
       db.run("UPDATE executions SET pid = ?1, pgid = ?2, start_ticks = ?3, cgroup = NULL WHERE workspace_id = ?4 AND exec_id = ?5", [info.pid, info.pgid, info.startTicks, ws.id, execId]);
       db.close();
-      const result = await signalOp(execId);
+      const result = await signalOp(ws, execId);
       expect(result.code).toBe(0);
       expect(result.stderr).toBe("");
       await Bun.sleep(50);
@@ -145,7 +133,7 @@ describe("signal: the bounded cleanup path", () => {
         wrapperStartTicks: 1,
       });
       db.close();
-      const result = await signalOp(execId);
+      const result = await signalOp(ws, execId);
       expect(result.code).toBe(0);
       await Bun.sleep(50);
       expect(readProcess(bystander.pid!)?.state).not.toBe("Z");
@@ -232,15 +220,7 @@ describe("pause racing launches", () => {
         else if (result.events[0]!.type === "error") expect(result.events.map((e) => e.type)).toEqual(["error"]);
         else expect(result.events.at(-1)).toMatchObject({ type: "exit", code: null });
       }
-      const survivors = readdirSync("/proc").filter((name) => {
-        if (!/^\d+$/.test(name)) return false;
-        try {
-          return readFileSync(`/proc/${name}/cmdline`, "latin1") === `sleep\u0000${tag}\u0000` && readProcess(Number(name))?.state !== "Z";
-        } catch {
-          return false;
-        }
-      });
-      expect(survivors).toEqual([]);
+      expect(processesWith(`sleep\0${tag}\0`)).toEqual([]);
     } finally {
       own.cleanup();
     }

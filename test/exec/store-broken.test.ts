@@ -11,12 +11,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { isLinux } from "../../src/platform/os.ts";
-import { request, runBinary } from "../support/binary.ts";
-import { envelope, startExec } from "../support/daemon.ts";
-import { tempDir } from "../support/scratch.ts";
+import { request, runBinary } from "../../kit/binary.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
+import { tempDir } from "../../kit/scratch.ts";
 import { executionRow, runtimeLogLines } from "../support/store.ts";
+import { skipBecause } from "../support/platform.ts";
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
 const dir = tempDir("phr-broken-");
 const image = join(dir.path, "home.ext4");
 const mountPoint = join(dir.path, "mnt");
@@ -49,7 +50,6 @@ const UNMOUNTABLE: string | null = (() => {
   writeFileSync(image, "");
   return run(["truncate", "-s", "64M", image]) ?? run(["mkfs.ext4", "-q", "-F", image]) ?? mountImage();
 })();
-if (UNMOUNTABLE) console.log(`skipping the broken-store tests: ${UNMOUNTABLE}`);
 
 afterAll(() => {
   if (mounted) {
@@ -91,7 +91,7 @@ async function nextExec(options: Record<string, unknown>): Promise<void> {
 
 const workspaceId = `broken-${process.pid}`;
 
-describe.skipIf(UNMOUNTABLE !== null)("a store that breaks after started", () => {
+describe.skipIf(skipBecause("exec/store-broken.test.ts, a store that breaks after started", UNMOUNTABLE))("a store that breaks after started", () => {
   const options: Record<string, unknown> = { stateDirectory: home };
 
   beforeAll(async () => {

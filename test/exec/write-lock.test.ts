@@ -9,11 +9,13 @@ import { Database } from "bun:sqlite";
 import { spawn as spawnChild } from "node:child_process";
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import { tempDir } from "../support/scratch.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { storePath } from "../../src/store/db.ts";
 import { withWriterLock, WriterLockStalled, writerLockPath } from "../../src/store/writer-lock.ts";
+import { stressOnly } from "../support/platform.ts";
 
 const WRITER = join(import.meta.dir, "..", "support", "store-writer.ts");
 /** Longer than the busy_timeout writers used to give up after (10 s). */
@@ -61,7 +63,7 @@ describe("execs waiting for the store's write lock", () => {
   }, 60_000);
 
   // 30 s (the stall limit) of waiting: with PASEO_STRESS=1 only; the limit itself is tested below.
-  test.skipIf(process.env.PASEO_STRESS !== "1")("an exec behind a stopped writer gives up after the stall limit, naming it, and records nothing", async () => {
+  test.skipIf(stressOnly("exec/write-lock.test.ts, the stall limit"))("an exec behind a stopped writer gives up after the stall limit, naming it, and records nothing", async () => {
     const writer = await holdStore(ws.home, 120_000);
     process.kill(writer.pid, "SIGSTOP");
     const execId = `stalled-${process.pid}`;

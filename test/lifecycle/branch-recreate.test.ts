@@ -8,7 +8,9 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createInput, git, later, ok, op, response, worktrees, type Lab, repoLab } from "./support.ts";
+import { createInput, later, ok, op, response } from "../support/operation.ts";
+import type { Lab } from "../../kit/scratch.ts";
+import { repoLab, git, worktrees } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;

@@ -7,10 +7,12 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import { create, createInput, lab, makeRepo, ok, op, record, withStore, worktrees, type Lab } from "./support.ts";
-
-const PATH = "/usr/local/bin:/usr/bin:/bin";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { makeRepo, worktrees } from "../support/git.ts";
+import { record, withStore } from "../support/store.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
 
 let t: Lab;
 beforeEach(() => {

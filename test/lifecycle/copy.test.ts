@@ -6,7 +6,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { chmodSync, closeSync, ftruncateSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { create, createInput, lab, ok, type Lab } from "./support.ts";
+import { create, createInput, ok } from "../support/operation.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
 
 const GiB = 1024 * 1024 * 1024;
 

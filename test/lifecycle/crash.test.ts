@@ -8,7 +8,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bootId, isSameProcess } from "../../src/platform/process.ts";
 import { stalledServer } from "../support/git-servers.ts";
-import { BIN, branches, create, createInput, git, lab, makeRemote, makeRepo, ok, op, ownedEntries, record, recordedChild, records, worktrees, type Lab } from "./support.ts";
+import { BIN } from "../../kit/binary.ts";
+import { branches, git, makeRemote, makeRepo, worktrees } from "../support/git.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { ownedEntries, record, recordedChild, records } from "../support/store.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
 import { processesWith } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
 

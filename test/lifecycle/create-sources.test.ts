@@ -2,7 +2,10 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { create, createInput, git, makeRemote, ok, op, ownedEntries, record, records, type Lab, repoLab } from "./support.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { ownedEntries, record, records } from "../support/store.ts";
+import type { Lab } from "../../kit/scratch.ts";
+import { repoLab, git, makeRemote } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;

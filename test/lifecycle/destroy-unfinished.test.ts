@@ -9,17 +9,18 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isLinux } from "../../src/platform/os.ts";
-import { runBinary } from "../support/binary.ts";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import { create, createInput, git, ok, op, ownedEntries, record, repoLab, worktrees, type Lab } from "./support.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { ownedEntries, record } from "../support/store.ts";
+import { repoLab, git, worktrees } from "../support/git.ts";
+import type { Lab } from "../../kit/scratch.ts";
+import { skipBecause } from "../support/platform.ts";
 
-const PATH = "/usr/local/bin:/usr/bin:/bin";
-
-/** Why this machine cannot run `what` (the reason is printed), or null when it can. */
-function unable(what: string, probe: () => string | null): string | null {
-  const reason = probe();
-  if (reason) console.log(`skipping ${what}: ${reason}`);
-  return reason;
+/** True when this machine cannot run `what`, after printing why (platform.ts). */
+function unable(what: string, probe: () => string | null): boolean {
+  return skipBecause(`lifecycle/destroy-unfinished.test.ts, ${what}`, probe());
 }
 
 /** Bind mounts need Linux and root; tried once, for real, when the file loads. */
@@ -140,7 +141,7 @@ const KINDS = {
   worktree: (id: string) => ({ options: t.options, input: createInput(id, { kind: "host-directory", path: repo }, { kind: "branch", branchName: `topic-${id}`, baseRef: "main" }) }),
 };
 
-describe.skipIf(NO_MOUNTS !== null)("a mount point inside a workspace", () => {
+describe.skipIf(NO_MOUNTS)("a mount point inside a workspace", () => {
   test.each(Object.keys(KINDS) as (keyof typeof KINDS)[])("%s: destroy leaves the mounted directories intact, stops naming them, and finishes once they are unmounted", async (kind) => {
     const { options, input } = KINDS[kind]("w1");
     const root: string = ok(await create(options, input)).placement.cwd;
@@ -210,7 +211,7 @@ describe.skipIf(NO_MOUNTS !== null)("a mount point inside a workspace", () => {
   });
 });
 
-describe.skipIf(NO_IMMUTABLE !== null)("an immutable file inside a workspace", () => {
+describe.skipIf(NO_IMMUTABLE)("an immutable file inside a workspace", () => {
   test("the destroy it blocks answers error on inspect until a repeat finishes it", async () => {
     const { options, input } = KINDS.copy("w1");
     const root: string = ok(await create(options, input)).placement.cwd;

@@ -6,9 +6,12 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runBinary } from "../support/binary.ts";
-import { INSTANCE_ID, instanceIdOf } from "../support/daemon.ts";
-import { createInput, later, makeRemote, ok, op, ownedEntries, record, records, response, worktrees, type Lab, repoLab } from "./support.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { INSTANCE_ID, instanceIdOf } from "../../kit/envelope.ts";
+import { createInput, later, ok, op, response } from "../support/operation.ts";
+import { ownedEntries, record, records } from "../support/store.ts";
+import type { Lab } from "../../kit/scratch.ts";
+import { repoLab, makeRemote, worktrees } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;
@@ -16,7 +19,7 @@ beforeEach(() => ({ t, repo } = repoLab("phr-dialect-")));
 afterEach(() => t.cleanup());
 
 const directory = (path = repo) => ({ kind: "directory", path });
-const laterCreate = (input: { workspaceId: string }, options = t.options, instanceId = INSTANCE_ID) => op("create", input.workspaceId, later({ input, options }, instanceId));
+const laterCreate = (input: { workspaceId: string }, options: Record<string, unknown> = t.options, instanceId = INSTANCE_ID) => op("create", input.workspaceId, later({ input, options }, instanceId));
 const laterOp = (name: "inspect" | "pause" | "resume" | "destroy", id: string, options = t.options, instanceId = INSTANCE_ID) => op(name, id, later({ options }, instanceId));
 const laterReconcile = (workspaceIds: string[], options = t.options, instanceId = INSTANCE_ID) => op("reconcile", null, later({ options, workspaceIds }, instanceId));
 

@@ -8,9 +8,11 @@ import { Database, constants } from "bun:sqlite";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { httpGitServer, redirectingServer, type SeenRequest } from "../support/git-servers.ts";
-import { createInput, git, lab, ok, op, ownedEntries, record, records, makeRepo, type Lab } from "./support.ts";
+import { createInput, ok, op } from "../support/operation.ts";
+import { git, makeRepo } from "../support/git.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
 import { processesWith } from "../support/procs.ts";
-import { SCHEMA_V1 } from "../support/store.ts";
+import { SCHEMA_V1, ownedEntries, record, records } from "../support/store.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc/<pid>/cmdline). */

@@ -1,7 +1,10 @@
 /** create is idempotent, refuses a different re-create, and resolves concurrent creates to one workspace. */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { readdirSync, statSync } from "node:fs";
-import { branches, create, createInput, ok, op, ownedEntries, records, worktrees, type Lab, repoLab } from "./support.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { ownedEntries, records } from "../support/store.ts";
+import type { Lab } from "../../kit/scratch.ts";
+import { repoLab, branches, worktrees } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;

@@ -9,15 +9,15 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { runBinary } from "../support/binary.ts";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
-import { create, createInput, lab, ok, op, record, type Lab } from "./support.ts";
-import { SCHEMA_V1 } from "../support/store.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
+import { SCHEMA_V1, record } from "../support/store.ts";
 
 const missing = missingTools("isolation.test.ts", ["bwrap"]);
-const PATH = "/usr/local/bin:/usr/bin:/bin";
-
 let t: Lab;
 let project: string;
 beforeEach(() => {

@@ -10,10 +10,13 @@ import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync } f
 import { join } from "node:path";
 import { directoryOf, mountOf } from "../../src/platform/cgroup.ts";
 import { bootId, readProcess } from "../../src/platform/process.ts";
-import { envelope, startExec, type ExecResult } from "../support/daemon.ts";
-import { create, createInput, lab, makeRepo, ok, op, record, type Lab } from "./support.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { makeRepo } from "../support/git.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
 import { SCHEMA_VERSION } from "../../src/store/db.ts";
-import { SCHEMA_V1 } from "../support/store.ts";
+import { SCHEMA_V1, record } from "../support/store.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc/self/cgroup). */

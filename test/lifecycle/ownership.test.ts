@@ -1,7 +1,10 @@
 /** Ownership: every workspace is stamped with options.owner; another owner can do nothing with it. */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
-import { create, createInput, ok, op, record, worktrees, type Lab, repoLab } from "./support.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { record } from "../support/store.ts";
+import type { Lab } from "../../kit/scratch.ts";
+import { repoLab, worktrees } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;

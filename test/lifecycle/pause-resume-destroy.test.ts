@@ -3,10 +3,11 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bootId, readProcess } from "../../src/platform/process.ts";
-import { insertExecution } from "../support/store.ts";
-import { request, runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { branches, create, createInput, git, liveExecutionRows, makeRemote, ok, op, ownedEntries, records, withStore, worktrees, type Lab, repoLab } from "./support.ts";
+import { insertExecution, liveExecutionRows, ownedEntries, records, withStore } from "../support/store.ts";
+import { request, runBinary } from "../../kit/binary.ts";
+import { tempDir, type Lab } from "../../kit/scratch.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { repoLab, branches, git, makeRemote, worktrees } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;

@@ -2,7 +2,10 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { basename, join } from "node:path";
-import { branches, create, createInput, git, makeRemote, ok, op, ownedEntries, records, worktrees, type Lab, repoLab } from "./support.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { ownedEntries, records } from "../support/store.ts";
+import type { Lab } from "../../kit/scratch.ts";
+import { repoLab, branches, git, makeRemote, worktrees } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;

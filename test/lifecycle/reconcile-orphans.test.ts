@@ -8,9 +8,13 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runBinary } from "../support/binary.ts";
-import { envelope, laterEnvelope, startExec, type ExecHandle } from "../support/daemon.ts";
-import { createInput, git, later, ok, op, record, records, type Lab, repoLab } from "./support.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { PATH, envelope, laterEnvelope } from "../../kit/envelope.ts";
+import { startExec, type ExecHandle } from "../support/daemon.ts";
+import { createInput, later, ok, op } from "../support/operation.ts";
+import { record, records } from "../support/store.ts";
+import type { Lab } from "../../kit/scratch.ts";
+import { repoLab, git } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;
@@ -38,7 +42,7 @@ function runtime(extra: Record<string, unknown>, dialect: Dialect) {
     create: (id: string) => op("create", id, body({ input: createInput(id, { kind, path: repo }, { kind: "branch", branchName: `b-${id}`, baseRef: "main" }) })),
     inspect: (id: string) => op("inspect", id, body({})),
     reconcile: (workspaceIds: string[]) => op("reconcile", null, body({ workspaceIds })),
-    exec: (id: string, argv: string[]) => startExec(id, (dialect === "later" ? laterEnvelope : envelope)(argv, { options, env: { PATH: "/usr/bin:/bin" } })),
+    exec: (id: string, argv: string[]) => startExec(id, (dialect === "later" ? laterEnvelope : envelope)(argv, { options, env: { PATH } })),
   };
 }
 

@@ -5,7 +5,10 @@
  * workspaces; an edited option adopts what the daemon still lists.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { createInput, later, ok, op, record, records, worktrees, type Lab, repoLab } from "./support.ts";
+import { createInput, later, ok, op } from "../support/operation.ts";
+import { record, records } from "../support/store.ts";
+import type { Lab } from "../../kit/scratch.ts";
+import { repoLab, worktrees } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;

@@ -3,11 +3,13 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { bootId, readProcess } from "../../src/platform/process.ts";
-import { insertExecution } from "../support/store.ts";
+import { insertExecution, liveExecutionRows, ownedEntries, records, withStore } from "../support/store.ts";
 import { insertCreating } from "../../src/store/workspaces.ts";
 import { storageDir } from "../../src/workspace/paths.ts";
-import { runBinary } from "../support/binary.ts";
-import { branches, create, createInput, liveExecutionRows, ok, op, ownedEntries, records, withStore, worktrees, type Lab, repoLab } from "./support.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import type { Lab } from "../../kit/scratch.ts";
+import { repoLab, branches, worktrees } from "../support/git.ts";
 
 let t: Lab;
 let repo: string;

@@ -8,8 +8,9 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { SCHEMA_VERSION } from "../../src/store/db.ts";
-import { SCHEMA_V2 } from "../support/store.ts";
-import { createInput, lab, ok, op, record, type Lab } from "./support.ts";
+import { SCHEMA_V2, record } from "../support/store.ts";
+import { createInput, ok, op } from "../support/operation.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
 
 let t: Lab;
 beforeEach(() => {

@@ -3,9 +3,10 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { chmodSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { create, createInput, lab, ok, op, record, type Lab } from "./support.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
 import { SCHEMA_VERSION } from "../../src/store/db.ts";
-import { SCHEMA_V1 } from "../support/store.ts";
+import { SCHEMA_V1, record } from "../support/store.ts";
 
 /** The schema 1 text, as the last schema 1 release shipped it. */
 

@@ -7,16 +7,15 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, request, runBinary, type RunResult } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { envelope, newExecId, startExec } from "../support/daemon.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
+import { BIN, request, runBinary, type RunResult } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { PATH, envelope, newExecId } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 
 setDefaultTimeout(60_000);
 
 const STRESS = process.env.PASEO_STRESS === "1";
-const PATH = "/usr/bin:/bin";
-
 let ws: ReadyWorkspace | undefined;
 afterEach(() => {
   ws?.cleanup();

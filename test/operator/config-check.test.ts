@@ -5,8 +5,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CGROUP_UNAVAILABLE } from "../support/cgroup.ts";
-import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
+import { BIN } from "../../kit/binary.ts";
+import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
+import { withoutCgroups } from "../support/platform.ts";
 
 let box: Sandbox;
 let daemonHome: string;
@@ -16,7 +17,7 @@ beforeAll(() => {
   box = sandbox();
   daemonHome = box.env.PASEO_HOME!;
   mkdirSync(daemonHome, { recursive: true });
-  goodHome = join(box.path, "good-home");
+  goodHome = join(box.dir, "good-home");
   mkdirSync(goodHome, { mode: 0o700 });
 });
 afterAll(() => box.cleanup());
@@ -35,9 +36,9 @@ function writeConfig(path: string, runtimes: Record<string, unknown>, extra: Rec
 
 describe("config check", () => {
   test("a config with typos: unknown keys with the nearest known key, bad values, a refused home, a shared home and owner", async () => {
-    const link = join(box.path, "runtime-link");
+    const link = join(box.dir, "runtime-link");
     symlinkSync(BIN, link);
-    const file = writeConfig(join(box.path, "typos.json"), {
+    const file = writeConfig(join(box.dir, "typos.json"), {
       host: { type: "command", command: [BIN], options: { owner: "laptop", statedirectory: "/srv/elsewhere", stateDirectory: goodHome, stopTimeoutMs: "2s" } },
       twin: { type: "command", label: "same binary through a symlink", command: [link], options: { owner: "laptop", stateDirectory: goodHome } },
       scratch: { type: "command", command: [BIN], options: { stateDirectory: "/tmp", hostDirectory: "copy", helperpath: "/x" } },
@@ -83,7 +84,7 @@ describe("config check", () => {
   });
 
   test("the default owner in one home: apart when the configurations differ (info), a clash when they are the same", async () => {
-    const file = writeConfig(join(box.path, "default-owner.json"), {
+    const file = writeConfig(join(box.dir, "default-owner.json"), {
       one: { type: "command", command: [BIN], options: { stateDirectory: goodHome } },
       two: { type: "command", command: [BIN], options: { stateDirectory: goodHome, stopTimeoutMs: 500 } },
       copy: { type: "command", command: [BIN], options: { stateDirectory: goodHome } },
@@ -99,7 +100,7 @@ describe("config check", () => {
   });
 
   test("PASEO_HOME unset: ~/.paseo/config.json", async () => {
-    const home = join(box.path, "plain-user");
+    const home = join(box.dir, "plain-user");
     mkdirSync(join(home, ".paseo"), { recursive: true });
     writeConfig(join(home, ".paseo", "config.json"), { a: { type: "command", command: [BIN], options: { stateDirectory: goodHome } } });
     const result = await runIn(box, ["config", "check"], { env: { PASEO_HOME: "", HOME: home } });
@@ -108,7 +109,7 @@ describe("config check", () => {
   });
 
   test("a --remote runtime: options judged, the home left to the remote host; same home on two hosts is not shared", async () => {
-    const file = writeConfig(join(box.path, "remote.json"), {
+    const file = writeConfig(join(box.dir, "remote.json"), {
       near: { type: "command", command: [BIN], options: { stateDirectory: goodHome } },
       far: { type: "command", command: [BIN, "--remote", "ssh://builder@build-1"], options: { stateDirectory: goodHome, ownr: "x" } },
     });
@@ -123,7 +124,7 @@ describe("config check", () => {
   });
 
   test("no runtime runs this binary: exit 1 and says so", async () => {
-    const file = writeConfig(join(box.path, "none.json"), { other: { type: "command", command: ["/usr/bin/true"] }, missing: { type: "command", command: ["no-such-runtime-on-path"] } });
+    const file = writeConfig(join(box.dir, "none.json"), { other: { type: "command", command: ["/usr/bin/true"] }, missing: { type: "command", command: ["no-such-runtime-on-path"] } });
     const result = await runIn(box, ["config", "check", file]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(`${file}: 0 runtime(s) run paseo-host-runtime`);
@@ -136,7 +137,7 @@ describe("config check", () => {
     ["invalid JSON", (dir: string) => (writeFileSync(join(dir, "bad.json"), "{ workspaceRuntimes: }"), join(dir, "bad.json")), "is not valid JSON"],
     ["workspaceRuntimes not an object", (dir: string) => (writeFileSync(join(dir, "list.json"), '{"workspaceRuntimes":[]}'), join(dir, "list.json")), "workspaceRuntimes must be an object"],
   ])("%s: exit 1 with the reason", async (_, make, message) => {
-    const result = await runIn(box, ["config", "check", make(box.path)]);
+    const result = await runIn(box, ["config", "check", make(box.dir)]);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain(message);
@@ -158,9 +159,9 @@ describe("config check: containment and limits every create would refuse on this
   const containmentOf = (report: Report, name: string) => report.runtimes.find((r) => r.name === name)!.checks.find((c) => c.name === "containment");
 
   test("limits under process groups, and containment \"cgroup\" at a directory that is no cgroup, fail as create fails; no limits, no line", async () => {
-    const file = writeConfig(join(box.path, "limits.json"), {
+    const file = writeConfig(join(box.dir, "limits.json"), {
       grouped: { type: "command", command: [BIN], options: { owner: "g", stateDirectory: goodHome, containment: "process-group", memoryMax: "512M", pidsMax: 100 } },
-      nowhere: { type: "command", command: [BIN], options: { owner: "n", stateDirectory: goodHome, containment: "cgroup", cgroupRoot: box.path } },
+      nowhere: { type: "command", command: [BIN], options: { owner: "n", stateDirectory: goodHome, containment: "cgroup", cgroupRoot: box.dir } },
       plain: { type: "command", command: [BIN], options: { owner: "p", stateDirectory: goodHome } },
     });
     const result = await runIn(box, ["config", "check", file, "--json"]);
@@ -171,7 +172,7 @@ describe("config check: containment and limits every create would refuse on this
     expect(containmentOf(report, "plain")).toBeUndefined();
     expect(report.problems).toBe(2);
     // And a create with those options is refused, as said.
-    const created = await runIn(box, ["new", "-w", "limited", "--source", box.path, "--options-json", JSON.stringify({ stateDirectory: join(box.path, "limited-home"), containment: "process-group", memoryMax: "512M" })]);
+    const created = await runIn(box, ["new", "-w", "limited", "--source", box.dir, "--options-json", JSON.stringify({ stateDirectory: join(box.dir, "limited-home"), containment: "process-group", memoryMax: "512M" })]);
     expect(created.code).toBe(1);
     expect(created.stderr).toContain("needs cgroup containment, but process groups are in force");
     // The text says what it checked, and what is left to doctor.
@@ -180,9 +181,9 @@ describe("config check: containment and limits every create would refuse on this
     expect(text).toContain("doctor --config FILE --runtime NAME, run as it.\n");
   });
 
-  test.skipIf(CGROUP_UNAVAILABLE !== null)("memoryMax and pidsMax at a cgroup root: ok exactly when its cgroup.controllers has memory and pids", async () => {
+  test.skipIf(withoutCgroups("operator/config-check.test.ts, limits at a cgroup root"))("memoryMax and pidsMax at a cgroup root: ok exactly when its cgroup.controllers has memory and pids", async () => {
     const root = box.cgroupRoot!;
-    const file = writeConfig(join(box.path, "rooted.json"), { rooted: { type: "command", command: [BIN], options: { stateDirectory: goodHome, cgroupRoot: root, memoryMax: "512M", pidsMax: 100 } } });
+    const file = writeConfig(join(box.dir, "rooted.json"), { rooted: { type: "command", command: [BIN], options: { stateDirectory: goodHome, cgroupRoot: root, memoryMax: "512M", pidsMax: 100 } } });
     const check = containmentOf(JSON.parse((await runIn(box, ["config", "check", file, "--json"])).stdout) as Report, "rooted")!;
     const controllers = readFileSync(join(root, "cgroup.controllers"), "utf8").trim().split(/\s+/);
     const applicable = controllers.includes("memory") && controllers.includes("pids");
@@ -192,7 +193,7 @@ describe("config check: containment and limits every create would refuse on this
 
   test("without cgroupRoot: what no cgroup of this host has fails, as every create fails; the rest is judged in this process's cgroup, saying the daemon's own decides", async () => {
     const options = { stateDirectory: goodHome, pidsMax: 100 };
-    const file = writeConfig(join(box.path, "autodetected.json"), { auto: { type: "command", command: [BIN], options } });
+    const file = writeConfig(join(box.dir, "autodetected.json"), { auto: { type: "command", command: [BIN], options } });
     const check = containmentOf(JSON.parse((await runIn(box, ["config", "check", file, "--json"])).stdout) as Report, "auto")!;
     // The top of this host's cgroup v2 hierarchy, read here from /proc/mounts.
     const mounts = process.platform === "linux" ? readFileSync("/proc/mounts", "utf8").split("\n").map((line) => line.split(" ")) : [];
@@ -200,7 +201,7 @@ describe("config check: containment and limits every create would refuse on this
     const pidsOnHost = top !== undefined && readFileSync(join(top, "cgroup.controllers"), "utf8").split(/\s+/).includes("pids");
     if (!pidsOnHost) {
       expect(check).toMatchObject({ status: "fail", detail: expect.stringMatching(/^pidsMax: every create would refuse it on this host: /) });
-      const created = await runIn(box, ["new", "-w", "no-pids", "--source", box.path, "--options-json", JSON.stringify({ ...options, stateDirectory: join(box.path, "no-pids-home") })]);
+      const created = await runIn(box, ["new", "-w", "no-pids", "--source", box.dir, "--options-json", JSON.stringify({ ...options, stateDirectory: join(box.dir, "no-pids-home") })]);
       expect(created.code).toBe(1);
     } else {
       expect(["ok", "warn"]).toContain(check.status);

@@ -9,8 +9,9 @@ import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Check } from "../../src/operator/report.ts";
 import { missingTools } from "../support/tools.ts";
-import { ownCgroupDir } from "../../src/platform/cgroup.ts";
-import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
+import { BIN } from "../../kit/binary.ts";
+import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
+import { withoutCgroups } from "../support/platform.ts";
 
 let box: Sandbox;
 beforeAll(() => {
@@ -29,7 +30,7 @@ describe("the containment line says what still escapes", () => {
     expect(groups.detail).toContain('a workload that leaves its session (setsid, a daemon) escapes cleanup, isolation "sandbox" would close that: its pid namespace ends with the sandbox');
   });
 
-  test.skipIf(ownCgroupDir() === null)("cgroups: a workload writing another cgroup.procs escapes, and the sandbox would close it", async () => {
+  test.skipIf(withoutCgroups("operator/doctor-sandbox.test.ts, the cgroup escape line"))("cgroups: a workload writing another cgroup.procs escapes, and the sandbox would close it", async () => {
     const cgroup = (await checks({ containment: "cgroup", ...(box.cgroupRoot ? { cgroupRoot: box.cgroupRoot } : {}) })).find((check) => check.name === "containment")!;
     expect(cgroup.detail).toContain('a workload can leave its cgroup by writing its pid into any cgroup.procs the daemon\'s user may write (the runtime\'s own), isolation "sandbox" would close that: no cgroup file system inside');
   });
@@ -43,16 +44,16 @@ describe("the containment line says what still escapes", () => {
 describe.skipIf(missingTools("doctor --config with a wrapper-script helper", ["bwrap", "node"]).length > 0)("doctor --config: what a wrapper-script helper needs shown", () => {
   test("names the package directory the wrapper runs from, to add to sandboxReadOnly; added, describe passes", async () => {
     // An installed helper package outside everything the sandbox shows, run by a wrapper script.
-    const pkg = join(box.path, "opt", "paseo-helper");
+    const pkg = join(box.dir, "opt", "paseo-helper");
     mkdirSync(join(pkg, "dist"), { recursive: true });
     writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "@getpaseo/workspace-helper", version: "0.0.0-test", type: "module" }));
     writeFileSync(join(pkg, "dist", "main.mjs"), 'console.log(JSON.stringify({ protocolVersion: 1, capabilities: ["files", "watch", "resolve-command"] }));\n');
-    const wrapper = join(box.path, "bin", "paseo-workspace-helper");
-    mkdirSync(join(box.path, "bin"));
+    const wrapper = join(box.dir, "bin", "paseo-workspace-helper");
+    mkdirSync(join(box.dir, "bin"));
     writeFileSync(wrapper, `#!/bin/sh\nexec ${Bun.which("node")} ${join(pkg, "dist", "main.mjs")} "$@"\n`);
     chmodSync(wrapper, 0o755);
     const config = (options: Record<string, unknown>) => {
-      const path = join(box.path, "config.json");
+      const path = join(box.dir, "config.json");
       writeFileSync(path, JSON.stringify({ version: 1, workspaceRuntimes: { host: { type: "command", command: [BIN], options: { stateDirectory: box.home, helperPath: wrapper, ...options } } } }));
       return path;
     };

@@ -7,9 +7,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { request } from "../support/binary.ts";
-import { envelope, startExec, type ExecHandle } from "../support/daemon.ts";
-import { runIn, sandbox, type Sandbox } from "./helpers.ts";
+import { request } from "../../kit/binary.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecHandle } from "../support/daemon.ts";
+import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
 
 /** A forged log line after a newline, a title change (OSC … BEL), a screen clear (ESC [2J) and a C1 CSI. */
 const FORGED = "2026-12-01 11:20:45.661 INFO  destroy prod pid 1: ok";
@@ -25,12 +26,12 @@ let exec: ExecHandle;
 beforeAll(async () => {
   box = sandbox();
   options = { stateDirectory: box.home, ...(box.cgroupRoot ? { cgroupRoot: box.cgroupRoot } : {}) };
-  const dir = join(box.path, "project");
+  const dir = join(box.dir, "project");
   mkdirSync(dir);
   const input = { workspaceId: HOSTILE, project: { projectId: "p", source: { kind: "host-directory", path: dir } }, placement: { kind: "existing" } };
   const created = await runIn(box, ["create", "--workspace-id", HOSTILE], { stdin: request(options, { input }) });
   if (created.code !== 0) throw new Error(`create failed: ${created.stderr}`);
-  exec = startExec(HOSTILE, envelope(["sleep", "30"], { options, env: { PATH: "/usr/bin:/bin" }, execId: HOSTILE_EXEC }), { env: { ...(process.env as Record<string, string>), ...box.env } });
+  exec = startExec(HOSTILE, envelope(["sleep", "30"], { options, env: { PATH }, execId: HOSTILE_EXEC }), { env: { ...(process.env as Record<string, string>), ...box.env } });
   await exec.waitEvent("started");
 });
 
@@ -79,14 +80,14 @@ describe("every human-readable output escapes control characters in every field"
   });
 
   test("doctor: a home path with control characters", async () => {
-    const home = join(box.path, "home\u001b]0;owned\u0007\ndoctor");
+    const home = join(box.dir, "home\u001b]0;owned\u0007\ndoctor");
     const result = await runIn(box, ["doctor", "--home", home, "--owner", HOSTILE]);
     expect(result.stdout).not.toMatch(RAW_CONTROL);
     expect(result.stdout).toContain("home\\x1b]0;owned\\x07\\x0adoctor");
   });
 
   test("diagnostics on stderr: one line each, the id escaped", async () => {
-    const missing = join(box.path, `nowhere\n${FORGED}\u001b[2J`);
+    const missing = join(box.dir, `nowhere\n${FORGED}\u001b[2J`);
     const result = await runIn(box, ["ls", "--home", missing]);
     expect(result.code).toBe(1);
     expect(result.stderr).not.toMatch(RAW_CONTROL);

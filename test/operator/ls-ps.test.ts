@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
+import { BIN } from "../../kit/binary.ts";
+import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
 import { linuxOnly } from "../support/platform.ts";
 import { until } from "../support/poll.ts";
-import { processesWith } from "../support/procs.ts";
+import { processesWith, rssKiB } from "../support/procs.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc/<pid>/cmdline). */
 const EXACT_ARGV = linuxOnly("operator/ls-ps.test.ts, ps's exact argv (from /proc/<pid>/cmdline)", "/proc/<pid>/cmdline");
@@ -15,7 +16,7 @@ const started: Bun.Subprocess[] = [];
 beforeAll(async () => {
   box = sandbox();
   for (const id of ["alpha", "beta"]) {
-    const dir = join(box.path, id);
+    const dir = join(box.dir, id);
     mkdirSync(dir);
     const made = await runIn(box, ["new", "--workspace-id", id, "--source", dir, "--home", box.home, "--owner", id === "alpha" ? "team-a" : "team-b"]);
     if (made.code !== 0) throw new Error(`new ${id} failed: ${made.stderr}`);
@@ -57,8 +58,8 @@ describe("ls", () => {
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^WORKSPACE +OWNER +CONFIG +DIALECT +STATUS +SOURCE +KIND +ISOLATION +LIVE +ROOT$/);
-    expect(lines[1]).toMatch(new RegExp(`^alpha +team-a +[0-9a-f]{8} +seed +ready +host-directory +adopted +none +0 +${join(box.path, "alpha")}$`));
-    expect(lines[2]).toMatch(new RegExp(`^beta +team-b +[0-9a-f]{8} +seed +ready +host-directory +adopted +none +0 +${join(box.path, "beta")}$`));
+    expect(lines[1]).toMatch(new RegExp(`^alpha +team-a +[0-9a-f]{8} +seed +ready +host-directory +adopted +none +0 +${join(box.dir, "alpha")}$`));
+    expect(lines[2]).toMatch(new RegExp(`^beta +team-b +[0-9a-f]{8} +seed +ready +host-directory +adopted +none +0 +${join(box.dir, "beta")}$`));
     expect(lines).toHaveLength(3);
   });
 
@@ -77,7 +78,7 @@ describe("ls", () => {
       source: "host-directory",
       placement: "existing",
       kind: "adopted",
-      root: join(box.path, "beta"),
+      root: join(box.dir, "beta"),
       problem: null,
       liveExecutions: 0,
       isolation: { isolation: "none" },
@@ -85,7 +86,7 @@ describe("ls", () => {
   });
 
   test("a home that does not exist: exit 1, says so, and is not created", async () => {
-    const missing = join(box.path, "no-home");
+    const missing = join(box.dir, "no-home");
     for (const args of [["ls"], ["ls", "--json"], ["ps"], ["ps", "--json"]]) {
       const result = await runIn(box, [...args, "--home", missing]);
       expect(result.code).toBe(1);
@@ -96,7 +97,7 @@ describe("ls", () => {
   });
 
   test("a home that exists but holds no store yet lists nothing, exit 0", async () => {
-    const empty = join(box.path, "empty-home");
+    const empty = join(box.dir, "empty-home");
     mkdirSync(empty, { mode: 0o700 });
     expect((await runIn(box, ["ls", "--home", empty])).stdout).toBe(`no workspaces (home ${empty})\n`);
     expect(JSON.parse((await runIn(box, ["ls", "--home", empty, "--json"])).stdout)).toEqual({ home: empty, workspaces: [] });
@@ -178,7 +179,7 @@ describe("ps fields: the whole argv (quoted), age, memory, -q and --format", () 
   });
 
   test.skipIf(linuxOnly("ls-ps.test.ts, ps memory as proportional set size", "/proc/<pid>/smaps_rollup"))("without a cgroup of its own, memory is the proportional set size: 20 sleeps sharing their pages count far less than their resident sizes added up", async () => {
-    const dir = join(box.path, "gamma");
+    const dir = join(box.dir, "gamma");
     mkdirSync(dir);
     const options = ["--home", box.home, "--owner", "team-c", "--options-json", JSON.stringify({ containment: "process-group" })];
     expect((await runIn(box, ["new", "-w", "gamma", "--source", dir, ...options])).code).toBe(0);
@@ -193,8 +194,7 @@ describe("ps fields: the whole argv (quoted), age, memory, -q and --format", () 
         const list = await psJson("-w", "gamma");
         return list.length === 1 && list[0]!.processes === 21 ? list : undefined;
       });
-      const rssKiB = (pid: number) => Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "latin1"))?.[1] ?? 0);
-      const sleepsRss = processesWith(`sleep\0${tag}`).reduce((sum, pid) => sum + rssKiB(pid) * 1024, 0);
+      const sleepsRss = processesWith(`sleep\0${tag}`).reduce((sum, pid) => sum + (rssKiB(pid) ?? 0) * 1024, 0);
       expect(live!.memorySource).toBe("pss");
       // The shell and the sleeps share libc and the sleep binary: their PSS is well under half their RSS summed.
       expect(live!.memoryBytes).toBeGreaterThan(0);

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { laterRequest } from "../support/binary.ts";
-import { INSTANCE_ID } from "../support/daemon.ts";
-import { BIN, gitRepo, runIn, sandbox, type Sandbox } from "./helpers.ts";
+import { laterRequest, BIN } from "../../kit/binary.ts";
+import { INSTANCE_ID } from "../../kit/envelope.ts";
+import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
+import { oneCommitRepo } from "../support/git.ts";
 import { until } from "../support/poll.ts";
 
 let box: Sandbox;
@@ -11,7 +12,7 @@ let repo: string;
 const started: Bun.Subprocess[] = [];
 beforeAll(() => {
   box = sandbox();
-  repo = gitRepo(box);
+  repo = oneCommitRepo(join(box.dir, "repo"));
 });
 afterAll(async () => {
   for (const proc of started) if (proc.exitCode === null) proc.kill("SIGKILL");
@@ -110,7 +111,7 @@ describe("new and rm", () => {
   });
 
   test("a failing create is reported with its own reason, exit 1", async () => {
-    const result = await runIn(box, ["new", "--workspace-id", "nowhere", "--source", join(box.path, "missing"), "--home", box.home]);
+    const result = await runIn(box, ["new", "--workspace-id", "nowhere", "--source", join(box.dir, "missing"), "--home", box.home]);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain('new: create of workspace "nowhere" failed');
@@ -135,10 +136,10 @@ describe("rm with live executions", () => {
   const termRecorder = (file: string) => ["/bin/sh", "-c", `trap 'echo TERM > ${file}; exit 0' TERM; while :; do /bin/sleep 0.05; done`];
 
   test("refused without --force: exit 1, the workspace and its execution untouched", async () => {
-    const dir = join(box.path, "busy");
+    const dir = join(box.dir, "busy");
     mkdirSync(dir);
     expect((await runIn(box, ["new", "-w", "busy", "--source", dir, "--home", box.home])).code).toBe(0);
-    const marker = join(box.path, "busy.term");
+    const marker = join(box.dir, "busy.term");
     const run = background("busy", termRecorder(marker));
     const [execId] = await until("the workload to run", async () => ((await liveExecIds("busy")).length ? await liveExecIds("busy") : undefined));
     const refused = await runIn(box, ["rm", "-w", "busy", "--home", box.home]);
@@ -165,7 +166,7 @@ describe("rm with live executions", () => {
   });
 
   test("--force on a workload that ignores SIGTERM: SIGKILL after stopTimeoutMs (from --options-json)", async () => {
-    const dir = join(box.path, "stubborn");
+    const dir = join(box.dir, "stubborn");
     mkdirSync(dir);
     expect((await runIn(box, ["new", "-w", "stubborn", "--source", dir, "--home", box.home])).code).toBe(0);
     const run = background("stubborn", ["/bin/sh", "-c", "trap '' TERM; while :; do /bin/sleep 0.05; done"]);
@@ -181,8 +182,8 @@ describe("rm with live executions", () => {
 
 describe("new and run take the daemon's whole options", () => {
   test("--config FILE: the options of the runtime that runs this binary (home, owner, lifecycleEnvironment)", async () => {
-    const home = join(box.path, "config-home");
-    const config = join(box.path, "config.json");
+    const home = join(box.dir, "config-home");
+    const config = join(box.dir, "config.json");
     writeFileSync(
       config,
       JSON.stringify({
@@ -210,13 +211,13 @@ describe("new and run take the daemon's whole options", () => {
   });
 
   test("--options-json: the whole map; --home and --owner override its keys", async () => {
-    const home = join(box.path, "json-home");
-    const made = await runIn(box, ["new", "-w", "inline", "--source", repo, "--options-json", JSON.stringify({ stateDirectory: join(box.path, "ignored"), owner: "x", exposeHostVisiblePath: false }), "--home", home, "--owner", "y", "--json"]);
+    const home = join(box.dir, "json-home");
+    const made = await runIn(box, ["new", "-w", "inline", "--source", repo, "--options-json", JSON.stringify({ stateDirectory: join(box.dir, "ignored"), owner: "x", exposeHostVisiblePath: false }), "--home", home, "--owner", "y", "--json"]);
     expect(made.code).toBe(0);
     expect(JSON.parse(made.stdout).placement).toEqual({ cwd: repo });
     const listing = JSON.parse((await runIn(box, ["ls", "--home", home, "--json"])).stdout);
     expect(listing.workspaces.map((w: { owner: string }) => w.owner)).toEqual(["y"]);
-    expect(existsSync(join(box.path, "ignored"))).toBe(false);
+    expect(existsSync(join(box.dir, "ignored"))).toBe(false);
     expect((await runIn(box, ["rm", "-w", "inline", "--home", home, "--owner", "y"])).code).toBe(0);
   });
 
@@ -234,7 +235,7 @@ describe("new and run take the daemon's whole options", () => {
   });
 
   test("--config with several runtimes of this binary needs --runtime", async () => {
-    const config = join(box.path, "two.json");
+    const config = join(box.dir, "two.json");
     writeFileSync(config, JSON.stringify({ workspaceRuntimes: { a: { type: "command", command: [BIN] }, b: { type: "command", command: [BIN] } } }));
     const result = await runIn(box, ["new", "-w", "two", "--source", repo, "--config", config]);
     expect(result.code).toBe(2);

@@ -11,9 +11,10 @@ import type { Database } from "bun:sqlite";
 import { liveExecutions } from "../../src/operator/ps.ts";
 import { bootId, listProcesses, readProcess } from "../../src/platform/process.ts";
 import { openDatabase } from "../../src/store/db.ts";
-import { CGROUP_UNAVAILABLE, testCgroupRoot, type TestCgroupRoot } from "../support/cgroup.ts";
-import { tempDir, type Scratch } from "../support/scratch.ts";
+import { testCgroupRoot, type TestCgroupRoot } from "../../kit/cgroup.ts";
+import { tempDir, type Scratch } from "../../kit/scratch.ts";
 import { insertExecution } from "../support/store.ts";
+import { withoutCgroups } from "../support/platform.ts";
 
 let dir: Scratch;
 let cgroups: TestCgroupRoot | null;
@@ -58,7 +59,7 @@ function launch(workspaceId: string): void {
   });
 }
 
-describe.skipIf(CGROUP_UNAVAILABLE !== null)("ps's view of a launch", () => {
+describe.skipIf(withoutCgroups("operator/ps-snapshot.test.ts, ps's view of a launch"))("ps's view of a launch", () => {
   test("a launch committed after ps read the store is not shown, never as running with no processes", () => {
     const seen = liveExecutions(db, "late", () => {
       const before = listProcesses();

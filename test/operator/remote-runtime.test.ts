@@ -13,22 +13,24 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { hashPlacement } from "../../src/remote/placement.ts";
 import { parseSshUrl } from "../../src/ssh-url.ts";
-import { BIN, runBinary, type RunResult } from "../support/binary.ts";
+import { BIN, runBinary, type RunResult } from "../../kit/binary.ts";
+import { PATH as WORKLOAD_PATH } from "../../kit/envelope.ts";
 import { oneCommitRepo } from "../support/git.ts";
 import { linuxOnly } from "../support/platform.ts";
 import { until, untilNone } from "../support/poll.ts";
 import { cmdlineOf, environOf, processesWith } from "../support/procs.ts";
-import { tempDir } from "../support/scratch.ts";
-import { startSshd, type SshLab } from "../support/sshd.ts";
-import { missingTools } from "../support/tools.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { startSshd, type SshLab } from "../../kit/sshd.ts";
+import { missingTools, withoutSsh } from "../support/tools.ts";
 
 /** Set where this file cannot run: the tests' own sshd on 127.0.0.1 and /proc are Linux's. */
-const NO_SSHD = linuxOnly("operator/remote-runtime.test.ts", "the tests' own sshd on 127.0.0.1 and /proc");
+const NO_SSHD = linuxOnly("operator/remote-runtime.test.ts", "the tests' own sshd on 127.0.0.1 and /proc") || withoutSsh("operator/remote-runtime.test.ts");
 const NO_TMUX = NO_SSHD || missingTools("remote-runtime.test.ts, run --pty under tmux", ["tmux"]).length > 0;
 
 setDefaultTimeout(90_000);
 
-const PATH = "PATH=/usr/local/bin:/usr/bin:/bin";
+/** The workload's PATH, as a `run --env` entry. */
+const PATH_ENTRY = `PATH=${WORKLOAD_PATH}`;
 /** Every workload here carries it, so a leftover can be found and ended. */
 const MARK = `PHR_REMOTE_RUNTIME_TEST=${process.pid}`;
 
@@ -55,8 +57,8 @@ async function closedPort(): Promise<number> {
   });
 }
 
-beforeAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
+// Without sshd every test here is skipped, and there is nothing to start or stop.
+if (!NO_SSHD) beforeAll(async () => {
   scratch = tempDir("phr-remote-runtime-");
   // Host b runs the binary from another path, as a separately installed machine would.
   mkdirSync(join(scratch.path, "opt"));
@@ -91,8 +93,7 @@ beforeAll(async () => {
   env = { HOME: join(scratch.path, "user"), XDG_STATE_HOME: join(scratch.path, "user", "state"), PASEO_HOST_RUNTIME_HOME: join(scratch.path, "no-home"), PASEO_HOME: paseoHome, LC_ALL: "C.UTF-8", NO_COLOR: "" };
 });
 
-afterAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
+if (!NO_SSHD) afterAll(async () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   for (const pid of marked()) process.kill(pid, "SIGKILL");
   await c.stop();
@@ -122,7 +123,7 @@ function op(args: string[], runtime = "rem", stdin?: string | Uint8Array): Promi
 
 /** Starts `run` of the config's runtime in the background (stdin closed), its output collected. */
 function startRun(workspaceId: string, argv: string[]) {
-  const proc = Bun.spawn([BIN, "run", "-w", workspaceId, "--config", config, "--runtime", "rem", "-e", PATH, "-e", MARK, "--", ...argv], { env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([BIN, "run", "-w", workspaceId, "--config", config, "--runtime", "rem", "-e", PATH_ENTRY, "-e", MARK, "--", ...argv], { env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   children.push(proc);
   const output = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { proc, done: output.then(([stdout, stderr]) => ({ stdout, stderr, code: proc.exitCode, signal: proc.signalCode })) };
@@ -202,7 +203,7 @@ describe.skipIf(NO_SSHD)("a --remote runtime of the daemon's config, by hand", (
     expect(err).toBe("");
     expect(proc.exitCode).toBe(0);
     expect(Buffer.from(out).equals(Buffer.from(data))).toBe(true);
-    const status = await op(["run", "-w", wa, "-e", PATH, "--", "sh", "-c", "pwd; echo err >&2; exit 3"]);
+    const status = await op(["run", "-w", wa, "-e", PATH_ENTRY, "--", "sh", "-c", "pwd; echo err >&2; exit 3"]);
     expect(status.code).toBe(3);
     expect(status.stderr).toBe("err\n");
     // The workspace's cwd is on host a, in a's own home.
@@ -299,7 +300,7 @@ describe.skipIf(NO_SSHD)("a --remote runtime of the daemon's config, by hand", (
     const workload = 'stty size; tty; read line; echo "line=$line"; stty size; exec sleep 30';
     writeFileSync(
       script,
-      `'${BIN}' run --pty --workspace-id ${wa} --config '${config}' --runtime rem --env ${PATH} --env ${MARK} -- sh -c '${workload}'\nrc=$?\nstty -a > '${sttyFile}'\necho "rc=$rc" > '${rcFile}'\nsleep 30\n`,
+      `'${BIN}' run --pty --workspace-id ${wa} --config '${config}' --runtime rem --env ${PATH_ENTRY} --env ${MARK} -- sh -c '${workload}'\nrc=$?\nstty -a > '${sttyFile}'\necho "rc=$rc" > '${rcFile}'\nsleep 30\n`,
     );
     const pane = () => tmux("capture-pane", "-p", "-t", "op").stdout.toString();
     try {

@@ -2,17 +2,20 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { missingTools } from "../support/tools.ts";
-import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
+import { BIN } from "../../kit/binary.ts";
+import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
 import { until } from "../support/poll.ts";
+import { PATH } from "../../kit/envelope.ts";
 
-const PATH = "PATH=/usr/local/bin:/usr/bin:/bin";
+/** `--env` giving the workload the tests' PATH. */
+const PATH_ENV = `PATH=${PATH}`;
 let box: Sandbox;
 let workspace: string;
 const children: Bun.Subprocess[] = [];
 
 beforeAll(async () => {
   box = sandbox();
-  workspace = join(box.path, "project");
+  workspace = join(box.dir, "project");
   mkdirSync(join(workspace, "sub"), { recursive: true });
   const made = await runIn(box, ["new", "--workspace-id", "w", "--source", workspace, "--home", box.home, ...box.cgroupArgs]);
   if (made.code !== 0) throw new Error(`new failed: ${made.stderr}`);
@@ -71,13 +74,13 @@ describe("run, pipes mode", () => {
   });
 
   test("exit code and stderr are the workload's", async () => {
-    const result = await run(["--env", PATH, "--", "sh", "-c", "echo out; echo err >&2; exit 3"]);
+    const result = await run(["--env", PATH_ENV, "--", "sh", "-c", "echo out; echo err >&2; exit 3"]);
     expect(result).toMatchObject({ code: 3, signal: null, stderr: "err\n" });
     expect(result.stdout.toString()).toBe("out\n");
   });
 
   test("a workload killed by a signal makes run die by the same signal", async () => {
-    const result = await run(["--env", PATH, "--", "sh", "-c", "kill -TERM $$"]);
+    const result = await run(["--env", PATH_ENV, "--", "sh", "-c", "kill -TERM $$"]);
     expect(result.signal).toBe("SIGTERM");
     expect(result.code).toBeNull();
   });
@@ -99,7 +102,7 @@ describe("run, pipes mode", () => {
   });
 
   test("SIGINT to run reaches the workload once (it traps it and exits 5)", async () => {
-    const handle = start(["--env", PATH, "--", "sh", "-c", 'n=0; trap "n=$((n+1))" INT; echo ready; while [ $n -eq 0 ]; do sleep 0.02; done; sleep 0.2; echo "ints=$n"; exit 5'], undefined);
+    const handle = start(["--env", PATH_ENV, "--", "sh", "-c", 'n=0; trap "n=$((n+1))" INT; echo ready; while [ $n -eq 0 ]; do sleep 0.02; done; sleep 0.2; echo "ints=$n"; exit 5'], undefined);
     await until("ready", () => (handle.stdoutText().includes("ready") ? true : undefined));
     handle.proc.kill("SIGINT");
     const result = await handle.done;
@@ -115,7 +118,7 @@ describe("run, pipes mode", () => {
   });
 
   test("--purpose workspace-helper with --helper-path runs the helper as the daemon would (env {}, workspace root)", async () => {
-    const helper = join(box.path, "helper.mjs");
+    const helper = join(box.dir, "helper.mjs");
     writeFileSync(helper, "console.log(JSON.stringify({ argv: process.argv.slice(2), cwd: process.cwd() }))\n");
     const result = await run(["--purpose", "workspace-helper", "--helper-path", helper, "--", "paseo-workspace-helper", "describe"]);
     expect(result.stderr).toBe("");
@@ -139,7 +142,7 @@ describe("run ends as the workload ended, as its --help says", () => {
     const help = (await runIn(box, ["run", "--help"])).stdout;
     expect(help).toContain("\nExit status: the workload's, as exec mirrors it: its exit code, or death by its signal (a shell shows 128+N: 143 after SIGTERM, 137 after SIGKILL");
     expect(help).not.toContain("Exit status: 0 success");
-    const handle = start(["--env", PATH, "--", "sh", "-c", 'trap "" TERM; echo ready; while :; do sleep 0.05; done'], undefined);
+    const handle = start(["--env", PATH_ENV, "--", "sh", "-c", 'trap "" TERM; echo ready; while :; do sleep 0.05; done'], undefined);
     await until("ready", () => (handle.stdoutText().includes("ready") ? true : undefined));
     const request = `${JSON.stringify({ protocolVersion: 1, options: { stateDirectory: box.home, stopTimeoutMs: 200 } })}\n`;
     expect((await runIn(box, ["pause", "--workspace-id", "w"], { stdin: request })).code).toBe(0);
@@ -151,13 +154,13 @@ describe("run ends as the workload ended, as its --help says", () => {
 
 describe("run --pty without a terminal of its own", () => {
   test("piped input reaches a PTY workload; its exit code is mirrored", async () => {
-    const result = await run(["--pty", "--env", PATH, "--", "sh", "-c", 'read line; test -t 0 && echo "tty:$line"; exit 7'], "hi\n");
+    const result = await run(["--pty", "--env", PATH_ENV, "--", "sh", "-c", 'read line; test -t 0 && echo "tty:$line"; exit 7'], "hi\n");
     expect(result.code).toBe(7);
     expect(result.stdout.toString()).toContain("tty:hi\r\n");
   });
 
   test("SIGTERM to run becomes a signal frame: the workload dies by SIGTERM, and so does run", async () => {
-    const handle = start(["--pty", "--env", PATH, "--", "sh", "-c", "echo ready; sleep 30"], undefined, true);
+    const handle = start(["--pty", "--env", PATH_ENV, "--", "sh", "-c", "echo ready; sleep 30"], undefined, true);
     await until("ready", () => (handle.stdoutText().includes("ready") ? true : undefined));
     handle.proc.kill("SIGTERM");
     const result = await handle.done;
@@ -168,15 +171,15 @@ describe("run --pty without a terminal of its own", () => {
 describe("run --pty under a real terminal (tmux)", () => {
   test.skipIf(missingTools("run.test.ts, run --pty under tmux", ["tmux"]).length > 0)("the workload sees the terminal's size, then the new size after a resize; Ctrl-C reaches it as a key; the terminal is restored", async () => {
     // A private server whose socket lives in the sandbox, so cleanup removes it too.
-    const socket = join(box.path, "tmux.sock");
+    const socket = join(box.dir, "tmux.sock");
     const tmux = (...args: string[]) => Bun.spawnSync(["tmux", "-S", socket, "-f", "/dev/null", ...args], { env: { ...process.env, ...box.env } });
-    const rcFile = join(box.path, "pty-rc");
-    const sttyFile = join(box.path, "pty-stty");
-    const script = join(box.path, "pty.sh");
+    const rcFile = join(box.dir, "pty-rc");
+    const sttyFile = join(box.dir, "pty-stty");
+    const script = join(box.dir, "pty.sh");
     const workload = 'stty size; read line; echo "line=$line"; stty size; exec sleep 30';
     writeFileSync(
       script,
-      `'${BIN}' run --pty --workspace-id w --home '${box.home}' ${box.cgroupArgs.map((arg) => `'${arg}'`).join(" ")} --env ${PATH} -- sh -c '${workload}'\nrc=$?\nstty -a > '${sttyFile}'\necho "rc=$rc" > '${rcFile}'\nsleep 30\n`,
+      `'${BIN}' run --pty --workspace-id w --home '${box.home}' ${box.cgroupArgs.map((arg) => `'${arg}'`).join(" ")} --env ${PATH_ENV} -- sh -c '${workload}'\nrc=$?\nstty -a > '${sttyFile}'\necho "rc=$rc" > '${rcFile}'\nsleep 30\n`,
     );
     const pane = () => tmux("capture-pane", "-p", "-t", "op").stdout.toString();
     try {

@@ -2,9 +2,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import { laterRequest } from "../support/binary.ts";
-import { INSTANCE_ID } from "../support/daemon.ts";
-import { BIN, runIn, sandbox, type Sandbox } from "./helpers.ts";
+import { laterRequest, BIN } from "../../kit/binary.ts";
+import { INSTANCE_ID } from "../../kit/envelope.ts";
+import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
 import { until } from "../support/poll.ts";
 
 let box: Sandbox;
@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 async function newWorkspace(id: string, owner = "default"): Promise<string> {
-  const dir = join(box.path, `src-${id}`);
+  const dir = join(box.dir, `src-${id}`);
   mkdirSync(dir);
   const made = await runIn(box, ["new", "-w", id, "--source", dir, "--home", box.home, "--owner", owner]);
   if (made.code !== 0) throw new Error(`new ${id}: ${made.stderr}`);
@@ -88,7 +88,7 @@ describe("workspace pause, resume and inspect", () => {
 
 describe("a workspace of the later dialect", () => {
   test("pause, inspect and resume speak the dialect it was created in; reconcile reaches it with --runtime-instance-id", async () => {
-    const dir = join(box.path, "src-later");
+    const dir = join(box.dir, "src-later");
     mkdirSync(dir);
     const options = { stateDirectory: box.home, owner: "later-owner" };
     const input = { workspaceId: "later", project: { projectId: "p", source: { kind: "directory", path: dir } }, placement: { kind: "existing" } };
@@ -126,11 +126,11 @@ describe("workspace reconcile", () => {
   });
 
   test("default owner: --keep-all keeps only its own configuration's workspaces, never adopts another runtime's", async () => {
-    const home = join(box.path, "shared-home");
+    const home = join(box.dir, "shared-home");
     const a = ["--home", home];
     const b = ["--home", home, "--options-json", '{"hostDirectory":"adopt"}'];
     for (const [id, selection] of [["conf-a", a], ["conf-b", b]] as const) {
-      const dir = join(box.path, `src-${id}`);
+      const dir = join(box.dir, `src-${id}`);
       mkdirSync(dir);
       expect((await runIn(box, ["new", "-w", id, "--source", dir, ...selection])).code).toBe(0);
     }

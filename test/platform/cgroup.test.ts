@@ -1,7 +1,7 @@
 /** Reading where the cgroup v2 hierarchy is: mountinfo parsing and path mapping (also inside a cgroup namespace). */
 import { describe, expect, test } from "bun:test";
 import { directoryOf, hierarchyPath, ownCgroupDir, parseMountinfo, primeMigration, type Mount } from "../../src/platform/cgroup.ts";
-import { linuxOnly } from "../support/platform.ts";
+import { linuxOnly, skipBecause } from "../support/platform.ts";
 
 const HYBRID = [
   "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755",
@@ -45,7 +45,7 @@ describe("mountinfo", () => {
 describe("the migration prime", () => {
   const own = ownCgroupDir();
   // exec primes before the envelope, prepareLaunch again: one no-op migration, not two grace periods.
-  test.skipIf(linuxOnly("platform/cgroup.test.ts, the migration prime", "cgroup v2") || own === null)("priming this process's own cgroup again is the first prime, not a second migration", async () => {
+  test.skipIf(linuxOnly("platform/cgroup.test.ts, the migration prime", "cgroup v2") || skipBecause("platform/cgroup.test.ts, the migration prime", own === null ? "this process has no cgroup v2 directory (/proc/self/cgroup)" : null))("priming this process's own cgroup again is the first prime, not a second migration", async () => {
     const first = primeMigration(own!);
     expect(primeMigration(own!)).toBe(first);
     await first;

@@ -9,18 +9,16 @@ import { chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, readF
 import { join } from "node:path";
 import { isLinux } from "../../src/platform/os.ts";
 import { removeTree } from "../../src/platform/remove-tree.ts";
-import { tempDir, type Scratch } from "../support/scratch.ts";
+import { tempDir, type Scratch } from "../../kit/scratch.ts";
+import { skipBecause } from "../support/platform.ts";
 
 const ROOT = process.getuid?.() === 0;
 const NO_MOUNTS = !isLinux ? "mounts are a Linux test" : !ROOT ? "mounting needs root" : null;
-if (NO_MOUNTS) console.log(`skipping the mount point removals: ${NO_MOUNTS}`);
 /** As root, permissions never stop a removal: the chmod case runs as nobody (setpriv). */
 const NO_UNPRIVILEGED = ROOT && !Bun.which("setpriv") ? "setpriv (util-linux) is missing to run as an unprivileged user" : null;
-if (NO_UNPRIVILEGED) console.log(`skipping the chmod 000 removal: ${NO_UNPRIVILEGED}`);
 
 /** Deep trees are made through /proc/self/fd (their paths pass PATH_MAX). */
 const NO_PROC_FD = isLinux ? null : "making a tree deeper than PATH_MAX needs /proc/self/fd";
-if (NO_PROC_FD) console.log(`skipping the deep trees: ${NO_PROC_FD}`);
 
 /** Makes `depth` nested directories named `d` in `top`; returns the innermost one's path (may pass PATH_MAX). */
 function nest(top: string, depth: number): string {
@@ -69,7 +67,7 @@ test("a tree of directories, files, symlinks and a FIFO goes; what the symlinks 
   expect(removeTree(tree)).toEqual({ mountPoints: [], failures: [] });
 });
 
-test.skipIf(NO_UNPRIVILEGED !== null)("directories left chmod 000 and 0500 are emptied and removed by their owner", () => {
+test.skipIf(skipBecause("platform/remove-tree.test.ts, the chmod 000 removal", NO_UNPRIVILEGED))("directories left chmod 000 and 0500 are emptied and removed by their owner", () => {
   // The user's own directory, holding the tree.
   const own = join(dir.path, "own");
   const tree = join(own, "tree");
@@ -94,7 +92,7 @@ test.skipIf(NO_UNPRIVILEGED !== null)("directories left chmod 000 and 0500 are e
 /** Deeper than a recursive walk's stack (~40 000 frames here) with PASEO_STRESS=1; deeper than its descriptors always. */
 const DEPTH = process.env.PASEO_STRESS === "1" ? 50_000 : 5_000;
 
-test.skipIf(NO_PROC_FD !== null)(`a tree ${DEPTH} directories deep goes, by a process allowed 64 open descriptors`, () => {
+test.skipIf(skipBecause("platform/remove-tree.test.ts, the deep trees", NO_PROC_FD))(`a tree ${DEPTH} directories deep goes, by a process allowed 64 open descriptors`, () => {
   const tree = join(dir.path, "tree");
   mkdirSync(tree);
   nest(tree, DEPTH);
@@ -106,7 +104,7 @@ test.skipIf(NO_PROC_FD !== null)(`a tree ${DEPTH} directories deep goes, by a pr
   expect(existsSync(tree)).toBe(false);
 }, 60_000);
 
-describe.skipIf(NO_MOUNTS !== null)("mount points", () => {
+describe.skipIf(skipBecause("platform/remove-tree.test.ts, the mount point removals", NO_MOUNTS))("mount points", () => {
   test("a mount point 100 levels down is left with the directories holding it, named by its path", () => {
     const tree = join(dir.path, "tree");
     mkdirSync(tree);

@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { constants } from "node:os";
 import { isSignalName, signalNameOf, signalNames, signalNumber } from "../../src/platform/signals.ts";
 import { exitBySignal } from "../../src/protocol/index.ts";
+import { missingTools } from "../support/tools.ts";
 
 const tableOf = () => Object.fromEntries(signalNames().map((name) => [name, signalNumber(name)]));
 
@@ -14,7 +15,7 @@ describe("the signal table", () => {
     expect(Object.entries(tableOf())).toEqual(Object.entries(constants.signals));
   });
 
-  test.skipIf(Bun.which("node") === null)("is exactly Node's os.constants.signals (the daemon's)", () => {
+  test.skipIf(missingTools("platform/signals.test.ts, Node's signal table", ["node"]).length > 0)("is exactly Node's os.constants.signals (the daemon's)", () => {
     const node = Bun.spawnSync(["node", "-e", "process.stdout.write(JSON.stringify(require('os').constants.signals))"]);
     expect(node.exitCode).toBe(0);
     expect(Object.entries(tableOf())).toEqual(Object.entries(JSON.parse(node.stdout.toString())));

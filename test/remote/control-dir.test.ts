@@ -7,9 +7,11 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { startSshd, type SshLab } from "../support/sshd.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { startSshd, type SshLab } from "../../kit/sshd.ts";
+import { withoutRoot } from "../support/platform.ts";
+import { withoutSsh } from "../support/tools.ts";
 
 setDefaultTimeout(60_000);
 
@@ -17,20 +19,19 @@ const TAG = String(process.pid);
 let scratch: { path: string; cleanup: () => void };
 let lab: SshLab;
 
-beforeAll(async () => {
-  scratch = tempDir("phr-remote-control-");
-  lab = await startSshd();
-});
+const WHAT = "remote/control-dir.test.ts, a control-socket directory another user made";
 
-afterAll(async () => {
-  await lab.stop();
-  scratch.cleanup();
-});
+describe.skipIf(withoutSsh(WHAT) || withoutRoot(WHAT, "another user's directory is made with chown"))("a control-socket directory another user made", () => {
+  beforeAll(async () => {
+    scratch = tempDir("phr-remote-control-");
+    lab = await startSshd();
+  });
 
-const ROOT = process.getuid?.() === 0;
-if (!ROOT) console.error("skipping the squatted control-directory tests: another user's directory is made with chown, which needs root");
+  afterAll(async () => {
+    await lab.stop();
+    scratch.cleanup();
+  });
 
-describe.skipIf(!ROOT)("a control-socket directory another user made", () => {
   const NOBODY = 65534;
 
   /** An inspect (of a workspace that does not exist) with `localHome` as the local runtime home and `env`. */

@@ -11,17 +11,20 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseSshUrl } from "../../src/ssh-url.ts";
-import { BIN, runBinary } from "../support/binary.ts";
-import { envelope, startExec } from "../support/daemon.ts";
-import { tempDir } from "../support/scratch.ts";
-import { startSshd, type SshLab } from "../support/sshd.ts";
-import { createInput, makeRemote, makeRepo, ok } from "../lifecycle/support.ts";
-import { processesWith } from "../support/procs.ts";
+import { BIN, runBinary } from "../../kit/binary.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { startSshd, type SshLab } from "../../kit/sshd.ts";
+import { withoutSsh } from "../support/tools.ts";
+import { createInput, ok, remoteOp } from "../support/operation.ts";
+import { makeRemote, makeRepo } from "../support/git.ts";
+import { processesWith, MARK, killMarked } from "../support/procs.ts";
 import { until } from "../support/poll.ts";
-import { MARK, killMarked, remoteOp } from "./support.ts";
 
 setDefaultTimeout(60_000);
 
+const NO_SSHD = withoutSsh("remote/edges.test.ts");
 const TAG = String(process.pid);
 /** The idle timeout the stalled calls run with, in seconds. */
 const IDLE = 2;
@@ -65,19 +68,22 @@ function remoteProgram(dir: string): string {
   return path;
 }
 
-beforeAll(async () => {
-  scratch = tempDir("phr-remote-edges-");
-  lab = await startSshd(remoteProgram(scratch.path));
-  key = parseSshUrl(lab.url).key;
-  repo = makeRepo(join(scratch.path, "repo"));
-});
+// Without sshd every block below is skipped, and there is nothing to start or stop.
+if (!NO_SSHD) {
+  beforeAll(async () => {
+    scratch = tempDir("phr-remote-edges-");
+    lab = await startSshd(remoteProgram(scratch.path));
+    key = parseSshUrl(lab.url).key;
+    repo = makeRepo(join(scratch.path, "repo"));
+  });
 
-afterAll(async () => {
-  for (const n of [1, 2, 3]) for (const pid of processesWith(`sleep\u0000888${n}.${TAG}`)) process.kill(pid, "SIGKILL");
-  killMarked();
-  await lab.stop();
-  scratch.cleanup();
-});
+  afterAll(async () => {
+    for (const n of [1, 2, 3]) for (const pid of processesWith(`sleep\u0000888${n}.${TAG}`)) process.kill(pid, "SIGKILL");
+    killMarked();
+    await lab.stop();
+    scratch.cleanup();
+  });
+}
 
 /** The lab's options with a short idle timeout. */
 function quick(extra: Record<string, unknown> = {}) {
@@ -97,7 +103,7 @@ async function endStalled(n: number): Promise<void> {
   for (const pid of processesWith(`sleep\u0000888${n}.${TAG}`)) process.kill(pid, "SIGKILL");
 }
 
-describe("a stalled remote runtime ends the call after remote.idleTimeoutSeconds", () => {
+describe.skipIf(NO_SSHD)("a stalled remote runtime ends the call after remote.idleTimeoutSeconds", () => {
   test("inspect against a remote binary that never answers: exit 1 naming the host and what was waited for, logged", async () => {
     const id = `stall-${TAG}`;
     const started = performance.now();
@@ -144,7 +150,7 @@ describe("a stalled remote runtime ends the call after remote.idleTimeoutSeconds
   });
 });
 
-describe("exec sessions", () => {
+describe.skipIf(NO_SSHD)("exec sessions", () => {
   test("a remote exec-remote that never greets: an error event after the idle timeout, exit 1", async () => {
     const handle = startExec(`stall-${TAG}`, envelope(["/bin/true"], { options: quick() }), { prefix: lab.prefix });
     const result = await handle.done;
@@ -158,7 +164,7 @@ describe("exec sessions", () => {
     const id = `stop-${TAG}`;
     ok(await remoteOp(lab, "create", id, { input: createInput(id, { kind: "host-directory", path: repo }), options: lab.options }));
     const sleep = `300.${TAG}`;
-    const handle = startExec(id, envelope(["sleep", sleep], { options: quick(), env: { PATH: "/usr/bin:/bin", ...MARK } }), { prefix: lab.prefix });
+    const handle = startExec(id, envelope(["sleep", sleep], { options: quick(), env: { PATH, ...MARK } }), { prefix: lab.prefix });
     await handle.waitEvent("started");
     const server = processesWith(`exec-remote\u0000--workspace-id\u0000${id}`)[0]!;
     process.kill(server, "SIGSTOP");
@@ -178,7 +184,7 @@ describe("exec sessions", () => {
   test("a workload quiet for longer than the idle timeout is not a stalled remote: PING frames keep the session", async () => {
     const id = `quiet-${TAG}`;
     ok(await remoteOp(lab, "create", id, { input: createInput(id, { kind: "host-directory", path: repo }), options: lab.options }));
-    const result = await startExec(id, envelope(["/bin/sh", "-c", "sleep 7; echo done"], { options: quick({ idleTimeoutSeconds: 3 }), env: { PATH: "/usr/bin:/bin", ...MARK } }), { prefix: lab.prefix }).done;
+    const result = await startExec(id, envelope(["/bin/sh", "-c", "sleep 7; echo done"], { options: quick({ idleTimeoutSeconds: 3 }), env: { PATH, ...MARK } }), { prefix: lab.prefix }).done;
     expect(result.events.map((event) => event.type)).toEqual(["started", "eof", "exit"]);
     expect(result.stdout.toString()).toBe("done\n");
     ok(await remoteOp(lab, "destroy", id, { options: lab.options }));
@@ -199,7 +205,7 @@ describe("exec sessions", () => {
   });
 });
 
-describe("remote doctor shows the remote host's report escaped", () => {
+describe.skipIf(NO_SSHD)("remote doctor shows the remote host's report escaped", () => {
   test("control characters in a remote check's name and detail reach the terminal as escapes", async () => {
     const result = await runBinary(["remote", "doctor", lab.url, "--ssh-config", lab.configFile]);
     expect(result.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);

@@ -8,24 +8,25 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { envelope, startExec, type ExecOptions, type ExecResult } from "../support/daemon.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecOptions, type ExecResult } from "../support/daemon.ts";
+import { masterPid, startSshd, type SshLab } from "../../kit/sshd.ts";
+import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
 import { StdoutFifo } from "../support/fifo.ts";
-import { masterPid, startSshd, type SshLab } from "../support/sshd.ts";
-import { readyWorkspace, type ReadyWorkspace } from "../support/workspace.ts";
-import { createInput, makeRepo, ok } from "../lifecycle/support.ts";
-import { runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { MARK, killMarked, markedPids, remoteOp, rssKiB } from "./support.ts";
+import { createInput, ok, remoteOp } from "../support/operation.ts";
+import { makeRepo } from "../support/git.ts";
 import { until } from "../support/poll.ts";
-import { processesWith } from "../support/procs.ts";
+import { processesWith, MARK, killMarked, markedPids, rssKiB } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
+import { withoutSsh } from "../support/tools.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
-const NO_SSHD = linuxOnly("remote/exec.test.ts", "the tests' own sshd on 127.0.0.1 and /proc");
+const NO_SSHD = linuxOnly("remote/exec.test.ts", "the tests' own sshd on 127.0.0.1 and /proc") || withoutSsh("remote/exec.test.ts");
 
 setDefaultTimeout(60_000);
 
-const PATH = "/usr/bin:/bin";
 /** The env of most workloads here: PATH and the leftover mark. */
 const ENV = { PATH, ...MARK };
 const MiB = 1024 * 1024;
@@ -35,22 +36,23 @@ let local: ReadyWorkspace;
 let scratch: { path: string; cleanup: () => void };
 const WS = `rx-${process.pid}`;
 
-beforeAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
-  lab = await startSshd();
-  local = await readyWorkspace("rx-local");
-  scratch = tempDir("phr-remote-exec-");
-  const repo = makeRepo(join(scratch.path, "repo"));
-  ok(await remoteOp(lab, "create", WS, { input: createInput(WS, { kind: "host-directory", path: repo }), options: lab.options }));
-});
+// Without sshd every block below is skipped, and there is nothing to start or stop.
+if (!NO_SSHD) {
+  beforeAll(async () => {
+    lab = await startSshd();
+    local = await readyWorkspace("rx-local");
+    scratch = tempDir("phr-remote-exec-");
+    const repo = makeRepo(join(scratch.path, "repo"));
+    ok(await remoteOp(lab, "create", WS, { input: createInput(WS, { kind: "host-directory", path: repo }), options: lab.options }));
+  });
 
-afterAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
-  killMarked();
-  await lab.stop();
-  local.cleanup();
-  scratch.cleanup();
-});
+  afterAll(async () => {
+    killMarked();
+    await lab.stop();
+    local.cleanup();
+    scratch.cleanup();
+  });
+}
 
 /** A unique `sleep` duration: its argv is how a test finds (and proves gone) its workload. */
 let tags = 0;

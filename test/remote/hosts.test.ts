@@ -8,18 +8,20 @@ import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hashPlacement } from "../../src/remote/placement.ts";
 import { parseSshUrl } from "../../src/ssh-url.ts";
-import { BIN, runBinary } from "../support/binary.ts";
-import { tempDir } from "../support/scratch.ts";
-import { envelope, startExec } from "../support/daemon.ts";
-import { startSshd, type SshLab } from "../support/sshd.ts";
-import { createInput, makeRepo, ok } from "../lifecycle/support.ts";
-import { MARK, killMarked, remoteOp } from "./support.ts";
+import { BIN, runBinary } from "../../kit/binary.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
+import { startSshd, type SshLab } from "../../kit/sshd.ts";
+import { createInput, ok, remoteOp } from "../support/operation.ts";
+import { makeRepo } from "../support/git.ts";
 import { until } from "../support/poll.ts";
-import { processesWith } from "../support/procs.ts";
+import { processesWith, MARK, killMarked } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
+import { withoutSsh } from "../support/tools.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
-const NO_SSHD = linuxOnly("remote/hosts.test.ts", "the tests' own sshd on 127.0.0.1 and /proc");
+const NO_SSHD = linuxOnly("remote/hosts.test.ts", "the tests' own sshd on 127.0.0.1 and /proc") || withoutSsh("remote/hosts.test.ts");
 
 setDefaultTimeout(60_000);
 
@@ -44,24 +46,25 @@ function loggingBinary(dir: string, name: string): { path: string; log: string }
 let logA: string;
 let logB: string;
 
-beforeAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
-  scratch = tempDir("phr-remote-hosts-");
-  const binA = loggingBinary(scratch.path, "a");
-  const binB = loggingBinary(scratch.path, "b");
-  [logA, logB] = [binA.log, binB.log];
-  a = await startSshd(binA.path);
-  b = await startSshd(binB.path, a);
-  repo = makeRepo(join(scratch.path, "repo"));
-});
+// Without sshd every block below is skipped, and there is nothing to start or stop.
+if (!NO_SSHD) {
+  beforeAll(async () => {
+    scratch = tempDir("phr-remote-hosts-");
+    const binA = loggingBinary(scratch.path, "a");
+    const binB = loggingBinary(scratch.path, "b");
+    [logA, logB] = [binA.log, binB.log];
+    a = await startSshd(binA.path);
+    b = await startSshd(binB.path, a);
+    repo = makeRepo(join(scratch.path, "repo"));
+  });
 
-afterAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
-  killMarked();
-  await b.stop();
-  await a.stop();
-  scratch.cleanup();
-});
+  afterAll(async () => {
+    killMarked();
+    await b.stop();
+    await a.stop();
+    scratch.cleanup();
+  });
+}
 
 /** Daemon options for the pair: `--remote` names host a, remote.hosts adds host b; each host keeps its own default home. */
 const options = (extra: Record<string, unknown> = {}) => ({ stateDirectory: a.localHome, remote: { hosts: [b.url], ...extra } });
@@ -139,7 +142,7 @@ describe.skipIf(NO_SSHD)("placement by live executions", () => {
     const [busy] = idsOn(a, 1, "busy") as [string];
     ok(await remoteOp(a, "create", busy, createBody(busy)));
     const sleep = `${400 + (process.pid % 1000) / 1000}`;
-    const handle = startExec(busy, envelope(["sleep", sleep], { options: options(), env: { PATH: "/usr/bin:/bin", ...MARK } }), { prefix: a.prefix });
+    const handle = startExec(busy, envelope(["sleep", sleep], { options: options(), env: { PATH, ...MARK } }), { prefix: a.prefix });
     await handle.waitEvent("started");
     const [wanted] = idsOn(a, 1, "ll") as [string];
     ok(await remoteOp(a, "create", wanted, createBody(wanted, { placement: "least-loaded" })));

@@ -7,22 +7,27 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { runBinary } from "../support/binary.ts";
-import { startSshd, type SshLab } from "../support/sshd.ts";
-import { createInput, git, makeRemote, ok, op, repoLab, type Lab } from "../lifecycle/support.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { startSshd, type SshLab } from "../../kit/sshd.ts";
+import { createInput, ok, op, remoteOp } from "../support/operation.ts";
+import { repoLab, git, makeRemote } from "../support/git.ts";
+import type { Lab } from "../../kit/scratch.ts";
 import { openDatabase } from "../../src/store/db.ts";
 import { placementsOf } from "../../src/store/placements.ts";
-import { remoteOp } from "./support.ts";
 import { linuxOnly } from "../support/platform.ts";
+import { withoutSsh } from "../support/tools.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
-const NO_SSHD = linuxOnly("remote/lifecycle.test.ts", "the tests' own sshd on 127.0.0.1 and /proc");
+const NO_SSHD = linuxOnly("remote/lifecycle.test.ts", "the tests' own sshd on 127.0.0.1 and /proc") || withoutSsh("remote/lifecycle.test.ts");
 
 let lab: SshLab;
-beforeAll(async () => {
-  if (!NO_SSHD) lab = await startSshd();
-});
-afterAll(async () => await lab?.stop());
+// Without sshd every block below is skipped, and there is nothing to start or stop.
+if (!NO_SSHD) {
+  beforeAll(async () => {
+    lab = await startSshd();
+  });
+  afterAll(async () => await lab.stop());
+}
 
 let t: Lab;
 let repo: string;

@@ -8,16 +8,19 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { redactCredentials } from "../../src/redact.ts";
-import { runBinary } from "../support/binary.ts";
-import { envelope, newExecId, startExec } from "../support/daemon.ts";
-import { startSshd, type SshLab } from "../support/sshd.ts";
-import { createInput, makeRepo, ok } from "../lifecycle/support.ts";
-import { tempDir } from "../support/scratch.ts";
-import { MARK, killMarked, remoteOp } from "./support.ts";
+import { runBinary } from "../../kit/binary.ts";
+import { PATH, envelope, newExecId } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
+import { startSshd, type SshLab } from "../../kit/sshd.ts";
+import { tempDir } from "../../kit/scratch.ts";
+import { createInput, ok, remoteOp } from "../support/operation.ts";
+import { makeRepo } from "../support/git.ts";
+import { MARK, killMarked } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
+import { withoutSsh } from "../support/tools.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
-const NO_SSHD = linuxOnly("remote/log.test.ts", "the tests' own sshd on 127.0.0.1 and /proc");
+const NO_SSHD = linuxOnly("remote/log.test.ts", "the tests' own sshd on 127.0.0.1 and /proc") || withoutSsh("remote/log.test.ts");
 
 setDefaultTimeout(60_000);
 
@@ -32,20 +35,21 @@ const LIFECYCLE_SECRET = `lifesecret-${process.pid}`;
 const URL_TOKEN = `urltoken-${process.pid}`;
 const SECRET_URL = `https://someone:${URL_TOKEN}@example.invalid/team/x.git`;
 
-beforeAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
-  lab = await startSshd();
-  scratch = tempDir("phr-remote-log-");
-  const repo = makeRepo(join(scratch.path, "repo"));
-  ok(await remoteOp(lab, "create", WS, { input: createInput(WS, { kind: "host-directory", path: repo }), options: lab.options }));
-});
+// Without sshd every block below is skipped, and there is nothing to start or stop.
+if (!NO_SSHD) {
+  beforeAll(async () => {
+    lab = await startSshd();
+    scratch = tempDir("phr-remote-log-");
+    const repo = makeRepo(join(scratch.path, "repo"));
+    ok(await remoteOp(lab, "create", WS, { input: createInput(WS, { kind: "host-directory", path: repo }), options: lab.options }));
+  });
 
-afterAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
-  killMarked();
-  await lab.stop();
-  scratch.cleanup();
-});
+  afterAll(async () => {
+    killMarked();
+    await lab.stop();
+    scratch.cleanup();
+  });
+}
 
 /** The local home's log lines (the remote host's are in lab.remoteHome, a different file). */
 function localEntries(): Entry[] {
@@ -133,7 +137,7 @@ describe.skipIf(NO_SSHD)("a remote exec", () => {
     const mark = localEntries().length;
     const execId = newExecId();
     const argv = ["/bin/sh", "-c", `exit 7 # ${ENV_SECRET} ${SECRET_URL}`];
-    const handle = startExec(WS, envelope(argv, { execId, env: { PATH: "/usr/bin:/bin", TOKEN: ENV_SECRET, ...MARK }, options: { ...lab.options, logLevel: "debug" } }), { prefix: lab.prefix });
+    const handle = startExec(WS, envelope(argv, { execId, env: { PATH, TOKEN: ENV_SECRET, ...MARK }, options: { ...lab.options, logLevel: "debug" } }), { prefix: lab.prefix });
     const result = await handle.done;
     expect(result.violation).toBeNull();
     expect(result.code).toBe(7);
@@ -156,7 +160,7 @@ describe.skipIf(NO_SSHD)("a remote exec", () => {
 
   test("signal for it (an ended exec: idempotent, ok) is one op line with the signal and both ids", async () => {
     const execId = newExecId();
-    const ran = await startExec(WS, envelope(["/bin/true"], { execId, env: { PATH: "/usr/bin:/bin", ...MARK }, options: lab.options }), { prefix: lab.prefix }).done;
+    const ran = await startExec(WS, envelope(["/bin/true"], { execId, env: { PATH, ...MARK }, options: lab.options }), { prefix: lab.prefix }).done;
     expect(ran.code).toBe(0);
     const mark = localEntries().length;
     const args = ["signal", "--workspace-id", WS, "--exec-id", execId, "--signal", "SIGKILL"];
@@ -169,7 +173,7 @@ describe.skipIf(NO_SSHD)("a remote exec", () => {
 
   test("a SIGTERM death reported on fd 4 is the line's signal", async () => {
     const mark = localEntries().length;
-    const handle = startExec(WS, envelope(["/bin/sh", "-c", "kill -TERM $$"], { env: { PATH: "/usr/bin:/bin", ...MARK }, options: lab.options }), { prefix: lab.prefix });
+    const handle = startExec(WS, envelope(["/bin/sh", "-c", "kill -TERM $$"], { env: { PATH, ...MARK }, options: lab.options }), { prefix: lab.prefix });
     const result = await handle.done;
     expect(result.signal).toBe("SIGTERM");
     const [line] = outcomesSince(mark);

@@ -10,16 +10,17 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MuxDecoder, MuxType, encodeMux } from "../../src/remote/mux.ts";
 import { parseSshUrl } from "../../src/ssh-url.ts";
-import { BIN, runBinary } from "../support/binary.ts";
-import { envelope } from "../support/daemon.ts";
-import { tempDir, type Scratch } from "../support/scratch.ts";
-import { startSshd, type SshLab } from "../support/sshd.ts";
-import { createInput, makeRepo } from "../lifecycle/support.ts";
-import { remoteOp } from "./support.ts";
+import { BIN, runBinary } from "../../kit/binary.ts";
+import { envelope } from "../../kit/envelope.ts";
+import { tempDir, type Scratch } from "../../kit/scratch.ts";
+import { startSshd, type SshLab } from "../../kit/sshd.ts";
+import { createInput, remoteOp } from "../support/operation.ts";
+import { makeRepo } from "../support/git.ts";
 import { linuxOnly } from "../support/platform.ts";
+import { withoutSsh } from "../support/tools.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
-const NO_SSHD = linuxOnly("remote/own-output.test.ts", "the tests' own sshd on 127.0.0.1 and /proc");
+const NO_SSHD = linuxOnly("remote/own-output.test.ts", "the tests' own sshd on 127.0.0.1 and /proc") || withoutSsh("remote/own-output.test.ts");
 
 setDefaultTimeout(60_000);
 
@@ -43,21 +44,22 @@ function invalidUtf8Binary(dir: string): string {
   return path;
 }
 
-beforeAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
-  scratch = tempDir("phr-remote-own-output-");
-  const binary = invalidUtf8Binary(scratch.path);
-  a = await startSshd(binary);
-  b = await startSshd(binary, a);
-  repo = makeRepo(join(scratch.path, "repo"));
-});
+// Without sshd every block below is skipped, and there is nothing to start or stop.
+if (!NO_SSHD) {
+  beforeAll(async () => {
+    scratch = tempDir("phr-remote-own-output-");
+    const binary = invalidUtf8Binary(scratch.path);
+    a = await startSshd(binary);
+    b = await startSshd(binary, a);
+    repo = makeRepo(join(scratch.path, "repo"));
+  });
 
-afterAll(async () => {
-  if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
-  await b.stop();
-  await a.stop();
-  scratch.cleanup();
-});
+  afterAll(async () => {
+    await b.stop();
+    await a.stop();
+    scratch.cleanup();
+  });
+}
 
 describe.skipIf(NO_SSHD)("a remote answer that is not valid UTF-8 is refused", () => {
   test("describe", async () => {

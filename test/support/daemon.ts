@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { EventSequence, FrameDecoder, ProcessEvent, type Mode } from "../../src/protocol/index.ts";
-import { BIN } from "./binary.ts";
+import { BIN } from "../../kit/binary.ts";
 
 export interface ExecResult {
   code: number | null;
@@ -161,59 +161,6 @@ export class ExecHandle {
     const text = this.stdoutText();
     this.#stdoutWaiters = this.#stdoutWaiters.filter((w) => (text.includes(w.text) ? (w.resolve(), false) : true));
   }
-}
-
-let counter = 0;
-
-/** A fresh 32-hex exec id, like the daemon's. */
-export function newExecId(): string {
-  counter++;
-  return (Date.now().toString(16) + process.pid.toString(16) + counter.toString(16)).padStart(32, "0").slice(-32);
-}
-
-/**
- * The later daemon's runtimeInstanceId: the hex SHA-256 of its absolute home path, the same for
- * every runtime of that daemon (SPEC-later-dialect §2).
- */
-export function instanceIdOf(daemonHome: string): string {
-  return new Bun.CryptoHasher("sha256").update(daemonHome).digest("hex");
-}
-
-/** The instance id the later-dialect tests speak as, unless they say otherwise. */
-export const INSTANCE_ID = instanceIdOf("/home/paseo/.paseo");
-
-/** A spawn envelope with the daemon's defaults. */
-export function envelope(argv: string[], fields: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    type: "spawn",
-    protocolVersion: 1,
-    argv,
-    env: {},
-    purpose: { kind: "workspace-script", script: "test" },
-    options: {},
-    execId: newExecId(),
-    stdio: { kind: "pipes" },
-    ...fields,
-  };
-}
-
-/**
- * A spawn envelope as the later daemon sends it: runtimeInstanceId third, purposes without
- * payload. `fields` may override any key (runtimeInstanceId too) and keeps the canonical order.
- */
-export function laterEnvelope(argv: string[], fields: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    type: "spawn",
-    protocolVersion: 1,
-    runtimeInstanceId: INSTANCE_ID,
-    argv,
-    env: {},
-    purpose: { kind: "workspace-script" },
-    options: {},
-    execId: newExecId(),
-    stdio: { kind: "pipes" },
-    ...fields,
-  };
 }
 
 /** Starts an exec like the daemon. */

@@ -4,6 +4,7 @@
  */
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { lab, type Lab } from "../../kit/scratch.ts";
 
 /** Git identity and isolation for the repositories the tests build (not for the runtime). */
 export const GIT_TEST_ENV = {
@@ -64,4 +65,23 @@ export function oneCommitRepo(dir: string): string {
   git(dir, "add", "hello.txt");
   git(dir, "commit", "-q", "-m", "first");
   return dir;
+}
+
+/** Worktree paths registered in `repo` (the main one first). */
+export function worktrees(repo: string): string[] {
+  return git(repo, "worktree", "list", "--porcelain")
+    .split("\n")
+    .filter((line) => line.startsWith("worktree "))
+    .map((line) => line.slice("worktree ".length));
+}
+
+/** Local branches of `repo`. */
+export function branches(repo: string): string[] {
+  return git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads").split("\n").filter(Boolean).sort();
+}
+
+/** A lab with a fresh repository (makeRepo) at `<dir>/repo`: where most lifecycle tests start. */
+export function repoLab(prefix = "phr-life-"): { t: Lab; repo: string } {
+  const t = lab(prefix);
+  return { t, repo: makeRepo(join(t.dir, "repo")) };
 }

@@ -10,7 +10,8 @@ import { afterAll } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ownCgroupDir } from "../../src/platform/cgroup.ts";
-import { CGROUP_UNAVAILABLE, removeCgroupTree } from "./cgroup.ts";
+import { CGROUP_UNAVAILABLE, removeCgroupTree } from "../../kit/cgroup.ts";
+import { skipBecause } from "./platform.ts";
 
 const PREFIX = "phr-run-";
 /** testCgroupRoot()'s names (phr-test-<pid>-…), left at the top by a bench or script killed outside a test run. */
@@ -27,7 +28,7 @@ function removeStaleRuns(parent: string): void {
 }
 
 function enterRunCgroup(): void {
-  if (CGROUP_UNAVAILABLE) return;
+  if (skipBecause("the test run's own cgroup, and every test that needs cgroup v2", CGROUP_UNAVAILABLE)) return;
   const parent = ownCgroupDir()!;
   removeStaleRuns(parent);
   const run = join(parent, `${PREFIX}${process.pid}`);

@@ -1,8 +1,15 @@
-/** Store fixtures: the version 1 and 2 schemas, and records a test plants directly (a launched execution without a wrapper, a pid-reuse scenario). */
+/**
+ * A runtime home as the tests see it from outside: its store read directly (rows, and records
+ * a test plants: a launched execution without a wrapper, a pid-reuse scenario), the schema 1
+ * and 2 fixtures, the workspaces it holds on disk and its log lines.
+ */
 import { Database } from "bun:sqlite";
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { recordLaunch, reserveExecution, type ExecutionRecord } from "../../src/store/executions.ts";
+import { openDatabase } from "../../src/store/db.ts";
+import { recordLaunch, reserveExecution, unfinishedExecutions, type ExecutionRecord } from "../../src/store/executions.ts";
+import { getWorkspace, listWorkspaces, type WorkspaceRecord } from "../../src/store/workspaces.ts";
+import { cmdlineOf } from "./procs.ts";
 
 /** Records a launched execution in one step, as a wrapper's reservation and launch would. */
 export function insertExecution(db: Database, record: Omit<ExecutionRecord, "startedAt" | "finishedAt" | "exitCode" | "exitSignal" | "cgroup"> & { cgroup?: string | null }): void {
@@ -16,11 +23,15 @@ export const SCHEMA_V1 = readFileSync(join(import.meta.dir, "fixtures", "schema-
 /** The store schema of version 2 (its one fixture): the step to version 3 starts from a database made by it. */
 export const SCHEMA_V2 = readFileSync(join(import.meta.dir, "fixtures", "schema-v2.sql"), "utf8");
 
-/** An execution's row as the home's store has it, read without changing anything; null when there is none. */
-export function executionRow(home: string, execId: string): { pid: number; finished_at: number | null; exit_code: number | null } | null {
+/**
+ * An execution's row (every column) as the home's store has it, read-only and without migrating
+ * anything (so it also reads an older binary's store, to show what a test catches); null when
+ * there is none.
+ */
+export function executionRow(home: string, execId: string): ({ pid: number; cgroup?: string | null; finished_at: number | null; exit_code: number | null } & Record<string, unknown>) | null {
   const db = new Database(join(home, "state.sqlite"), { readonly: true });
   try {
-    return db.query("SELECT pid, finished_at, exit_code FROM executions WHERE exec_id = ?").get(execId) as never;
+    return db.query("SELECT * FROM executions WHERE exec_id = ?").get(execId) as never;
   } finally {
     db.close();
   }
@@ -32,4 +43,56 @@ export function runtimeLogLines(home: string): Record<string, unknown>[] {
     .split("\n")
     .filter((line) => line.startsWith("{"))
     .map((line) => JSON.parse(line));
+}
+
+/** Everything under `<home>/workspaces` (relative paths, top two levels). */
+export function ownedEntries(home: string): string[] {
+  const dir = join(home, "workspaces");
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((key) => {
+    const sub = join(dir, key);
+    const inner = readdirSync(sub);
+    return inner.length === 0 ? [key] : inner.map((name) => `${key}/${name}`);
+  });
+}
+
+/** The store of a lab's home, read directly (tests only look, or plant fixtures). */
+export function withStore<T>(home: string, fn: (db: ReturnType<typeof openDatabase>) => T): T {
+  const db = openDatabase(join(home, "state.sqlite"));
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** The record of one workspace (any status), or null. */
+export function record(home: string, workspaceId: string): WorkspaceRecord | null {
+  return withStore(home, (db) => getWorkspace(db, workspaceId));
+}
+
+/** Every workspace row of the home. */
+export function records(home: string): WorkspaceRecord[] {
+  if (!existsSync(join(home, "state.sqlite"))) return [];
+  return withStore(home, (db) => listWorkspaces(db));
+}
+
+/** Unfinished execution rows of a workspace. */
+export function liveExecutionRows(home: string, workspaceId: string) {
+  return withStore(home, (db) => unfinishedExecutions(db, workspaceId));
+}
+
+/**
+ * Waits until the workspace row records a git child and that child really is git clone (it is
+ * recorded while still the `sh` gate, which exits instead of running git if its creator dies).
+ */
+export async function recordedChild(home: string, id: string): Promise<{ pid: number; startTicks: number }> {
+  for (let i = 0; i < 1000; i++) {
+    const child = existsSync(join(home, "state.sqlite")) ? record(home, id)?.child : null;
+    // Until the gate opens the child is `/bin/sh -c … git clone …`; after it, argv[0] is git.
+    const argv = child ? cmdlineOf(child.pid).split("\0") : [];
+    if (child && argv[0]?.endsWith("git") && argv.includes("clone")) return child;
+    await Bun.sleep(10);
+  }
+  throw new Error("the create never recorded a running git clone");
 }

@@ -1,11 +1,13 @@
 /**
  * Tools from outside Node and npm that some tests need. A test whose tool is missing is skipped
- * and says so on stderr, naming the tool and the package that brings it (`.ci/run` installs
- * them all on Debian/Ubuntu), so a green `npm test` never hides what it did not run.
+ * and says so on stderr (through platform.ts), naming the tool and the package that brings it
+ * (`.ci/run` installs them all on Debian/Ubuntu), so a green `npm test` never hides what it did
+ * not run.
  */
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { skipBecause } from "./platform.ts";
 
 /** The Debian/Ubuntu package that brings each tool (what .ci/run installs). */
 const PACKAGE: Record<string, string> = {
@@ -18,6 +20,8 @@ const PACKAGE: Record<string, string> = {
   bwrap: "bubblewrap",
   sshd: "openssh-server",
   ssh: "openssh-client",
+  "ssh-keygen": "openssh-client",
+  node: "nodejs",
   git: "git",
   npm: "npm",
 };
@@ -28,10 +32,8 @@ const PACKAGE: Record<string, string> = {
  */
 export function missingTools(what: string, tools: readonly string[]): string[] {
   const missing = tools.filter((tool) => Bun.which(tool) === null && !(tool === "sshd" && existsSync("/usr/sbin/sshd")));
-  if (missing.length > 0) {
-    const packages = [...new Set(missing.map((tool) => PACKAGE[tool] ?? tool))].join(" ");
-    console.warn(`skipped: ${what}: ${missing.join(", ")} not found on PATH (apt-get install ${packages}, or run .ci/run)`);
-  }
+  const packages = [...new Set(missing.map((tool) => PACKAGE[tool] ?? tool))].join(" ");
+  skipBecause(what, missing.length > 0 ? `${missing.join(", ")} not found on PATH (apt-get install ${packages}, or run .ci/run)` : null);
   return missing;
 }
 
@@ -52,4 +54,9 @@ export async function crossRuntimeUnavailable(bunTarget: string): Promise<string
   } catch (error) {
     return `the npm registry is unreachable (${url}: ${error instanceof Error ? error.message : String(error)}) and ${name}-v${Bun.version} is not in Bun's install cache`;
   }
+}
+
+/** True when what the tests' own sshd needs (kit/sshd.ts) is missing: OpenSSH's server, client and ssh-keygen. */
+export function withoutSsh(what: string): boolean {
+  return missingTools(what, ["sshd", "ssh", "ssh-keygen"]).length > 0;
 }

@@ -1,10 +1,9 @@
 /** A ready workspace for exec tests: a temp runtime home plus an adopted temp directory. */
-import { mkdirSync, realpathSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { laterRequest, request, runBinary } from "./binary.ts";
-import { runtimeScratch } from "./scratch.ts";
-import { INSTANCE_ID } from "./daemon.ts";
-import { missingTools } from "./tools.ts";
+import { lab } from "./scratch.ts";
+import { INSTANCE_ID } from "./envelope.ts";
 
 export interface ReadyWorkspace {
   id: string;
@@ -27,29 +26,20 @@ let counter = 0;
  * `extra` options (containment) go into them too.
  */
 export async function readyWorkspace(prefix = "ws", dialect: "seed" | "later" = "seed", extra: { containment?: string } & Record<string, unknown> = {}): Promise<ReadyWorkspace> {
-  const { path, cgroupRoot, cleanup } = runtimeScratch("phr-ws-");
-  const home = join(path, "home");
-  const root = join(path, "project");
+  const world = lab("phr-ws-");
+  const root = join(world.dir, "project");
   mkdirSync(root);
   const id = `${prefix}-${process.pid}-${++counter}`;
-  const options = { stateDirectory: home, ...(cgroupRoot ? { cgroupRoot } : {}), ...extra };
+  const options = { ...world.options, ...extra };
   const kind = dialect === "seed" ? "host-directory" : "directory";
   const input = { workspaceId: id, project: { projectId: "p", source: { kind, path: root } }, placement: { kind: "existing" } };
   const result = await runBinary(["create", "--workspace-id", id], {
     stdin: dialect === "seed" ? request(options, { input }) : laterRequest(INSTANCE_ID, options, { input }),
-    env: { PASEO_HOST_RUNTIME_HOME: home },
+    env: { PASEO_HOST_RUNTIME_HOME: world.home },
   });
   if (result.code !== 0) {
-    cleanup();
+    world.cleanup();
     throw new Error(`create failed (${result.code}): ${result.stderr}`);
   }
-  return { id, home, root: realpathSync(root), options, cgroupRoot, cleanup };
-}
-
-/**
- * The isolations a suite that holds under both runs with: always "none", and "sandbox" when
- * bwrap is installed (else the sandboxed half is skipped, saying why).
- */
-export function isolations(what: string): ("none" | "sandbox")[] {
-  return missingTools(`${what} under isolation "sandbox"`, ["bwrap"]).length === 0 ? ["none", "sandbox"] : ["none"];
+  return { id, home: world.home, root, options, cgroupRoot: world.cgroupRoot, cleanup: world.cleanup };
 }

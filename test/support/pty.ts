@@ -1,27 +1,19 @@
 /**
- * Shared by the PTY end-to-end tests: PTY envelopes, finding the workload a wrapper launched,
- * and making sure every process a test started is gone afterwards.
+ * PTY execs as the daemon runs them: PTY envelopes, finding the workload a wrapper launched and
+ * its session, and making sure every process a test started is gone afterwards.
  */
-import { readFileSync, readdirSync } from "node:fs";
-import { listProcesses, readProcess, type ProcessInfo } from "../../src/platform/process.ts";
-import { envelope, startExec, type ExecHandle, type ExecOptions } from "../support/daemon.ts";
-import type { ReadyWorkspace } from "../support/workspace.ts";
-import { until } from "../support/poll.ts";
-
-export const PATH = "/usr/bin:/bin";
-
-/**
- * Every workload of this test process carries this variable, so a failed test can still find
- * and kill exactly the processes it started (see `killMarked`).
- */
-export const MARK = `PHR_PTY_TEST=${process.pid}`;
-const [MARK_NAME, MARK_VALUE] = MARK.split("=") as [string, string];
+import { listProcesses, type ProcessInfo } from "../../src/platform/process.ts";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecHandle, type ExecOptions } from "./daemon.ts";
+import type { ReadyWorkspace } from "../../kit/workspace.ts";
+import { until } from "./poll.ts";
+import { MARK, isMarked, killMarked } from "./procs.ts";
 
 /** A PTY spawn envelope with the daemon's defaults: 24 rows, 80 columns, PATH and the mark. */
 export function ptyEnvelope(ws: ReadyWorkspace, argv: string[], fields: Record<string, unknown> = {}): Record<string, unknown> {
   return envelope(argv, {
     options: ws.options,
-    env: { PATH, [MARK_NAME]: MARK_VALUE },
+    env: { PATH, ...MARK },
     stdio: { kind: "pty", rows: 24, cols: 80 },
     ...fields,
   });
@@ -43,14 +35,6 @@ export function startPty(ws: ReadyWorkspace, argv: string[], fields: Record<stri
   void handle.done.then(() => handles.delete(handle));
   return handle;
 }
-
-/** A control frame line. */
-export function frame(value: Record<string, unknown>): string {
-  return `${JSON.stringify({ protocolVersion: 1, ...value })}\n`;
-}
-
-export const resizeFrame = (id: number, rows: number, cols: number) => frame({ type: "resize", id, rows, cols });
-export const signalFrame = (signal: string) => frame({ type: "signal", signal });
 
 /**
  * The workload the wrapper launched: the marked process below the wrapper whose parent is not
@@ -79,38 +63,8 @@ export function sessionMembers(leader: ProcessInfo): ProcessInfo[] {
   return listProcesses().filter((p) => p.state !== "Z" && (p.sid === leader.sid || p.pgid === leader.pgid) && (own || isMarked(p.pid)));
 }
 
-/** One line of /proc/<pid>/status, e.g. `SigIgn`. */
-export function statusField(pid: number, name: string): string | undefined {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8")
-    .split("\n")
-    .find((l) => l.startsWith(`${name}:`));
-  return line?.slice(name.length + 1).trim();
-}
-
-/** Whether a process carries the test mark in its environment (unreadable = no). */
-function isMarked(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(MARK);
-  } catch {
-    return false;
-  }
-}
-
-/** Every live process this test process started as a workload (by the mark). */
-export function markedProcesses(): ProcessInfo[] {
-  const out: ProcessInfo[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const pid = Number(name);
-    if (!isMarked(pid)) continue;
-    const info = readProcess(pid);
-    if (info && info.state !== "Z") out.push(info);
-  }
-  return out;
-}
-
 /**
- * After each test: SIGKILL every wrapper still running and every marked workload process.
+ * After each test: SIGKILL every wrapper still running and every marked process.
  * Returns what had to be killed so a test can also assert there was nothing.
  */
 export async function killLeftovers(): Promise<number> {
@@ -123,14 +77,7 @@ export async function killLeftovers(): Promise<number> {
       killed++;
     }
   }
-  for (const info of markedProcesses()) {
-    try {
-      process.kill(info.pid, "SIGKILL");
-      killed++;
-    } catch {
-      // Already gone.
-    }
-  }
+  killed += killMarked();
   await Promise.race([Promise.all(exits), Bun.sleep(2000)]);
   handles.clear();
   return killed;

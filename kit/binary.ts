@@ -3,8 +3,10 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 
 /** The compiled binary under test (`npm test` builds it first). */
-export const BIN = join(import.meta.dir, "..", "..", "dist", "paseo-host-runtime");
+export const BIN = join(import.meta.dir, "..", "dist", "paseo-host-runtime");
 
+// `npm run test:unit` runs without a build: a test of that tier that reached here belongs to the end-to-end tier.
+if (process.env.PASEO_TEST_TIER === "unit") throw new Error("a test of `npm run test:unit` imports kit/binary.ts: it needs the compiled binary, so it belongs to the end-to-end tier (CONTRIBUTING.md, Tests and their tiers)");
 if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` (npm test does it for you)`);
 
 export interface RunResult {
