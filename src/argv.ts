@@ -4,6 +4,7 @@
  * nothing here knows which commands exist: src/cli.ts holds the table.
  */
 import { isMacOS } from "./platform/os.ts";
+import { SSH_URL_GRAMMAR } from "./ssh-url.ts";
 
 /** How one flag is documented in `<command> --help`, and what its value must be. */
 export interface FlagDoc {
@@ -223,7 +224,7 @@ export function helpText(commands: CommandTable, version: string): string {
     ...(operator.length ? ["", "Operator commands (for people; `paseo-host-runtime <command> --help` for flags, defaults and examples):", ...operator.map(([name, spec]) => `  ${name.padEnd(width)}  ${spec.summary}`)] : []),
     "",
     "Remote hosts (every protocol command, carried over OpenSSH; README \"Remote workspaces\"):",
-    "  paseo-host-runtime --remote ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] <command> …",
+    `  paseo-host-runtime --remote ${SSH_URL_GRAMMAR} [--ssh-config FILE] <command> …`,
     "  operator commands work on every host of a remote runtime of the daemon's config: <command> --config FILE --runtime NAME",
     "",
     "  -h, --help, help [COMMAND]   show this help, or one command's",

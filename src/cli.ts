@@ -12,6 +12,7 @@ import { OPTIONS_FLAGS, OWNER_DEFAULT, REMOTE_NOTE, SELECT, SHARED, STOP_GRACE, 
 import { FORMAT_FIELDS, formatProblem } from "./operator/ps-format.ts";
 import { PURPOSES } from "./operator/purposes.ts";
 import { signalNameProblem } from "./platform/signals.ts";
+import { SSH_URL_GRAMMAR } from "./ssh-url.ts";
 
 const WORKSPACE = ["workspace-id"] as const;
 
@@ -374,7 +375,7 @@ function operatorCommands(): Record<string, Command> {
       required: [],
       optional: ["ssh-config", "home", "remote-home", "owner", "remote-owner"],
       switches: ["json"],
-      usage: "doctor ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] [--home DIR] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]",
+      usage: `doctor ${SSH_URL_GRAMMAR} [--ssh-config FILE] [--home DIR] [--remote-home DIR] [--owner NAME] [--remote-owner NAME] [--json]`,
       summary: "`remote doctor ssh://HOST`: check a remote host for `--remote` (ssh, remote binary and version, its doctor, round-trip time)",
       flags: {
         "ssh-config": { value: "FILE", help: "an ssh_config for ssh -F (identity, known hosts, port)", default: "~/.ssh/config" },

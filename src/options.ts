@@ -5,7 +5,7 @@
  */
 import * as v from "valibot";
 import { isAbsolute, normalize } from "node:path";
-import { isSshUrl } from "./ssh-url.ts";
+import { isSshUrl, SSH_URL_GRAMMAR } from "./ssh-url.ts";
 import { once } from "./platform/lazy.ts";
 import { issueMessage, jsonTypeName } from "./protocol/common.ts";
 
@@ -139,7 +139,7 @@ function ownerName(name: string) {
   );
 }
 
-const hostsMessage = mustBe("remote.hosts", "a non-empty list of ssh://[user@]host[:port][/path/to/paseo-host-runtime] URLs");
+const hostsMessage = mustBe("remote.hosts", `a non-empty list of ${SSH_URL_GRAMMAR} URLs`);
 
 /** `remote.*`: used only when the runtime runs with `--remote`; never sent to a remote host. */
 const remoteOptions = () =>

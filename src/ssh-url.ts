@@ -1,8 +1,14 @@
 /**
- * Remote hosts as the operator names them: `ssh://[user@]host[:port][/path/to/paseo-host-runtime]`.
+ * Remote hosts as the operator names them (SSH_URL_GRAMMAR: every usage and error text shows it from here).
  * Parsed strictly, because every part ends up in an ssh command line: a host or user that ssh
  * could read as an option (`-oProxyCommand=…`) is refused here, not escaped later.
  */
+
+/** How usage and error texts write the grammar of the host part: user and port are optional. */
+export const SSH_HOST_GRAMMAR = "ssh://[user@]host[:port]";
+
+/** How usage texts write the grammar of a remote host URL, the program's path included. */
+export const SSH_URL_GRAMMAR = `${SSH_HOST_GRAMMAR}[/path/to/paseo-host-runtime]`;
 
 /** The remote program when the URL names none: found on the remote user's PATH. */
 const DEFAULT_REMOTE_BINARY = "paseo-host-runtime";
@@ -32,7 +38,7 @@ function problem(text: string): string | null {
 
 /** Parses an ssh URL or throws an Error whose message says what is wrong with it. */
 export function parseSshUrl(text: string): RemoteHost {
-  const shape = `ssh://[user@]host[:port][/absolute/path/to/paseo-host-runtime], got ${JSON.stringify(text)}`;
+  const shape = `${SSH_HOST_GRAMMAR}[/absolute/path/to/paseo-host-runtime], got ${JSON.stringify(text)}`;
   const why = problem(text);
   if (why) throw new Error(`a remote must be ${shape}: ${why}`);
   const rest = text.slice("ssh://".length);

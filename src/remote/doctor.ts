@@ -18,7 +18,7 @@ import { terminalJson } from "../printable.ts";
 import { remoteOwner } from "./context.ts";
 import { RemoteStalled, closeShared, controlDirectory, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
 import { resolveHome } from "../store/home.ts";
-import { parseSshUrl, type RemoteHost } from "../ssh-url.ts";
+import { parseSshUrl, SSH_HOST_GRAMMAR, type RemoteHost } from "../ssh-url.ts";
 
 /** Round trips measured over the shared connection. */
 const ROUND_TRIPS = 5;
@@ -30,7 +30,7 @@ export async function remoteDoctor(argv: readonly string[], commands: CommandTab
   try {
     const [sub, url, ...rest] = argv;
     if (sub !== "doctor") throw new UsageError(`unknown remote command ${JSON.stringify(sub ?? "")}: the one command is \`remote doctor ssh://host\``, "remote");
-    if (url === undefined || url.startsWith("--")) throw new UsageError("remote doctor needs the host: ssh://[user@]host[:port]", "remote");
+    if (url === undefined || url.startsWith("--")) throw new UsageError(`remote doctor needs the host: ${SSH_HOST_GRAMMAR}`, "remote");
     try {
       host = parseSshUrl(url);
     } catch (error) {
@@ -167,7 +167,7 @@ async function checkBinary(host: RemoteHost, settings: SshSettings): Promise<Che
   const text = new TextDecoder().decode(result.stdout).trim();
   const install = sshCommand(host, installCommand([]));
   if (result.status !== 0) {
-    const alternatives = ["# give its path in the URL: ssh://[user@]host[:port]/path/to/paseo-host-runtime"];
+    const alternatives = [`# give its path in the URL: ${SSH_HOST_GRAMMAR}/path/to/paseo-host-runtime`];
     return { name, status: "fail", detail: `${host.binary} --version exited ${result.status} on ${host.key}`, hint: `${install}   # install this version there`, alternatives };
   }
   const version = /^paseo-host-runtime (\S+)/.exec(text)?.[1];

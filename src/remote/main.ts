@@ -7,8 +7,9 @@ import { UsageError, commandUsage, parseArgs, parseGlobalFlags, type CommandTabl
 import { diagnose, writeAll, writeStdout } from "../output.ts";
 import { remoteCallOf, type RemoteCall } from "./context.ts";
 import { REMOTE_OPERATIONS, forward } from "./dispatch.ts";
+import { SSH_URL_GRAMMAR } from "../ssh-url.ts";
 
-const USAGE = "Usage: paseo-host-runtime --remote ssh://[user@]host[:port][/path/to/paseo-host-runtime] [--ssh-config FILE] <operation> [options]\n";
+const USAGE = `Usage: paseo-host-runtime --remote ${SSH_URL_GRAMMAR} [--ssh-config FILE] <operation> [options]\n`;
 
 /** Runs a remote call; returns the exit status (2 for usage errors, like a local call). */
 export async function remoteMain(argv: readonly string[], commands: CommandTable): Promise<number> {
