@@ -1,6 +1,6 @@
 import type { Subprocess } from "bun";
 import type { ResizeControl } from "../protocol/index.ts";
-import { readProcess, sendSignal, type ProcessIdentity } from "../platform/process.ts";
+import { processOf, sendSignal, type ProcessIdentity } from "../platform/process.ts";
 import type { ControlReader } from "./controls.ts";
 import { EventWriter } from "./events.ts";
 import { launchWorkload, type Launched } from "./record.ts";
@@ -149,9 +149,9 @@ function deliverPtySignal(launched: Launched, signal: NodeJS.Signals): void {
   }
   if (!launched.mayForward()) return;
   const identity: ProcessIdentity = launched.leader;
-  const leader = readProcess(identity.pid);
+  const leader = processOf(identity);
   sendSignal(-identity.pid, signal);
-  if (leader && leader.startTicks === identity.startTicks && leader.tpgid > 0 && leader.tpgid !== identity.pid) {
+  if (leader && leader.tpgid > 0 && leader.tpgid !== identity.pid) {
     sendSignal(-leader.tpgid, signal);
   }
 }

@@ -6,7 +6,7 @@
 import type { Subprocess } from "bun";
 import { writeSync } from "node:fs";
 import { PEER_GONE, tolerating } from "../platform/errno.ts";
-import { readProcess } from "../platform/process.ts";
+import { holdsPid, identityOfProcess, isSameProcess, readProcess, type ProcessIdentity } from "../platform/process.ts";
 import { explainSandboxFailure, findInSandbox, SANDBOX_FDS, SANDBOX_INIT_PATH } from "../platform/sandbox.ts";
 import { realtimeSignals } from "../platform/libc/processes.ts";
 import { isSignalName } from "../platform/signals.ts";
@@ -71,9 +71,8 @@ export class SandboxedWorkload {
   readonly #control: number;
   readonly #reports: ReportReader;
   readonly #diagnostics: Promise<string>;
-  #leader = { pid: 0, startTicks: 0 };
-  #initPid = 0;
-  #initStartTicks = 0;
+  #leader: ProcessIdentity | null = null;
+  #init: ProcessIdentity | null = null;
   /** The sandbox's own processes on the host: bwrap, its init, the sandbox init. */
   machinery: number[] = [];
   exitCode: number | null = null;
@@ -93,7 +92,7 @@ export class SandboxedWorkload {
   }
 
   get pid(): number {
-    return this.#leader.pid;
+    return this.#leader?.pid ?? 0;
   }
 
   /** The PTY, held by bwrap's session (PTY mode). */
@@ -110,9 +109,8 @@ export class SandboxedWorkload {
     if (report?.type === "spawned") {
       const found = findInSandbox(this.#bwrap.pid, report.pid, report.startTicks);
       if (found) {
-        this.#leader = { pid: found.pid, startTicks: report.startTicks };
-        this.#initPid = found.init;
-        this.#initStartTicks = readProcess(found.init)?.startTicks ?? 0;
+        this.#leader = identityOfProcess({ pid: found.pid, startTicks: report.startTicks });
+        this.#init = identityOfProcess({ pid: found.init, startTicks: readProcess(found.init)?.startTicks ?? 0 });
         this.machinery = [this.#bwrap.pid, found.init, readProcess(found.pid)?.ppid ?? found.init];
         this.exited = this.#follow().then(() => this.exitCode ?? 1);
         return;
@@ -160,7 +158,7 @@ export class SandboxedWorkload {
    */
   mayForward(): boolean {
     if (this.exitCode !== null || this.signalCode !== null || this.problem !== null) return false;
-    return readProcess(this.#leader.pid)?.startTicks === this.#leader.startTicks;
+    return this.#leader !== null && holdsPid(this.#leader);
   }
 
   /** SIGKILL for the whole sandbox: bwrap's death takes its init, and the pid namespace, with it. */
@@ -177,16 +175,10 @@ export class SandboxedWorkload {
     this.#send({ type: "release" });
     await this.#bwrap.exited;
     const deadline = performance.now() + TEARDOWN_WAIT_MS;
-    for (let pause = 1; this.#initAlive(); pause = Math.min(pause * 2, 20)) {
-      if (performance.now() > deadline) throw new Error(`the sandbox's pid namespace (init ${this.#initPid}) outlived bwrap by ${TEARDOWN_WAIT_MS} ms`);
+    for (let pause = 1; this.#init !== null && isSameProcess(this.#init); pause = Math.min(pause * 2, 20)) {
+      if (performance.now() > deadline) throw new Error(`the sandbox's pid namespace (init ${this.#init.pid}) outlived bwrap by ${TEARDOWN_WAIT_MS} ms`);
       await Bun.sleep(pause);
     }
-  }
-
-  #initAlive(): boolean {
-    if (this.#initPid === 0) return false;
-    const info = readProcess(this.#initPid);
-    return info !== null && info.state !== "Z" && info.startTicks === this.#initStartTicks;
   }
 
   /** A message to the init; one it can no longer read (it is gone) needs no answer. */

@@ -12,7 +12,7 @@
  */
 import { closeSync } from "node:fs";
 import { EINVAL, ESRCH, hasPidfd, pidfdOpen, pidfdSignal } from "./libc/processes.ts";
-import { holdsPid, listProcesses, readProcess, sendSignal, type ProcessIdentity, type ProcessInfo } from "./process.ts";
+import { holdsPid, identityOfProcess, isSameProcess, listProcesses, sendSignal, type ProcessIdentity, type ProcessInfo } from "./process.ts";
 import { signalNumber } from "./signals.ts";
 
 /**
@@ -82,21 +82,19 @@ export function provenMembers(leader: ProcessIdentity, processes?: ProcessInfo[]
 }
 
 /**
- * Signals one process known by (pid, start time). On Linux through a pidfd whose process is
+ * Signals one process known by its identity. On Linux through a pidfd whose process is
  * checked after opening, so a pid recycled since it was listed is never hit. Returns false
  * when that process is gone.
  */
-function signalKnown(member: { pid: number; startTicks: number }, signal: NodeJS.Signals): boolean {
+function signalKnown(member: ProcessIdentity, signal: NodeJS.Signals): boolean {
   if (!hasPidfd) {
     // macOS (unverified): no pidfd; the window between this check and kill(2) stays open.
-    const info = readProcess(member.pid);
-    return info !== null && info.startTicks === member.startTicks && sendSignal(member.pid, signal);
+    return holdsPid(member) && sendSignal(member.pid, signal);
   }
   const fd = pidfdOpen(member.pid);
   if (fd < 0) return false;
   try {
-    const info = readProcess(member.pid);
-    if (!info || info.startTicks !== member.startTicks) return false;
+    if (!holdsPid(member)) return false;
     const result = pidfdSignal(fd, signalNumber(signal)!, false);
     if (result === -ESRCH) return false;
     if (result < 0) throw new Error(`pidfd_send_signal(${member.pid}, ${signal}) failed: errno ${-result}`);
@@ -130,15 +128,15 @@ export async function signalAndWait(leader: ProcessIdentity, signal: NodeJS.Sign
     for (let first = true; ; first = false) {
       const members = proof.members();
       for (const member of members ?? []) known.set(member.pid, member.startTicks);
-      const alive = [...known].filter(([pid, startTicks]) => isRunning(pid, startTicks));
+      const alive = [...known].map(([pid, startTicks]) => identityOfProcess({ pid, startTicks })).filter(isSameProcess);
       if (alive.length === 0) return { gone: true, leftAlone: members === null ? strays(leader.pid, known).length : 0 };
       if (!first && performance.now() >= deadline) return { gone: false, leftAlone: 0 };
       if (members !== null) proof.signalGroup(signal);
-      for (const [pid, startTicks] of alive) {
-        if (signal !== "SIGKILL" && signalled.has(pid)) continue;
-        signalKnown({ pid, startTicks }, signal);
-        if (signal !== "SIGKILL" && signal !== "SIGCONT") signalKnown({ pid, startTicks }, "SIGCONT");
-        signalled.add(pid);
+      for (const member of alive) {
+        if (signal !== "SIGKILL" && signalled.has(member.pid)) continue;
+        signalKnown(member, signal);
+        if (signal !== "SIGKILL" && signal !== "SIGCONT") signalKnown(member, "SIGCONT");
+        signalled.add(member.pid);
       }
       await Bun.sleep(pause);
       pause = Math.min(pause * 2, 20);
@@ -146,11 +144,6 @@ export async function signalAndWait(leader: ProcessIdentity, signal: NodeJS.Sign
   } finally {
     proof.close();
   }
-}
-
-function isRunning(pid: number, startTicks: number): boolean {
-  const info = readProcess(pid);
-  return info !== null && info.state !== "Z" && info.startTicks === startTicks;
 }
 
 /** Live processes of group or session `id` that were never proven the workload's. */

@@ -45,6 +45,11 @@ export interface ProcessIdentity {
 
 let self: ProcessIdentity | undefined;
 
+/** The identity of a process read on this boot (listed, or read by pid, just now). */
+export function identityOfProcess(info: Pick<ProcessInfo, "pid" | "startTicks">): ProcessIdentity {
+  return { pid: info.pid, startTicks: info.startTicks, bootId: bootId() };
+}
+
 /** This process's own identity (cached: it cannot change while we run). */
 export function selfIdentity(): ProcessIdentity {
   if (self) return self;
@@ -106,15 +111,30 @@ export function listProcesses(): ProcessInfo[] {
   return out;
 }
 
+/** True when `id` is this very process. */
+export function isSelf(id: ProcessIdentity): boolean {
+  const me = selfIdentity();
+  return id.pid === me.pid && id.startTicks === me.startTicks && id.bootId === me.bootId;
+}
+
 /**
- * True when `id` names a process that is running now: same boot, same start time, not a
- * zombie (a zombie has finished; only its parent's wait is missing). The one liveness check
- * every record of a process goes through.
+ * The process `id` names, while it still holds its pid (running, or a zombie not yet reaped),
+ * else null: same boot, same pid, same start time. The one identity check every record of a
+ * process goes through, here and in isSameProcess and holdsPid.
+ */
+export function processOf(id: ProcessIdentity): ProcessInfo | null {
+  if (id.pid <= 0 || id.bootId !== bootId()) return null;
+  const info = readProcess(id.pid);
+  return info !== null && info.startTicks === id.startTicks ? info : null;
+}
+
+/**
+ * True when `id` names a process that is running now: not a zombie (a zombie has finished;
+ * only its parent's wait is missing).
  */
 export function isSameProcess(id: ProcessIdentity): boolean {
-  if (id.pid <= 0 || id.bootId !== bootId()) return false;
-  const info = readProcess(id.pid);
-  return info !== null && info.state !== "Z" && info.startTicks === id.startTicks;
+  const info = processOf(id);
+  return info !== null && info.state !== "Z";
 }
 
 /**
@@ -122,9 +142,7 @@ export function isSameProcess(id: ProcessIdentity): boolean {
  * While it does, no other process can be given that number, nor a group or session of it.
  */
 export function holdsPid(id: ProcessIdentity): boolean {
-  if (id.pid <= 0 || id.bootId !== bootId()) return false;
-  const info = readProcess(id.pid);
-  return info !== null && info.startTicks === id.startTicks;
+  return processOf(id) !== null;
 }
 
 /**

@@ -12,7 +12,7 @@
 import { accessSync, constants, existsSync, lstatSync, readFileSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { join, sep } from "node:path";
 import { lazyChildProcess, lazyOs } from "./lazy.ts";
-import { listProcesses, readProcess } from "./process.ts";
+import { holdsPid, identityOfProcess, listProcesses } from "./process.ts";
 import { isMacOS } from "./os.ts";
 
 /** The package that brings bwrap on Debian, Ubuntu, Fedora, Arch and Alpine alike. */
@@ -297,7 +297,7 @@ export function findInSandbox(monitor: number, nsPid: number, startTicks: number
   let level = childrenOf(init);
   for (let depth = 0; depth < 2 && level.length > 0; depth++) {
     for (const pid of level) {
-      if (innermostPid(pid) === nsPid && readProcess(pid)?.startTicks === startTicks) return { pid, init };
+      if (innermostPid(pid) === nsPid && holdsPid(identityOfProcess({ pid, startTicks }))) return { pid, init };
     }
     level = level.flatMap(childrenOf);
   }

@@ -7,16 +7,11 @@
 import type { Database } from "bun:sqlite";
 import { stopWorkload } from "../platform/process-group.ts";
 import { diagnose } from "../output.ts";
-import { isSameProcess, selfIdentity } from "../platform/process.ts";
+import { isSameProcess, isSelf, selfIdentity } from "../platform/process.ts";
 import { countsAsMissing, deleteRepoLock, getRepoLock, getWorkspace, setRepoLock, updateWorkspace, type ProcessIdentity, type WorkspaceRecord } from "../store/workspaces.ts";
 import { writeTransaction } from "../store/db.ts";
 import type { ChildTracker } from "./git.ts";
 import { assertOwner, type Ownership } from "./owner.ts";
-
-function isSelf(holder: ProcessIdentity): boolean {
-  const me = selfIdentity();
-  return holder.pid === me.pid && holder.startTicks === me.startTicks && holder.bootId === me.bootId;
-}
 
 /** The live process other than us holding the record's lock, or null when the lock is free or its holder died. */
 export function liveHolder(record: WorkspaceRecord): ProcessIdentity | null {
