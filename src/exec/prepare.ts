@@ -18,7 +18,8 @@ import { ownershipOf, type Ownership } from "../workspace/owner.ts";
 import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
 import { sandboxView } from "../workspace/sandbox-view.ts";
 import { gitForExec, type PreparedGit } from "../workspace/sandbox-git.ts";
-import { isolationProblem, requestedIsolation } from "../workspace/isolation.ts";
+import { requestedIsolation } from "../workspace/isolation.ts";
+import { requireIsolation } from "../workspace/refusals.ts";
 import { userGitOf } from "../workspace/private-git.ts";
 import { helperFiles, helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
@@ -218,8 +219,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
  */
 function keepsIsolation(store: Store, record: WorkspaceRecord, options: RuntimeOptions): void {
   const requested = requestedIsolation(options);
-  const problem = isolationProblem(record.workspaceId, record.isolation, requested);
-  if (problem !== null) throw new ProgramError(`${problem}; nothing was launched`, 1);
+  requireIsolation(record, requested, "launched");
   if (record.isolation === null) updateWorkspace(store.db, record.workspaceId, { isolation: requested });
 }
 

@@ -4,7 +4,7 @@ import type { Invocation } from "../argv.ts";
 import { bootId, listProcesses, readProcess } from "../platform/process.ts";
 import { SCHEMA_VERSION, readSchemaVersion, storePath } from "../store/db.ts";
 import { listWorkspaces } from "../store/workspaces.ts";
-import { liveHolder } from "../workspace/lock.ts";
+import { liveHolder } from "../workspace/holder.ts";
 import { TARGET, VERSION } from "../version.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { availableControllers } from "../platform/cgroup.ts";

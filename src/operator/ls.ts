@@ -3,7 +3,7 @@ import { readCounter } from "../platform/cgroup.ts";
 import { cgroupMemoryBytes } from "../platform/resources.ts";
 import { isSameProcess } from "../platform/process.ts";
 import { listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
-import { unfinishedDestroy } from "../workspace/lock.ts";
+import { destroyRefusal } from "../workspace/refusals.ts";
 import { rootProblem } from "../workspace/confinement.ts";
 import { diagnose } from "../output.ts";
 import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printLines, shellQuote, suggestion } from "./common.ts";
@@ -24,7 +24,7 @@ function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
     configuration: record.configuration,
     status: record.status,
     interrupted: busy && !holderAlive,
-    unfinishedDestroy: unfinishedDestroy(record),
+    unfinishedDestroy: destroyRefusal(record)?.message ?? null,
     listedAt: new Date(record.listedAt).toISOString(),
     orphanedAt: record.orphanedAt === null ? null : new Date(record.orphanedAt).toISOString(),
     source: input.project?.source?.kind ?? "?",

@@ -1,9 +1,8 @@
 import type { Invocation } from "../argv.ts";
 import { withExistingStore } from "../store/db.ts";
-import { countsAsMissing, getWorkspace } from "../store/workspaces.ts";
+import { getWorkspace } from "../store/workspaces.ts";
 import { rootProblem } from "../workspace/confinement.ts";
-import { unfinishedDestroy } from "../workspace/lock.ts";
-import { assertOwner } from "../workspace/owner.ts";
+import { BeingDestroyed, refusalOf, WorkspaceMissing } from "../workspace/refusals.ts";
 import { inspectionOf } from "../workspace/state.ts";
 import { respond } from "../protocol/request.ts";
 import { readLifecycleCall } from "../workspace/call.ts";
@@ -23,10 +22,10 @@ export function inspect(invocation: Invocation): Promise<number> {
   };
   return withExistingStore(options, ({ db }) => {
     const record = getWorkspace(db, workspaceId);
-    if (record) assertOwner(record, owner);
-    if (!record || countsAsMissing(record.status)) return missing();
-    const unfinished = unfinishedDestroy(record);
-    const inspection = unfinished ? { status: "error" as const, message: unfinished } : inspectionOf(record, options, rootProblem(record), owner.dialect);
+    const refusal = refusalOf(record, workspaceId, owner);
+    if (refusal instanceof WorkspaceMissing) return missing();
+    if (refusal !== null && !(refusal instanceof BeingDestroyed)) throw refusal;
+    const inspection = refusal ? { status: "error" as const, message: refusal.message } : inspectionOf(record!, options, rootProblem(record!), owner.dialect);
     respond({ type: "inspection", protocolVersion: 1, inspection }, owner.dialect);
     return 0;
   }, missing);

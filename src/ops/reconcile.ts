@@ -5,7 +5,7 @@ import { now, withStore, writeTransaction } from "../store/db.ts";
 import { deleteOrphanRecords } from "../store/executions.ts";
 import { getWorkspace, listWorkspaces, updateWorkspace } from "../store/workspaces.ts";
 import { destroyWorkspace } from "../workspace/destroy.ts";
-import { isAbandoned, liveHolder } from "../workspace/lock.ts";
+import { isAbandoned, liveHolder } from "../workspace/holder.ts";
 import { inReconcileScope, ownershipProblem, type Ownership } from "../workspace/owner.ts";
 import { respond } from "../protocol/request.ts";
 import { readLifecycleCall } from "../workspace/call.ts";

@@ -9,7 +9,8 @@ import { restoreRoot } from "../workspace/restore.ts";
 import { stateResponse } from "../workspace/state.ts";
 import { respond } from "../protocol/request.ts";
 import { readLifecycleCall } from "../workspace/call.ts";
-import { isolationProblem, requestedIsolation } from "../workspace/isolation.ts";
+import { requestedIsolation } from "../workspace/isolation.ts";
+import { requireIsolation } from "../workspace/refusals.ts";
 
 /**
  * `resume`: paused → ready, ready → ready. The isolation asked for must be at least the one
@@ -28,8 +29,7 @@ export async function resume(invocation: Invocation): Promise<number> {
     const previous = await claimExisting(db, workspaceId, owner, "resume");
     try {
       const requested = requestedIsolation(options);
-      const problem = isolationProblem(workspaceId, previous.isolation, requested);
-      if (problem !== null) throw new Error(`${problem}; nothing was changed`);
+      requireIsolation(previous, requested, "changed");
       if (previous.isolation === null) writeTransaction(db, () => updateWorkspace(db, workspaceId, { isolation: requested }));
       await reapOrphanChild(db, previous);
       await restoreRoot(db, previous);

@@ -4,7 +4,7 @@ import { signalExecution, wrapperOf } from "../workspace/executions.ts";
 import { withExistingStore } from "../store/db.ts";
 import { getExecution, markFinished } from "../store/executions.ts";
 import { getWorkspace } from "../store/workspaces.ts";
-import { assertOwner } from "../workspace/owner.ts";
+import { requireOwner } from "../workspace/refusals.ts";
 import { readLifecycleCall } from "../workspace/call.ts";
 
 /** How long `signal` waits for a workload to be gone after SIGKILL; other signals wait options.stopTimeoutMs. */
@@ -27,7 +27,7 @@ export async function signal(invocation: Invocation): Promise<number> {
   };
   return withExistingStore(options, async ({ db }) => {
     const workspace = getWorkspace(db, workspaceId);
-    if (workspace) assertOwner(workspace, owner);
+    if (workspace) requireOwner(workspace, owner);
     const record = getExecution(db, workspaceId, execId);
     if (!record) return notReady();
     if (record.finishedAt !== null) return 0;

@@ -2,24 +2,10 @@
 import type { Database } from "bun:sqlite";
 import { closeDescriptor } from "../platform/directory.ts";
 import { writeTransaction } from "../store/db.ts";
-import { getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
+import { updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { openRoot, RootProblem, sameConfinement, type OpenRoot } from "./confinement.ts";
-import { requireExisting } from "./lock.ts";
-import { assertOwner, type Ownership } from "./owner.ts";
-
-/**
- * Throws unless the workspace exists, belongs to `owner` (owner, dialect, instance) and is
- * ready. One primary-key lookup.
- */
-function requireReadyWorkspace(db: Database, workspaceId: string, owner: Ownership): WorkspaceRecord {
-  const name = JSON.stringify(workspaceId);
-  const record = getWorkspace(db, workspaceId);
-  if (!record) throw new Error(`workspace ${name} does not exist`);
-  assertOwner(record, owner);
-  requireExisting(record);
-  if (record.status === "paused") throw new Error(`workspace ${name} is paused`);
-  return record;
-}
+import type { Ownership } from "./owner.ts";
+import { requireWorkspace } from "./refusals.ts";
 
 /**
  * Opens the root of a ready workspace, proven to be its own (confinement.ts), or throws saying
@@ -48,7 +34,7 @@ function openUsableRoot(db: Database, record: WorkspaceRecord): OpenRoot {
  */
 export function whileReady<T>(db: Database, workspaceId: string, owner: Ownership, fn: (root: OpenRoot, record: WorkspaceRecord) => T): T {
   return writeTransaction(db, () => {
-    const record = requireReadyWorkspace(db, workspaceId, owner);
+    const record = requireWorkspace(db, workspaceId, owner, { ready: true });
     const root = openUsableRoot(db, record);
     try {
       return fn(root, record);

@@ -13,9 +13,11 @@ import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type Ma
 import type { Built } from "./materialize.ts";
 import { captureConfinement, RootProblem } from "./confinement.ts";
 import { createConflict, type KeptInput } from "./input.ts";
-import { repoGuard, liveHolder, reapOrphanChild, releaseLock, takeLock, unfinishedDestroy, untilFree } from "./lock.ts";
+import { liveHolder } from "./holder.ts";
+import { repoGuard, reapOrphanChild, releaseLock, takeLock, untilFree } from "./lock.ts";
 import { writeTransaction } from "../store/db.ts";
-import { assertOwner, type Ownership } from "./owner.ts";
+import type { Ownership } from "./owner.ts";
+import { destroyRefusal, requireOwner } from "./refusals.ts";
 import { removeOwned } from "./remove.ts";
 
 /** A create either answers an existing workspace or holds the lock on a fresh `creating` record. */
@@ -35,8 +37,8 @@ export async function claimCreate(db: Database, kept: KeptInput, owner: Ownershi
       insertCreating(db, { workspaceId, ...owner, input, inputDigest, hostDirectory, isolation, holder: selfIdentity(), op: "create" });
       return { done: { existing: null, abandoned: null } };
     }
-    assertOwner(record, owner);
-    if (record.status === "destroying" && !liveHolder(record)) throw new Error(unfinishedDestroy(record)!);
+    requireOwner(record, owner);
+    if (record.status === "destroying" && !liveHolder(record)) throw destroyRefusal(record)!;
     if (record.status === "ready" || record.status === "paused") {
       const conflict = createConflict(record, { input, inputDigest, hostDirectory });
       if (conflict) {

@@ -4,9 +4,11 @@ import { removeWorkspaceCgroup } from "./containment.ts";
 import { stopWorkspaceExecutions } from "./executions.ts";
 import { deleteExecutions, deleteOrphanRecords } from "../store/executions.ts";
 import { deleteWorkspace, getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
-import { repoGuard, liveHolder, reapOrphanChild, releaseLock, takeLock, unfinishedDestroy, untilFree } from "./lock.ts";
+import { liveHolder } from "./holder.ts";
+import { repoGuard, reapOrphanChild, releaseLock, takeLock, untilFree } from "./lock.ts";
 import { writeTransaction } from "../store/db.ts";
-import { assertOwner, type Ownership } from "./owner.ts";
+import type { Ownership } from "./owner.ts";
+import { destroyRefusal, requireOwner } from "./refusals.ts";
 import { removeOwned } from "./remove.ts";
 import { logLine } from "../log/runtime-log.ts";
 import { diagnose } from "../output.ts";
@@ -25,7 +27,7 @@ import { diagnose } from "../output.ts";
 export async function destroyWorkspace(db: Database, home: string, workspaceId: string, owner: Ownership): Promise<boolean> {
   const previous = await untilFree<WorkspaceRecord | null>(db, workspaceId, (record) => {
     if (!record) return { done: null };
-    assertOwner(record, owner);
+    requireOwner(record, owner);
     if (liveHolder(record)) return { wait: record };
     takeLock(db, workspaceId, "destroy");
     // A create that never finished stays one to undo, however many destroys it takes.
@@ -68,7 +70,7 @@ function undoesCreate(record: WorkspaceRecord): boolean {
 
 /**
  * Records why the destroy stopped and releases the lock; returns what every later operation
- * will say (lock.ts unfinishedDestroy). A store that refuses even this keeps our dead lock,
+ * will say (refusals.ts destroyRefusal). A store that refuses even this keeps our dead lock,
  * which says "interrupted" just as well.
  */
 function recordUnfinished(db: Database, workspaceId: string, error: Error): string {
@@ -76,7 +78,7 @@ function recordUnfinished(db: Database, workspaceId: string, error: Error): stri
     writeTransaction(db, () => updateWorkspace(db, workspaceId, { destroyProblem: error.message }));
     releaseLock(db, workspaceId);
     const record = getWorkspace(db, workspaceId);
-    const message = (record && unfinishedDestroy(record)) ?? error.message;
+    const message = (record && destroyRefusal(record)?.message) ?? error.message;
     logLine("warn", "destroy-unfinished", { workspaceId, message: error.message });
     return message;
   } catch (recording) {

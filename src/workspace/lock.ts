@@ -8,21 +8,12 @@ import type { Database } from "bun:sqlite";
 import { stopWorkload } from "../platform/process-group.ts";
 import { diagnose } from "../output.ts";
 import { isSameProcess, isSelf, selfIdentity } from "../platform/process.ts";
-import { countsAsMissing, deleteRepoLock, getRepoLock, getWorkspace, setRepoLock, updateWorkspace, type ProcessIdentity, type WorkspaceRecord } from "../store/workspaces.ts";
+import { deleteRepoLock, getRepoLock, getWorkspace, setRepoLock, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { writeTransaction } from "../store/db.ts";
 import type { ChildTracker } from "./git.ts";
-import { assertOwner, type Ownership } from "./owner.ts";
-
-/** The live process other than us holding the record's lock, or null when the lock is free or its holder died. */
-export function liveHolder(record: WorkspaceRecord): ProcessIdentity | null {
-  if (!record.lock || isSelf(record.lock)) return null;
-  return isSameProcess(record.lock) ? record.lock : null;
-}
-
-/** True when the record's lock was left by a process that died holding it. */
-export function isAbandoned(record: WorkspaceRecord): boolean {
-  return record.lock !== null && !isSelf(record.lock) && !isSameProcess(record.lock);
-}
+import { liveHolder } from "./holder.ts";
+import type { Ownership } from "./owner.ts";
+import { checkWorkspace } from "./refusals.ts";
 
 /** What one attempt decided: wait for a live holder, or a result. */
 type Attempt<T> = { wait: WorkspaceRecord } | { done: T };
@@ -51,41 +42,17 @@ export async function untilFree<T>(db: Database, workspaceId: string, attempt: (
 }
 
 /**
- * Why a workspace whose destroy has not finished may not be used, or null when no destroy is
- * under way: a destroy still running (its live holder), or one that stopped (the reason it
- * recorded, or its process died). inspect answers it as `error`, and every other operation
- * but destroy refuses with these same words.
- */
-export function unfinishedDestroy(record: WorkspaceRecord): string | null {
-  if (record.status !== "destroying") return null;
-  const name = JSON.stringify(record.workspaceId);
-  const holder = liveHolder(record);
-  if (holder) return `workspace ${name} is being destroyed (pid ${holder.pid}); nothing else may use it`;
-  const why = record.destroyProblem ?? `its destroy was interrupted (pid ${record.lock?.pid ?? "?"} is gone)`;
-  return `workspace ${name} is not fully destroyed: ${why}; destroy it again to finish (what is left stays the workspace's until then)`;
-}
-
-/** Throws unless the record is a workspace that exists and is not being destroyed. */
-export function requireExisting(record: WorkspaceRecord): void {
-  if (countsAsMissing(record.status)) throw new Error(`workspace ${JSON.stringify(record.workspaceId)} does not exist`);
-  const unfinished = unfinishedDestroy(record);
-  if (unfinished) throw new Error(unfinished);
-}
-
-/**
  * Takes the lock of a ready or paused workspace for `op`, waiting while a live process holds
- * it, and sets `status` in the same transaction when given. Missing or still being created:
- * "does not exist"; being destroyed: why (unfinishedDestroy). Returns the record as it was
- * before the claim.
+ * it, and sets `status` in the same transaction when given. Refuses (refusals.ts) a workspace
+ * that is missing or still being created, another's, or being destroyed. Returns the record
+ * as it was before the claim.
  */
 export async function claimExisting(db: Database, workspaceId: string, owner: Ownership, op: string, status?: "ready" | "paused"): Promise<WorkspaceRecord> {
   return await untilFree<WorkspaceRecord>(db, workspaceId, (record) => {
-    if (!record) throw new Error(`workspace ${JSON.stringify(workspaceId)} does not exist`);
-    assertOwner(record, owner);
-    requireExisting(record);
-    if (liveHolder(record)) return { wait: record };
+    const existing = checkWorkspace(record, workspaceId, owner);
+    if (liveHolder(existing)) return { wait: existing };
     updateWorkspace(db, workspaceId, { lock: { holder: selfIdentity(), op }, ...(status ? { status } : {}) });
-    return { done: record };
+    return { done: existing };
   });
 }
 

@@ -66,31 +66,30 @@ function sortedJson(value: unknown): string {
     .join(",")}}`;
 }
 
-/** Why `who` may not touch the recorded workspace, or null when it may. */
-export function ownershipProblem(record: Stamp, who: Ownership): string | null {
+/** Which part of the recorded ownership `who` does not match, and why it may not touch the workspace; null when it may. */
+export function ownershipMismatch(record: Stamp, who: Ownership): { part: "owner" | "dialect" | "instance"; problem: string } | null {
   const name = JSON.stringify(record.workspaceId);
   if (record.owner !== who.owner) {
-    return `ownership mismatch: workspace ${name} belongs to owner ${JSON.stringify(record.owner)}, not ${JSON.stringify(who.owner)}`;
+    return { part: "owner", problem: `ownership mismatch: workspace ${name} belongs to owner ${JSON.stringify(record.owner)}, not ${JSON.stringify(who.owner)}` };
   }
   if (record.dialect !== who.dialect) {
-    return `workspace ${name} was created in the ${record.dialect} protocol dialect (${DIALECT_HINT[record.dialect]}) and this request is in the ${who.dialect} dialect; a workspace keeps the dialect it was created in`;
+    return { part: "dialect", problem: `workspace ${name} was created in the ${record.dialect} protocol dialect (${DIALECT_HINT[record.dialect]}) and this request is in the ${who.dialect} dialect; a workspace keeps the dialect it was created in` };
   }
   if (record.instanceId !== who.instanceId) {
-    return `ownership mismatch: workspace ${name} belongs to runtime instance ${JSON.stringify(record.instanceId)}, not ${JSON.stringify(who.instanceId)}`;
+    return { part: "instance", problem: `ownership mismatch: workspace ${name} belongs to runtime instance ${JSON.stringify(record.instanceId)}, not ${JSON.stringify(who.instanceId)}` };
   }
   return null;
+}
+
+/** Why `who` may not touch the recorded workspace, or null when it may. */
+export function ownershipProblem(record: Stamp, who: Ownership): string | null {
+  return ownershipMismatch(record, who)?.problem ?? null;
 }
 
 const DIALECT_HINT: Record<Dialect, string> = {
   seed: "requests without runtimeInstanceId",
   later: "requests with runtimeInstanceId",
 };
-
-/** Throws unless `who` may operate on the recorded workspace; nothing has changed when it throws. */
-export function assertOwner(record: Stamp, who: Ownership): void {
-  const problem = ownershipProblem(record, who);
-  if (problem) throw new Error(`${problem}; nothing was changed`);
-}
 
 /**
  * Whether reconcile on behalf of `who` may remove the recorded workspace when it is not listed:

@@ -17,7 +17,8 @@ import { getWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { openRoot, RootProblem } from "./confinement.ts";
 import { prepareGit, releasePrivateGit, type GitSyncContext } from "./git-sync.ts";
 import { isolationProblem, requestedIsolation } from "./isolation.ts";
-import { ownershipProblem, type Ownership } from "./owner.ts";
+import type { Ownership } from "./owner.ts";
+import { refusalOf } from "./refusals.ts";
 import { hasPrivateGit, privateGitPaths, userGitOf } from "./private-git.ts";
 
 /** A sandboxed exec's git, once prepared: the workspace's and the user's git dirs, and the submodule paths kept from the workload. */
@@ -47,7 +48,7 @@ export function makeSandboxGit(home: string, record: WorkspaceRecord, timeoutMs:
  */
 export function gitForExec(store: Store, workspaceId: string, owner: Ownership, options: RuntimeOptions): PreparedGit | null {
   const record = getWorkspace(store.db, workspaceId);
-  if (!record || record.status !== "ready" || ownershipProblem(record, owner) !== null) return null;
+  if (!record || refusalOf(record, workspaceId, owner, { ready: true }) !== null) return null;
   if (isolationProblem(workspaceId, record.isolation, requestedIsolation(options)) !== null) return null;
   const ctx = contextOf(store.home, record, worktreeGitdir(record), options.gitTimeoutMs);
   // A checkout whose `.git` is gone (the user removed it) has nothing to keep: none is made in its place.
