@@ -1,15 +1,16 @@
 import type { SpawnEnvelope } from "../protocol/index.ts";
-import { isCgroup, makeCgroup, ownCgroupDir, primeMigration } from "../platform/cgroup.ts";
+import { ownCgroupDir, primeMigration } from "../platform/cgroup.ts";
 import { selfIdentity } from "../platform/process.ts";
 import { filesToShow, SANDBOX_FDS, sandboxLaunch, sandboxTool, SandboxUnavailable, type Launch } from "../platform/sandbox.ts";
 import { openStore, type Store } from "../store/db.ts";
 import type { Reservation } from "../store/executions.ts";
-import { getWorkspace, updateWorkspace } from "../store/workspaces.ts";
+import { updateWorkspace } from "../store/workspaces.ts";
 import { whileReady } from "../workspace/access.ts";
 import { endedExecutions, settleEnded } from "../workspace/executions.ts";
 import { WriterLockStalled } from "../store/writer-lock.ts";
 import type { OpenRoot } from "../workspace/confinement.ts";
-import { checkLimits, ContainmentError, executionCgroupOf, prepareWorkspaceCgroup, resolveContainment, workspaceCgroupOf, type Containment } from "../workspace/containment.ts";
+import { executionCgroupsOf, makeExecutionCgroup } from "../containment/cgroup-tree.ts";
+import { checkLimits, ContainmentError, resolveContainment } from "../containment/resolve.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { closeDescriptor, identityOf, openDirectory } from "../platform/directory.ts";
 import { duplicateDescriptor, memoryFile } from "../platform/libc/descriptors.ts";
@@ -185,7 +186,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
         : { launch: resolved, sandbox: null };
       held = sandbox?.held ?? [];
       const { program, argv, env } = launch;
-      const where = cgroupsOf(store, workspaceId, execId, containment);
+      const where = executionCgroupsOf(store.db, record, execId, containment);
       reserveRecord(store.db, { ...reservation, cgroup: where?.execution ?? null });
       const rootDir = { path: root.path, fd: root.fd };
       const cgroup = where?.execution ?? null;
@@ -197,10 +198,8 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
     }
   });
   if (plan.where && containment.kind === "cgroup") {
-    const { workspace, execution } = plan.where;
     try {
-      if (!isCgroup(workspace)) prepareWorkspaceCgroup(containment, workspaceId, options, workspace);
-      makeCgroup(execution);
+      makeExecutionCgroup(containment, workspaceId, options, plan.where);
     } catch (error) {
       finishRecord(plan);
       releaseDirectories(plan);
@@ -221,18 +220,6 @@ function keepsIsolation(store: Store, record: WorkspaceRecord, options: RuntimeO
   const requested = requestedIsolation(options);
   requireIsolation(record, requested, "launched");
   if (record.isolation === null) updateWorkspace(store.db, record.workspaceId, { isolation: requested });
-}
-
-/**
- * The workspace's and the execution's cgroups; the workspace's is recorded on its row the first
- * time (inside the caller's transaction), so destroy finds it whatever the options say later.
- */
-function cgroupsOf(store: Store, workspaceId: string, execId: string, containment: Containment) {
-  if (containment.kind !== "cgroup") return null;
-  const recorded = getWorkspace(store.db, workspaceId)?.cgroup ?? null;
-  const workspace = recorded ?? workspaceCgroupOf(containment.homeCgroup, workspaceId);
-  if (recorded === null) updateWorkspace(store.db, workspaceId, { cgroup: workspace });
-  return { workspace, execution: executionCgroupOf(workspace, execId) };
 }
 
 /** Containment problems refuse the exec before anything runs: exit 1, reason and fix on stderr. */

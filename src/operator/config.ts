@@ -12,7 +12,7 @@ import { diagnose } from "../output.ts";
 import { DEFAULT_OWNER, optionProblems, readOptions, unknownOptions, type RuntimeOptions } from "../options.ts";
 import { resolveHome } from "../store/home.ts";
 import { printJson, shellQuote } from "./common.ts";
-import { askedLimits, checkLimits, ContainmentError, hostContainmentProblem, resolveContainment, wantsLimits } from "../workspace/containment.ts";
+import { askedLimits, checkLimits, ContainmentError, hostContainmentProblem, resolveContainment, wantsLimits } from "../containment/resolve.ts";
 import { printable } from "../printable.ts";
 import { jsonTypeName } from "../protocol/common.ts";
 import { configurationOf } from "../workspace/owner.ts";

@@ -9,7 +9,7 @@ import { TARGET, VERSION } from "../version.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { availableControllers } from "../platform/cgroup.ts";
 import { resolveHome } from "../store/home.ts";
-import { checkLimits, ContainmentError, resolveContainment, type Containment } from "../workspace/containment.ts";
+import { checkLimits, ContainmentError, resolveContainment, type Containment } from "../containment/resolve.ts";
 import { BWRAP_PACKAGE, probeSandbox, sandboxTool } from "../platform/sandbox.ts";
 import { operatorOptions, printJson } from "./common.ts";
 import { printable } from "../printable.ts";

@@ -14,7 +14,7 @@ import { WRITER_LOCK_BYTES, withWriterLock, writerLockPath } from "./writer-lock
  *    and the protocol dialect, runtime instance and configuration they belong to (dialect,
  *    instance_id, configuration); the remote_placements table records where each workspace of
  *    a `--remote` runtime lives (src/store/placements.ts); workspaces and executions record
- *    their cgroup (cgroup, see src/workspace/containment.ts).
+ *    their cgroup (cgroup, see src/containment/cgroup-tree.ts).
  * 3: a destroy that could not finish records why (destroy_problem); each workspace records when
  *    its configuration last listed it (listed_at) and when a reconcile of another configuration
  *    left it behind, an orphan (orphaned_at); the made_branches table keeps the branches a

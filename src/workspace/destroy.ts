@@ -1,6 +1,6 @@
 /** Destroying a workspace: shared by `destroy` and `reconcile`. */
 import type { Database } from "bun:sqlite";
-import { removeWorkspaceCgroup } from "./containment.ts";
+import { removeWorkspaceCgroup } from "../containment/cgroup-tree.ts";
 import { stopWorkspaceExecutions } from "./executions.ts";
 import { deleteExecutions, deleteOrphanRecords } from "../store/executions.ts";
 import { deleteWorkspace, getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";

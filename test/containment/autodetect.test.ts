@@ -7,7 +7,7 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { directoryOf, mountOf, ownCgroupDir } from "../../src/platform/cgroup.ts";
-import { homeCgroupOf } from "../../src/workspace/containment.ts";
+import { homeCgroupOf } from "../../src/containment/resolve.ts";
 import { request, runBinary } from "../../kit/binary.ts";
 import { tempDir } from "../../kit/scratch.ts";
 import { removeCgroupTree } from "../../kit/cgroup.ts";

@@ -5,7 +5,7 @@ import { runBinary, type RunOptions, type RunResult } from "../../kit/binary.ts"
 import { removeCgroupTree } from "../../kit/cgroup.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { ownCgroupDir } from "../../src/platform/cgroup.ts";
-import { homeCgroupOf } from "../../src/workspace/containment.ts";
+import { homeCgroupOf } from "../../src/containment/resolve.ts";
 
 /** A lab whose `home` is the runtime home an operator command is given (`--home`). */
 export interface Sandbox extends Lab {

@@ -1,41 +1,16 @@
 /**
- * Which containment holds a workspace's executions, and where their cgroups are.
+ * Which containment holds the executions of this call, and the limits it can apply.
  *
- * cgroup containment (Linux, a usable cgroup v2 hierarchy):
- *
- *   <cgroupRoot>/                        options.cgroupRoot, else this process's own cgroup
- *     paseo-<sha256(home)[:16]>/         one per runtime home; no processes, only workspaces
- *       w-<sha256(workspaceId)[:32]>/    one per workspace; its limits (memory.max…) live here
- *         e-<sha256(execId)[:32]>/       one per execution: the workload and all it starts
- *
+ * cgroup containment (Linux, a usable cgroup v2 hierarchy): every execution in a cgroup of its
+ * own, under its workspace's, under this runtime home's (cgroup-tree.ts has the hierarchy).
  * Otherwise process-group containment: a workload is its session and process group, trusted
- * only while its leader holds its pid (src/platform/process-group.ts).
+ * only while its leader proves them its own (group-scope.ts).
  */
-import type { Database } from "bun:sqlite";
 import { realpathSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import {
-  availableControllers,
-  cgroupV1Controllers,
-  cgroupV2Mounts,
-  childCgroups,
-  delegateControllers,
-  isCgroup,
-  kernelVersion,
-  makeCgroup,
-  mountOf,
-  ownCgroupDir,
-  processesIn,
-  removeCgroup,
-  supportsKill,
-  writable,
-  writeInterface,
-} from "../platform/cgroup.ts";
+import { availableControllers, cgroupV1Controllers, cgroupV2Mounts, isCgroup, kernelVersion, mountOf, ownCgroupDir, supportsKill, writable } from "../platform/cgroup.ts";
 import { isLinux } from "../platform/os.ts";
 import type { RuntimeOptions } from "../options.ts";
-import { updateWorkspace } from "../store/workspaces.ts";
-import { workspaceKey } from "./paths.ts";
-import { writeTransaction } from "../store/db.ts";
 
 /** What holds the executions started by this call. */
 export type Containment =
@@ -115,7 +90,7 @@ function findCgroupRoot(options: Pick<RuntimeOptions, "cgroupRoot">): { root: st
   return { root: own, source: "autodetected from /proc/self/cgroup" };
 }
 
-/** `<root>/paseo-<hash of the home's real path>`. */
+/** `<root>/paseo-<hash of the home's real path>`: the runtime home's cgroup, above its workspaces'. */
 export function homeCgroupOf(root: string, home: string): string {
   let real = home;
   try {
@@ -124,16 +99,6 @@ export function homeCgroupOf(root: string, home: string): string {
     // A home not made yet: its path is its name.
   }
   return join(root, `paseo-${new Bun.CryptoHasher("sha256").update(real).digest("hex").slice(0, 16)}`);
-}
-
-/** The workspace's cgroup under a home cgroup. */
-export function workspaceCgroupOf(homeCgroup: string, workspaceId: string): string {
-  return join(homeCgroup, `w-${workspaceKey(workspaceId)}`);
-}
-
-/** The execution's cgroup under its workspace's. */
-export function executionCgroupOf(workspaceCgroup: string, execId: string): string {
-  return join(workspaceCgroup, `e-${new Bun.CryptoHasher("sha256").update(execId).digest("hex").slice(0, 32)}`);
 }
 
 /**
@@ -153,14 +118,15 @@ export function resolveContainment(options: RuntimeOptions, home: string): Conta
 }
 
 /** One limit option as a cgroup interface file. */
-interface Limit {
+export interface Limit {
   option: "memoryMax" | "pidsMax" | "cpuMax";
   controller: "memory" | "pids" | "cpu";
   file: string;
   value: string | undefined;
 }
 
-function limitsOf(options: RuntimeOptions): Limit[] {
+/** Every limit option, asked for (a value) or not. */
+export function limitsOf(options: RuntimeOptions): Limit[] {
   return [
     { option: "memoryMax", controller: "memory", file: "memory.max", value: options.memoryMax },
     { option: "pidsMax", controller: "pids", file: "pids.max", value: options.pidsMax },
@@ -226,58 +192,4 @@ export function hostContainmentProblem(options: RuntimeOptions): ContainmentErro
     return new ContainmentError(`this kernel (${major}.${minor}) has no cgroup.kill`, 'cgroup containment needs Linux 5.14 or newer; set options.containment to "process-group"');
   }
   return missingController(top, limitsOf(options).filter((limit) => limit.value !== undefined));
-}
-
-/**
- * Makes the workspace's cgroup (and the home's) when missing and writes its limits: the value
- * asked for, or "max" for a limit no longer asked for whose file exists. Returns its path.
- * `at` is a recorded path to keep using; otherwise the one under the home cgroup.
- */
-export function prepareWorkspaceCgroup(containment: Extract<Containment, { kind: "cgroup" }>, workspaceId: string, options: RuntimeOptions, at?: string | null): string {
-  const controllers = checkLimits(containment, options);
-  const dir = at ?? workspaceCgroupOf(containment.homeCgroup, workspaceId);
-  const home = dirname(dir);
-  if (!isCgroup(dirname(home))) throw new Error(`cgroup root ${dirname(home)} no longer exists; resume the workspace to move its cgroup under the current one`);
-  // A concurrent destroy may remove the (then empty) home cgroup between the two mkdirs.
-  for (let attempt = 0; ; attempt++) {
-    makeCgroup(home);
-    if (controllers.length > 0) {
-      delegateControllers(dirname(home), controllers);
-      delegateControllers(home, controllers);
-    }
-    try {
-      makeCgroup(dir);
-      break;
-    } catch (error) {
-      if (attempt >= 3 || isCgroup(home)) throw error;
-    }
-  }
-  for (const limit of limitsOf(options)) {
-    if (limit.value !== undefined) writeInterface(dir, limit.file, limit.value);
-    else if (availableControllers(dir).includes(limit.controller)) writeInterface(dir, limit.file, "max");
-  }
-  return dir;
-}
-
-/**
- * Removes a workspace's cgroup once nothing runs in it: its (empty) execution cgroups, itself,
- * and its home cgroup when that holds no other workspace. Throws when something still runs.
- */
-export function removeWorkspaceCgroup(dir: string): void {
-  for (const child of childCgroups(dir)) removeCgroup(join(dir, child));
-  if (!removeCgroup(dir)) throw new Error(`cgroup ${dir} still holds processes ${processesIn(dir).join(", ")}`);
-  removeCgroup(dirname(dir));
-}
-
-/**
- * create and resume: the workspace's cgroup gets its limits. It is made now when limits are
- * asked for or one exists already; otherwise the first exec makes it. Its path is recorded
- * before it is made, so destroy finds it even after a crash in between.
- */
-export function applyWorkspaceLimits(db: Database, workspaceId: string, recorded: string | null, containment: Containment, options: RuntimeOptions): void {
-  const wanted = checkLimits(containment, options);
-  if (containment.kind !== "cgroup" || (wanted.length === 0 && recorded === null)) return;
-  const dir = recorded ?? workspaceCgroupOf(containment.homeCgroup, workspaceId);
-  if (recorded === null) writeTransaction(db, () => updateWorkspace(db, workspaceId, { cgroup: dir }));
-  prepareWorkspaceCgroup(containment, workspaceId, options, dir);
 }
