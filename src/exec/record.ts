@@ -26,11 +26,13 @@ import type { Database } from "bun:sqlite";
 import type { Subprocess } from "bun";
 import { closeSync } from "node:fs";
 import { diagnose } from "../output.ts";
-import { endCgroup, killCgroup, moveInto, removeCgroup, setFrozen, waitFrozen } from "../platform/cgroup.ts";
+import { endCgroup, whileFrozen } from "../containment/cgroup-scope.ts";
+import { killCgroup, moveInto, removeCgroup } from "../platform/cgroup.ts";
 import { spawnDirectory } from "../platform/directory.ts";
 import { hasErrno } from "../platform/errno.ts";
 import { makePipe } from "../platform/libc/descriptors.ts";
-import { GroupHandle, stopWorkload } from "../platform/process-group.ts";
+import { stopWorkload } from "../containment/group-scope.ts";
+import { GroupHandle } from "../platform/pidfd.ts";
 import { bootId, readProcess, type ProcessIdentity, type ProcessInfo } from "../platform/process.ts";
 import type { ExitStatus } from "../protocol/index.ts";
 import { storeWriteProblem, writeTransaction, type Store } from "../store/db.ts";
@@ -224,21 +226,6 @@ function cgroupScope(cgroup: string): ExecutionScope {
     },
     quiesce: (fn) => whileFrozen(cgroup, fn),
   };
-}
-
-/** How long a freeze may take before quiesce gives up (a process in uninterruptible sleep delays it). */
-const FREEZE_WAIT_MS = 100;
-
-/** `fn()` while every process of `cgroup` is frozen; always thawed afterwards. */
-async function whileFrozen(cgroup: string, fn: () => void): Promise<boolean> {
-  if (!setFrozen(cgroup, true)) return false;
-  try {
-    if (!(await waitFrozen(cgroup, FREEZE_WAIT_MS))) return false;
-    fn();
-    return true;
-  } finally {
-    setFrozen(cgroup, false);
-  }
 }
 
 async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<Launched> {

@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import type { Invocation } from "../argv.ts";
 import { diagnose } from "../output.ts";
 import { isPopulated, processesIn, readCounter } from "../platform/cgroup.ts";
-import { provenMembers } from "../platform/process-group.ts";
+import { provenMembers } from "../containment/group-scope.ts";
 import { isSameProcess, listProcesses, type ProcessInfo } from "../platform/process.ts";
 import { cgroupMemoryBytes, commandLine, processMemory } from "../platform/resources.ts";
 import { unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";

@@ -190,16 +190,6 @@ export function setFrozen(dir: string, frozen: boolean): boolean {
   }
 }
 
-/** Waits up to `timeoutMs` for every process of `dir` to be frozen (`frozen 1` in cgroup.events). */
-export async function waitFrozen(dir: string, timeoutMs: number): Promise<boolean> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    if (eventField(dir, "frozen") === "1") return true;
-    if (performance.now() >= deadline) return false;
-    await Bun.sleep(0);
-  }
-}
-
 /** One key's value in `dir`'s cgroup.events, or null when the cgroup is gone. */
 function eventField(dir: string, key: string): string | null {
   let text: string;
@@ -210,6 +200,11 @@ function eventField(dir: string, key: string): string | null {
     throw new Error(`cannot read ${join(dir, "cgroup.events")}: ${(error as Error).message}`);
   }
   return new RegExp(`^${key} (\\S+)$`, "m").exec(text)?.[1] ?? null;
+}
+
+/** True once every process of `dir` and below is frozen (`frozen 1` in cgroup.events). */
+export function isFrozen(dir: string): boolean {
+  return eventField(dir, "frozen") === "1";
 }
 
 /** True while `dir` or a descendant holds a process (`populated 1` in cgroup.events). */
@@ -264,7 +259,7 @@ export function processesIn(dir: string): number[] {
  * hierarchy path is `path` (or below): a pidfd is opened first, then membership checked, so a
  * pid that exited and was reused meanwhile is never hit. False when it is gone or elsewhere.
  */
-function signalIfInside(pid: number, path: string, signal: NodeJS.Signals): boolean {
+export function signalIfInside(pid: number, path: string, signal: NodeJS.Signals): boolean {
   const fd = pidfdOpen(pid);
   if (fd < 0) return false;
   try {
@@ -336,41 +331,4 @@ export function supportsKill(dir: string): boolean {
   if (!isHierarchyRoot(dir)) return false;
   const [major, minor] = kernelVersion();
   return major > 5 || (major === 5 && minor >= 14);
-}
-
-/**
- * Sends `signal` to every process in `dir` and below, newcomers included, until the cgroup is
- * empty or `timeoutMs` passed; true when it is empty. SIGKILL goes through cgroup.kill (which
- * also catches forks racing it), other signals to each process checked to be inside, followed
- * by SIGCONT so a stopped process can act on it.
- */
-export async function signalCgroup(dir: string, signal: NodeJS.Signals, timeoutMs: number): Promise<boolean> {
-  const deadline = performance.now() + timeoutMs;
-  const mount = mountOf(dir);
-  const path = mount ? hierarchyPath(mount, dir) : dir;
-  const signalled = new Set<number>();
-  let pause = 1;
-  for (;;) {
-    if (!isPopulated(dir)) return true;
-    if (performance.now() >= deadline) return false;
-    if (signal === "SIGKILL") {
-      if (!killCgroup(dir)) return true;
-    } else {
-      for (const pid of processesIn(dir)) {
-        if (signalled.has(pid)) continue;
-        signalled.add(pid);
-        if (signalIfInside(pid, path, signal) && signal !== "SIGCONT") signalIfInside(pid, path, "SIGCONT");
-      }
-    }
-    await Bun.sleep(pause);
-    pause = Math.min(pause * 2, signal === "SIGKILL" ? 10 : 20);
-  }
-}
-
-/** SIGTERM to everything in `dir`, up to `graceMs`, then cgroup.kill until empty; throws if that fails. */
-export async function endCgroup(dir: string, graceMs: number, killTimeoutMs = 5000): Promise<void> {
-  if (!isPopulated(dir)) return;
-  if (graceMs > 0 && (await signalCgroup(dir, "SIGTERM", graceMs))) return;
-  if (await signalCgroup(dir, "SIGKILL", killTimeoutMs)) return;
-  throw new Error(`cgroup ${dir} still holds processes ${processesIn(dir).join(", ")} ${killTimeoutMs} ms after cgroup.kill`);
 }

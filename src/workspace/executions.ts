@@ -6,8 +6,9 @@
 import type { Database } from "bun:sqlite";
 import { dirname, join } from "node:path";
 import { diagnose } from "../output.ts";
-import { childCgroups, endCgroup, isPopulated, removeCgroup, signalCgroup } from "../platform/cgroup.ts";
-import { signalAndWait, stopWorkload, type Ending } from "../platform/process-group.ts";
+import { endCgroup, signalCgroup } from "../containment/cgroup-scope.ts";
+import { childCgroups, isPopulated, removeCgroup } from "../platform/cgroup.ts";
+import { signalAndWait, stopWorkload, type Ending } from "../containment/group-scope.ts";
 import { holdsPid, isSameProcess, type ProcessIdentity } from "../platform/process.ts";
 import { cancelReservations, markFinished, unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
 import { logLine } from "../log/runtime-log.ts";

@@ -7,7 +7,8 @@ import { isTerminal } from "../platform/tty.ts";
 import { writeAll } from "../output.ts";
 import { redactCredentials } from "../redact.ts";
 import { bootId, readProcess } from "../platform/process.ts";
-import { GroupHandle, stopWorkload } from "../platform/process-group.ts";
+import { stopWorkload } from "../containment/group-scope.ts";
+import { GroupHandle } from "../platform/pidfd.ts";
 import { gitEnvironment, gitPath, LOCAL_GIT, type GitSettings } from "./git-environment.ts";
 
 /** A git command that failed: the message quotes git's stderr. */

@@ -5,7 +5,7 @@
  * time) and whoever comes next takes over, first killing the git process it left behind.
  */
 import type { Database } from "bun:sqlite";
-import { stopWorkload } from "../platform/process-group.ts";
+import { stopWorkload } from "../containment/group-scope.ts";
 import { diagnose } from "../output.ts";
 import { isSameProcess, isSelf, selfIdentity } from "../platform/process.ts";
 import { deleteRepoLock, getRepoLock, getWorkspace, setRepoLock, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";

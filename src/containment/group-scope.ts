@@ -1,6 +1,7 @@
 /**
  * Process-group containment: ending a workload's process group and session when no cgroup
- * holds it (macOS; Linux without a delegated cgroup v2 hierarchy).
+ * holds it (macOS; Linux without a delegated cgroup v2 hierarchy), also a git child's (lock.ts,
+ * git.ts).
  *
  * Nothing here signals a process that is not provably the workload or its descendant. A
  * group or session id X is trusted only while something pins the number X to the leader's
@@ -10,10 +11,8 @@
  * from the leader. Without a pin, X may already name a stranger's session (pid reuse), and
  * what is left is left alone.
  */
-import { closeSync } from "node:fs";
-import { EINVAL, ESRCH, hasPidfd, pidfdOpen, pidfdSignal } from "./libc/processes.ts";
-import { holdsPid, identityOfProcess, isSameProcess, listProcesses, sendSignal, type ProcessIdentity, type ProcessInfo } from "./process.ts";
-import { signalNumber } from "./signals.ts";
+import { GroupHandle, signalProcess } from "../platform/pidfd.ts";
+import { holdsPid, identityOfProcess, isSameProcess, listProcesses, sendSignal, type ProcessIdentity, type ProcessInfo } from "../platform/process.ts";
 
 /**
  * What proves group and session X are still the leader's. The leader holding pid X does; so
@@ -81,29 +80,6 @@ export function provenMembers(leader: ProcessIdentity, processes?: ProcessInfo[]
   }
 }
 
-/**
- * Signals one process known by its identity. On Linux through a pidfd whose process is
- * checked after opening, so a pid recycled since it was listed is never hit. Returns false
- * when that process is gone.
- */
-function signalKnown(member: ProcessIdentity, signal: NodeJS.Signals): boolean {
-  if (!hasPidfd) {
-    // macOS (unverified): no pidfd; the window between this check and kill(2) stays open.
-    return holdsPid(member) && sendSignal(member.pid, signal);
-  }
-  const fd = pidfdOpen(member.pid);
-  if (fd < 0) return false;
-  try {
-    if (!holdsPid(member)) return false;
-    const result = pidfdSignal(fd, signalNumber(signal)!, false);
-    if (result === -ESRCH) return false;
-    if (result < 0) throw new Error(`pidfd_send_signal(${member.pid}, ${signal}) failed: errno ${-result}`);
-    return true;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** How an attempt to end a workload came out. */
 export interface Ending {
   /** Every process proven to be the workload's is gone. */
@@ -134,8 +110,8 @@ export async function signalAndWait(leader: ProcessIdentity, signal: NodeJS.Sign
       if (members !== null) proof.signalGroup(signal);
       for (const member of alive) {
         if (signal !== "SIGKILL" && signalled.has(member.pid)) continue;
-        signalKnown(member, signal);
-        if (signal !== "SIGKILL" && signal !== "SIGCONT") signalKnown(member, "SIGCONT");
+        signalProcess(member, signal);
+        if (signal !== "SIGKILL" && signal !== "SIGCONT") signalProcess(member, "SIGCONT");
         signalled.add(member.pid);
       }
       await Bun.sleep(pause);
@@ -163,52 +139,4 @@ export async function stopWorkload(leader: ProcessIdentity, graceMs: number, gro
   const ending = await signalAndWait(leader, "SIGKILL", killTimeoutMs, group);
   if (ending.gone) return ending;
   throw new Error(`workload ${leader.pid} survived SIGKILL for ${killTimeoutMs} ms`);
-}
-
-/**
- * A pidfd of a group's leader: it names that group exactly, even after the leader was reaped
- * and its number handed out again. Null where pidfds or group signalling through them are
- * missing (macOS, Linux < 6.9). Only meaningful if opened while the leader held its pid.
- */
-export class GroupHandle {
-  private constructor(
-    private readonly fd: number,
-    readonly pgid: number,
-  ) {}
-
-  /** Opens the handle by pid: the caller proves that pid is the leader (an unreaped child, or checked after). */
-  static open(pid: number): GroupHandle | null {
-    if (!hasPidfd) return null;
-    const fd = pidfdOpen(pid);
-    if (fd < 0) return null;
-    // Probe the group flag once: signal 0 checks without delivering anything.
-    if (pidfdSignal(fd, 0, true) === -EINVAL) {
-      closeSync(fd);
-      return null;
-    }
-    return new GroupHandle(fd, pid);
-  }
-
-  #closed = false;
-
-  /** Signals every process of the group (0: only checks); false when none is left (or the handle is closed). */
-  signal(signal: NodeJS.Signals | 0): boolean {
-    // A closed descriptor's number may name another pidfd by now: never use it again.
-    if (this.#closed) return false;
-    const result = pidfdSignal(this.fd, signal === 0 ? 0 : signalNumber(signal)!, true);
-    if (result === -ESRCH) return false;
-    if (result < 0) throw new Error(`pidfd_send_signal(group ${this.pgid}, ${signal}) failed: errno ${-result}`);
-    return true;
-  }
-
-  /** Whether any process of the group still exists (a zombie counts: it still pins the number). */
-  exists(): boolean {
-    return this.signal(0);
-  }
-
-  close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    closeSync(this.fd);
-  }
 }

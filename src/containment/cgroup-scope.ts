@@ -1,0 +1,68 @@
+/**
+ * cgroup containment of one execution: everything of it runs in its own cgroup (cgroup-tree.ts
+ * names and makes it). Signalled through the cgroup (cgroup.kill catches forks racing it, other
+ * signals go to each process checked to be inside), held still by its freezer.
+ */
+import { hierarchyPath, isFrozen, isPopulated, killCgroup, mountOf, processesIn, setFrozen, signalIfInside } from "../platform/cgroup.ts";
+
+/**
+ * Sends `signal` to every process in `dir` and below, newcomers included, until the cgroup is
+ * empty or `timeoutMs` passed; true when it is empty. SIGKILL goes through cgroup.kill (which
+ * also catches forks racing it), other signals to each process checked to be inside, followed
+ * by SIGCONT so a stopped process can act on it.
+ */
+export async function signalCgroup(dir: string, signal: NodeJS.Signals, timeoutMs: number): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  const mount = mountOf(dir);
+  const path = mount ? hierarchyPath(mount, dir) : dir;
+  const signalled = new Set<number>();
+  let pause = 1;
+  for (;;) {
+    if (!isPopulated(dir)) return true;
+    if (performance.now() >= deadline) return false;
+    if (signal === "SIGKILL") {
+      if (!killCgroup(dir)) return true;
+    } else {
+      for (const pid of processesIn(dir)) {
+        if (signalled.has(pid)) continue;
+        signalled.add(pid);
+        if (signalIfInside(pid, path, signal) && signal !== "SIGCONT") signalIfInside(pid, path, "SIGCONT");
+      }
+    }
+    await Bun.sleep(pause);
+    pause = Math.min(pause * 2, signal === "SIGKILL" ? 10 : 20);
+  }
+}
+
+/** SIGTERM to everything in `dir`, up to `graceMs`, then cgroup.kill until empty; throws if that fails. */
+export async function endCgroup(dir: string, graceMs: number, killTimeoutMs = 5000): Promise<void> {
+  if (!isPopulated(dir)) return;
+  if (graceMs > 0 && (await signalCgroup(dir, "SIGTERM", graceMs))) return;
+  if (await signalCgroup(dir, "SIGKILL", killTimeoutMs)) return;
+  throw new Error(`cgroup ${dir} still holds processes ${processesIn(dir).join(", ")} ${killTimeoutMs} ms after cgroup.kill`);
+}
+
+/** Waits up to `timeoutMs` for every process of `dir` to be frozen (`frozen 1` in cgroup.events). */
+async function waitFrozen(dir: string, timeoutMs: number): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if (isFrozen(dir)) return true;
+    if (performance.now() >= deadline) return false;
+    await Bun.sleep(0);
+  }
+}
+
+/** How long a freeze may take before quiesce gives up (a process in uninterruptible sleep delays it). */
+const FREEZE_WAIT_MS = 100;
+
+/** `fn()` while every process of `cgroup` is frozen; always thawed afterwards. */
+export async function whileFrozen(cgroup: string, fn: () => void): Promise<boolean> {
+  if (!setFrozen(cgroup, true)) return false;
+  try {
+    if (!(await waitFrozen(cgroup, FREEZE_WAIT_MS))) return false;
+    fn();
+    return true;
+  } finally {
+    setFrozen(cgroup, false);
+  }
+}
