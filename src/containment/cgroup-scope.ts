@@ -3,7 +3,45 @@
  * names and makes it). Signalled through the cgroup (cgroup.kill catches forks racing it, other
  * signals go to each process checked to be inside), held still by its freezer.
  */
-import { hierarchyPath, isFrozen, isPopulated, killCgroup, mountOf, processesIn, setFrozen, signalIfInside } from "../platform/cgroup.ts";
+import { hierarchyPath, isFrozen, isPopulated, killCgroup, mountOf, processesIn, removeCgroup, setFrozen, signalIfInside } from "../platform/cgroup.ts";
+import type { ExecutionScope } from "./scope.ts";
+
+/** An execution held by its own cgroup `dir`: what is in it is the execution's, whatever left its session. */
+export class CgroupScope implements ExecutionScope {
+  constructor(readonly dir: string) {}
+
+  async signal(signal: NodeJS.Signals, timeoutMs: number): Promise<boolean> {
+    if (!(await signalCgroup(this.dir, signal, timeoutMs))) return false;
+    removeCgroup(this.dir);
+    return true;
+  }
+
+  async end(graceMs: number): Promise<void> {
+    await endCgroup(this.dir, graceMs);
+    removeCgroup(this.dir);
+  }
+
+  async killAll(): Promise<void> {
+    this.kill();
+  }
+
+  /** cgroup.kill, now: every process in it and below, forks racing it included. */
+  kill(): void {
+    killCgroup(this.dir);
+  }
+
+  quiesce(fn: () => void): Promise<boolean> {
+    return whileFrozen(this.dir, fn);
+  }
+
+  hasEnded(): boolean {
+    return !isPopulated(this.dir);
+  }
+
+  remove(): void {
+    removeCgroup(this.dir);
+  }
+}
 
 /**
  * Sends `signal` to every process in `dir` and below, newcomers included, until the cgroup is
@@ -56,7 +94,7 @@ async function waitFrozen(dir: string, timeoutMs: number): Promise<boolean> {
 const FREEZE_WAIT_MS = 100;
 
 /** `fn()` while every process of `cgroup` is frozen; always thawed afterwards. */
-export async function whileFrozen(cgroup: string, fn: () => void): Promise<boolean> {
+async function whileFrozen(cgroup: string, fn: () => void): Promise<boolean> {
   if (!setFrozen(cgroup, true)) return false;
   try {
     if (!(await waitFrozen(cgroup, FREEZE_WAIT_MS))) return false;

@@ -92,9 +92,14 @@ export function prepareWorkspaceCgroup(containment: Extract<Containment, { kind:
  * and its home cgroup when that holds no other workspace. Throws when something still runs.
  */
 export function removeWorkspaceCgroup(dir: string): void {
-  for (const child of childCgroups(dir)) removeCgroup(join(dir, child));
+  removeChildCgroups(dir);
   if (!removeCgroup(dir)) throw new Error(`cgroup ${dir} still holds processes ${processesIn(dir).join(", ")}`);
   removeCgroup(dirname(dir));
+}
+
+/** Removes the (empty) execution cgroups under a workspace's; one still in use stays. */
+export function removeChildCgroups(dir: string): void {
+  for (const child of childCgroups(dir)) removeCgroup(join(dir, child));
 }
 
 /**

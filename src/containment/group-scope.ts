@@ -13,6 +13,60 @@
  */
 import { GroupHandle, signalProcess } from "../platform/pidfd.ts";
 import { holdsPid, identityOfProcess, isSameProcess, listProcesses, sendSignal, type ProcessIdentity, type ProcessInfo } from "../platform/process.ts";
+import type { ExecutionScope } from "./scope.ts";
+
+/**
+ * An execution held by its leader's process group and session, as far as they are proven its
+ * own. `handle`: the wrapper's pidfd of the leader, taken at spawn, which proves the group once
+ * the leader was reaped, for as long as any member of it exists (null where there is none:
+ * macOS, Linux < 6.9; leftovers of a reaped leader are then left alone). Left out, each ending
+ * takes its own while the leader still holds its pid. `leftAlone` hears how many processes
+ * could not be proven the execution's and were not touched. A leader of pid 0 never launched:
+ * without a cgroup the gate runs nothing without its wrapper.
+ */
+export class GroupScope implements ExecutionScope {
+  constructor(
+    readonly leader: ProcessIdentity,
+    private readonly options: { handle?: GroupHandle | null; leftAlone?: (count: number) => void } = {},
+  ) {}
+
+  async signal(signal: NodeJS.Signals, timeoutMs: number): Promise<boolean> {
+    if (this.leader.pid === 0) return true;
+    const ending = await signalAndWait(this.leader, signal, timeoutMs, this.options.handle);
+    this.#report(ending);
+    return ending.gone;
+  }
+
+  async end(graceMs: number): Promise<void> {
+    if (this.leader.pid === 0) return;
+    try {
+      this.#report(await stopWorkload(this.leader, graceMs, this.options.handle));
+    } finally {
+      this.options.handle?.close();
+    }
+  }
+
+  async killAll(): Promise<void> {
+    await stopWorkload(this.leader, 0, this.options.handle);
+  }
+
+  /** A process group cannot be held still without signals its members (and their parents) would see. */
+  async quiesce(): Promise<boolean> {
+    return false;
+  }
+
+  /** Its leader no longer holds its pid: what is left of its group, if anything, can no longer be proven its own. */
+  hasEnded(): boolean {
+    return this.leader.pid === 0 || !holdsPid(this.leader);
+  }
+
+  /** Nothing is kept on the host for a process group. */
+  remove(): void {}
+
+  #report(ending: Ending): void {
+    if (ending.leftAlone > 0) this.options.leftAlone?.(ending.leftAlone);
+  }
+}
 
 /**
  * What proves group and session X are still the leader's. The leader holding pid X does; so

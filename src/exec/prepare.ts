@@ -6,7 +6,7 @@ import { openStore, type Store } from "../store/db.ts";
 import type { Reservation } from "../store/executions.ts";
 import { updateWorkspace } from "../store/workspaces.ts";
 import { whileReady } from "../workspace/access.ts";
-import { endedExecutions, settleEnded } from "../workspace/executions.ts";
+import { endedExecutions, settleEnded } from "../containment/executions.ts";
 import { WriterLockStalled } from "../store/writer-lock.ts";
 import type { OpenRoot } from "../workspace/confinement.ts";
 import { executionCgroupsOf, makeExecutionCgroup } from "../containment/cgroup-tree.ts";

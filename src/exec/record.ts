@@ -7,7 +7,7 @@
  * (disk full, read-only) never keeps `eof` and `exit` from the daemon, nor the wrapper from
  * mirroring the real status. What could not be written is said on stderr, and the record is
  * finished later, from what the kernel says, by the next exec of the workspace, `signal`,
- * pause, destroy or reconcile (workspace/executions.ts settleEnded).
+ * pause, destroy or reconcile (containment/executions.ts settleEnded).
  *
  * The launch: the one place a workload is spawned (pipes and PTY both come here). The workload
  * starts already contained, and its identity is durable before it can do anything:
@@ -26,12 +26,14 @@ import type { Database } from "bun:sqlite";
 import type { Subprocess } from "bun";
 import { closeSync } from "node:fs";
 import { diagnose } from "../output.ts";
-import { endCgroup, whileFrozen } from "../containment/cgroup-scope.ts";
+import { CgroupScope, endCgroup } from "../containment/cgroup-scope.ts";
+import { GroupScope } from "../containment/group-scope.ts";
+import { SandboxScope } from "../containment/sandbox-scope.ts";
+import type { ExecutionScope } from "../containment/scope.ts";
 import { killCgroup, moveInto, removeCgroup } from "../platform/cgroup.ts";
 import { spawnDirectory } from "../platform/directory.ts";
 import { hasErrno } from "../platform/errno.ts";
 import { makePipe } from "../platform/libc/descriptors.ts";
-import { stopWorkload } from "../containment/group-scope.ts";
 import { GroupHandle } from "../platform/pidfd.ts";
 import { bootId, readProcess, type ProcessIdentity, type ProcessInfo } from "../platform/process.ts";
 import type { ExitStatus } from "../protocol/index.ts";
@@ -114,25 +116,13 @@ function recordLeader(plan: LaunchPlan, pid: number, startTicks: number): boolea
 /** How pipes.ts and pty.ts want the child's stdio: inherited descriptors, or a fresh terminal. */
 type StdioShape = { stdio: ["inherit", "inherit", "inherit"]; detached: true } | { terminal: Bun.TerminalOptions };
 
-/** What the wrapper holds of its running execution, to end what is left of it. */
-interface ExecutionScope {
-  /** Kills every process of the execution at once (a protocol failure, a PTY SIGKILL frame). */
-  killAll(): Promise<void>;
-  /** After the leader was reaped: leftovers get SIGTERM, `graceMs`, then SIGKILL; then the scope is released. */
-  finish(graceMs: number): Promise<void>;
-  /**
-   * Runs `fn` while no process of the execution runs, then lets them go on (pty-output.ts stops
-   * the terminal this way). False, and `fn` not run, when this containment cannot hold them still.
-   */
-  quiesce(fn: () => void): Promise<boolean>;
-}
-
 /** What the modes follow of the workload's leader: the spawned process, or (sandbox) the init's word on it. */
 type WorkloadProcess = Pick<Subprocess, "exited" | "exitCode" | "signalCode" | "terminal">;
 
 export interface Launched {
   proc: WorkloadProcess;
   leader: ProcessIdentity;
+  /** What holds it: the exit cleanup ends it, a protocol failure kills it, PTY output holds it still. */
   scope: ExecutionScope;
   /** Whether a signal may still go to the leader's group: its number cannot have been reused. */
   mayForward(): boolean;
@@ -200,7 +190,7 @@ async function launchInCgroup(plan: LaunchPlan, cgroup: string, shape: StdioShap
     releaseDirectories(plan);
   }
   if (!leader || !proc) throw cancelled(plan);
-  return { proc, leader, scope: cgroupScope(cgroup), mayForward: whileUnreaped(proc) };
+  return { proc, leader, scope: new CgroupScope(cgroup), mayForward: whileUnreaped(proc) };
 }
 
 /**
@@ -215,17 +205,6 @@ function comeBack(origin: string, cgroup: string): void {
     killCgroup(cgroup);
     throw error;
   }
-}
-
-function cgroupScope(cgroup: string): ExecutionScope {
-  return {
-    killAll: async () => void killCgroup(cgroup),
-    finish: async (graceMs) => {
-      await endCgroup(cgroup, graceMs);
-      removeCgroup(cgroup);
-    },
-    quiesce: (fn) => whileFrozen(cgroup, fn),
-  };
 }
 
 async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<Launched> {
@@ -283,28 +262,9 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
     finishRecord(plan);
     throw new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])}: ${failure.message}`, failure.code);
   }
-  return { proc, leader, scope: groupScope(leader, group), mayForward: whileUnreaped(proc) };
-}
-
-/**
- * Process-group containment, seen from the wrapper: the leader proves its group and session
- * while it runs; once it was reaped, the pidfd handle taken at spawn still proves the group
- * for as long as any member of it exists. Without that handle (macOS, Linux < 6.9) nothing is
- * left to prove leftovers with, and they are left alone.
- */
-function groupScope(leader: ProcessIdentity, group: GroupHandle | null): ExecutionScope {
-  return {
-    // A process group cannot be held still without signals its members (and their parents) would see.
-    quiesce: async () => false,
-    killAll: async () => void (await stopWorkload(leader, 0, group)),
-    finish: async (graceMs) => {
-      try {
-        await stopWorkload(leader, graceMs, group);
-      } finally {
-        group?.close();
-      }
-    },
-  };
+  // The leader proves its group and session while it runs; once it was reaped, the handle
+  // taken at spawn still does, for as long as any member of its group exists.
+  return { proc, leader, scope: new GroupScope(leader, { handle: group }), mayForward: whileUnreaped(proc) };
 }
 
 /**
@@ -371,29 +331,6 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
     throw new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])} in the sandbox: ${(error as Error).message}`, 1);
   }
   workload.confirmed();
-  return { proc: workload, leader, scope: sandboxScope(workload, leader, plan.cgroup, group), mayForward: () => workload.mayForward() };
-}
-
-/**
- * A sandboxed execution's end: the workload's leftovers first (its cgroup, or its proven group
- * and session), SIGTERM, the grace, SIGKILL; then the sandbox itself ends, and with it anything
- * still in its pid namespace. killAll ends the workload's processes only, so the init still
- * reports how the leader died.
- */
-function sandboxScope(workload: SandboxedWorkload, leader: ProcessIdentity, cgroup: string | null, group: GroupHandle | null): ExecutionScope {
-  const base = cgroup ? cgroupScope(cgroup) : groupScope(leader, group);
-  return {
-    killAll: () => base.killAll(),
-    quiesce: (fn) => base.quiesce(fn),
-    finish: async (graceMs) => {
-      try {
-        await base.finish(graceMs);
-      } finally {
-        group?.close();
-        await workload.release();
-      }
-      // Reported (as an error event) by finishWorkload, after which the exit says code 1.
-      if (workload.problem) throw new Error(workload.problem);
-    },
-  };
+  const base = plan.cgroup ? new CgroupScope(plan.cgroup) : new GroupScope(leader, { handle: group });
+  return { proc: workload, leader, scope: new SandboxScope(workload, base, group), mayForward: () => workload.mayForward() };
 }

@@ -54,7 +54,7 @@ function outcomeOf(launched: Launched): Outcome {
  */
 export async function finishWorkload(plan: LaunchPlan, launched: Launched, events: EventWriter, beforeEof?: () => Promise<void>): Promise<Outcome> {
   const outcome = outcomeOf(launched);
-  await launched.scope.finish(LEFTOVER_GRACE_MS).catch((error: Error) => events.error(error.message));
+  await launched.scope.end(LEFTOVER_GRACE_MS).catch((error: Error) => events.error(error.message));
   if (beforeEof) await beforeEof().catch((error: Error) => events.error(error.message));
   if (plan.sandbox?.git) bringGitBack(plan.sandbox.git);
   const writable = finishRecord(plan, outcome);

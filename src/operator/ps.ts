@@ -7,7 +7,7 @@ import { isSameProcess, listProcesses, type ProcessInfo } from "../platform/proc
 import { cgroupMemoryBytes, commandLine, processMemory } from "../platform/resources.ts";
 import { unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
 import { listWorkspaces } from "../store/workspaces.ts";
-import { leaderOf, wrapperOf } from "../workspace/executions.ts";
+import { leaderOf, wrapperOf } from "../containment/executions.ts";
 import { parseFormat, type Format, type FormatField } from "./ps-format.ts";
 import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printLines, quoteArgv } from "./common.ts";
 import { printable } from "../printable.ts";

@@ -1,5 +1,5 @@
 import type { Invocation } from "../argv.ts";
-import { stopWorkspaceExecutions } from "../workspace/executions.ts";
+import { stopWorkspaceExecutions } from "../containment/executions.ts";
 import { withStore } from "../store/db.ts";
 import { claimExisting, reapOrphanChild, releaseLock } from "../workspace/lock.ts";
 import { respond } from "../protocol/request.ts";

@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { Invocation } from "../argv.ts";
-import { reapAbandonedExecutions } from "../workspace/executions.ts";
+import { reapAbandonedExecutions } from "../containment/executions.ts";
 import { now, withStore, writeTransaction } from "../store/db.ts";
 import { deleteOrphanRecords } from "../store/executions.ts";
 import { getWorkspace, listWorkspaces, updateWorkspace } from "../store/workspaces.ts";

@@ -1,6 +1,6 @@
 import type { Invocation } from "../argv.ts";
 import { isSameProcess } from "../platform/process.ts";
-import { signalExecution, wrapperOf } from "../workspace/executions.ts";
+import { scopeOf, wrapperOf } from "../containment/executions.ts";
 import { withExistingStore } from "../store/db.ts";
 import { getExecution, markFinished } from "../store/executions.ts";
 import { getWorkspace } from "../store/workspaces.ts";
@@ -34,7 +34,7 @@ export async function signal(invocation: Invocation): Promise<number> {
     // Claimed, not launched, and its wrapper still at it: nothing to signal yet.
     if (record.pid === 0 && isSameProcess(wrapperOf(record))) return notReady();
     const waitMs = name === "SIGKILL" ? KILL_WAIT_MS : options.stopTimeoutMs;
-    if (!(await signalExecution(record, name, waitMs))) {
+    if (!(await scopeOf(record).signal(name, waitMs))) {
       throw new Error(`execution ${JSON.stringify(execId)} is still running ${waitMs} ms after ${name}`);
     }
     markFinished(db, workspaceId, execId);

@@ -4,7 +4,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { removeWorkspaceCgroup } from "../containment/cgroup-tree.ts";
-import { stopWorkspaceExecutions } from "./executions.ts";
+import { endWorkspaceExecutions } from "../containment/executions.ts";
 import { diagnose } from "../output.ts";
 import { selfIdentity } from "../platform/process.ts";
 import { madeBranch, recordMadeBranch } from "../store/branches.ts";
@@ -61,8 +61,7 @@ export async function recoverAbandoned(db: Database, home: string, previous: Wor
   const workspaceId = previous.workspaceId;
   diagnose(`workspace ${JSON.stringify(workspaceId)}: cleaning up after an interrupted ${previous.lockOp ?? previous.status} (pid ${previous.lock?.pid ?? "?"})`);
   await reapOrphanChild(db, previous);
-  await stopWorkspaceExecutions(db, workspaceId, 0, previous.cgroup);
-  if (previous.cgroup) removeWorkspaceCgroup(previous.cgroup);
+  await endWorkspaceExecutions(db, workspaceId, previous.cgroup);
   await removeOwned(home, previous, { undo: true, guard: repoGuard(db), staleLocks: true });
   writeTransaction(db, () => {
     deleteExecutions(db, workspaceId);

@@ -1,7 +1,6 @@
 /** Destroying a workspace: shared by `destroy` and `reconcile`. */
 import type { Database } from "bun:sqlite";
-import { removeWorkspaceCgroup } from "../containment/cgroup-tree.ts";
-import { stopWorkspaceExecutions } from "./executions.ts";
+import { endWorkspaceExecutions } from "../containment/executions.ts";
 import { deleteExecutions, deleteOrphanRecords } from "../store/executions.ts";
 import { deleteWorkspace, getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { liveHolder } from "./holder.ts";
@@ -57,8 +56,7 @@ export async function destroyWorkspace(db: Database, home: string, workspaceId: 
 /** Everything but the records: executions, the git left running, cgroups, owned storage. */
 async function removeEverything(db: Database, home: string, previous: WorkspaceRecord): Promise<void> {
   await reapOrphanChild(db, previous);
-  await stopWorkspaceExecutions(db, previous.workspaceId, 0, previous.cgroup);
-  if (previous.cgroup) removeWorkspaceCgroup(previous.cgroup);
+  await endWorkspaceExecutions(db, previous.workspaceId, previous.cgroup);
   const undo = undoesCreate(previous);
   await removeOwned(home, previous, { undo, staleLocks: undo, guard: repoGuard(db) });
 }

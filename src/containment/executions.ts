@@ -1,18 +1,21 @@
 /**
- * A workspace's executions as a whole: stop them all (pause, destroy), end one (signal), reap
- * abandoned ones (reconcile). An execution with a cgroup is ended through it; one without is
- * ended through its process group and session, as far as they are provably its own.
+ * Executions as their records name them, for the operations that run after (or without) their
+ * wrapper: end one (signal), stop a workspace's all (pause, destroy), reap abandoned ones
+ * (reconcile), and settle the records of those already over. Each record's containment is its
+ * scope (scopeOf): its cgroup when it has one, else its process group and session, as far as
+ * they are provably its own.
  */
 import type { Database } from "bun:sqlite";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { diagnose } from "../output.ts";
-import { endCgroup, signalCgroup } from "../containment/cgroup-scope.ts";
-import { childCgroups, isPopulated, removeCgroup } from "../platform/cgroup.ts";
-import { signalAndWait, stopWorkload, type Ending } from "../containment/group-scope.ts";
-import { holdsPid, isSameProcess, type ProcessIdentity } from "../platform/process.ts";
+import { isSameProcess, type ProcessIdentity } from "../platform/process.ts";
 import { cancelReservations, markFinished, unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
 import { logLine } from "../log/runtime-log.ts";
 import { writeTransaction } from "../store/db.ts";
+import { CgroupScope, endCgroup } from "./cgroup-scope.ts";
+import { removeChildCgroups, removeWorkspaceCgroup } from "./cgroup-tree.ts";
+import { GroupScope } from "./group-scope.ts";
+import type { ExecutionScope } from "./scope.ts";
 
 /** The workload's leader as recorded (pid 0 until launched). */
 export function leaderOf(record: ExecutionRecord): ProcessIdentity {
@@ -24,40 +27,17 @@ export function wrapperOf(record: ExecutionRecord): ProcessIdentity {
   return { pid: record.wrapperPid, startTicks: record.wrapperStartTicks, bootId: record.bootId };
 }
 
+/** The recorded execution's containment: its cgroup, or its leader's proven group and session. */
+export function scopeOf(record: ExecutionRecord): ExecutionScope {
+  if (record.cgroup) return new CgroupScope(record.cgroup);
+  return new GroupScope(leaderOf(record), { leftAlone: (count) => reportLeftAlone(record, count) });
+}
+
 /** Says on stderr what process-group containment could not prove and so did not touch. */
-function reportLeftAlone(record: ExecutionRecord, ending: Ending): void {
-  if (ending.leftAlone === 0) return;
+function reportLeftAlone(record: ExecutionRecord, count: number): void {
   diagnose(
-    `execution ${JSON.stringify(record.execId)} of workspace ${JSON.stringify(record.workspaceId)}: its leader (pid ${record.pid}) is gone, so ${ending.leftAlone} process(es) still in its group or session cannot be proven to be its own and were left alone (process-group containment; cgroup containment ends them)`,
+    `execution ${JSON.stringify(record.execId)} of workspace ${JSON.stringify(record.workspaceId)}: its leader (pid ${record.pid}) is gone, so ${count} process(es) still in its group or session cannot be proven to be its own and were left alone (process-group containment; cgroup containment ends them)`,
   );
-}
-
-/**
- * Sends `signal` to one execution and waits up to `timeoutMs` until it is gone; false when it
- * still runs. Through its cgroup, or its proven group and session members.
- */
-export async function signalExecution(record: ExecutionRecord, signal: NodeJS.Signals, timeoutMs: number): Promise<boolean> {
-  if (record.cgroup) {
-    if (!(await signalCgroup(record.cgroup, signal, timeoutMs))) return false;
-    removeCgroup(record.cgroup);
-    return true;
-  }
-  // Without a cgroup, a reservation never launched anything: the gate runs nothing without its wrapper.
-  if (record.pid === 0) return true;
-  const ending = await signalAndWait(leaderOf(record), signal, timeoutMs);
-  reportLeftAlone(record, ending);
-  return ending.gone;
-}
-
-/** Ends one execution: SIGTERM, `graceMs`, SIGKILL (graceMs 0: SIGKILL at once). Throws if that fails. */
-async function endExecution(record: ExecutionRecord, graceMs: number): Promise<void> {
-  if (record.cgroup) {
-    await endCgroup(record.cgroup, graceMs);
-    removeCgroup(record.cgroup);
-    return;
-  }
-  if (record.pid === 0) return;
-  reportLeftAlone(record, await stopWorkload(leaderOf(record), graceMs));
 }
 
 /**
@@ -73,11 +53,20 @@ export async function stopWorkspaceExecutions(db: Database, workspaceId: string,
   writeTransaction(db, () => cancelReservations(db, workspaceId));
   const records = unfinishedExecutions(db, workspaceId);
   const cgroups = new Set([workspaceCgroup, ...before.map((record) => record.cgroup && dirname(record.cgroup))].filter((dir): dir is string => !!dir));
-  await Promise.all([...[...cgroups].map((dir) => endCgroup(dir, graceMs)), ...records.filter((record) => !record.cgroup).map((record) => endExecution(record, graceMs))]);
+  await Promise.all([...[...cgroups].map((dir) => endCgroup(dir, graceMs)), ...records.filter((record) => !record.cgroup).map((record) => scopeOf(record).end(graceMs))]);
   for (const record of records) markFinished(db, record.workspaceId, record.execId);
   // The executions' own cgroups are empty now (a cancelled one may never have held anything).
-  for (const dir of cgroups) for (const child of childCgroups(dir)) removeCgroup(join(dir, child));
+  for (const dir of cgroups) removeChildCgroups(dir);
   return records.length;
+}
+
+/**
+ * What destroy asks (and a create that takes over a dead one): every execution SIGKILLed and
+ * waited for, then the workspace's cgroup removed, and the home's when no workspace is left in it.
+ */
+export async function endWorkspaceExecutions(db: Database, workspaceId: string, workspaceCgroup: string | null): Promise<void> {
+  await stopWorkspaceExecutions(db, workspaceId, 0, workspaceCgroup);
+  if (workspaceCgroup) removeWorkspaceCgroup(workspaceCgroup);
 }
 
 /**
@@ -89,7 +78,7 @@ export async function reapAbandonedExecutions(db: Database, workspaceIds: readon
   let reaped = 0;
   for (const record of workspaceIds.flatMap((id) => unfinishedExecutions(db, id))) {
     if (isSameProcess(wrapperOf(record))) continue;
-    await endExecution(record, 0);
+    await scopeOf(record).end(0);
     markFinished(db, record.workspaceId, record.execId);
     reaped++;
   }
@@ -97,27 +86,18 @@ export async function reapAbandonedExecutions(db: Database, workspaceIds: readon
 }
 
 /**
- * True when the kernel says nothing of this execution is left, without signalling anything:
- * its cgroup is empty (or gone); under process groups, it never launched (the gate runs nothing
- * without its wrapper) or its leader no longer holds its pid (what is left of its group, if
- * anything, can no longer be proven its own: every operation leaves such processes alone).
- */
-function hasEnded(record: ExecutionRecord): boolean {
-  if (record.cgroup) return !isPopulated(record.cgroup);
-  return record.pid === 0 || !holdsPid(leaderOf(record));
-}
-
-/**
  * The records of a workspace's executions that are over although nobody recorded it: the
  * wrapper is gone (it could not write its record: a full or read-only disk; or it was killed
- * once the workload had ended) and the kernel says nothing of the execution is left. Looks
- * only, outside any transaction: checking every live execution's wrapper is the slow part (one
- * /proc read each; 200 concurrent execs made it 14-18 ms of each launch's reservation, all of
- * it under the write lock: bench/README.md, `lockwait`), and what it finds stays true (a gone
- * wrapper never comes back, and nothing else puts a process into its execution's cgroup).
+ * once the workload had ended) and the kernel says nothing of the execution is left (its
+ * cgroup is empty or gone; under process groups, it never launched, or its leader no longer
+ * holds its pid: every operation leaves what is left of its group alone). Looks only, outside
+ * any transaction: checking every live execution's wrapper is the slow part (one /proc read
+ * each; 200 concurrent execs made it 14-18 ms of each launch's reservation, all of it under
+ * the write lock: bench/README.md, `lockwait`), and what it finds stays true (a gone wrapper
+ * never comes back, and nothing else puts a process into its execution's cgroup).
  */
 export function endedExecutions(db: Database, workspaceId: string): ExecutionRecord[] {
-  return unfinishedExecutions(db, workspaceId).filter((record) => !isSameProcess(wrapperOf(record)) && hasEnded(record));
+  return unfinishedExecutions(db, workspaceId).filter((record) => !isSameProcess(wrapperOf(record)) && scopeOf(record).hasEnded());
 }
 
 /**
@@ -129,7 +109,7 @@ export function settleEnded(db: Database, ended: readonly ExecutionRecord[]): nu
   let settled = 0;
   for (const record of ended) {
     if (!markFinished(db, record.workspaceId, record.execId)) continue;
-    if (record.cgroup) removeCgroup(record.cgroup);
+    scopeOf(record).remove();
     logLine("warn", "settled", {
       execId: record.execId,
       workloadPid: record.pid || undefined,
