@@ -5,7 +5,7 @@
 import { closeDescriptor, leaveSpawnDirectory } from "../platform/directory.ts";
 import type { SpawnEnvelope } from "../protocol/index.ts";
 import type { Store } from "../store/db.ts";
-import type { SandboxRequest } from "./sandbox-protocol.ts";
+import type { SandboxRequest } from "../containment/sandbox-protocol.ts";
 import type { GitSyncContext } from "../workspace/git-sync.ts";
 
 /** A descriptor the spawn hands to the child at its index (Bun.spawn's stdio array). */

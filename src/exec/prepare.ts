@@ -26,8 +26,8 @@ import { helperFiles, helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
 import { releaseDirectories, type LaunchPlan, type SpawnStdioArray } from "./plan.ts";
 import { finishRecord, recordRefusal, reserveRecord } from "./record.ts";
-import type { SandboxRequest } from "./sandbox-protocol.ts";
-import { SANDBOX_INIT_SOURCE, sandboxInitCommand } from "./sandboxed.ts";
+import type { SandboxRequest } from "../containment/sandbox-protocol.ts";
+import { SANDBOX_INIT_SOURCE, sandboxInitCommand } from "../containment/sandboxed.ts";
 import { isLinux } from "../platform/os.ts";
 
 /**

@@ -24,7 +24,6 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Subprocess } from "bun";
-import { closeSync } from "node:fs";
 import { diagnose } from "../output.ts";
 import { CgroupScope, endCgroup } from "../containment/cgroup-scope.ts";
 import { GroupScope } from "../containment/group-scope.ts";
@@ -33,7 +32,6 @@ import type { ExecutionScope } from "../containment/scope.ts";
 import { killCgroup, moveInto, removeCgroup } from "../platform/cgroup.ts";
 import { spawnDirectory } from "../platform/directory.ts";
 import { hasErrno } from "../platform/errno.ts";
-import { makePipe } from "../platform/libc/descriptors.ts";
 import { GroupHandle } from "../platform/pidfd.ts";
 import { bootId, readProcess, type ProcessIdentity, type ProcessInfo } from "../platform/process.ts";
 import type { ExitStatus } from "../protocol/index.ts";
@@ -41,11 +39,11 @@ import { storeWriteProblem, writeTransaction, type Store } from "../store/db.ts"
 import { markFinished, mayLaunch, recordLaunch, recordRefused, reserveExecution, type Reservation } from "../store/executions.ts";
 import { getWorkspace } from "../store/workspaces.ts";
 import { ownershipProblem, type Ownership } from "../workspace/owner.ts";
-import { GATE_ENV, gateArgv, gateOutcome, openGate } from "./gate.ts";
+import { Gate } from "../containment/gate.ts";
 import { checkLeader } from "./identity.ts";
 import { releaseDirectories, type LaunchPlan } from "./plan.ts";
 import { ProgramError } from "./program.ts";
-import { SandboxedWorkload } from "./sandboxed.ts";
+import { SandboxedWorkload, SandboxRefused } from "../containment/sandboxed.ts";
 
 /** Where the record is: the plan's store and identity. */
 interface RecordOf {
@@ -208,20 +206,13 @@ function comeBack(origin: string, cgroup: string): void {
 }
 
 async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<Launched> {
-  const [specRead, specWrite] = makePipe();
-  const [statusRead, statusWrite] = makePipe();
+  const gate = new Gate();
   let proc: Subprocess;
   try {
-    const stdio: ["inherit", "inherit", "inherit", number, number] = ["inherit", "inherit", "inherit", specRead, statusWrite];
-    const spawned = "terminal" in shape ? { terminal: shape.terminal } : { detached: true };
-    proc = Bun.spawn(gateArgv(), { cwd: spawnDirectory(plan.cwdFd), env: GATE_ENV, stdio, ...spawned });
+    proc = gate.spawn(spawnDirectory(plan.cwdFd), "terminal" in shape ? shape.terminal : null);
   } catch (error) {
-    closeSync(specWrite);
-    closeSync(statusRead);
     throw launchFailed(plan, error);
   } finally {
-    closeSync(specRead);
-    closeSync(statusWrite);
     releaseDirectories(plan);
   }
   // Opened while the gate is our unreaped child: this handle names its group for good.
@@ -230,29 +221,21 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
   try {
     info = checkLeader(readProcess(proc.pid), proc.pid, plan.wrapperStartTicks);
   } catch (error) {
-    closeSync(specWrite);
     proc.kill("SIGKILL");
-    await Promise.all([gateOutcome(statusRead), proc.exited]);
+    await gate.abandon();
     group?.close();
     proc.terminal?.close();
     throw launchFailed(plan, error);
   }
   const recorded = writeTransaction(plan.store.db, () => recordLeader(plan, proc.pid, info.startTicks));
   if (!recorded) {
-    closeSync(specWrite);
-    await Promise.all([gateOutcome(statusRead), proc.exited]);
+    await gate.abandon();
     group?.close();
     proc.terminal?.close();
     finishRecord(plan);
     throw cancelled(plan);
   }
-  let failure: { code: number; message: string } | null;
-  try {
-    openGate(specWrite, { program: plan.program, argv: plan.argv, env: plan.env });
-    failure = await gateOutcome(statusRead);
-  } catch (error) {
-    failure = { code: 126, message: (error as Error).message };
-  }
+  const failure = await gate.open({ program: plan.program, argv: plan.argv, env: plan.env });
   const leader = { pid: proc.pid, startTicks: info.startTicks, bootId: bootId() };
   if (failure) {
     proc.kill("SIGKILL");
@@ -328,6 +311,7 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
     finishRecord(plan);
     if (plan.cgroup) removeCgroup(plan.cgroup);
     if (error instanceof ProgramError) throw error;
+    if (error instanceof SandboxRefused) throw new ProgramError(error.message, error.code);
     throw new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])} in the sandbox: ${(error as Error).message}`, 1);
   }
   workload.confirmed();

@@ -5,7 +5,7 @@
  * home-made namespaces. macOS (unverified here): `sandbox-exec` with a generated profile.
  *
  * Linux process tree: wrapper → bwrap (its monitor) → bwrap's init, pid 1 of a new pid
- * namespace (reaps orphans) → this runtime's sandbox init (src/exec/sandbox-init.ts), which
+ * namespace (reaps orphans) → this runtime's sandbox init (src/containment/sandbox-init.ts), which
  * starts the workload and reports its exact wait status, something bwrap cannot (it turns a
  * death by signal n into status 128+n, on its exit and on --json-status-fd alike).
  */

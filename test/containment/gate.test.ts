@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, closeSync, existsSync, mkdirSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { GATE_ENV, gateArgv } from "../../src/exec/gate.ts";
+import { GATE_ENV, gateArgv } from "../../src/containment/gate.ts";
 import { makePipe } from "../../src/platform/libc/descriptors.ts";
 import { BIN } from "../../kit/binary.ts";
 import { envelope, PATH } from "../../kit/envelope.ts";
@@ -125,7 +125,7 @@ for (const mode of ALL_MODES) {
 }
 
 describe("the gate itself", () => {
-  /** Starts the gate the way src/exec/record.ts does (the compiled binary as its engine); returns its fds. */
+  /** Starts the gate the way src/containment/gate.ts does (the compiled binary as its engine); returns its fds. */
   function gate(cwd: string) {
     const [specRead, specWrite] = makePipe();
     const [statusRead, statusWrite] = makePipe();

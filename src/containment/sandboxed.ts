@@ -1,6 +1,6 @@
 /**
  * The wrapper's side of a Linux sandbox. What was spawned is bwrap; the workload is the
- * sandbox init's child (src/exec/sandbox-init.ts), found on the host from the init's reports,
+ * sandbox init's child (sandbox-init.ts), found on the host from the init's reports,
  * and its exact end (exit code, or the signal that killed it) comes from the init too.
  */
 import type { Subprocess } from "bun";
@@ -10,10 +10,19 @@ import { holdsPid, identityOfProcess, isSameProcess, readProcess, type ProcessId
 import { explainSandboxFailure, findInSandbox, SANDBOX_FDS, SANDBOX_INIT_PATH } from "../platform/sandbox.ts";
 import { realtimeSignals } from "../platform/libc/processes.ts";
 import { isSignalName } from "../platform/signals.ts";
-import { ProgramError } from "./program.ts";
 import type { SandboxReport, SandboxRequest } from "./sandbox-protocol.ts";
 // @ts-expect-error: a text import (the bundle embeds the file's text, not its code): see sandbox-init.ts.
 import INIT_SOURCE from "./sandbox-init.ts" with { type: "text" };
+
+/** The sandbox refused to start the workload (bwrap failed, the program is missing inside…): nothing ran; `code` as the wrapper exits. */
+export class SandboxRefused extends Error {
+  constructor(
+    message: string,
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
 
 /** sandbox-init.ts's text, which bwrap copies into the sandbox at SANDBOX_INIT_PATH. */
 export const SANDBOX_INIT_SOURCE = INIT_SOURCE as string;
@@ -101,7 +110,7 @@ export class SandboxedWorkload {
   }
 
   /**
-   * Waits for the init's first report: the workload's host pid, or a ProgramError when it never
+   * Waits for the init's first report: the workload's host pid, or SandboxRefused when it never
    * started (bwrap refused, the program is missing inside, the cwd changed), nothing having run.
    */
   async start(): Promise<void> {
@@ -120,9 +129,9 @@ export class SandboxedWorkload {
       throw new Error(`the sandboxed workload (pid ${report.pid} inside) could not be found on the host`);
     }
     await this.#bwrap.exited;
-    if (report?.type === "failed") throw new ProgramError(report.message, report.code);
+    if (report?.type === "failed") throw new SandboxRefused(report.message, report.code);
     const status = this.#bwrap.signalCode ?? `exit status ${this.#bwrap.exitCode}`;
-    throw new ProgramError(`${explainSandboxFailure((await this.#diagnostics) || `bwrap ended with ${status}`)}; nothing was launched`, 1);
+    throw new SandboxRefused(`${explainSandboxFailure((await this.#diagnostics) || `bwrap ended with ${status}`)}; nothing was launched`, 1);
   }
 
   /** The identity is recorded: the init may now reap the workload when it ends. */

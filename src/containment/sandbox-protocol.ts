@@ -1,5 +1,5 @@
 /**
- * What the wrapper and the sandbox init (src/exec/sandbox-init.ts, inside the Linux sandbox)
+ * What the wrapper and the sandbox init (sandbox-init.ts, inside the Linux sandbox)
  * say to each other on the init's control socket, one JSON object per line:
  *
  *   wrapper → init  SandboxRequest            what to run, where, with which env

@@ -13,8 +13,10 @@
  * the workload gets exactly what a direct spawn gives it. An execve failure travels back on
  * fd 4, reopened close-on-exec so that EOF there means the workload is running.
  */
+import type { Subprocess } from "bun";
 import { closeSync, read } from "node:fs";
 import { writeAll } from "../output.ts";
+import { makePipe } from "../platform/libc/descriptors.ts";
 import { isLinux } from "../platform/os.ts";
 
 /** The gate's environment: the embedded engine's switch, nothing else. */
@@ -64,8 +66,59 @@ interface GateSpec {
   env: Record<string, string>;
 }
 
+/** Why the gate could not become the workload: the shell-convention code (127 not found, 126 not executable) and the error. */
+type GateFailure = { code: number; message: string };
+
+/**
+ * One gate: its two pipes (made with it), then spawned and blocked; the wrapper records its
+ * pid, then opens it (it becomes the workload) or abandons it (it exits without running anything).
+ */
+export class Gate {
+  readonly #spec = makePipe();
+  readonly #status = makePipe();
+  /** The gate, once spawned. */
+  proc!: Subprocess;
+
+  /**
+   * Spawns the gate in `cwd`, on the terminal given or in a session of its own, with fds 3 and
+   * 4 its ends of the two pipes. Throws what the spawn threw; the pipes are closed then.
+   */
+  spawn(cwd: string, terminal: Bun.TerminalOptions | null): Subprocess {
+    const [specRead, specWrite] = this.#spec;
+    const [statusRead, statusWrite] = this.#status;
+    try {
+      const stdio: ["inherit", "inherit", "inherit", number, number] = ["inherit", "inherit", "inherit", specRead, statusWrite];
+      this.proc = Bun.spawn(gateArgv(), { cwd, env: GATE_ENV, stdio, ...(terminal ? { terminal } : { detached: true }) });
+      return this.proc;
+    } catch (error) {
+      closeSync(specWrite);
+      closeSync(statusRead);
+      throw error;
+    } finally {
+      closeSync(specRead);
+      closeSync(statusWrite);
+    }
+  }
+
+  /** Sends what to become; resolves once it is the workload (null), or with why it could not become it. */
+  async open(spec: GateSpec): Promise<GateFailure | null> {
+    try {
+      openGate(this.#spec[1], spec);
+      return await gateOutcome(this.#status[0]);
+    } catch (error) {
+      return { code: 126, message: (error as Error).message };
+    }
+  }
+
+  /** Never opened: fd 3 reaches EOF, so the gate exits without running anything; resolves once it has. */
+  async abandon(): Promise<void> {
+    closeSync(this.#spec[1]);
+    await Promise.all([gateOutcome(this.#status[0]), this.proc.exited]);
+  }
+}
+
 /** Opens the gate: sends the spec and closes fd 3's other end. Throws when the gate is gone (EPIPE). */
-export function openGate(specFd: number, spec: GateSpec): void {
+function openGate(specFd: number, spec: GateSpec): void {
   try {
     writeAll(specFd, `${JSON.stringify(spec)}\n`);
   } finally {
@@ -77,7 +130,7 @@ export function openGate(specFd: number, spec: GateSpec): void {
  * Waits until the gate has become the workload (EOF on fd 4) or failed to: then the execve
  * error and the shell-convention code (127 not found, 126 not executable).
  */
-export async function gateOutcome(statusFd: number): Promise<{ code: number; message: string } | null> {
+async function gateOutcome(statusFd: number): Promise<GateFailure | null> {
   const text = await readToEnd(statusFd);
   if (text === "") return null;
   try {
