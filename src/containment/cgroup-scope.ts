@@ -3,8 +3,37 @@
  * names and makes it). Signalled through the cgroup (cgroup.kill catches forks racing it, other
  * signals go to each process checked to be inside), held still by its freezer.
  */
-import { hierarchyPath, isFrozen, isPopulated, killCgroup, mountOf, processesIn, removeCgroup, setFrozen, signalIfInside } from "../platform/cgroup.ts";
+import { hierarchyPath, isFrozen, isPopulated, killCgroup, mountOf, moveInto, ownCgroupDir, primeMigration, processesIn, removeCgroup, setFrozen, signalIfInside } from "../platform/cgroup.ts";
+import type { RuntimeOptions } from "../options.ts";
 import type { ExecutionScope } from "./scope.ts";
+
+/** The wrapper's own cgroup, which it comes back to after spawning inside an execution's, and the migration primed for it. */
+export interface Origin {
+  dir: string;
+  primed: Promise<void>;
+}
+
+/**
+ * Starts the cgroup migration prime (platform/cgroup.ts primeMigration) before the envelope is
+ * read, so its grace period runs while the envelope is read and checked: originFor then finds
+ * it started. Not earlier: while it waits, every fork and thread creation on the machine waits
+ * too (cgroup_threadgroup_rwsem), and Bun creates threads while exec's modules load
+ * (bench/README.md). Where options choose process-group containment it was one no-op move.
+ */
+export function primeOwnCgroup(): void {
+  const own = ownCgroupDir();
+  if (own !== null) void primeMigration(own);
+}
+
+/**
+ * The wrapper's origin where `options` may choose cgroups, its prime started already
+ * (primeOwnCgroup) or now, to overlap the kernel's grace period with the work before the
+ * spawn; null under process groups, or when this process's own cgroup is not visible.
+ */
+export function originFor(options: Pick<RuntimeOptions, "containment">): Origin | null {
+  const own = options.containment !== "process-group" ? ownCgroupDir() : null;
+  return own === null ? null : { dir: own, primed: primeMigration(own) };
+}
 
 /** An execution held by its own cgroup `dir`: what is in it is the execution's, whatever left its session. */
 export class CgroupScope implements ExecutionScope {
@@ -19,6 +48,36 @@ export class CgroupScope implements ExecutionScope {
   async end(graceMs: number): Promise<void> {
     await endCgroup(this.dir, graceMs);
     removeCgroup(this.dir);
+  }
+
+  /**
+   * Runs `spawn` with this process inside the cgroup, so that the child is in it from its first
+   * instruction (a child inherits its parent's cgroup at fork), then moves back to `origin`.
+   * If even that fails, this process sits in the cgroup with the workload: the cgroup is killed,
+   * which ends both, and the record (pid 0, its cgroup, a dead wrapper) tells signal,
+   * reconcile, pause and destroy where to look.
+   */
+  spawnInside<T>(origin: string, spawn: () => T): T {
+    moveInto(this.dir, process.pid);
+    try {
+      return spawn();
+    } finally {
+      this.#comeBack(origin);
+    }
+  }
+
+  #comeBack(origin: string): void {
+    try {
+      moveInto(origin, process.pid);
+    } catch (error) {
+      killCgroup(this.dir);
+      throw error;
+    }
+  }
+
+  /** Moves `pids` (a sandbox's own processes) out to `origin`: the cgroup then holds exactly the workload's. */
+  moveOut(pids: readonly number[], origin: string): void {
+    for (const pid of pids) moveInto(origin, pid);
   }
 
   async killAll(): Promise<void> {

@@ -72,8 +72,8 @@ class ReportReader {
 
 /**
  * The workload inside one sandbox, as the wrapper follows it: its pid on the host, its exact end
- * as the init reports it (the leader-process view record.ts gives pipes.ts and pty.ts), and the
- * end of the sandbox itself.
+ * as the init reports it (the leader-process view exec/launch.ts gives pipes.ts and pty.ts), and
+ * the end of the sandbox itself.
  */
 export class SandboxedWorkload {
   readonly #bwrap: Subprocess;

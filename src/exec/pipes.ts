@@ -1,6 +1,6 @@
 import type { ControlReader } from "./controls.ts";
 import { EventWriter } from "./events.ts";
-import { launchWorkload, type Launched } from "./record.ts";
+import { launchWorkload, type Launched } from "./launch.ts";
 import type { LaunchPlan } from "./plan.ts";
 import type { SignalForwarder } from "./signals.ts";
 import { releaseStdio } from "./stdio.ts";
@@ -16,7 +16,7 @@ export async function runPipes(plan: LaunchPlan, controls: ControlReader, signal
   releaseStdio();
   const identity = startWorkload(launched, events);
   // Straight to the group, no /proc scan: until the leader is reaped its group id cannot be
-  // reused, so the check is just "not reaped yet" (record.ts). Latency matters here.
+  // reused, so the check is just "not reaped yet" (launch.ts). Latency matters here.
   signals.attach((signal) => {
     if (launched.mayForward()) sendSignal(-identity.pid, signal);
   });

@@ -1,10 +1,12 @@
 /**
- * The launch plan: everything validated before launch, handed from prepare.ts to the modes and
- * the record's gateway (record.ts). Its own module so that neither imports the other.
+ * The launch plan: everything validated before launch, handed from prepare.ts to the modes, the
+ * launcher (launch.ts) and the record's gateway (record.ts). Its own module so that none of
+ * them imports prepare.ts.
  */
 import { closeDescriptor, leaveSpawnDirectory } from "../platform/directory.ts";
 import type { SpawnEnvelope } from "../protocol/index.ts";
 import type { Store } from "../store/db.ts";
+import type { CgroupScope, Origin } from "../containment/cgroup-scope.ts";
 import type { SandboxRequest } from "../containment/sandbox-protocol.ts";
 import type { GitSyncContext } from "../workspace/git-sync.ts";
 
@@ -45,9 +47,9 @@ export interface LaunchPlan {
   /** Start time of this wrapper: the workload cannot be older. */
   wrapperStartTicks: number;
   /** The execution's own cgroup (made, recorded, empty), or null under process-group containment. */
-  cgroup: string | null;
+  cgroup: CgroupScope | null;
   /** This wrapper's own cgroup, to come back to after the spawn, and the migration primed for it. */
-  origin: { dir: string; primed: Promise<void> } | null;
+  origin: Origin | null;
 }
 
 /** Closes the plan's directory descriptors (and the sandbox's copies of fds 0–2): call once the spawn returned (or failed). */

@@ -1,5 +1,5 @@
 import type { SpawnEnvelope } from "../protocol/index.ts";
-import { ownCgroupDir, primeMigration } from "../platform/cgroup.ts";
+import { CgroupScope, originFor } from "../containment/cgroup-scope.ts";
 import { selfIdentity } from "../platform/process.ts";
 import { filesToShow, SANDBOX_FDS, sandboxLaunch, sandboxTool, SandboxUnavailable, type Launch } from "../platform/sandbox.ts";
 import { openStore, type Store } from "../store/db.ts";
@@ -116,18 +116,6 @@ function openCheckout(path: string, root: OpenRoot): number {
 }
 
 /**
- * Starts the cgroup migration prime (platform/cgroup.ts) before the envelope is read, so its
- * grace period runs while the envelope is read and checked: prepareLaunch then finds it
- * started. Not earlier: while it waits, every fork and thread creation on the machine waits
- * too (cgroup_threadgroup_rwsem), and Bun creates threads while exec's modules load
- * (bench/README.md). Where options choose process-group containment it was one no-op move.
- */
-export function primeOwnCgroup(): void {
-  const own = ownCgroupDir();
-  if (own !== null) void primeMigration(own);
-}
-
-/**
  * Checks containment, workspace, cwd and program, then claims the execution identity (with
  * the cgroup it will run in), all inside the one transaction that sees the workspace ready,
  * so pause and destroy cannot slip in between. The cgroup is made only once it is on record.
@@ -136,9 +124,7 @@ export function primeOwnCgroup(): void {
  */
 export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
   const options = readOptions(envelope.options);
-  // Started already (primeOwnCgroup), or now: it overlaps the kernel's grace period with the work below.
-  const own = options.containment !== "process-group" ? ownCgroupDir() : null;
-  const origin = own === null ? null : { dir: own, primed: primeMigration(own) };
+  const origin = originFor(options);
   const store = openStore(options);
   const self = selfIdentity();
   const owner = ownershipOf(envelope, options.owner);
@@ -189,7 +175,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
       const where = executionCgroupsOf(store.db, record, execId, containment);
       reserveRecord(store.db, { ...reservation, cgroup: where?.execution ?? null });
       const rootDir = { path: root.path, fd: root.fd };
-      const cgroup = where?.execution ?? null;
+      const cgroup = where ? new CgroupScope(where.execution) : null;
       return { workspaceId, execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, sandbox, wrapperStartTicks: reservation.wrapperStartTicks, cgroup, origin, where };
     } catch (error) {
       if (cwdFd !== root.fd) closeDescriptor(cwdFd);

@@ -3,7 +3,7 @@ import type { ResizeControl } from "../protocol/index.ts";
 import { processOf, sendSignal, type ProcessIdentity } from "../platform/process.ts";
 import type { ControlReader } from "./controls.ts";
 import { EventWriter } from "./events.ts";
-import { launchWorkload, type Launched } from "./record.ts";
+import { launchWorkload, type Launched } from "./launch.ts";
 import type { LaunchPlan } from "./plan.ts";
 import { PtyOutput } from "./pty-output.ts";
 import type { SignalForwarder } from "./signals.ts";

@@ -2,13 +2,13 @@
  * The part of a workload's life both modes share: refusing before launch, proving its
  * identity before `started`, and turning its end into cleanup, the record, `eof` and `exit`.
  */
-import { removeCgroup } from "../platform/cgroup.ts";
 import type { ProcessIdentity } from "../platform/process.ts";
 import { exitBySignal, type ExitStatus } from "../protocol/index.ts";
 import type { EventWriter } from "./events.ts";
 import { releaseDirectories, type LaunchPlan } from "./plan.ts";
 import { PreLaunchProtocolError } from "./program.ts";
-import { finishRecord, type Launched } from "./record.ts";
+import type { Launched } from "./launch.ts";
+import { finishRecord } from "./record.ts";
 import { syncOut } from "../workspace/git-sync.ts";
 import { logLine } from "../log/runtime-log.ts";
 
@@ -26,13 +26,13 @@ export type Outcome = ExitStatus;
 export function refuseBeforeLaunch(plan: LaunchPlan, events: EventWriter, message: string): PreLaunchProtocolError {
   finishRecord(plan);
   releaseDirectories(plan);
-  if (plan.cgroup) removeCgroup(plan.cgroup);
+  plan.cgroup?.remove();
   events.error(message);
   events.close();
   return new PreLaunchProtocolError(`${message}; nothing was launched`);
 }
 
-/** The workload is launched, contained and on record (record.ts checked it leads its session): `started`. */
+/** The workload is launched, contained and on record (launch.ts checked it leads its session): `started`. */
 export function startWorkload(launched: Launched, events: EventWriter): ProcessIdentity {
   events.started(launched.leader.pid);
   return launched.leader;
