@@ -49,7 +49,7 @@ function logged(op: string, load: HandlerLoader): HandlerLoader {
 }
 
 /**
- * The protocol v1 operations (exec logs its own outcome, src/ops/exec.ts; describe has no home
+ * The protocol v1 operations (exec logs its own outcome, src/protocol-ops/exec.ts; describe has no home
  * to log to) and the hidden remote halves, in the order `--help` lists them.
  */
 const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Record<string, Command>, {
@@ -59,7 +59,7 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
     usage: "",
     summary: "print the runtime's capabilities (DescribeResponse)",
     examples: ["paseo-host-runtime describe", "paseo-host-runtime doctor    # the operator's check of this host"],
-    handler: async () => (await import("./ops/describe.ts")).describe,
+    handler: async () => (await import("./protocol-ops/describe.ts")).describe,
   },
   create: lifecycle(
     {
@@ -69,7 +69,7 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
       examples: ["paseo-host-runtime create --workspace-id W < create-request.json"],
     },
     "new -w W --source DIR",
-    logged("create", async () => (await import("./ops/create.ts")).create),
+    logged("create", async () => (await import("./protocol-ops/create.ts")).create),
   ),
   inspect: lifecycle(
     {
@@ -79,7 +79,7 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
       examples: [`echo '${REQUEST}' | paseo-host-runtime inspect --workspace-id W`],
     },
     "workspace inspect -w W",
-    logged("inspect", async () => (await import("./ops/inspect.ts")).inspect),
+    logged("inspect", async () => (await import("./protocol-ops/inspect.ts")).inspect),
   ),
   exec: {
     required: WORKSPACE,
@@ -90,7 +90,7 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
     examples: ["paseo-host-runtime exec --workspace-id W 3< envelope.json 4>&1", "paseo-host-runtime run -w W -- COMMAND...    # the operator command: the daemon's side of exec"],
     env: { ...HOME_ENV },
     exitStatus: `Exit status: the workload's, mirrored: ${MIRRORED}; nothing launched: 127 program not found, 126 not executable, 1 refused (reason on stderr); 2 usage error.`,
-    handler: async () => (await import("./ops/exec.ts")).exec,
+    handler: async () => (await import("./protocol-ops/exec.ts")).exec,
   },
   signal: lifecycle(
     {
@@ -100,7 +100,7 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
       examples: [`echo '${REQUEST}' | paseo-host-runtime signal --workspace-id W --exec-id E --signal SIGKILL`],
     },
     "ps -w W    # find the exec id",
-    logged("signal", async () => (await import("./ops/signal.ts")).signal),
+    logged("signal", async () => (await import("./protocol-ops/signal.ts")).signal),
   ),
   pause: lifecycle(
     {
@@ -110,7 +110,7 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
       examples: [`echo '${REQUEST}' | paseo-host-runtime pause --workspace-id W`],
     },
     "workspace pause -w W",
-    logged("pause", async () => (await import("./ops/pause.ts")).pause),
+    logged("pause", async () => (await import("./protocol-ops/pause.ts")).pause),
   ),
   resume: lifecycle(
     {
@@ -120,7 +120,7 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
       examples: [`echo '${REQUEST}' | paseo-host-runtime resume --workspace-id W`],
     },
     "workspace resume -w W",
-    logged("resume", async () => (await import("./ops/resume.ts")).resume),
+    logged("resume", async () => (await import("./protocol-ops/resume.ts")).resume),
   ),
   destroy: lifecycle(
     {
@@ -130,7 +130,7 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
       examples: [`echo '${REQUEST}' | paseo-host-runtime destroy --workspace-id W`],
     },
     "rm -w W",
-    logged("destroy", async () => (await import("./ops/destroy.ts")).destroy),
+    logged("destroy", async () => (await import("./protocol-ops/destroy.ts")).destroy),
   ),
   reconcile: lifecycle(
     {
@@ -140,7 +140,7 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
       examples: [`echo '{"protocolVersion":1,"options":{},"workspaceIds":["W"]}' | paseo-host-runtime reconcile`],
     },
     "workspace reconcile --keep W",
-    logged("reconcile", async () => (await import("./ops/reconcile.ts")).reconcile),
+    logged("reconcile", async () => (await import("./protocol-ops/reconcile.ts")).reconcile),
   ),
   "exec-remote": {
     required: WORKSPACE,

@@ -79,7 +79,7 @@ function judge(runtime: CommandRuntime): RuntimeReport {
 }
 
 /**
- * What create refuses before anything changes (ops/create.ts): containment "cgroup" without a
+ * What create refuses before anything changes (protocol-ops/create.ts): containment "cgroup" without a
  * usable hierarchy, or limits (memoryMax, pidsMax, cpuMax) this host's cgroups cannot apply.
  * Checked here as this user. With cgroupRoot unset the root is the daemon's own cgroup, which
  * only doctor run as the daemon sees: what no cgroup of this host could give fails, what this

@@ -1,7 +1,7 @@
 /**
  * `orphans [--remove [--force]]`: the workspaces no reconcile will ever remove. An orphan is a
  * workspace its configuration stopped listing: a reconcile of an edited configuration took
- * over the workspaces the daemon still knew and left it unlisted (src/ops/reconcile.ts
+ * over the workspaces the daemon still knew and left it unlisted (src/protocol-ops/reconcile.ts
  * stampListed). Dry run by default: it only lists them. `--remove` destroys each, as `rm` does;
  * one with live executions is refused (left, and the exit is 1) unless `--force`, which stops
  * them first as `rm --force` does.

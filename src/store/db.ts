@@ -105,7 +105,7 @@ CREATE TABLE workspaces (
   -- When its configuration last listed it (create, or a reconcile listing it); NULL: before schema 3.
   listed_at INTEGER,
   -- When a reconcile of another configuration of its owner took over its configuration's
-  -- workspaces and did not list this one: an orphan (see src/ops/reconcile.ts).
+  -- workspaces and did not list this one: an orphan (see src/protocol-ops/reconcile.ts).
   orphaned_at INTEGER,
   ${ISOLATION_COLUMNS.join(",\n  ")}
 ) STRICT;
