@@ -7,8 +7,12 @@
  * or a second configured runtime, cannot unsandbox the agent.
  */
 import type { RuntimeOptions } from "../options.ts";
-import type { RecordedIsolation } from "../store/workspaces.ts";
+import type { RecordedIsolation, WorkspaceRecord } from "../store/workspaces.ts";
 import { isInside } from "./paths.ts";
+import { WorkspaceRefused } from "./refusals.ts";
+
+/** The request asks for less isolation than the workspace keeps. */
+export class LessIsolation extends WorkspaceRefused {}
 
 /** What `options` asks for, in the form a workspace records. */
 export function requestedIsolation(options: Pick<RuntimeOptions, "isolation" | "network" | "sandboxReadOnly" | "sandboxReadWrite">): RecordedIsolation {
@@ -49,4 +53,13 @@ export function isolationProblem(workspaceId: string, recorded: RecordedIsolatio
   const weaker = weakerPart(recorded, requested);
   if (weaker === null) return null;
   return `workspace ${JSON.stringify(workspaceId)} was created with ${describeIsolation(recorded)} and keeps it; this request asks for less (${weaker})`;
+}
+
+/**
+ * Throws LessIsolation unless `requested` is at least the isolation the workspace keeps;
+ * `unchanged` ends the text: what did not happen ("launched", "changed").
+ */
+export function requireIsolation(record: WorkspaceRecord, requested: RecordedIsolation, unchanged: string): void {
+  const problem = isolationProblem(record.workspaceId, record.isolation, requested);
+  if (problem !== null) throw new LessIsolation(record.workspaceId, `${problem}; nothing was ${unchanged}`);
 }

@@ -2,12 +2,12 @@
  * Why an operation may not use a workspace: one error class per reason, each with the one text
  * the daemon sees, and requireWorkspace(), which finds the first reason that applies. Callers
  * tell refusals apart by class (inspect answers a missing one `missing`), never by their words.
- * Ownership (owner.ts) and isolation (isolation.ts) keep their rules; the refusals are here.
+ * Ownership keeps its rule in owner.ts; isolation, its rule and its refusal (LessIsolation) in
+ * isolation.ts.
  */
 import type { Database } from "bun:sqlite";
-import { countsAsMissing, getWorkspace, type RecordedIsolation, type WorkspaceRecord } from "../store/workspaces.ts";
+import { countsAsMissing, getWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { liveHolder } from "./holder.ts";
-import { isolationProblem } from "./isolation.ts";
 import { ownershipMismatch, type Ownership } from "./owner.ts";
 
 /** A workspace an operation may not use; the subclass says why. */
@@ -59,9 +59,6 @@ export class OtherOwner extends WorkspaceRefused {}
 
 /** Created in the other protocol dialect (owner.ts). */
 export class OtherDialect extends WorkspaceRefused {}
-
-/** The request asks for less isolation than the workspace keeps (isolation.ts). */
-export class LessIsolation extends WorkspaceRefused {}
 
 /**
  * Why a workspace whose destroy has not finished may not be used, or null when no destroy is
@@ -116,13 +113,4 @@ export function checkWorkspace(record: WorkspaceRecord | null, workspaceId: stri
 /** The workspace's record, or the refusal that says why `who` may not use it (refusalOf). One primary-key lookup. */
 export function requireWorkspace(db: Database, workspaceId: string, who: Ownership, needs: Needs = {}): WorkspaceRecord {
   return checkWorkspace(getWorkspace(db, workspaceId), workspaceId, who, needs);
-}
-
-/**
- * Throws unless `requested` is at least the isolation the workspace keeps (isolation.ts);
- * `unchanged` ends the text: what did not happen ("launched", "changed").
- */
-export function requireIsolation(record: WorkspaceRecord, requested: RecordedIsolation, unchanged: string): void {
-  const problem = isolationProblem(record.workspaceId, record.isolation, requested);
-  if (problem !== null) throw new LessIsolation(record.workspaceId, `${problem}; nothing was ${unchanged}`);
 }

@@ -7,17 +7,16 @@
 import { describe, expect, test } from "bun:test";
 import { identityOfProcess, readProcess, selfIdentity } from "../../src/platform/process.ts";
 import type { WorkspaceRecord } from "../../src/store/workspaces.ts";
+import { LessIsolation, requireIsolation } from "../../src/workspace/isolation.ts";
 import type { Ownership } from "../../src/workspace/owner.ts";
 import {
   BeingDestroyed,
   checkWorkspace,
   destroyRefusal,
   DestroyUnfinished,
-  LessIsolation,
   OtherDialect,
   OtherOwner,
   refusalOf,
-  requireIsolation,
   WorkspaceBusy,
   WorkspaceMissing,
   WorkspacePaused,
