@@ -1,9 +1,11 @@
 /**
  * cgroup containment of one execution: everything of it runs in its own cgroup (cgroup-tree.ts
- * names and makes it). Signalled through the cgroup (cgroup.kill catches forks racing it, other
- * signals go to each process checked to be inside), held still by its freezer.
+ * names and makes it). Entered at launch, signalled through the cgroup (cgroup.kill catches
+ * forks racing it, other signals go to each process checked to be inside), held still by its
+ * freezer, ended, removed; and a workspace's cgroup, ended as a whole and removed with it.
  */
-import { hierarchyPath, isFrozen, isPopulated, killCgroup, mountOf, moveInto, ownCgroupDir, primeMigration, processesIn, removeCgroup, setFrozen, signalIfInside } from "../platform/cgroup.ts";
+import { dirname, join } from "node:path";
+import { childCgroups, hierarchyPath, isFrozen, isPopulated, killCgroup, mountOf, moveInto, ownCgroupDir, primeMigration, processesIn, removeCgroup, setFrozen, signalIfInside } from "../platform/cgroup.ts";
 import type { RuntimeOptions } from "../options.ts";
 import type { ExecutionScope } from "./scope.ts";
 
@@ -162,4 +164,19 @@ async function whileFrozen(cgroup: string, fn: () => void): Promise<boolean> {
   } finally {
     setFrozen(cgroup, false);
   }
+}
+
+/**
+ * Removes a workspace's cgroup once nothing runs in it: its (empty) execution cgroups, itself,
+ * and its home cgroup when that holds no other workspace. Throws when something still runs.
+ */
+export function removeWorkspaceCgroup(dir: string): void {
+  removeChildCgroups(dir);
+  if (!removeCgroup(dir)) throw new Error(`cgroup ${dir} still holds processes ${processesIn(dir).join(", ")}`);
+  removeCgroup(dirname(dir));
+}
+
+/** Removes the (empty) execution cgroups under a workspace's; one still in use stays. */
+export function removeChildCgroups(dir: string): void {
+  for (const child of childCgroups(dir)) removeCgroup(join(dir, child));
 }

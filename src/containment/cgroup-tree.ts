@@ -1,17 +1,18 @@
 /**
- * The cgroup hierarchy of cgroup containment, and each cgroup's making and removal:
+ * The cgroup hierarchy of cgroup containment, and the making of its cgroups:
  *
  *   <cgroupRoot>/                        options.cgroupRoot, else this process's own cgroup
  *     paseo-<sha256(home)[:16]>/         one per runtime home; no processes, only workspaces
  *       w-<sha256(workspaceId)[:32]>/    one per workspace; its limits (memory.max…) live here
  *         e-<sha256(execId)[:32]>/       one per execution: the workload and all it starts
  *
- * The root and the home's cgroup come with the containment (resolve.ts). A cgroup's path is
+ * The root and the home's cgroup come with the containment (resolve.ts); what runs in a cgroup
+ * is signalled and ended, and the cgroup removed, by cgroup-scope.ts. A cgroup's path is
  * recorded before it is made, so destroy finds it even after a crash in between.
  */
 import type { Database } from "bun:sqlite";
 import { dirname, join } from "node:path";
-import { availableControllers, childCgroups, delegateControllers, isCgroup, makeCgroup, processesIn, removeCgroup, writeInterface } from "../platform/cgroup.ts";
+import { availableControllers, delegateControllers, isCgroup, makeCgroup, writeInterface } from "../platform/cgroup.ts";
 import type { RuntimeOptions } from "../options.ts";
 import { writeTransaction } from "../store/db.ts";
 import { updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
@@ -85,21 +86,6 @@ export function prepareWorkspaceCgroup(containment: Extract<Containment, { kind:
     else if (availableControllers(dir).includes(limit.controller)) writeInterface(dir, limit.file, "max");
   }
   return dir;
-}
-
-/**
- * Removes a workspace's cgroup once nothing runs in it: its (empty) execution cgroups, itself,
- * and its home cgroup when that holds no other workspace. Throws when something still runs.
- */
-export function removeWorkspaceCgroup(dir: string): void {
-  removeChildCgroups(dir);
-  if (!removeCgroup(dir)) throw new Error(`cgroup ${dir} still holds processes ${processesIn(dir).join(", ")}`);
-  removeCgroup(dirname(dir));
-}
-
-/** Removes the (empty) execution cgroups under a workspace's; one still in use stays. */
-export function removeChildCgroups(dir: string): void {
-  for (const child of childCgroups(dir)) removeCgroup(join(dir, child));
 }
 
 /**

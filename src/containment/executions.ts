@@ -12,8 +12,7 @@ import { isSameProcess, type ProcessIdentity } from "../platform/process.ts";
 import { cancelReservations, markFinished, unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
 import { logLine } from "../log/runtime-log.ts";
 import { writeTransaction } from "../store/db.ts";
-import { CgroupScope, endCgroup } from "./cgroup-scope.ts";
-import { removeChildCgroups, removeWorkspaceCgroup } from "./cgroup-tree.ts";
+import { CgroupScope, endCgroup, removeChildCgroups, removeWorkspaceCgroup } from "./cgroup-scope.ts";
 import { GroupScope } from "./group-scope.ts";
 import type { ExecutionScope } from "./scope.ts";
 

@@ -3,7 +3,7 @@
  * over), recording intent, finishing, and undoing exactly what a failed create made.
  */
 import type { Database } from "bun:sqlite";
-import { removeWorkspaceCgroup } from "../containment/cgroup-tree.ts";
+import { removeWorkspaceCgroup } from "../containment/cgroup-scope.ts";
 import { endWorkspaceExecutions } from "../containment/executions.ts";
 import { diagnose } from "../output.ts";
 import { selfIdentity } from "../platform/process.ts";
