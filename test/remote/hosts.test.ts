@@ -4,7 +4,8 @@
  * reconcile tells each host only about its own workspaces, least-loaded follows live executions.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { hashPlacement } from "../../src/remote/placement.ts";
 import { parseSshUrl } from "../../src/ssh-url.ts";
@@ -25,6 +26,8 @@ setDefaultTimeout(60_000);
 
 let a: SshLab;
 let b: SshLab;
+/** A host added to the fleet later: nothing was ever created there, so its runtime home does not exist. */
+let fresh: SshLab;
 let scratch: { path: string; cleanup: () => void };
 let repo: string;
 
@@ -52,12 +55,14 @@ beforeAll(async () => {
   [logA, logB] = [binA.log, binB.log];
   a = await startSshd(binA.path);
   b = await startSshd(binB.path, a);
+  fresh = await startSshd(BIN, a);
   repo = makeRepo(join(scratch.path, "repo"));
 });
 
 afterAll(async () => {
   if (NO_SSHD) return; // every test here is skipped: no sshd to start or stop
   killMarked();
+  await fresh.stop();
   await b.stop();
   await a.stop();
   scratch.cleanup();
@@ -67,12 +72,24 @@ afterAll(async () => {
 const options = (extra: Record<string, unknown> = {}) => ({ stateDirectory: a.localHome, remote: { hosts: [b.url], ...extra } });
 const hosts = () => [parseSshUrl(a.url), parseSshUrl(b.url)];
 
-/** Workspace ids whose hash host is `lab`, found by trying names in order. */
-function idsOn(lab: SshLab, count: number, prefix: string): string[] {
+/** Workspace ids whose hash host (over `among`, default a and b) is `lab`, found by trying names in order. */
+function idsOn(lab: SshLab, count: number, prefix: string, among = hosts()): string[] {
   const key = parseSshUrl(lab.url).key;
   const ids: string[] = [];
-  for (let i = 0; ids.length < count; i++) if (hashPlacement(hosts(), `${prefix}-${i}`).key === key) ids.push(`${prefix}-${i}`);
+  for (let i = 0; ids.length < count; i++) if (hashPlacement(among, `${prefix}-${i}`).key === key) ids.push(`${prefix}-${i}`);
   return ids;
+}
+
+/** A URL of a host that does not answer: a port nothing listens on (taken, then let go). */
+async function deadUrl(): Promise<string> {
+  const port = await new Promise<number>((resolve) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 9));
+    });
+  });
+  return `ssh://root@127.0.0.1:${port}/opt/paseo-host-runtime`;
 }
 
 /** Workspace ids in a host's own runtime home. */
@@ -154,5 +171,22 @@ describe.skipIf(NO_SSHD)("placement by live executions", () => {
     ok(await remoteOp(a, "destroy", wanted, { options: options() }));
     ok(await remoteOp(a, "destroy", busy, { options: options() }));
     expect(await workspacesOn(b)).toEqual([]);
+  });
+
+  test('"least-loaded" counts a host without a runtime home as zero executions, and leaves out only a host that does not answer', async () => {
+    const dead = await deadUrl();
+    const fleet = { stateDirectory: a.localHome, remote: { hosts: [fresh.url, dead], placement: "least-loaded" } };
+    const [wanted] = idsOn(fresh, 1, "fresh", [a, fresh, { url: dead }].map((lab) => parseSshUrl(lab.url))) as [string];
+    expect(existsSync(fresh.remoteHome)).toBe(false);
+    const created = await remoteOp(a, "create", wanted, { input: createBody(wanted).input, options: fleet });
+    ok(created);
+    // Both a and the fresh host run nothing: the tie goes to the hash host, the fresh one.
+    expect(await workspacesOn(fresh)).toEqual([wanted]);
+    expect(await workspacesOn(a)).toEqual([]);
+    expect(created.stderr).toContain(`least-loaded placement: leaving out ${parseSshUrl(dead).key}: ps exited 255: `);
+    expect(created.stderr).not.toContain(parseSshUrl(fresh.url).key);
+    expect(created.stderr).not.toContain("does not exist");
+    ok(await remoteOp(a, "destroy", wanted, { options: fleet }));
+    expect(await workspacesOn(fresh)).toEqual([]);
   });
 });
