@@ -4,6 +4,7 @@
  * reconcile tells each host only about its own workspaces, least-loaded follows live executions.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -80,6 +81,16 @@ function idsOn(lab: SshLab, count: number, prefix: string, among = hosts()): str
   return ids;
 }
 
+/** The workspace ids with a placement record in the local home, read there directly (`remote_placements`). */
+function placed(): string[] {
+  const db = new Database(join(a.localHome, "state.sqlite"), { readonly: true });
+  try {
+    return (db.query("SELECT workspace_id FROM remote_placements ORDER BY workspace_id").all() as { workspace_id: string }[]).map((row) => row.workspace_id);
+  } finally {
+    db.close();
+  }
+}
+
 /** A URL of a host that does not answer: a port nothing listens on (taken, then let go). */
 async function deadUrl(): Promise<string> {
   const port = await new Promise<number>((resolve) => {
@@ -148,6 +159,32 @@ describe.skipIf(NO_SSHD)("placement by hash", () => {
     expect(textB).not.toContain(keepA);
     expect(textA).not.toContain(keepB);
     for (const id of [keepA, keepB]) ok(await remoteOp(a, "destroy", id, { options: options() }));
+  });
+});
+
+describe.skipIf(NO_SSHD)("placement records", () => {
+  test("reconcile keeps the record of every workspace it leaves, and forgets one only once its host says it is gone", async () => {
+    // Made while the fleet was host a alone: each lives on a, though the hash over a and b says b.
+    const [adopted, orphan, other] = idsOn(b, 3, "kept") as [string, string, string];
+    const solo = (stopTimeoutMs: number) => ({ stateDirectory: a.localHome, stopTimeoutMs, remote: {} });
+    for (const id of [adopted, orphan]) ok(await remoteOp(a, "create", id, { input: createBody(id).input, options: solo(4000) }));
+    // Another configuration of the same owner and home: never listed by the edited one.
+    ok(await remoteOp(a, "create", other, { input: createBody(other).input, options: solo(5000) }));
+    const [gone] = idsOn(a, 1, "gone") as [string];
+    ok(await remoteOp(a, "create", gone, createBody(gone)));
+    // The edited configuration (host b added, another stop grace) lists one workspace of the old one:
+    // the other becomes an orphan, the third configuration's is not in scope, and `gone` is destroyed.
+    ok(await remoteOp(a, "reconcile", null, { options: options(), workspaceIds: [adopted] }));
+    const listed = await runBinary(["ls", "--json", "--home", a.remoteHome]);
+    const orphaned = (JSON.parse(listed.stdout).workspaces as { workspaceId: string; orphanedAt: string | null }[]).filter((w) => w.orphanedAt !== null);
+    expect(orphaned.map((w) => w.workspaceId)).toEqual([orphan]);
+    expect(await workspacesOn(a)).toEqual([adopted, orphan, other].sort());
+    // Each is still found where it lives, not on its hash host, and a destroy reaches it there.
+    for (const id of [orphan, other]) expect(ok(await remoteOp(a, "inspect", id, { options: options() })).inspection.status).toBe("ready");
+    expect(placed()).toEqual([adopted, orphan, other].sort());
+    for (const id of [adopted, orphan, other]) ok(await remoteOp(a, "destroy", id, { options: options() }));
+    expect(await workspacesOn(a)).toEqual([]);
+    expect(placed()).toEqual([]);
   });
 });
 
