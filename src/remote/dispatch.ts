@@ -11,8 +11,8 @@ import { setLogRemote } from "../log/runtime-log.ts";
 import { DescribeResponse, LifecycleRequest, LifecycleResponse, decodeOwnOutput, dialectOf, encodeFrame, parseMessage, type CreateInput } from "../protocol/index.ts";
 import { diagnose, writeAll, writeStdout } from "../output.ts";
 import { readLifecycleRequest } from "../protocol/request.ts";
-import { withExistingStore } from "../store/db.ts";
-import { forgetPlacement, placementsOf } from "../store/placements.ts";
+import { withExistingStore, withStore } from "../store/db.ts";
+import { forgetPlacement, placeOnce, placementsOf } from "../store/placements.ts";
 import { createInputOf } from "../workspace/input.ts";
 import { bareSettings, hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall, type RemoteContext } from "./context.ts";
 import { hashPlacement, knownHosts, placeWorkspace, routeWorkspace } from "./placement.ts";
@@ -115,14 +115,20 @@ async function workspaceOperation(call: RemoteCall, invocation: Invocation): Pro
   return await relay(ctx, host, invocation, remoteRequest(ctx, request));
 }
 
-/** create: place (recorded first), ship host-directory sources, then the remote create. */
+/**
+ * create: place (recorded first), ship host-directory sources, then the remote create. Its ok
+ * records the host again: a reconcile meanwhile may have heard `missing` (a create not yet
+ * done) from it and forgotten the record.
+ */
 async function createRemote(call: RemoteCall, invocation: Invocation): Promise<number> {
   const { request, ctx } = readCall(call);
   const input = createInputOf(request, invocation.flags.get("workspace-id")!, ctx.options.allowedGitProtocols);
   const host = await placeWorkspace(ctx, input.workspaceId);
   logHosts(ctx, [host]);
   const shipped = await shipSources(ctx, host, input);
-  return await relay(ctx, host, invocation, remoteRequest(ctx, request, { input: shipped }));
+  const status = await relay(ctx, host, invocation, remoteRequest(ctx, request, { input: shipped }));
+  if (status === 0) await withStore(ctx.options, ({ db }) => placeOnce(db, ctx.options.owner, input.workspaceId, host.key));
+  return status;
 }
 
 /** destroy: on the recorded host; the record goes once the host says ok. */

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { hashPlacement } from "../../src/remote/placement.ts";
@@ -32,13 +32,17 @@ let fresh: SshLab;
 let scratch: { path: string; cleanup: () => void };
 let repo: string;
 
-/** A remote program that logs every lifecycle call it gets (argv and stdin), then runs the real one. */
+/**
+ * A remote program that logs every lifecycle call it gets (argv and stdin), then runs the real
+ * one; a create waits (30 s at most) while the file `<log>.hold` exists.
+ */
 function loggingBinary(dir: string, name: string): { path: string; log: string } {
   const path = join(dir, `${name}-runtime`);
   const log = join(dir, `${name}.log`);
+  const hold = `[ "$1" = create ] && for i in $(seq 600); do [ -e ${log}.hold ] || break; sleep 0.05; done`;
   writeFileSync(
     path,
-    ["#!/bin/sh", `case "$1" in exec-remote|receive-source) exec ${BIN} "$@";; esac`, `printf 'ARGV %s\\n' "$*" >> ${log}`, `tee -a ${log} | ${BIN} "$@"`, ""].join("\n"),
+    ["#!/bin/sh", `case "$1" in exec-remote|receive-source) exec ${BIN} "$@";; esac`, `printf 'ARGV %s\\n' "$*" >> ${log}`, hold, `tee -a ${log} | ${BIN} "$@"`, ""].join("\n"),
   );
   chmodSync(path, 0o755);
   writeFileSync(log, "");
@@ -184,6 +188,24 @@ describe.skipIf(NO_SSHD)("placement records", () => {
     expect(placed()).toEqual([adopted, orphan, other].sort());
     for (const id of [adopted, orphan, other]) ok(await remoteOp(a, "destroy", id, { options: options() }));
     expect(await workspacesOn(a)).toEqual([]);
+    expect(placed()).toEqual([]);
+  });
+
+  test("a create under way while a reconcile forgets its record (its host says missing) is recorded again once it is done", async () => {
+    const [late] = idsOn(a, 1, "late") as [string];
+    writeFileSync(`${logA}.hold`, "");
+    try {
+      const creating = remoteOp(a, "create", late, createBody(late));
+      await until("the remote create started", () => readFileSync(logA, "utf8").includes(`ARGV create --workspace-id ${late}`) || undefined);
+      ok(await remoteOp(a, "reconcile", null, { options: options(), workspaceIds: [] }));
+      rmSync(`${logA}.hold`);
+      ok(await creating);
+    } finally {
+      rmSync(`${logA}.hold`, { force: true });
+    }
+    expect(await workspacesOn(a)).toEqual([late]);
+    expect(placed()).toEqual([late]);
+    ok(await remoteOp(a, "destroy", late, { options: options() }));
     expect(placed()).toEqual([]);
   });
 });
