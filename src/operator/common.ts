@@ -9,7 +9,7 @@ import type { Invocation } from "../argv.ts";
 import { diagnose } from "../output.ts";
 import { LifecycleResponse, parseMessage, type Dialect } from "../protocol/index.ts";
 import { openExistingStore as openStoreIfPresent, type Store } from "../store/db.ts";
-import { resolveHome } from "../store/home.ts";
+import { missingHomeText, resolveHome } from "../store/home.ts";
 import { getWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { readOptions } from "../options.ts";
 import { isolationProblem, requestedIsolation } from "../workspace/isolation.ts";
@@ -54,17 +54,7 @@ export function openExistingStore(options: Record<string, unknown>): { store: St
 export function missingHomeMessage(options: Record<string, unknown>): string | null {
   const home = resolveHome(options);
   if (existsSync(home)) return null;
-  return `${MISSING_HOME[0]}${home}${MISSING_HOME[1]}; ${selectionHint(currentSelection())})`;
-}
-
-/** The words around the home in missingHomeMessage, which a remote runtime's views recognize (missingHomeIn). */
-const MISSING_HOME = ["runtime home ", " does not exist (nothing was ever created there"] as const;
-
-/** The home a host's `ls`/`ps`/`logs` said does not exist (its missingHomeMessage on stderr), or null. */
-export function missingHomeIn(stderr: string): string | null {
-  const line = stderr.split("\n")[0]!.replace(/^paseo-host-runtime: /, "");
-  const end = line.indexOf(MISSING_HOME[1]);
-  return line.startsWith(MISSING_HOME[0]) && end !== -1 ? line.slice(MISSING_HOME[0].length, end) : null;
+  return missingHomeText(home, selectionHint(currentSelection()));
 }
 
 /** What a lifecycle operation of this binary printed, and how it ended. */

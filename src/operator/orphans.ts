@@ -69,8 +69,9 @@ function localOrphans(options: Record<string, unknown>, owner: string): Found[] 
 
 /**
  * A remote runtime's orphans: each host's `ls` and `ps` of the hosts' owner. One the runtime's
- * operations would not route to its host (its placement is not in this local home) cannot be
- * removed from here. `answered`: every host answered (those that did not are said on stderr).
+ * operations would not route to its host cannot be removed from here: its placement is not in
+ * this local home (made through another; a reconcile keeps the placements of the orphans it
+ * leaves). `answered`: every host answered (those that did not are said on stderr).
  */
 async function remoteOrphans(runtime: RemoteRuntime): Promise<{ found: Found[]; answered: boolean }> {
   const [listed, running] = await Promise.all([hostWorkspaces(runtime), askHosts(runtime, (host) => hostWords(runtime, host, ["ps", "--json"]), ExecutionList, "ps --json")]);
@@ -92,7 +93,7 @@ async function remoteOrphans(runtime: RemoteRuntime): Promise<{ found: Found[]; 
             liveExecIds: (running[i]!.value?.executions ?? []).filter((e) => e.workspaceId === w.workspaceId).map((e) => e.execId),
           },
           record: factsOf(w),
-          unreachable: routed === host.key ? null : `the runtime's operations go to ${routed} for it (no placement in home ${runtime.ctx.home})`,
+          unreachable: routed === host.key ? null : `no placement of it in home ${runtime.ctx.home}, so the runtime's operations would go to ${routed} (it was made through another local home; remove it from there, or on its host)`,
         };
       }),
   );

@@ -8,9 +8,10 @@
  */
 import type * as v from "valibot";
 import { diagnose } from "../output.ts";
-import { missingHomeIn, printJson } from "./common.ts";
+import { printJson } from "./common.ts";
 import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { withExistingStore } from "../store/db.ts";
+import { missingHomeIn } from "../store/home.ts";
 import { placementsOf } from "../store/placements.ts";
 import { hostUrl, remoteContext, remoteOwner, type RemoteContext } from "../remote/context.ts";
 import { knownHosts, routeWorkspace } from "../remote/placement.ts";

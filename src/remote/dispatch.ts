@@ -11,8 +11,8 @@ import { setLogRemote } from "../log/runtime-log.ts";
 import { DescribeResponse, LifecycleRequest, LifecycleResponse, decodeOwnOutput, dialectOf, encodeFrame, parseMessage, type CreateInput } from "../protocol/index.ts";
 import { diagnose, writeAll, writeStdout } from "../output.ts";
 import { readLifecycleRequest } from "../protocol/request.ts";
-import { withExistingStore } from "../store/db.ts";
-import { forgetPlacement, placementsOf } from "../store/placements.ts";
+import { withExistingStore, withStore } from "../store/db.ts";
+import { forgetPlacement, placeOnce, placementsOf } from "../store/placements.ts";
 import { createInputOf } from "../workspace/input.ts";
 import { bareSettings, hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall, type RemoteContext } from "./context.ts";
 import { hashPlacement, knownHosts, placeWorkspace, routeWorkspace } from "./placement.ts";
@@ -115,14 +115,20 @@ async function workspaceOperation(call: RemoteCall, invocation: Invocation): Pro
   return await relay(ctx, host, invocation, remoteRequest(ctx, request));
 }
 
-/** create: place (recorded first), ship host-directory sources, then the remote create. */
+/**
+ * create: place (recorded first), ship host-directory sources, then the remote create. Its ok
+ * records the host again: a reconcile meanwhile may have heard `missing` (a create not yet
+ * done) from it and forgotten the record.
+ */
 async function createRemote(call: RemoteCall, invocation: Invocation): Promise<number> {
   const { request, ctx } = readCall(call);
   const input = createInputOf(request, invocation.flags.get("workspace-id")!, ctx.options.allowedGitProtocols);
   const host = await placeWorkspace(ctx, input.workspaceId);
   logHosts(ctx, [host]);
   const shipped = await shipSources(ctx, host, input);
-  return await relay(ctx, host, invocation, remoteRequest(ctx, request, { input: shipped }));
+  const status = await relay(ctx, host, invocation, remoteRequest(ctx, request, { input: shipped }));
+  if (status === 0) await withStore(ctx.options, ({ db }) => placeOnce(db, ctx.options.owner, input.workspaceId, host.key));
+  return status;
 }
 
 /** destroy: on the recorded host; the record goes once the host says ok. */
@@ -139,6 +145,8 @@ async function destroyRemote(call: RemoteCall, invocation: Invocation): Promise<
 /**
  * reconcile: every configured host, and every host a workspace is recorded on, gets the listed
  * ids that live there (its own only: hosts never learn about each other). All must succeed.
+ * A host destroys only the unlisted workspaces of its own scope (orphans and other
+ * configurations' stay), so a record goes only for those its host then says are missing.
  */
 async function reconcileRemote(call: RemoteCall): Promise<number> {
   const { request, ctx } = readCall(call);
@@ -150,31 +158,50 @@ async function reconcileRemote(call: RemoteCall): Promise<number> {
   logHosts(ctx, [...hosts.values()]);
   const idsOf = new Map<string, string[]>([...hosts.keys()].map((key) => [key, []]));
   for (const id of listed) idsOf.get(recorded.get(id) ?? hashPlacement(ctx.hosts, id).key)!.push(id);
+  const unlistedOn = (host: RemoteHost) => [...recorded].filter(([id, key]) => key === host.key && !listed.includes(id)).map(([id]) => id);
   const words = (host: RemoteHost) => [host.binary, "reconcile"];
   const results = await Promise.all(
     [...hosts.values()].map(async (host) => {
       const stdin = remoteRequest(ctx, request, { workspaceIds: idsOf.get(host.key)! });
       const result = await runRemote(host, ctx.settings, words(host), stdin);
       if (result.status === 0) parseMessage(LifecycleResponse[dialect], decodeOwnOutput(result.stdout, `reconcile response of ${host.key}`), `reconcile response of ${host.key}`);
-      return { host, status: localStatus(host, result.status, result.stderrHead) };
+      const status = localStatus(host, result.status, result.stderrHead);
+      return { host, status, gone: status === 0 ? await missingOn(ctx, request, host, unlistedOn(host)) : [] };
     }),
   );
+  const gone = results.flatMap((result) => result.gone);
+  if (gone.length > 0) await withExistingStore(ctx.options, ({ db }) => gone.forEach((id) => forgetPlacement(db, ctx.options.owner, id)), () => undefined);
   const failed = results.filter((result) => result.status !== 0);
-  await withExistingStore(
-    ctx.options,
-    ({ db }) => {
-      for (const [id, key] of recorded) {
-        if (!listed.includes(id) && !failed.some((result) => result.host.key === key)) forgetPlacement(db, ctx.options.owner, id);
-      }
-    },
-    () => undefined,
-  );
   if (failed.length > 0) {
     diagnose(`reconcile failed on ${failed.map((result) => result.host.key).join(", ")}; the other hosts were reconciled`);
     return failed[0]!.status;
   }
   writeStdout(encodeFrame(LifecycleResponse[dialect], { type: "ok", protocolVersion: 1 }, "lifecycle response"));
   return 0;
+}
+
+/**
+ * Which of `ids` `host` says are missing, by its own inspect (in the reconcile's dialect and
+ * options). Any other answer (ready, paused, error, a refusal such as another owner's) keeps
+ * the record, and so does no answer (said on stderr).
+ */
+async function missingOn(ctx: RemoteContext, request: LifecycleRequest, host: RemoteHost, ids: readonly string[]): Promise<string[]> {
+  const { workspaceIds: _, ...inspect } = request;
+  const stdin = remoteRequest(ctx, inspect as LifecycleRequest);
+  const missing: string[] = [];
+  for (const id of ids) {
+    try {
+      const result = await runRemote(host, ctx.settings, [host.binary, "inspect", "--workspace-id", id], stdin, { stderr: "keep" });
+      if (result.status === SSH_FAILED) throw new Error("its inspect did not reach the host (ssh exit 255)");
+      if (result.status !== 0) continue;
+      const label = `inspect response of ${host.key}`;
+      const answer = parseMessage(LifecycleResponse[dialectOf(request)], decodeOwnOutput(result.stdout, label), label);
+      if (answer.type === "inspection" && answer.inspection.status === "missing") missing.push(id);
+    } catch (error) {
+      diagnose(`reconcile: the placement of ${JSON.stringify(id)} on ${host.key} is kept: ${(error as Error).message}`);
+    }
+  }
+  return missing;
 }
 
 /** Answers of `describe`, asked at most once per host in this process. */

@@ -9,9 +9,10 @@
 import { diagnose } from "../output.ts";
 import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { openExistingStore, withStore } from "../store/db.ts";
+import { missingHomeIn } from "../store/home.ts";
 import { placeOnce, placedHost } from "../store/placements.ts";
 import type { RemoteContext } from "./context.ts";
-import { runRemote } from "./ssh.ts";
+import { firstLine, runRemote } from "./ssh.ts";
 import { parseSshUrl, type RemoteHost } from "../ssh-url.ts";
 
 /** The highest-scoring host for `workspaceId`: sha256(host key, id), first 12 hex digits as the score. */
@@ -65,7 +66,8 @@ function routeRecorded(ctx: RemoteContext, workspaceId: string): RemoteHost | nu
 
 /**
  * The host with the fewest live executions (each host's own `ps --json`), ties broken by the
- * hash order. A host that does not answer is left out (and said so); none answering is an error.
+ * hash order. A host without a runtime home has none. A host that does not answer is left out
+ * (and said so); none answering is an error.
  */
 async function leastLoaded(ctx: RemoteContext, workspaceId: string): Promise<RemoteHost> {
   const counts = await Promise.all(ctx.hosts.map((host) => liveExecutionCount(ctx, host)));
@@ -80,13 +82,18 @@ async function leastLoaded(ctx: RemoteContext, workspaceId: string): Promise<Rem
   return (best as { host: RemoteHost }).host;
 }
 
-/** A host's live executions in its runtime home, or null when it cannot tell. */
+/**
+ * A host's live executions in its runtime home (0 when the host says the home does not exist:
+ * nothing was created there yet), or null when it cannot tell. Its stderr is kept, not relayed:
+ * a missing home is no problem, and a failure is said in one line.
+ */
 async function liveExecutionCount(ctx: RemoteContext, host: RemoteHost): Promise<number | null> {
   const home = ctx.remote.stateDirectory;
   const words = [host.binary, "ps", "--json", ...(home === undefined ? [] : ["--home", home])];
   try {
-    const result = await runRemote(host, ctx.settings, words, null);
-    if (result.status !== 0) throw new Error(`ps exited ${result.status}`);
+    const result = await runRemote(host, ctx.settings, words, null, { stderr: "keep" });
+    if (result.status === 1 && missingHomeIn(result.stderrHead) !== null) return 0;
+    if (result.status !== 0) throw new Error(`ps exited ${result.status}${saidBy(result.stderrHead)}`);
     const answer = JSON.parse(decodeOwnOutput(result.stdout, "ps --json")) as { executions?: unknown };
     if (!Array.isArray(answer.executions)) throw new Error("ps --json gave no executions list");
     return answer.executions.length;
@@ -94,4 +101,10 @@ async function liveExecutionCount(ctx: RemoteContext, host: RemoteHost): Promise
     diagnose(`least-loaded placement: leaving out ${host.key}: ${(error as Error).message}`);
     return null;
   }
+}
+
+/** `: <the first line of stderr>` (ssh's or the host's reason), or nothing when it said none. */
+function saidBy(stderr: string): string {
+  const line = firstLine(stderr);
+  return line === null ? "" : `: ${line.replace(/^paseo-host-runtime: /, "")}`;
 }

@@ -23,6 +23,25 @@ export function defaultHome(env = process.env): string {
   return join(home, ".local", "state", "paseo-host-runtime");
 }
 
+/**
+ * The words around the home when a command that only looks (ls, ps, logs) finds none: written
+ * by operator/common.ts missingHomeMessage, recognized in a host's answer by missingHomeIn
+ * (a host without a home has nothing yet: no workspaces, no executions).
+ */
+const MISSING_HOME = ["runtime home ", " does not exist (nothing was ever created there"] as const;
+
+/** That `home` does not exist, in the words missingHomeIn recognizes; `hint` closes the parenthesis. */
+export function missingHomeText(home: string, hint: string): string {
+  return `${MISSING_HOME[0]}${home}${MISSING_HOME[1]}; ${hint})`;
+}
+
+/** The home a host's `ls`/`ps`/`logs` said does not exist (missingHomeText as its first line on stderr), or null. */
+export function missingHomeIn(stderr: string): string | null {
+  const line = stderr.split("\n")[0]!.replace(/^paseo-host-runtime: /, "");
+  const end = line.indexOf(MISSING_HOME[1]);
+  return line.startsWith(MISSING_HOME[0]) && end !== -1 ? line.slice(MISSING_HOME[0].length, end) : null;
+}
+
 function requireAbsolute(path: string, name: string): string {
   if (!isAbsolute(path)) throw new Error(`${name} must be an absolute path, got ${JSON.stringify(path)}`);
   return path;

@@ -1,7 +1,9 @@
 /**
  * Where each workspace of a `--remote` runtime lives: one row per (owner, workspace id), written
  * before the remote create runs, so every later operation (and a cleanup after a crash) goes
- * to the same host. Hosts are named by their `user@host:port` key, never with credentials.
+ * to the same host. Hosts are named by their `user@host:port` key, never with credentials. A row
+ * goes only once its host says the workspace is gone (remote/dispatch.ts), never because a
+ * reconcile did not list it: a workspace without its row is routed by hash, maybe elsewhere.
  */
 import type { Database } from "bun:sqlite";
 import { now, writeTransaction } from "./db.ts";
@@ -29,7 +31,7 @@ export function placementsOf(db: Database, owner: string): Map<string, string> {
   return new Map(rows.map((row) => [row.workspace_id, row.host]));
 }
 
-/** Forgets a workspace's placement (after the remote destroy succeeded). */
+/** Forgets a workspace's placement (its host said it is gone: its destroy ok, or `missing` on inspect). */
 export function forgetPlacement(db: Database, owner: string, workspaceId: string): void {
   writeTransaction(db, () => db.run("DELETE FROM remote_placements WHERE owner = ? AND workspace_id = ?", [owner, workspaceId]));
 }

@@ -14,31 +14,44 @@ import { markedPids, statusField } from "../support/procs.ts";
 import { StdoutFifo } from "../support/fifo.ts";
 import { until } from "../support/poll.ts";
 import { linuxOnly } from "../support/platform.ts";
+import { cannotContain } from "../support/containment.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc). */
 const PROC = linuxOnly("exec/pty-stress.test.ts, written bytes, fds and leftovers read from /proc", "/proc");
+/** Set where the held-back-output tests cannot run: the stop is made under the cgroup's freezer. */
+const NO_CGROUP = PROC || cannotContain("cgroup", "exec/pty-stress.test.ts, output held back while fd 1 is full");
 
 // Each test spawns the compiled binary and real PTYs; give a loaded 2-core machine room.
 setDefaultTimeout(20_000);
 
 let ws: ReadyWorkspace;
+/** Where the stall tests run: a held-back terminal needs the freezer of cgroup containment (docs/protocol.md, PTY). */
+let contained: { cgroup?: ReadyWorkspace; "process-group": ReadyWorkspace } = {} as never;
 
 beforeAll(async () => {
   ws = await readyWorkspace("pty-stress");
+  contained = {
+    ...(NO_CGROUP ? {} : { cgroup: await readyWorkspace("pty-stress-cgroup", "seed", { containment: "cgroup" }) }),
+    "process-group": await readyWorkspace("pty-stress-pgroup", "seed", { containment: "process-group" }),
+  };
 });
 
 afterEach(async () => {
   await killLeftovers();
 });
 
-afterAll(() => ws?.cleanup());
+afterAll(() => {
+  ws?.cleanup();
+  contained.cgroup?.cleanup();
+  contained["process-group"]?.cleanup();
+});
 
 const MiB = 1024 * 1024;
 
-/** A PTY exec whose stdout goes to a fresh FIFO. */
-function startStallable(argv: string[]): { handle: ExecHandle; fifo: StdoutFifo } {
+/** A PTY exec of `on` whose stdout goes to a fresh FIFO. */
+function startStallable(argv: string[], on: ReadyWorkspace): { handle: ExecHandle; fifo: StdoutFifo } {
   const fifo = new StdoutFifo(tmpdir());
-  const handle = startPty(ws, argv, {}, { stdoutFd: fifo.writeFd });
+  const handle = startPty(on, argv, {}, { stdoutFd: fifo.writeFd });
   fifo.handedOver();
   return { handle, fifo };
 }
@@ -64,10 +77,10 @@ function wchar(pid: number): number {
   return Number(/wchar: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, "latin1"))?.[1]);
 }
 
-describe.skipIf(PROC)("a daemon that stops reading fd 1", () => {
+describe.skipIf(NO_CGROUP)("cgroup containment: a daemon that stops reading fd 1", () => {
   test("stalled 3 s while the workload prints 256 MiB: wrapper peak RSS < 64 MiB and every byte arrives", async () => {
     const size = 256 * MiB;
-    const { handle, fifo } = startStallable(["head", "-c", String(size), "/dev/zero"]);
+    const { handle, fifo } = startStallable(["head", "-c", String(size), "/dev/zero"], contained.cgroup!);
     const exited = new Promise((resolve) => handle.child.once("exit", resolve));
     const peak = peakRss(handle.pid, exited);
     await handle.waitEvent("started");
@@ -93,7 +106,7 @@ describe.skipIf(PROC)("a daemon that stops reading fd 1", () => {
   // No wall-clock assertion (noisy machines): the exit event must arrive while the daemon is
   // still not reading, i.e. long before the stall would end. Measured: ~270 ms.
   test("a SIGTERM frame sent during the stall ends the workload, reported by the exit event before reading resumes", async () => {
-    const { handle, fifo } = startStallable(["head", "-c", String(256 * MiB), "/dev/zero"]);
+    const { handle, fifo } = startStallable(["head", "-c", String(256 * MiB), "/dev/zero"], contained.cgroup!);
     await handle.waitEvent("started");
     const workload = await workloadOf(handle);
     await until("the first output", () => (fifo.readAvailable(), fifo.bytes > 0));
@@ -110,6 +123,48 @@ describe.skipIf(PROC)("a daemon that stops reading fd 1", () => {
     const result = await handle.done;
     expect(result.violation).toBeNull();
     expect(result.signal).toBe("SIGTERM");
+    expect(fifo.nonZero).toBe(0);
+  }, 60_000);
+});
+
+/**
+ * Without a freezer only a terminal without output processing can be stopped without losing a
+ * byte (docs/protocol.md, PTY): a raw-mode workload is still held back, cooked output is buffered.
+ */
+describe.skipIf(PROC)("process-group containment: a daemon that stops reading fd 1", () => {
+  test("a raw-mode workload (stty -opost) is held back: its writes stand still, peak RSS < 64 MiB, every byte arrives", async () => {
+    const size = 128 * MiB;
+    const { handle, fifo } = startStallable(["sh", "-c", `stty -opost && exec head -c ${size} /dev/zero`], contained["process-group"]);
+    const exited = new Promise((resolve) => handle.child.once("exit", resolve));
+    const peak = peakRss(handle.pid, exited);
+    await handle.waitEvent("started");
+    await until("the first output", () => (fifo.readAvailable(), fifo.bytes > 0));
+    // `exec head`: the workload's pid is head's.
+    const workload = await workloadOf(handle);
+    await Bun.sleep(1500);
+    const before = wchar(workload.pid);
+    await Bun.sleep(200);
+    expect(wchar(workload.pid) - before, "the workload kept writing: its output was not throttled").toBeLessThan(1 * MiB);
+    await fifo.drain();
+    const result = await handle.done;
+    expect(result.violation).toBeNull();
+    expect(fifo.bytes).toBe(size);
+    expect(fifo.nonZero).toBe(0);
+    expect(await peak).toBeLessThan(64 * 1024);
+  }, 60_000);
+
+  test("cooked output is buffered, not held back, and every byte arrives once the daemon reads", async () => {
+    const size = 32 * MiB;
+    const { handle, fifo } = startStallable(["head", "-c", String(size), "/dev/zero"], contained["process-group"]);
+    await handle.waitEvent("started");
+    await until("the first output", () => (fifo.readAvailable(), fifo.bytes > 0));
+    // The daemon stops reading; the workload still finishes, its output held by the wrapper.
+    const exit = await handle.waitEvent("exit");
+    expect(exit).toEqual({ type: "exit", protocolVersion: 1, code: 0, signal: null } as never);
+    await fifo.drain();
+    const result = await handle.done;
+    expect(result.violation).toBeNull();
+    expect(fifo.bytes).toBe(size);
     expect(fifo.nonZero).toBe(0);
   }, 60_000);
 });

@@ -85,6 +85,11 @@ if (!NO_SSHD) beforeAll(async () => {
       workspaceRuntimes: {
         rem: { type: "command", command, options: options([b.url]) },
         down: { type: "command", command, options: options([b.url, deadUrl]) },
+        // Host a alone, then the same runtime edited: host b added, another stop grace (so another configuration on the hosts).
+        solo: { type: "command", command, options: { ...options([b.url]), stopTimeoutMs: 4000, remote: { connectTimeoutSeconds: 5, idleTimeoutSeconds: 8 } } },
+        edited: { type: "command", command, options: { ...options([b.url]), stopTimeoutMs: 5000 } },
+        // solo from another local home: the hosts hold its workspaces, this side's home no placement of them.
+        elsewhere: { type: "command", command, options: { ...options([b.url]), stateDirectory: join(scratch.path, "other-home"), stopTimeoutMs: 4000, remote: { connectTimeoutSeconds: 5, idleTimeoutSeconds: 8 } } },
         forged: { type: "command", command: [BIN, "--remote", c.url, "--ssh-config", a.configFile], options: { stateDirectory: join(scratch.path, "forged-home"), remote: { connectTimeoutSeconds: 5 } } },
       },
     }),
@@ -391,7 +396,7 @@ describe.skipIf(NO_SSHD)("a --remote runtime of the daemon's config, by hand", (
     const unselected = await runBinary(["ls"], { env });
     expect(unselected.code).toBe(1);
     expect(unselected.stderr).toBe(
-      `paseo-host-runtime: runtime home ${env.PASEO_HOST_RUNTIME_HOME} does not exist (nothing was ever created there; check --home, options.stateDirectory or PASEO_HOST_RUNTIME_HOME, or take the daemon's runtime with --config FILE --runtime NAME (${config} has "rem", "down", "forged"))\n`,
+      `paseo-host-runtime: runtime home ${env.PASEO_HOST_RUNTIME_HOME} does not exist (nothing was ever created there; check --home, options.stateDirectory or PASEO_HOST_RUNTIME_HOME, or take the daemon's runtime with --config FILE --runtime NAME (${config} has "rem", "down", "solo", "edited", "elsewhere", "forged"))\n`,
     );
   });
 
@@ -458,6 +463,34 @@ describe.skipIf(NO_SSHD)("a --remote runtime of the daemon's config, by hand", (
     const orphans = await op(["orphans"]);
     expect(orphans.code).toBe(0);
     expect(orphans.stdout).toMatch(/^no orphans of owner "default@/);
+  });
+
+  test("orphans --remove reaches an orphan on the host its placement records, though its hash host is another", async () => {
+    // Made while the fleet was host a alone: both live on a, though the hash over a and b says b.
+    const [kept, orphan] = [idOn(b, "ok"), idOn(b, "oo")];
+    for (const id of [kept, orphan]) expect((await op(["new", "-w", id, "--source", repo], "solo")).code).toBe(0);
+    expect((await op(["workspace", "reconcile", "--keep", kept], "edited")).code).toBe(0);
+    const removed = await op(["orphans", "--remove", "--json"], "edited");
+    expect(removed.stderr).toBe("");
+    expect(JSON.parse(removed.stdout).orphans).toMatchObject([{ host: a.url, workspaceId: orphan, outcome: "removed" }]);
+    expect(removed.code).toBe(0);
+    expect(await onHost(a)).toEqual([wa, kept].sort());
+    expect((await op(["rm", "-w", kept], "edited")).code).toBe(0);
+    expect(await onHost(a)).toEqual([wa]);
+  });
+
+  test("orphans --remove leaves an orphan whose placement this side's home does not hold (exit 1), and says why", async () => {
+    // Made through another local home while the fleet was host a: both on a, one whose hash host is b.
+    const [kept, orphan] = [idOn(a, "ek"), idOn(b, "eo")];
+    for (const id of [kept, orphan]) expect((await op(["new", "-w", id, "--source", repo], "elsewhere")).code).toBe(0);
+    expect((await op(["workspace", "reconcile", "--keep", kept], "edited")).code).toBe(0);
+    const left = await op(["orphans", "--remove"], "edited");
+    expect(left.code).toBe(1);
+    expect(left.stdout).toContain(`  failed: ${orphan} on ${a.url} (`);
+    expect(left.stdout).toContain(`: no placement of it in home ${a.localHome}, so the runtime's operations would go to ${hostKey(b)}`);
+    expect(await onHost(a)).toEqual([wa, kept, orphan].sort());
+    for (const id of [kept, orphan]) expect((await op(["rm", "-w", id], "elsewhere")).code).toBe(0);
+    expect(await onHost(a)).toEqual([wa]);
   });
 
   test("rm goes to the recorded host: each workspace is destroyed where it lives, the other host untouched", async () => {
