@@ -110,7 +110,7 @@ export class CgroupScope implements ExecutionScope {
  * also catches forks racing it), other signals to each process checked to be inside, followed
  * by SIGCONT so a stopped process can act on it.
  */
-export async function signalCgroup(dir: string, signal: NodeJS.Signals, timeoutMs: number): Promise<boolean> {
+async function signalCgroup(dir: string, signal: NodeJS.Signals, timeoutMs: number): Promise<boolean> {
   const deadline = performance.now() + timeoutMs;
   const mount = mountOf(dir);
   const path = mount ? hierarchyPath(mount, dir) : dir;

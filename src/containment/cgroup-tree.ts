@@ -24,12 +24,12 @@ function nameOf(prefix: string, id: string): string {
 }
 
 /** The workspace's cgroup under a home cgroup. */
-export function workspaceCgroupOf(homeCgroup: string, workspaceId: string): string {
+function workspaceCgroupOf(homeCgroup: string, workspaceId: string): string {
   return join(homeCgroup, nameOf("w", workspaceId));
 }
 
 /** The execution's cgroup under its workspace's. */
-export function executionCgroupOf(workspaceCgroup: string, execId: string): string {
+function executionCgroupOf(workspaceCgroup: string, execId: string): string {
   return join(workspaceCgroup, nameOf("e", execId));
 }
 
@@ -62,7 +62,7 @@ export function makeExecutionCgroup(containment: Extract<Containment, { kind: "c
  * asked for, or "max" for a limit no longer asked for whose file exists. Returns its path.
  * `at` is a recorded path to keep using; otherwise the one under the home cgroup.
  */
-export function prepareWorkspaceCgroup(containment: Extract<Containment, { kind: "cgroup" }>, workspaceId: string, options: RuntimeOptions, at?: string | null): string {
+function prepareWorkspaceCgroup(containment: Extract<Containment, { kind: "cgroup" }>, workspaceId: string, options: RuntimeOptions, at?: string | null): string {
   const controllers = checkLimits(containment, options);
   const dir = at ?? workspaceCgroupOf(containment.homeCgroup, workspaceId);
   const home = dirname(dir);

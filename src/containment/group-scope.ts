@@ -148,7 +148,7 @@ export interface Ending {
  * shows up only after the proof is gone is left alone and counted. SIGKILL is re-sent on every
  * poll so a fork racing the first kill is caught too. `group`: the wrapper's own handle.
  */
-export async function signalAndWait(leader: ProcessIdentity, signal: NodeJS.Signals, timeoutMs: number, group?: GroupHandle | null): Promise<Ending> {
+async function signalAndWait(leader: ProcessIdentity, signal: NodeJS.Signals, timeoutMs: number, group?: GroupHandle | null): Promise<Ending> {
   const proof = Proof.of(leader, group);
   try {
     const deadline = performance.now() + timeoutMs;
