@@ -387,7 +387,7 @@ function operatorCommands(): Record<string, Command> {
       },
       examples: ["paseo-host-runtime remote doctor ssh://builder@buildbox", "paseo-host-runtime remote doctor ssh://buildbox:2222/opt/paseo/bin/paseo-host-runtime --ssh-config ~/.ssh/paseo_config --json"],
       env: { PATH: "ssh is found on it", HOME: "~/.ssh/config and known hosts are read from it unless --ssh-config" },
-      words: async () => (await import("./remote/doctor.ts")).remoteDoctor,
+      words: async () => (await import("./operator/remote-doctor.ts")).remoteDoctor,
     },
   };
 }

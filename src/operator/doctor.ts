@@ -14,7 +14,7 @@ import { BWRAP_PACKAGE, probeSandbox, sandboxTool } from "../platform/sandbox.ts
 import { operatorOptions, printJson } from "./common.ts";
 import { printable } from "../printable.ts";
 import { hostUrl } from "../remote/context.ts";
-import { hostChecks } from "../remote/doctor.ts";
+import { hostChecks } from "./remote-doctor.ts";
 import { remoteRuntime, type RemoteRuntime } from "./remote-hosts.ts";
 import { selection } from "./selection.ts";
 import { checkHelper } from "./helper-check.ts";

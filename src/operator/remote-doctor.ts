@@ -9,14 +9,14 @@ import { UsageError, commandUsage, parseArgs, type CommandTable } from "../argv.
 import { diagnose, writeAll } from "../output.ts";
 import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { readOptions } from "../options.ts";
-import { shellQuote } from "../operator/common.ts";
-import { installCommand } from "../operator/installer.ts";
-import { printableCheck, renderChecks, summaryLine, type Check } from "../operator/report.ts";
+import { shellQuote } from "./common.ts";
+import { installCommand } from "./installer.ts";
+import { printableCheck, renderChecks, summaryLine, type Check } from "./report.ts";
 import { VERSION } from "../version.ts";
 import { removeTemporaryTree } from "../workspace/owned-tree.ts";
 import { terminalJson } from "../printable.ts";
-import { remoteOwner } from "./context.ts";
-import { RemoteStalled, closeShared, controlDirectory, runRemote, sshProgram, type SshSettings } from "./ssh.ts";
+import { remoteOwner } from "../remote/context.ts";
+import { RemoteStalled, closeShared, controlDirectory, runRemote, sshProgram, type SshSettings } from "../remote/ssh.ts";
 import { resolveHome } from "../store/home.ts";
 import { parseSshUrl, SSH_HOST_GRAMMAR, type RemoteHost } from "../ssh-url.ts";
 
