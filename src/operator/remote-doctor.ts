@@ -11,7 +11,7 @@ import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { readOptions } from "../options.ts";
 import { shellQuote } from "./common.ts";
 import { installCommand } from "./installer.ts";
-import { printableCheck, renderChecks, summaryLine, type Check } from "./report.ts";
+import { renderChecks, summaryLine, type Check } from "./report.ts";
 import { VERSION } from "../version.ts";
 import { removeTemporaryTree } from "../workspace/owned-tree.ts";
 import { terminalJson } from "../printable.ts";
@@ -228,8 +228,7 @@ function report(checks: Check[], json: boolean): number {
     console.log(terminalJson(JSON.stringify({ ok: failed.length === 0, checks }, null, 2)));
     return failed.length === 0 ? 0 : 1;
   }
-  // The remote host's own report is among these: every field printable, never obeyed by the terminal.
-  const shown = checks.map(printableCheck);
-  console.log([...renderChecks(shown), "", summaryLine(shown)].join("\n"));
+  // The remote host's own report is among these: renderChecks and summaryLine show every field printable.
+  console.log([...renderChecks(checks), "", summaryLine(checks)].join("\n"));
   return failed.length === 0 ? 0 : 1;
 }
