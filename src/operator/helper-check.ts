@@ -12,6 +12,7 @@ import { shownInView } from "../platform/sandbox.ts";
 import type { RuntimeOptions } from "../options.ts";
 import { lazyOs } from "../platform/lazy.ts";
 import { removeTemporaryTree } from "../workspace/owned-tree.ts";
+import { withoutProgramName } from "../output.ts";
 import { runOperation } from "./common.ts";
 import { installCommand } from "./installer.ts";
 import type { Check } from "./report.ts";
@@ -93,7 +94,7 @@ async function describeThroughRuntime(given: HelperOptions): Promise<Described> 
 }
 
 function firstLine(text: string): string {
-  return text.trim().split("\n")[0]?.replace(/^paseo-host-runtime: /, "") || "(no message)";
+  return withoutProgramName(text.trim().split("\n")[0]!) || "(no message)";
 }
 
 function parseDescribe(stdout: string): Described {
