@@ -184,7 +184,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
   });
   if (plan.where && containment.kind === "cgroup") {
     try {
-      makeExecutionCgroup(containment, workspaceId, options, plan.where);
+      makeExecutionCgroup(containment, options, plan.where);
     } catch (error) {
       finishRecord(plan);
       releaseDirectories(plan);
