@@ -55,8 +55,8 @@ export const RUNTIME_NAME = "paseo-host-runtime";
 export const HELPER_NAME = "paseo-workspace-helper";
 export const SUMS_NAME = "SHA256SUMS";
 
-/** Versions we publish: X.Y.Z with an optional pre-release, the characters install.sh accepts. */
-export const VERSION_PATTERN = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/;
+/** Versions we publish (src/version.ts, where doctor's install fixes read it too). */
+export { RELEASE_VERSION_PATTERN as VERSION_PATTERN } from "../src/version.ts";
 
 /** `paseo-host-runtime-X.Y.Z-<platform>`: the archive's name without `.tar.gz`, and its top directory. */
 export function archiveStem(version: string, t: Target): string {

@@ -51,9 +51,17 @@ export function diagnose(message: string): void {
   diagnosticLog?.(message);
 }
 
+/** What every diagnostic line starts with: the program's name. */
+const DIAGNOSTIC_PREFIX = "paseo-host-runtime: ";
+
 /** stderr only: for what the runtime log already records in a structured line. */
 export function diagnoseOnStderr(message: string): void {
-  if (!stderrReleased) writeAll(2, `paseo-host-runtime: ${diagnosticText(message)}\n`);
+  if (!stderrReleased) writeAll(2, `${DIAGNOSTIC_PREFIX}${diagnosticText(message)}\n`);
+}
+
+/** A line another run of this runtime wrote on stderr (a host's, a child's), without the program's name before its words. */
+export function withoutProgramName(line: string): string {
+  return line.startsWith(DIAGNOSTIC_PREFIX) ? line.slice(DIAGNOSTIC_PREFIX.length) : line;
 }
 
 /**

@@ -52,19 +52,18 @@ export function executionCgroupsOf(db: Database, record: WorkspaceRecord, execId
 }
 
 /** Makes the execution's cgroup once it is on record, and its workspace's (with its limits) when that is gone. */
-export function makeExecutionCgroup(containment: Extract<Containment, { kind: "cgroup" }>, workspaceId: string, options: RuntimeOptions, where: ExecutionCgroups): void {
-  if (!isCgroup(where.workspace)) prepareWorkspaceCgroup(containment, workspaceId, options, where.workspace);
+export function makeExecutionCgroup(containment: Extract<Containment, { kind: "cgroup" }>, options: RuntimeOptions, where: ExecutionCgroups): void {
+  if (!isCgroup(where.workspace)) prepareWorkspaceCgroup(containment, options, where.workspace);
   makeCgroup(where.execution);
 }
 
 /**
- * Makes the workspace's cgroup (and the home's) when missing and writes its limits: the value
- * asked for, or "max" for a limit no longer asked for whose file exists. Returns its path.
- * `at` is a recorded path to keep using; otherwise the one under the home cgroup.
+ * Makes the workspace's cgroup `dir` (its recorded path) and the home's above it when missing,
+ * and writes its limits: the value asked for, or "max" for a limit no longer asked for whose
+ * file exists.
  */
-function prepareWorkspaceCgroup(containment: Extract<Containment, { kind: "cgroup" }>, workspaceId: string, options: RuntimeOptions, at?: string | null): string {
+function prepareWorkspaceCgroup(containment: Extract<Containment, { kind: "cgroup" }>, options: RuntimeOptions, dir: string): void {
   const controllers = checkLimits(containment, options);
-  const dir = at ?? workspaceCgroupOf(containment.homeCgroup, workspaceId);
   const home = dirname(dir);
   if (!isCgroup(dirname(home))) throw new Error(`cgroup root ${dirname(home)} no longer exists; resume the workspace to move its cgroup under the current one`);
   // A concurrent destroy may remove the (then empty) home cgroup between the two mkdirs.
@@ -85,7 +84,6 @@ function prepareWorkspaceCgroup(containment: Extract<Containment, { kind: "cgrou
     if (limit.value !== undefined) writeInterface(dir, limit.file, limit.value);
     else if (availableControllers(dir).includes(limit.controller)) writeInterface(dir, limit.file, "max");
   }
-  return dir;
 }
 
 /**
@@ -98,5 +96,5 @@ export function applyWorkspaceLimits(db: Database, workspaceId: string, recorded
   if (containment.kind !== "cgroup" || (wanted.length === 0 && recorded === null)) return;
   const dir = recorded ?? workspaceCgroupOf(containment.homeCgroup, workspaceId);
   if (recorded === null) writeTransaction(db, () => updateWorkspace(db, workspaceId, { cgroup: dir }));
-  prepareWorkspaceCgroup(containment, workspaceId, options, dir);
+  prepareWorkspaceCgroup(containment, options, dir);
 }

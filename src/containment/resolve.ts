@@ -57,10 +57,7 @@ function cgroupRootProblem(root: string): Problem | null {
     const v2 = cgroupV2Mounts()[0]?.mountPoint;
     return { problem: `options.cgroupRoot ${root} is ${what}`, fix: v2 ? `point options.cgroupRoot at a delegated directory under ${v2}` : "this host has no cgroup v2 hierarchy mounted" };
   }
-  if (!supportsKill(root)) {
-    const [major, minor] = kernelVersion();
-    return { problem: `this kernel (${major}.${minor}) has no cgroup.kill`, fix: 'cgroup containment needs Linux 5.14 or newer; set options.containment to "process-group"' };
-  }
+  if (!supportsKill(root)) return noCgroupKill();
   const uid = process.getuid?.() ?? -1;
   if (!writable(root)) return { problem: `cgroup ${root} is not writable by uid ${uid} (not delegated to this user)`, fix: DELEGATE_FIX };
   const own = ownCgroupDir();
@@ -70,6 +67,12 @@ function cgroupRootProblem(root: string): Problem | null {
     return { problem: `moving a workload from this process's cgroup ${own} into ${root} needs write access to ${join(common, "cgroup.procs")}, which uid ${uid} lacks`, fix: `start the daemon inside the delegated subtree; ${DELEGATE_FIX}` };
   }
   return null;
+}
+
+/** This kernel is older than cgroup.kill (Linux 5.14), which cgroup containment ends executions with. */
+function noCgroupKill(): Problem {
+  const [major, minor] = kernelVersion();
+  return { problem: `this kernel (${major}.${minor}) has no cgroup.kill`, fix: 'cgroup containment needs Linux 5.14 or newer; set options.containment to "process-group"' };
 }
 
 function commonAncestor(a: string, b: string): string {
@@ -134,9 +137,14 @@ export function limitsOf(options: RuntimeOptions): Limit[] {
   ];
 }
 
+/** The limits `options` asks for (a value given). */
+function wantedLimits(options: RuntimeOptions): Limit[] {
+  return limitsOf(options).filter((limit) => limit.value !== undefined);
+}
+
 /** The cgroup limit options `options` set (memoryMax, pidsMax, cpuMax). */
 export function askedLimits(options: RuntimeOptions): string[] {
-  return limitsOf(options).filter((limit) => limit.value !== undefined).map((limit) => limit.option);
+  return wantedLimits(options).map((limit) => limit.option);
 }
 
 /** Whether `options` set any cgroup limit. */
@@ -149,7 +157,7 @@ export function wantsLimits(options: RuntimeOptions): boolean {
  * not available in the cgroup root, or no cgroups at all. Returns the controllers needed.
  */
 export function checkLimits(containment: Containment, options: RuntimeOptions): string[] {
-  const wanted = limitsOf(options).filter((limit) => limit.value !== undefined);
+  const wanted = wantedLimits(options);
   if (wanted.length === 0) return [];
   const names = wanted.map((limit) => `options.${limit.option}`).join(", ");
   if (containment.kind === "process-group") {
@@ -188,8 +196,8 @@ export function hostContainmentProblem(options: RuntimeOptions): ContainmentErro
     return "problem" in none ? new ContainmentError(none.problem, none.fix) : null;
   }
   if (!supportsKill(top)) {
-    const [major, minor] = kernelVersion();
-    return new ContainmentError(`this kernel (${major}.${minor}) has no cgroup.kill`, 'cgroup containment needs Linux 5.14 or newer; set options.containment to "process-group"');
+    const { problem, fix } = noCgroupKill();
+    return new ContainmentError(problem, fix);
   }
-  return missingController(top, limitsOf(options).filter((limit) => limit.value !== undefined));
+  return missingController(top, wantedLimits(options));
 }

@@ -120,14 +120,18 @@ export function helperFiles(helper: HelperResolution): string[] {
   } catch {
     return [helper.path];
   }
+  const packageDir = packageDirectoryOf(real);
+  if (packageDir === null) return [helper.path];
   // Outermost first: a directory shown makes the paths below it visible (filesToShow).
-  const out = [helper.path];
-  let packageDir: string | null = null;
-  for (let dir = dirname(real); dir !== dirname(dir); dir = dirname(dir)) {
-    if (packageDir === null && existsSync(join(dir, "package.json"))) out.unshift((packageDir = dir));
-    if (packageDir !== null && existsSync(join(dir, "node_modules"))) out.unshift(join(dir, "node_modules"));
-  }
+  const out = [packageDir, helper.path];
+  for (let dir = packageDir; dir !== dirname(dir); dir = dirname(dir)) if (existsSync(join(dir, "node_modules"))) out.unshift(join(dir, "node_modules"));
   return out;
+}
+
+/** The nearest directory above `path` that holds a package.json (the package `path` belongs to), or null. */
+export function packageDirectoryOf(path: string): string | null {
+  for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) if (existsSync(join(dir, "package.json"))) return dir;
+  return null;
 }
 
 /** For `doctor`: where the default helper would come from with the daemon's empty env. */

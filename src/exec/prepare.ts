@@ -41,21 +41,25 @@ export function workloadEnv(envelope: SpawnEnvelope): Record<string, string> {
   return env;
 }
 
+/** A launch, and the files it needs: asked for only under the sandbox, which shows them. */
+type ResolvedLaunch = Launch & { files: () => string[] };
+
 /**
  * The file to execute (argv[0] through PATH, or the workspace helper's own resolution), and the
- * files it needs (for the sandbox to show). The later dialect has no helperCommand: its helper
- * must be on the workload's PATH, which for a host runtime is the host's (the runtime's own,
- * inherited from the daemon) since the call's env is {}.
+ * files it needs (for the sandbox to show; a JavaScript helper's are found by walking up its
+ * path, work an unsandboxed exec does not do inside its write transaction). The later dialect
+ * has no helperCommand: its helper must be on the workload's PATH, which for a host runtime is
+ * the host's (the runtime's own, inherited from the daemon) since the call's env is {}.
  */
-function resolveLaunch(envelope: SpawnEnvelope, owner: Ownership, options: RuntimeOptions, env: Record<string, string>, cwd: string): Launch & { files: string[] } {
+function resolveLaunch(envelope: SpawnEnvelope, owner: Ownership, options: RuntimeOptions, env: Record<string, string>, cwd: string): ResolvedLaunch {
   const name = envelope.argv[0]!;
   if (envelope.purpose.kind === "workspace-helper" && !name.includes("/")) {
     const hostPath = owner.dialect === "later" ? process.env.PATH : undefined;
     const helper = resolveHelper(name, env, cwd, options.helperPath, hostPath);
-    return { ...helperLaunch(helper, envelope.argv, env), files: [process.execPath, ...helperFiles(helper)] };
+    return { ...helperLaunch(helper, envelope.argv, env), files: () => [process.execPath, ...helperFiles(helper)] };
   }
   const program = resolveProgram(name, env, cwd);
-  return { program, argv: [...envelope.argv], env, files: [program] };
+  return { program, argv: [...envelope.argv], env, files: () => [program] };
 }
 
 /** The sandbox tool, or null without isolation; its absence refuses the exec (exit 1) before anything is launched. */
@@ -74,9 +78,9 @@ function isolationTool(options: RuntimeOptions): string | null {
  * also shows the program's file and this binary (the init, and the engine of a JavaScript
  * helper) when the system directories do not already.
  */
-function sandboxed(launch: Launch & { files: string[] }, tool: string, mode: "pipes" | "pty", record: WorkspaceRecord, root: OpenRoot, cwd: { path: string; fd: number }, options: RuntimeOptions, git: PreparedGit | null) {
+function sandboxed(launch: ResolvedLaunch, tool: string, mode: "pipes" | "pty", record: WorkspaceRecord, root: OpenRoot, cwd: { path: string; fd: number }, options: RuntimeOptions, git: PreparedGit | null) {
   const view = sandboxView(record, root, options, git, userGitOf(record, root.seen.gitdir));
-  view.readOnly.push(...filesToShow(isLinux ? [process.execPath, ...launch.files] : launch.files, view));
+  view.readOnly.push(...filesToShow(isLinux ? [process.execPath, ...launch.files()] : launch.files(), view));
   const spawned = sandboxLaunch(launch, view, tool, sandboxInitCommand());
   if (!isLinux) return { launch: spawned, sandbox: null };
   const syncOut = git?.ctx ?? null;
@@ -184,7 +188,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
   });
   if (plan.where && containment.kind === "cgroup") {
     try {
-      makeExecutionCgroup(containment, workspaceId, options, plan.where);
+      makeExecutionCgroup(containment, options, plan.where);
     } catch (error) {
       finishRecord(plan);
       releaseDirectories(plan);

@@ -7,11 +7,12 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { describeHelperResolution, HELPER_NAME, helperFiles, type HelperResolution } from "../exec/helper.ts";
+import { describeHelperResolution, HELPER_NAME, helperFiles, packageDirectoryOf, type HelperResolution } from "../exec/helper.ts";
 import { shownInView } from "../platform/sandbox.ts";
 import type { RuntimeOptions } from "../options.ts";
 import { lazyOs } from "../platform/lazy.ts";
 import { removeTemporaryTree } from "../workspace/owned-tree.ts";
+import { withoutProgramName } from "../output.ts";
 import { runOperation } from "./common.ts";
 import { installCommand } from "./installer.ts";
 import type { Check } from "./report.ts";
@@ -93,7 +94,7 @@ async function describeThroughRuntime(given: HelperOptions): Promise<Described> 
 }
 
 function firstLine(text: string): string {
-  return text.trim().split("\n")[0]?.replace(/^paseo-host-runtime: /, "") || "(no message)";
+  return withoutProgramName(text.trim().split("\n")[0]!) || "(no message)";
 }
 
 function parseDescribe(stdout: string): Described {
@@ -128,12 +129,7 @@ function unseenPaths(found: HelperResolution, failure: string, options: HelperOp
     // Not readable here: only the failure's words are left.
   }
   const named = [...new Set(text.match(/\/[^\s'"`:;,()<>|&$]+/g) ?? [])].filter((path) => path.length > 1 && existsSync(path) && !shownInView(path, view));
-  return [...new Set(named.map(packageDirectoryOf))];
-}
-
-function packageDirectoryOf(path: string): string {
-  for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) if (existsSync(join(dir, "package.json"))) return dir;
-  return path;
+  return [...new Set(named.map((path) => packageDirectoryOf(path) ?? path))];
 }
 
 function where(found: HelperResolution): string {

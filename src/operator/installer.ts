@@ -5,14 +5,12 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { VERSION } from "../version.ts";
+import { RELEASE_VERSION_PATTERN, VERSION } from "../version.ts";
 import { shellQuote } from "./common.ts";
 
 const DEFAULT_SITE = "https://github.com/getpaseo/paseo-host-runtime/releases";
 /** What install.sh records in the directory it installed into (install.sh: write_manifest). */
 const MANIFEST = ".paseo-host-runtime.installed";
-/** The versions install.sh accepts for --version (release/targets.ts VERSION_PATTERN). */
-const RELEASE_VERSION = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/;
 
 /** The release site this binary came from (see above), without a trailing slash. */
 export function releaseSite(env: NodeJS.ProcessEnv = process.env): string {
@@ -32,7 +30,7 @@ export function releaseSite(env: NodeJS.ProcessEnv = process.env): string {
  */
 export function installCommand(args: readonly string[]): string {
   const site = releaseSite();
-  const release = RELEASE_VERSION.test(VERSION);
+  const release = RELEASE_VERSION_PATTERN.test(VERSION);
   const script = release ? `${site}/download/v${VERSION}/install.sh` : `${site}/latest/download/install.sh`;
   const words = [...(release ? ["--version", VERSION] : []), ...args].map(shellQuote);
   return `curl -fsSL ${shellQuote(script)} | sh -s -- ${words.join(" ")}`.trimEnd();

@@ -130,7 +130,7 @@ async function logsRemote(invocation: Invocation, runtime: RemoteRuntime, filter
       await Bun.sleep(FOLLOW_INTERVAL_MS);
     }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EPIPE") return 0;
+    if (hasErrno(error, ["EPIPE"])) return 0;
     throw error;
   }
 }

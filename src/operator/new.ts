@@ -80,7 +80,7 @@ export function newWorkspace(invocation: Invocation): number {
   const source = input.project.source;
   const host = remote ? placedOn(options, input.workspaceId) : null;
   const lines = stateLines(response.state, response.placement, [
-    ...(host === null ? [] : [`  host         ${host}`]),
+    ...hostLine(host),
     `  source       ${source.kind === "git" ? `${source.url}${source.revision ? ` @ ${source.revision}` : ""}` : source.path}`,
     `  placement    ${describePlacement(input.placement)}`,
   ]);
@@ -98,6 +98,11 @@ function placedOn(options: Record<string, unknown>, workspaceId: string): string
   } finally {
     store.db.close();
   }
+}
+
+/** The `host` line of stateLines' `extra` for a remote runtime's workspace (its key); none here. */
+export function hostLine(host: string | null): string[] {
+  return host === null ? [] : [`  host         ${host}`];
 }
 
 /** A workspace's public state as people read it (new, workspace resume, workspace inspect). */

@@ -9,12 +9,11 @@ import { UsageError, commandUsage, parseArgs, type CommandTable } from "../argv.
 import { diagnose, writeAll } from "../output.ts";
 import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { readOptions } from "../options.ts";
-import { shellQuote } from "./common.ts";
+import { printJson, shellQuote } from "./common.ts";
 import { installCommand } from "./installer.ts";
-import { printableCheck, renderChecks, summaryLine, type Check } from "./report.ts";
+import { renderChecks, summaryLine, type Check } from "./report.ts";
 import { VERSION } from "../version.ts";
 import { removeTemporaryTree } from "../workspace/owned-tree.ts";
-import { terminalJson } from "../printable.ts";
 import { remoteOwner } from "../remote/context.ts";
 import { RemoteStalled, closeShared, controlDirectory, runRemote, sshProgram, type SshSettings } from "../remote/ssh.ts";
 import { resolveHome } from "../store/home.ts";
@@ -225,11 +224,10 @@ async function checkRoundTrip(host: RemoteHost, base: SshSettings): Promise<Chec
 function report(checks: Check[], json: boolean): number {
   const failed = checks.filter((check) => check.status === "fail");
   if (json) {
-    console.log(terminalJson(JSON.stringify({ ok: failed.length === 0, checks }, null, 2)));
+    printJson({ ok: failed.length === 0, checks });
     return failed.length === 0 ? 0 : 1;
   }
-  // The remote host's own report is among these: every field printable, never obeyed by the terminal.
-  const shown = checks.map(printableCheck);
-  console.log([...renderChecks(shown), "", summaryLine(shown)].join("\n"));
+  // The remote host's own report is among these: renderChecks and summaryLine show every field printable.
+  console.log([...renderChecks(checks), "", summaryLine(checks)].join("\n"));
   return failed.length === 0 ? 0 : 1;
 }

@@ -7,7 +7,7 @@
  * what does goes through the runtime's own protocol operations (common.ts runOperation).
  */
 import type * as v from "valibot";
-import { diagnose } from "../output.ts";
+import { diagnose, withoutProgramName } from "../output.ts";
 import { printJson } from "./common.ts";
 import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { withExistingStore } from "../store/db.ts";
@@ -63,7 +63,7 @@ export function failure(host: RemoteHost, status: number, stderr: string): strin
   if (status === 127) return `the remote shell could not run ${JSON.stringify(host.binary)} (exit 127)`;
   const said = stderr
     .split("\n")
-    .map((line) => line.replace(/^paseo-host-runtime: /, "").trim())
+    .map((line) => withoutProgramName(line).trim())
     .filter((line) => line !== "");
   return said.length > 0 ? said.join("; ") : `exit ${status}`;
 }

@@ -69,16 +69,19 @@ export function renderChecks(given: readonly Check[], quiet = false, indent = ""
   return lines;
 }
 
-/** The last line of a doctor's report: which required checks failed, else that all passed (and the warnings). */
+/**
+ * The last line of a doctor's report: which required checks failed, else that all passed (and
+ * the warnings). Printable like renderChecks' lines: a name may be a remote host's.
+ */
 export function summaryLine(checks: readonly Check[]): string {
   const failed = checks.filter((check) => check.status === "fail");
-  if (failed.length) return `${failed.length} required check(s) failed: ${failed.map((check) => check.name).join(", ")}`;
+  if (failed.length) return `${failed.length} required check(s) failed: ${failed.map((check) => printable(check.name)).join(", ")}`;
   const warned = checks.filter((check) => check.status === "warn").length;
   return `all required checks passed${warned ? ` (${warned} warning(s))` : ""}`;
 }
 
 /** `check` with every field printable. */
-export function printableCheck(check: Check): Check {
+function printableCheck(check: Check): Check {
   return {
     ...check,
     name: printable(check.name),

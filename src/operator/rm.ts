@@ -1,7 +1,7 @@
 import type { Invocation } from "../argv.ts";
 import { diagnose } from "../output.ts";
 import { callOperation, dialectFields, operatorOptions, printJson, printLines } from "./common.ts";
-import { workspaceFacts, type RecordFacts } from "./workspace-facts.ts";
+import { onHost, workspaceFacts, type RecordFacts } from "./workspace-facts.ts";
 
 /**
  * Runs the runtime's own `destroy` of a recorded workspace in the dialect it was created in,
@@ -32,7 +32,8 @@ export async function rm(invocation: Invocation): Promise<number> {
   const workspaceId = invocation.flags.get("workspace-id")!;
   const options = operatorOptions(invocation);
   const force = invocation.switches.has("force");
-  const { record, liveExecIds, owner, where } = await workspaceFacts(invocation, workspaceId);
+  const { record, liveExecIds, owner, host } = await workspaceFacts(invocation, workspaceId);
+  const where = onHost(host);
   // Another owner's workspace: destroy refuses it ("ownership mismatch") before anything else.
   const live = record !== null && record.owner === owner ? liveExecIds : [];
   if (live.length > 0 && !force) {

@@ -21,8 +21,13 @@ export interface WorkspaceFacts {
   liveExecIds: string[];
   /** The owner this runtime stamps (on its hosts, for a remote one). */
   owner: string;
-  /** Where it lives, for messages: "" here, ` on <host>` for a remote runtime. */
-  where: string;
+  /** The host it lives on (its key), for a remote runtime; null here. */
+  host: string | null;
+}
+
+/** Where a workspace lives, for a message: "" here, ` on <host>` for a remote runtime's. */
+export function onHost(host: string | null): string {
+  return host === null ? "" : ` on ${host}`;
 }
 
 /** A host's `ls` row as the record facts. */
@@ -47,12 +52,12 @@ export async function workspaceFacts(invocation: Invocation, workspaceId: string
   const chosen = selection(invocation);
   if (chosen.remote === null) {
     const options = operatorOptions(invocation);
-    return { record: recordedWorkspace(options, workspaceId), liveExecIds: liveExecIds(options, workspaceId), owner: readOptions(options).owner, where: "" };
+    return { record: recordedWorkspace(options, workspaceId), liveExecIds: liveExecIds(options, workspaceId), owner: readOptions(options).owner, host: null };
   }
   const runtime = await remoteRuntime(chosen);
   const found = await locate(runtime, workspaceId);
   if (found.problem !== null) throw new Error(`${invocation.command}: cannot see workspace ${JSON.stringify(workspaceId)} on ${found.url}: ${found.problem}; nothing was changed`);
-  return { record: found.record && factsOf(found.record), liveExecIds: found.liveExecIds, owner: runtime.owner, where: ` on ${found.host.key}` };
+  return { record: found.record && factsOf(found.record), liveExecIds: found.liveExecIds, owner: runtime.owner, host: found.host.key };
 }
 
 /**

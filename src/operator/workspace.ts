@@ -12,10 +12,10 @@ import { routeWorkspace } from "../remote/placement.ts";
 import { listWorkspaces } from "../store/workspaces.ts";
 import { configurationOf, inReconcileScope, type Ownership } from "../workspace/owner.ts";
 import { callOperation, dialectFields, openExistingStore, operationArgv0, operatorOptions, printJson, printLines, shellQuote, suggestion, withRecordedIsolation } from "./common.ts";
-import { stateLines } from "./new.ts";
+import { hostLine, stateLines } from "./new.ts";
 import { hostWorkspaces, remoteRuntime, reportHosts, type RemoteRuntime } from "./remote-hosts.ts";
 import { selection } from "./selection.ts";
-import { workspaceFacts, type RecordFacts } from "./workspace-facts.ts";
+import { onHost, workspaceFacts, type RecordFacts } from "./workspace-facts.ts";
 
 /**
  * Runs a protocol operation of the runtime on one workspace, in the dialect it was created in
@@ -30,36 +30,31 @@ function call(invocation: Invocation, op: string, expected: LifecycleResponse["t
   return response;
 }
 
-/** The `host` line of a remote runtime's workspace (`where` from workspaceFacts), none here. */
-function hostLine(where: string): string[] {
-  return where === "" ? [] : [`  host         ${where.slice(" on ".length)}`];
-}
-
 /** `workspace pause -w W`: stops its executions (SIGTERM, stopTimeoutMs, SIGKILL) and marks it paused. */
 export async function workspacePause(invocation: Invocation): Promise<number> {
   const workspaceId = invocation.flags.get("workspace-id")!;
-  const { record, liveExecIds, where } = await workspaceFacts(invocation, workspaceId);
+  const { record, liveExecIds, host } = await workspaceFacts(invocation, workspaceId);
   const live = liveExecIds.length;
   if (!call(invocation, "pause", "ok", record)) return 1;
   if (invocation.switches.has("json")) printJson({ workspaceId, paused: true, liveExecutionsBefore: live });
-  else printLines([`workspace ${workspaceId} is paused${where}${live ? ` (${live} live execution(s) were stopped)` : ""}; resume it with: ${suggestion(invocation, `workspace resume -w ${shellQuote(workspaceId)}`)}`]);
+  else printLines([`workspace ${workspaceId} is paused${onHost(host)}${live ? ` (${live} live execution(s) were stopped)` : ""}; resume it with: ${suggestion(invocation, `workspace resume -w ${shellQuote(workspaceId)}`)}`]);
   return 0;
 }
 
 /** `workspace resume -w W`: paused → ready (the root checked again). */
 export async function workspaceResume(invocation: Invocation): Promise<number> {
-  const { record, where } = await workspaceFacts(invocation, invocation.flags.get("workspace-id")!);
+  const { record, host } = await workspaceFacts(invocation, invocation.flags.get("workspace-id")!);
   const response = call(invocation, "resume", "state", record);
   if (!response || response.type !== "state") return 1;
   if (invocation.switches.has("json")) printJson(response);
-  else printLines(stateLines(response.state, response.placement, hostLine(where)));
+  else printLines(stateLines(response.state, response.placement, hostLine(host)));
   return 0;
 }
 
 /** `workspace inspect -w W`: exit 0 for ready or paused, 1 for missing or error (the answer is still shown). */
 export async function workspaceInspect(invocation: Invocation): Promise<number> {
   const workspaceId = invocation.flags.get("workspace-id")!;
-  const { record, where } = await workspaceFacts(invocation, workspaceId);
+  const { record, host } = await workspaceFacts(invocation, workspaceId);
   const response = call(invocation, "inspect", "inspection", record);
   if (!response || response.type !== "inspection") return 1;
   const { inspection } = response;
@@ -68,9 +63,9 @@ export async function workspaceInspect(invocation: Invocation): Promise<number> 
     printJson(response);
     return usable ? 0 : 1;
   }
-  if (inspection.status === "ready" || inspection.status === "paused") printLines(stateLines(inspection.state, inspection.placement, hostLine(where)));
-  else if (inspection.status === "missing") printLines([`workspace ${workspaceId} is missing${where} (no such workspace in this home, or its create has not finished)`]);
-  else printLines([`workspace ${workspaceId} is in error${where}: ${inspection.message}`]);
+  if (inspection.status === "ready" || inspection.status === "paused") printLines(stateLines(inspection.state, inspection.placement, hostLine(host)));
+  else if (inspection.status === "missing") printLines([`workspace ${workspaceId} is missing${onHost(host)} (no such workspace in this home, or its create has not finished)`]);
+  else printLines([`workspace ${workspaceId} is in error${onHost(host)}: ${inspection.message}`]);
   return usable ? 0 : 1;
 }
 

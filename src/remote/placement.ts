@@ -6,7 +6,7 @@
  * record. Without a record (a workspace never created here) the hash decides, so routing never
  * needs the store to exist.
  */
-import { diagnose } from "../output.ts";
+import { diagnose, withoutProgramName } from "../output.ts";
 import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { openExistingStore, withStore } from "../store/db.ts";
 import { missingHomeIn } from "../store/home.ts";
@@ -106,5 +106,5 @@ async function liveExecutionCount(ctx: RemoteContext, host: RemoteHost): Promise
 /** `: <the first line of stderr>` (ssh's or the host's reason), or nothing when it said none. */
 function saidBy(stderr: string): string {
   const line = firstLine(stderr);
-  return line === null ? "" : `: ${line.replace(/^paseo-host-runtime: /, "")}`;
+  return line === null ? "" : `: ${withoutProgramName(line)}`;
 }

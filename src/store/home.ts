@@ -2,6 +2,7 @@ import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, s
 import { dirname, isAbsolute, join } from "node:path";
 import { lazyOs } from "../platform/lazy.ts";
 import { isMacOS } from "../platform/os.ts";
+import { withoutProgramName } from "../output.ts";
 
 /** The options that select a runtime home (options.ts has validated them). */
 export interface HomeOptions {
@@ -37,7 +38,7 @@ export function missingHomeText(home: string, hint: string): string {
 
 /** The home a host's `ls`/`ps`/`logs` said does not exist (missingHomeText as its first line on stderr), or null. */
 export function missingHomeIn(stderr: string): string | null {
-  const line = stderr.split("\n")[0]!.replace(/^paseo-host-runtime: /, "");
+  const line = withoutProgramName(stderr.split("\n")[0]!);
   const end = line.indexOf(MISSING_HOME[1]);
   return line.startsWith(MISSING_HOME[0]) && end !== -1 ? line.slice(MISSING_HOME[0].length, end) : null;
 }

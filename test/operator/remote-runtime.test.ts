@@ -36,7 +36,7 @@ const MARK = `PHR_REMOTE_RUNTIME_TEST=${process.pid}`;
 
 let a: SshLab;
 let b: SshLab;
-/** A host whose "paseo-host-runtime" prints what a test writes in `answers` (ls.json, ps.json). */
+/** A host whose "paseo-host-runtime" prints what a test writes in `answers` (ls.json, ps.json, version, doctor.json). */
 let c: SshLab;
 let answers: string;
 let scratch: { path: string; cleanup: () => void };
@@ -67,7 +67,7 @@ if (!NO_SSHD) beforeAll(async () => {
   answers = join(scratch.path, "answers");
   mkdirSync(answers);
   const forger = join(scratch.path, "opt", "forger");
-  writeFileSync(forger, `#!/bin/sh\ncase "$1" in ls|ps) cat '${answers}'/"$1".json;; *) echo "forger: $1" >&2; exit 3;; esac\n`, { mode: 0o755 });
+  writeFileSync(forger, `#!/bin/sh\ncase "$1" in ls|ps|doctor) cat '${answers}'/"$1".json;; --version) cat '${answers}'/version;; *) echo "forger: $1" >&2; exit 3;; esac\n`, { mode: 0o755 });
   a = await startSshd(BIN);
   b = await startSshd(otherBinary, a);
   c = await startSshd(forger, a);
@@ -447,6 +447,21 @@ describe.skipIf(NO_SSHD)("a --remote runtime of the daemon's config, by hand", (
     const other = await op(["logs"], "forged");
     expect(other.code).toBe(1);
     expect(other.stderr).toBe(`paseo-host-runtime: logs: ${c.url.replace("ssh://root@", "ssh://***@")}: forger: logs\n`);
+  });
+
+  test("a host's doctor report is other people's bytes too: every line of doctor escaped, its last line included", async () => {
+    const version = (await runBinary(["--version"], { env })).stdout.split("\n")[0];
+    writeFileSync(join(answers, "version"), `${version}\n`);
+    writeFileSync(join(answers, "doctor.json"), JSON.stringify({ ok: false, checks: [{ name: "git\u001b]0;owned\u0007", status: "fail", detail: "forged\u009b" }] }));
+    const shown = await op(["doctor"], "forged");
+    expect(shown.code).toBe(1);
+    expect(shown.stdout).toContain("remote git\\x1b]0;owned\\x07");
+    expect(shown.stdout).toMatch(/required check\(s\) failed: .*remote git\\x1b\]0;owned\\x07$/m);
+    expect(shown.stdout).not.toMatch(/[\u001b\u0007\u009b]/);
+    const direct = await runBinary(["remote", "doctor", c.url, "--ssh-config", a.configFile], { env });
+    expect(direct.code).toBe(1);
+    expect(direct.stdout).toMatch(/required check\(s\) failed: remote git\\x1b\]0;owned\\x07$/m);
+    expect(direct.stdout).not.toMatch(/[\u001b\u0007\u009b]/);
   });
 
   test("workspace reconcile and orphans go through the runtime's own operations on every host", async () => {
