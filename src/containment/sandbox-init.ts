@@ -13,7 +13,7 @@
  * In PTY mode it runs a second time, as `exec FD`: the stage that takes the terminal's
  * foreground and execs into the workload.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 import { dlopen, FFIType, read, type Pointer } from "bun:ffi";
 import type { SandboxReport, SandboxRequest } from "./sandbox-protocol.ts";
 
@@ -124,6 +124,17 @@ function openCheckedCwd(request: SandboxRequest): number {
   return fd;
 }
 
+/**
+ * Each pinned bind is the entry the wrapper looked at: bwrap resolved its source by path, after
+ * that look, and a concurrent workload could have put a symbolic link there meanwhile.
+ */
+function checkPinned(request: SandboxRequest): void {
+  for (const { path, identity } of request.pinned) {
+    const stat = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+    if (stat === undefined || `${stat.dev}:${stat.ino}` !== identity) throw new LaunchError(`${JSON.stringify(path)} changed while the sandbox started (it is no longer what was checked); nothing was launched`, 1);
+  }
+}
+
 function launchError(argv0: string | undefined, error: unknown): LaunchError {
   const err = error as NodeJS.ErrnoException;
   return new LaunchError(`cannot launch ${JSON.stringify(argv0)} inside the sandbox: ${err.message}`, err.code === "ENOENT" ? 127 : 126);
@@ -136,6 +147,7 @@ function launchError(argv0: string | undefined, error: unknown): LaunchError {
  * foreground (bwrap's session holds the terminal and cannot hand it over).
  */
 async function start(request: SandboxRequest) {
+  checkPinned(request);
   const cwdFd = openCheckedCwd(request);
   const cwd = `/proc/self/fd/${cwdFd}`;
   try {

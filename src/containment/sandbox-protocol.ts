@@ -22,6 +22,11 @@ export interface SandboxRequest {
   /** The checked working directory: its path (the same inside) and its `device:inode`. */
   cwd: string;
   cwdIdentity: string;
+  /**
+   * Binds whose source the wrapper looked at before bwrap resolved its path (private-git.ts
+   * submodulePins): each target, inside, must be that very entry (`device:inode`), or nothing starts.
+   */
+  pinned: { path: string; identity: string }[];
   /** Pipes: the init's descriptors holding the daemon's fds 0–2, handed to the workload. */
   stdio: [number, number, number] | null;
 }

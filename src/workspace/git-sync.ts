@@ -434,7 +434,9 @@ function moveBranches(ctx: GitSyncContext, branches: string[], next: SyncState):
           : `the branch was moved in your repository (to ${theirs}) since the workspace was given ${given}`
         : holder !== undefined && holder !== ctx.user.top
           ? `the branch is checked out at ${holder}`
-          : null;
+          : ctx.guardSubmodules
+            ? foreignSubmodules(ctx, to, next.submodules)
+            : null;
     if (refused !== null) {
       logLine("info", "git-branch-kept", { ...fields, reason: `${refused}; not moved: the workspace's commits are at ${namespace}/${ref}` });
       continue;
@@ -454,6 +456,28 @@ function moveBranches(ctx: GitSyncContext, branches: string[], next: SyncState):
     if (checkedOut === `ref: ${ref}`) refreshIndex(ctx, given, to, next);
   }
   return moved;
+}
+
+/**
+ * Adopted checkouts: why `to` may not become a branch of the user's, when a commit it brings
+ * (one on no branch or tag of theirs) adds a submodule entry (a gitlink) at a path that is not
+ * one of the user's submodules. The workload can write any directory of the checkout, a `.git`
+ * in it included, and the user's git follows a gitlink's `.git` as a repository of its own: with
+ * that commit checked out, the user's `git status` would read the workload's config. Null when
+ * there is none.
+ */
+function foreignSubmodules(ctx: GitSyncContext, to: string, submodules: readonly string[]): string | null {
+  // -m: a merge's changes against each parent; --root: an orphan branch's first commit.
+  const argv = ["--git-dir", ctx.user.commonDir, "log", "-z", "--format=", "--raw", "-r", "-m", "--root", "--no-renames", "--no-abbrev", to, "--not", "--branches", "--tags", "--"];
+  const fields = gitCapture("/", argv, settingsOf(ctx)).stdout.split("\0");
+  const added = new Set<string>();
+  for (let i = 0; i < fields.length - 1; i++) {
+    const raw = /^\n*:\d{6} (\d{6}) /.exec(fields[i]!);
+    if (raw?.[1] === "160000" && !submodules.includes(fields[i + 1]!)) added.add(fields[i + 1]!);
+  }
+  if (added.size === 0) return null;
+  const paths = [...added].slice(0, 3).map((path) => JSON.stringify(path)).join(", ");
+  return `its commits add a submodule at ${paths}${added.size > 3 ? ` and ${added.size - 3} more` : ""}, which is not one of your checkout's: its directory there is the workload's to write, a .git included, which your git would then follow`;
 }
 
 /** Branch ref → path of the worktree that has it checked out, from `git worktree list`. */

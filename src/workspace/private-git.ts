@@ -46,13 +46,11 @@ export interface PrivateGitPaths {
   state: string;
   /** Serializes the runtime's work on P and on the user's refs for this workspace. */
   lock: string;
-  /** An empty directory shown read-only over the user's submodule paths (adopted checkouts). */
-  empty: string;
 }
 
 export function privateGitPaths(home: string, workspaceId: string): PrivateGitPaths {
   const storage = storageDir(home, workspaceId);
-  return { storage, dir: join(storage, "git"), link: join(storage, "git.link"), state: join(storage, "git-sync.json"), lock: join(storage, "git.lock"), empty: join(storage, "git.empty") };
+  return { storage, dir: join(storage, "git"), link: join(storage, "git.link"), state: join(storage, "git-sync.json"), lock: join(storage, "git.lock") };
 }
 
 /**
@@ -116,10 +114,9 @@ function alternatesOf(objects: string, depth: number): string[] {
 /**
  * What a workload's sandbox binds last: P over the checkout's `.git` (or P at its own path and
  * a `.git` file naming it over a worktree's), the user's objects read-only, the user's git dirs
- * read-only wherever the rest of the view would show them, and, in an adopted checkout, each of
- * the user's submodule directories read-only (an empty one where none is checked out), since a
- * git run in the checkout on the host follows a submodule's `.git` (a submodule path that is a
- * file is pinned too, so it cannot become a directory with a `.git` of the workload's).
+ * read-only wherever the rest of the view would show them, and, in an adopted checkout, the
+ * user's submodule paths held in place (submodulePins), since a git run in the checkout on the
+ * host follows a submodule's `.git`.
  */
 export function workloadOverlays(user: UserGit, paths: PrivateGitPaths, shown: (path: string) => boolean, submodules: readonly string[]): Overlay[] {
   const dotGit = join(user.top, ".git");
@@ -127,19 +124,46 @@ export function workloadOverlays(user: UserGit, paths: PrivateGitPaths, shown: (
   for (const dir of new Set([user.commonDir, user.gitDir])) {
     if (dir !== dotGit && shown(dir)) overlays.push({ source: dir, target: dir, writable: false });
   }
-  for (const path of submodules) {
-    const target = join(user.top, path);
-    const stat = lstatSync(target, { throwIfNoEntry: false });
-    // A symlink there is left alone (what it names is not the checkout's); anything else is pinned.
-    if (stat?.isSymbolicLink()) continue;
-    overlays.push({ source: stat ? target : paths.empty, target, writable: false });
-  }
+  overlays.push(...submodulePins(user.top, submodules));
   if (user.dotGit === "directory") overlays.push({ source: paths.dir, target: dotGit, writable: true });
   else overlays.push({ source: paths.dir, target: paths.dir, writable: true }, { source: paths.link, target: dotGit, writable: false });
   // The user's submodule git dirs, read-only where the checkout's submodule `.git` files lead (git status recurses into them).
   const modules = join(user.commonDir, "modules");
   if (submodules.length > 0 && existsSync(modules)) overlays.push({ source: modules, target: join(user.dotGit === "directory" ? dotGit : paths.dir, "modules"), writable: false });
   return [...overlays, ...objectOverlays(user)];
+}
+
+/**
+ * The user's submodule paths of an adopted checkout, held in place: each directory on the way
+ * to one is bound onto itself (a mount point cannot be renamed or removed, so the path the
+ * user's git follows stays the one checked here) and the submodule directory itself is shown
+ * read-only (a missing directory is made empty, as git makes one for a submodule not checked
+ * out). A file on the way or at the path is pinned read-only: nothing can be made below it. A
+ * symbolic link there cannot be pinned (a mount follows it) and the workload could replace it
+ * with a directory of its own: refused.
+ */
+function submodulePins(top: string, submodules: readonly string[]): Overlay[] {
+  const pins = new Map<string, Overlay>();
+  for (const path of submodules) {
+    const parts = path.split("/");
+    for (let depth = 1; depth <= parts.length; depth++) {
+      const target = join(top, ...parts.slice(0, depth));
+      const last = depth === parts.length;
+      let stat = lstatSync(target, { bigint: true, throwIfNoEntry: false });
+      if (stat?.isSymbolicLink()) throw new Error(`the submodule path ${JSON.stringify(path)} of ${top} leads through a symbolic link (${target}): the sandbox cannot keep it from the workload; replace the link with a directory, or run this workspace without the sandbox`);
+      if (stat === undefined) {
+        mkdirSync(target);
+        stat = lstatSync(target, { bigint: true });
+      }
+      // bwrap resolves the source by path after this look: the init checks it found this entry.
+      const identity = `${stat.dev}:${stat.ino}`;
+      const writable = stat.isDirectory() && !last;
+      if (!pins.has(target) || !writable) pins.set(target, { source: target, target, writable, identity });
+      if (!stat.isDirectory()) break;
+    }
+  }
+  // Outermost first: a Map keeps the order paths were met in, and a parent is met before its child.
+  return [...pins.values()];
 }
 
 /** Whether P was made completely (its state file is written last). */
@@ -156,7 +180,6 @@ export function hasPrivateGit(paths: PrivateGitPaths): boolean {
 export function makePrivateGit(user: UserGit, paths: PrivateGitPaths, settings: GitSettings): void {
   removeOwnedTree(paths.dir);
   for (const dir of ["objects/info", "objects/pack", "refs/heads", "refs/tags", "info"]) mkdirSync(join(paths.dir, dir), { recursive: true, mode: 0o700 });
-  mkdirSync(paths.empty, { recursive: true, mode: 0o500 });
   writeFileSync(join(paths.dir, "HEAD"), `${readHead(user.gitDir)}\n`);
   writeFileSync(join(paths.dir, "objects", "info", "alternates"), `${USER_OBJECTS}\n`);
   writeFileSync(join(paths.dir, "description"), "the private git directory of a paseo-host-runtime workspace\n");

@@ -377,3 +377,89 @@ describe.skipIf(missing.length > 0)("the agent still does its work, and its work
     expect(git(remote, "log", "-1", "--format=%s", "topic")).toBe("pushed");
   });
 });
+
+/**
+ * An adopted checkout's working tree is the user's and the workload's alike: the user's git
+ * follows the `.git` of every submodule entry (gitlink) of their index, wherever the workload
+ * could have put one. Both attacks here ran the workload's fsmonitor on the host before the
+ * submodule paths were held in place and before the sync refused foreign gitlinks.
+ */
+describe.skipIf(missing.length > 0)("an adopted checkout's submodule paths stay the user's", () => {
+  /** A checkout with a submodule two levels down, checked out (its `.git` a file naming the user's modules/). */
+  function withDeepSubmodule(): string {
+    const sub = makeRepo(join(t.dir, "deepsource"));
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "deps/lib");
+    git(repo, "commit", "-qm", "add deps/lib");
+    return join(repo, "deps", "lib");
+  }
+
+  test("the directories on the way to a submodule cannot be renamed or replaced, so no .git of the workload's takes the submodule's place", async () => {
+    withDeepSubmodule();
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: repo })));
+    const plant = (dir: string) => `{ mkdir -p ${dir} && git init -q ${dir} && git -C ${dir} config core.fsmonitor "touch ${marks}/planted; false"; } 2>/dev/null`;
+    const script = [
+      `mv deps deps.old 2>/dev/null && echo renamed-deps`,
+      `mv deps/lib deps/lib.old 2>/dev/null && echo renamed-lib`,
+      `rm -rf deps 2>/dev/null; test -d deps/lib && echo still-there`,
+      plant("deps/lib"),
+      // The directory on the way is still the workload's to write.
+      `echo mine > deps/notes.txt && echo wrote-beside`,
+      "true",
+    ].join("; ");
+    const result = await sh("w", script);
+    expect(result.stdout.toString()).toBe("still-there\nwrote-beside\n");
+    operatorGit([repo]);
+    expect(readdirSync(marks)).toEqual([]);
+    expect(readFileSync(join(repo, "deps", "notes.txt"), "utf8")).toBe("mine\n");
+  });
+
+  test("a submodule path the user's checkout reaches through a symbolic link: sandboxed execs are refused, nothing launched", async () => {
+    withDeepSubmodule();
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: repo })));
+    const elsewhere = join(t.dir, "elsewhere");
+    mkdirSync(join(elsewhere, "lib"), { recursive: true });
+    rmSync(join(repo, "deps"), { recursive: true, force: true });
+    Bun.spawnSync(["ln", "-s", elsewhere, join(repo, "deps")]);
+    const result = await sh("w", `touch ${marks}/ran`);
+    expect(result.code).toBe(1);
+    expect(result.events).toEqual([]);
+    expect(result.stderr).toContain(`the submodule path "deps/lib" of ${repo} leads through a symbolic link`);
+    expect(readdirSync(marks)).toEqual([]);
+  });
+
+  test("a commit adding a submodule entry for a repository of the workload's: no branch of the user's moves to it, nor their index; the commits wait at the workspace's ref", async () => {
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: repo })));
+    const before = { main: git(repo, "rev-parse", "main"), index: git(repo, "ls-files", "--stage") };
+    const script = [
+      `git init -q evil && git -C evil commit -q --allow-empty -m x && git -C evil config core.fsmonitor "touch ${marks}/gitlink; false"`,
+      "git add evil 2>/dev/null && git commit -qm 'add evil'",
+      "git checkout -q -b agent-branch && git commit -q --allow-empty -m 'more'",
+      "git rev-parse main agent-branch",
+    ].join(" && ");
+    const result = await sh("w", script);
+    expect(result.code).toBe(0);
+    const [agentsMain, agentBranch] = result.stdout.toString().trim().split("\n");
+    expect({ main: git(repo, "rev-parse", "main"), index: git(repo, "ls-files", "--stage") }).toEqual(before);
+    expect(refOf(repo, "agent-branch")).toBeNull();
+    expect(refOf(repo, namespace("refs/heads/main"))).toBe(agentsMain!);
+    expect(refOf(repo, namespace("refs/heads/agent-branch"))).toBe(agentBranch!);
+    const kept = logged("git-branch-kept").map((line) => [line.branch, line.reason]);
+    expect(kept).toEqual([
+      ["agent-branch", expect.stringContaining(`its commits add a submodule at "evil"`)],
+      ["main", expect.stringContaining(`its commits add a submodule at "evil"`)],
+    ]);
+    operatorGit([repo]);
+    hostGit(repo, "status");
+    expect(readdirSync(marks)).toEqual([]);
+  });
+
+  test("a commit that changes one of the user's own submodule entries still moves their branch", async () => {
+    const lib = withDeepSubmodule();
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: repo })));
+    const bumped = git(lib, "commit-tree", "-m", "bumped", `${git(lib, "rev-parse", "HEAD")}^{tree}`);
+    const result = await sh("w", `git update-index --cacheinfo 160000,${bumped},deps/lib && git commit -qm bump && git rev-parse HEAD`);
+    expect(result.stderr).toBe("");
+    expect(git(repo, "rev-parse", "main")).toBe(result.stdout.toString().trim());
+    expect(git(repo, "ls-files", "--stage", "deps/lib")).toStartWith(`160000 ${bumped} `);
+  });
+});
