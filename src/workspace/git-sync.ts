@@ -417,6 +417,9 @@ function moveBranches(ctx: GitSyncContext, branches: string[], next: SyncState):
   const current = refLines(gitCapture("/", ["--git-dir", ctx.user.commonDir, "for-each-ref", "--format=%(objectname) %(refname)", `${namespace}/`, "refs/heads"], settingsOf(ctx)).stdout);
   const holders = worktreeBranches(ctx);
   const checkedOut = readHead(ctx.user.gitDir);
+  // One look at every commit the branches bring; each branch is looked at alone only when one adds a foreign submodule.
+  const tips = branches.flatMap((ref) => current.get(`${namespace}/${ref}`) ?? []);
+  const foreign = ctx.guardSubmodules && foreignSubmodules(ctx, tips, next.submodules) !== null;
   for (const ref of branches) {
     const [to, given, theirs] = [current.get(`${namespace}/${ref}`), next.base[ref], current.get(ref)];
     if (to === undefined) continue;
@@ -434,8 +437,8 @@ function moveBranches(ctx: GitSyncContext, branches: string[], next: SyncState):
           : `the branch was moved in your repository (to ${theirs}) since the workspace was given ${given}`
         : holder !== undefined && holder !== ctx.user.top
           ? `the branch is checked out at ${holder}`
-          : ctx.guardSubmodules
-            ? foreignSubmodules(ctx, to, next.submodules)
+          : foreign
+            ? foreignSubmodules(ctx, [to], next.submodules)
             : null;
     if (refused !== null) {
       logLine("info", "git-branch-kept", { ...fields, reason: `${refused}; not moved: the workspace's commits are at ${namespace}/${ref}` });
@@ -459,17 +462,18 @@ function moveBranches(ctx: GitSyncContext, branches: string[], next: SyncState):
 }
 
 /**
- * Adopted checkouts: why `to` may not become a branch of the user's, when a commit it brings
+ * Adopted checkouts: why `tips` may not become branches of the user's, when a commit they bring
  * (one on no branch or tag of theirs) adds a submodule entry (a gitlink) at a path that is not
  * one of the user's submodules. The workload can write any directory of the checkout, a `.git`
  * in it included, and the user's git follows a gitlink's `.git` as a repository of its own: with
  * that commit checked out, the user's `git status` would read the workload's config. Null when
  * there is none.
  */
-function foreignSubmodules(ctx: GitSyncContext, to: string, submodules: readonly string[]): string | null {
-  // -m: a merge's changes against each parent; --root: an orphan branch's first commit.
-  const argv = ["--git-dir", ctx.user.commonDir, "log", "-z", "--format=", "--raw", "-r", "-m", "--root", "--no-renames", "--no-abbrev", to, "--not", "--branches", "--tags", "--"];
-  const fields = gitCapture("/", argv, settingsOf(ctx)).stdout.split("\0");
+function foreignSubmodules(ctx: GitSyncContext, tips: readonly string[], submodules: readonly string[]): string | null {
+  if (tips.length === 0) return null;
+  // -m: a merge's changes against each parent; --root: an orphan branch's first commit; the tips on stdin.
+  const argv = ["--git-dir", ctx.user.commonDir, "log", "-z", "--format=", "--raw", "-r", "-m", "--root", "--no-renames", "--no-abbrev", "--stdin", "--not", "--branches", "--tags", "--"];
+  const fields = gitCapture("/", argv, settingsOf(ctx), `${tips.join("\n")}\n`).stdout.split("\0");
   const added = new Set<string>();
   for (let i = 0; i < fields.length - 1; i++) {
     const raw = /^\n*:\d{6} (\d{6}) /.exec(fields[i]!);
