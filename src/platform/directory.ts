@@ -124,8 +124,20 @@ export function pathText(dirPath: DirectoryPath): string {
  * on Linux through the descriptor, so it is looked up in exactly that directory; elsewhere by
  * path. Only for lstat, readlink and readdir: opening goes through openEntry.
  */
-export function entryPath(dirFd: number, dirPath: DirectoryPath, name: string): string {
-  return isLinux ? `/proc/self/fd/${dirFd}/${name}` : join(pathText(dirPath), name);
+export function entryPath(dirFd: number, dirPath: DirectoryPath, name: EntryName): string | Buffer {
+  if (typeof name === "string") return isLinux ? `/proc/self/fd/${dirFd}/${name}` : join(pathText(dirPath), name);
+  return Buffer.concat([Buffer.from(isLinux ? `/proc/self/fd/${dirFd}/` : `${pathText(dirPath)}/`), name]);
+}
+
+/**
+ * A directory entry's name: text, or its exact bytes when they are not UTF-8 (a workload may
+ * name a file anything; its text form would name another file, or none).
+ */
+export type EntryName = string | Buffer;
+
+/** The entries of the directory open at `dirFd` named by their bytes, types not known. */
+export function listRawNames(dirFd: number, dirPath: DirectoryPath): Buffer[] {
+  return readdirSync(isLinux ? `/proc/self/fd/${dirFd}` : pathText(dirPath), { encoding: "buffer" });
 }
 
 /** The names in the directory open at `dirFd` (read by path where descriptors have none). */
@@ -134,12 +146,12 @@ export function listDirectory(dirFd: number, dirPath: string): string[] {
 }
 
 /** lstat of an entry of an open directory, with 64-bit fields. */
-export function lstatEntry(dirFd: number, dirPath: DirectoryPath, name: string): BigIntStats {
+export function lstatEntry(dirFd: number, dirPath: DirectoryPath, name: EntryName): BigIntStats {
   return lstatSync(entryPath(dirFd, dirPath, name), { bigint: true });
 }
 
 /** Opens the subdirectory `name` of `dirFd` (never through a symlink). */
-export function openSubdirectory(dirFd: number, name: string): number {
+export function openSubdirectory(dirFd: number, name: EntryName): number {
   return openat(dirFd, name, DIRECTORY);
 }
 
@@ -155,7 +167,7 @@ export function listEntries(dirFd: number, dirPath: DirectoryPath): Dirent[] {
  * another device than `dirFd`'s, which misses a bind mount of the same filesystem. Throws the
  * open's error (ENOTDIR, ELOOP for a symlink, ENOENT, EACCES…).
  */
-export function openSubdirectoryOnSameMount(dirFd: number, name: string, flags = DIRECTORY): number | null {
+export function openSubdirectoryOnSameMount(dirFd: number, name: EntryName, flags = DIRECTORY): number | null {
   if (openat2Available) {
     try {
       return openat2Beneath(dirFd, name, flags, true);
@@ -181,9 +193,9 @@ const O_PATH = 0o10000000;
  * through an O_PATH descriptor; elsewhere (macOS, unverified) the entry is checked, then
  * changed by path.
  */
-export function makeSubdirectoryOwnable(dirFd: number, dirPath: DirectoryPath, name: string): boolean {
+export function makeSubdirectoryOwnable(dirFd: number, dirPath: DirectoryPath, name: EntryName): boolean {
   if (!isLinux) {
-    if (lstatEntry(dirFd, dirPath, name).isDirectory()) chmodSync(join(pathText(dirPath), name), 0o700);
+    if (lstatEntry(dirFd, dirPath, name).isDirectory()) chmodSync(entryPath(dirFd, dirPath, name), 0o700);
     return true;
   }
   const fd = openSubdirectoryOnSameMount(dirFd, name, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW | O_CLOEXEC);

@@ -1,0 +1,37 @@
+/**
+ * Red-team attempts on issue 23 (nothing lost, nothing hidden) that the other lifecycle tests do
+ * not already make: names a workload can give its files that are not text.
+ */
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec } from "../support/daemon.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { ownedEntries } from "../support/store.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
+
+let t: Lab;
+beforeEach(() => (t = lab("phr-redteam-lost-")));
+afterEach(() => t.cleanup());
+
+test("files and directories whose names are not UTF-8 (or hold a newline) are removed by destroy, which finishes", async () => {
+  const plain = join(t.dir, "plain");
+  mkdirSync(plain);
+  writeFileSync(join(plain, "file.txt"), "copied\n");
+  const input = createInput("w1", { kind: "host-directory", path: plain });
+  const root: string = ok(await create({ ...t.options, hostDirectory: "clone" }, input)).placement.cwd;
+  // printf's octal escapes make the raw bytes: 0xff 0xfe, a lone 0xc3, a newline.
+  const script = "mkdir \"$(printf 'd\\377')\" && touch \"$(printf 'd\\377/bad\\377\\376name')\" \"$(printf 'lone\\303')\" \"$(printf 'new\\nline')\" && mkdir -p sub && touch \"$(printf 'sub/\\377')\"";
+  const handle = startExec("w1", envelope(["/bin/sh", "-c", script], { options: t.options, env: { PATH } }));
+  handle.closeStdin();
+  const ran = await handle.done;
+  expect(ran.code, ran.stderr).toBe(0);
+
+  const destroyed = await op("destroy", "w1", { options: t.options });
+  expect(destroyed.stderr).toBe("");
+  expect(destroyed.code).toBe(0);
+  expect(existsSync(root)).toBe(false);
+  expect(ok(await op("inspect", "w1", { options: t.options })).inspection).toEqual({ status: "missing" });
+  expect(ownedEntries(t.home)).toEqual([]);
+});
