@@ -135,14 +135,28 @@ export function entryPath(dirFd: number, dirPath: DirectoryPath, name: EntryName
  */
 export type EntryName = string | Buffer;
 
-/** The entries of the directory open at `dirFd` named by their bytes, types not known. */
-export function listRawNames(dirFd: number, dirPath: DirectoryPath): Buffer[] {
-  return readdirSync(isLinux ? `/proc/self/fd/${dirFd}` : pathText(dirPath), { encoding: "buffer" });
+/** Whether a name readdir gave as text may not be the entry's name: bytes that are not UTF-8 read as U+FFFD. */
+export function mayNotBeUtf8(name: string): boolean {
+  return name.includes("\uFFFD");
 }
 
-/** The names in the directory open at `dirFd` (read by path where descriptors have none). */
-export function listDirectory(dirFd: number, dirPath: string): string[] {
-  return readdirSync(isLinux ? `/proc/self/fd/${dirFd}` : dirPath);
+/** The names of the directory open at `dirFd` that mayNotBeUtf8, as their exact bytes. */
+export function undecodedNames(dirFd: number, dirPath: DirectoryPath): Buffer[] {
+  const raw = readdirSync(isLinux ? `/proc/self/fd/${dirFd}` : pathText(dirPath), { encoding: "buffer" });
+  return raw.filter((name) => mayNotBeUtf8(name.toString()));
+}
+
+/** A path of the entry `name` in the directory `parent`: bytes when either is. */
+export function childPath(parent: string | Buffer, name: EntryName): string | Buffer {
+  if (typeof parent === "string" && typeof name === "string") return join(parent, name);
+  return Buffer.concat([Buffer.from(parent), Buffer.from("/"), Buffer.from(name)]);
+}
+
+/** The names in the directory open at `dirFd` (read by path where descriptors have none), each exact: bytes when not UTF-8. */
+export function listDirectory(dirFd: number, dirPath: string): EntryName[] {
+  const names = readdirSync(isLinux ? `/proc/self/fd/${dirFd}` : dirPath);
+  if (!names.some(mayNotBeUtf8)) return names;
+  return [...names.filter((name) => !mayNotBeUtf8(name)), ...undecodedNames(dirFd, dirPath)];
 }
 
 /** lstat of an entry of an open directory, with 64-bit fields. */
@@ -212,7 +226,7 @@ export function makeSubdirectoryOwnable(dirFd: number, dirPath: DirectoryPath, n
  * Opens the file `name` of `dirFd` for reading: never through a symlink, never blocking on a
  * FIFO. On Linux through the descriptor's /proc path, which spares inspect loading bun:ffi.
  */
-export function openFileBeneath(dirFd: number, name: string): number {
+export function openFileBeneath(dirFd: number, name: EntryName): number {
   return isLinux ? openSync(entryPath(dirFd, "", name), READ_FILE) : openat(dirFd, name, READ_FILE);
 }
 

@@ -9,7 +9,7 @@
  */
 import { fchmodSync, fstatSync, rmdirSync, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { closeDescriptor, type DirectoryPath, type EntryName, entryPath, identityOf, listEntries, listRawNames, lstatEntry, makeSubdirectoryOwnable, openDirectory, pathText, openSubdirectory, openSubdirectoryOnSameMount } from "./directory.ts";
+import { closeDescriptor, type DirectoryPath, type EntryName, entryPath, identityOf, listEntries, lstatEntry, makeSubdirectoryOwnable, openDirectory, pathText, openSubdirectory, openSubdirectoryOnSameMount, mayNotBeUtf8, undecodedNames } from "./directory.ts";
 import { errnoOf } from "./errno.ts";
 
 /** What a removal had to leave, each left exactly as it was found. */
@@ -155,9 +155,8 @@ function enter(dirFd: number, dirPath: DirectoryPath, name: EntryName, isDirecto
 function entriesOf(fd: number, path: DirectoryPath): Entry[] {
   const entries = listEntries(fd, path);
   const text = entries.map((entry) => ({ name: entry.name, isDirectory: entry.isDirectory() ? true : entry.isFile() || entry.isSymbolicLink() ? false : null }));
-  if (!entries.some((entry) => entry.name.includes("\uFFFD"))) return text;
-  const raw = listRawNames(fd, path).filter((name) => name.toString().includes("\uFFFD"));
-  return [...text.filter((entry) => !entry.name.includes("\uFFFD")), ...raw.map((name) => ({ name, isDirectory: null }))];
+  if (!entries.some((entry) => mayNotBeUtf8(entry.name))) return text;
+  return [...text.filter((entry) => !mayNotBeUtf8(entry.name)), ...undecodedNames(fd, path).map((name) => ({ name, isDirectory: null }))];
 }
 
 /** The open descriptor of `parent`, opened again through `..` of `child` when it was closed; throws when that is not the same directory. */

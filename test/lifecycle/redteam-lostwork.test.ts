@@ -3,7 +3,7 @@
  * not already make: names a workload can give its files that are not text.
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
@@ -33,5 +33,31 @@ test("files and directories whose names are not UTF-8 (or hold a newline) are re
   expect(destroyed.code).toBe(0);
   expect(existsSync(root)).toBe(false);
   expect(ok(await op("inspect", "w1", { options: t.options })).inspection).toEqual({ status: "missing" });
+  expect(ownedEntries(t.home)).toEqual([]);
+});
+
+test("a clone of a host directory keeps names and symlink targets that are not UTF-8, byte for byte", async () => {
+  const plain = join(t.dir, "plain");
+  mkdirSync(plain);
+  const bytes = (text: string) => Buffer.from(text, "latin1");
+  const at = (...parts: string[]) => Buffer.concat([bytes(`${plain}/`), bytes(parts.join("/"))]);
+  mkdirSync(at("d\xff"));
+  writeFileSync(at("d\xff", "f\xfe"), "inner\n");
+  writeFileSync(at("a\xc3"), "lone byte\n");
+  linkSync(at("a\xc3"), at("hard\xfd"));
+  symlinkSync(bytes("target\xff"), at("link\xff"));
+  const input = createInput("w1", { kind: "host-directory", path: plain });
+  const created = await create({ ...t.options, hostDirectory: "clone" }, input);
+  expect(created.stderr).toBe("");
+  const root: string = ok(created).placement.cwd;
+  const names = (dir: Buffer) => readdirSync(dir, { encoding: "buffer" }).map((name) => name.toString("latin1")).sort();
+  const copied = (...parts: string[]) => Buffer.concat([bytes(`${root}/`), bytes(parts.join("/"))]);
+  expect(names(bytes(root))).toEqual(names(bytes(plain)));
+  expect(names(copied("d\xff"))).toEqual(["f\xfe"]);
+  expect(readFileSync(copied("d\xff", "f\xfe"), "utf8")).toBe("inner\n");
+  expect(readFileSync(copied("hard\xfd"), "utf8")).toBe("lone byte\n");
+  expect(statSync(copied("hard\xfd")).ino).toBe(statSync(copied("a\xc3")).ino);
+  expect(readlinkSync(copied("link\xff"), { encoding: "buffer" })).toEqual(bytes("target\xff"));
+  ok(await op("destroy", "w1", { options: t.options }));
   expect(ownedEntries(t.home)).toEqual([]);
 });
