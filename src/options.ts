@@ -243,6 +243,11 @@ const RuntimeOptionsSchema = v.object({
   sandboxReadOnly: v.optional(given(() => absolutePaths("sandboxReadOnly"))),
   /** Under the sandbox: more host paths the workload sees read-write, at the same path. */
   sandboxReadWrite: v.optional(given(() => absolutePaths("sandboxReadWrite"))),
+  /**
+   * Set by a `--remote` caller on the options a host gets: the daemon configuration the call
+   * comes from (remote/context.ts). Read by nothing but the configuration fingerprint.
+   */
+  callerConfiguration: v.optional(given(() => v.pipe(v.string(mustBe("callerConfiguration", "a SHA-256 in hex")), v.regex(/^[0-9a-f]{64}$/, mustBe("callerConfiguration", "a SHA-256 in hex"))))),
 });
 
 /** The options as given: each key the map had, validated. */
