@@ -4,12 +4,13 @@
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { create, createInput, ok, op } from "../support/operation.ts";
 import { ownedEntries } from "../support/store.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
+import { git, makeRepo } from "../support/git.ts";
 
 let t: Lab;
 beforeEach(() => (t = lab("phr-redteam-lost-")));
@@ -60,4 +61,27 @@ test("a clone of a host directory keeps names and symlink targets that are not U
   expect(readlinkSync(copied("link\xff"), { encoding: "buffer" })).toEqual(bytes("target\xff"));
   ok(await op("destroy", "w1", { options: t.options }));
   expect(ownedEntries(t.home)).toEqual([]);
+});
+
+test("a workload that swaps its worktree's storage directory for a symlink to a victim: destroy follows nothing, touches nothing of the victim, and finishes", async () => {
+  const repo = makeRepo(join(t.dir, "repo"));
+  const victim = join(t.dir, "victim");
+  mkdirSync(join(victim, "w1-60c5590f"), { recursive: true });
+  writeFileSync(join(victim, "w1-60c5590f", "precious.txt"), "keep\n");
+  const input = createInput("w1", { kind: "host-directory", path: repo }, { kind: "branch", branchName: "topic-w1", baseRef: "main" });
+  const root: string = ok(await create(t.options, input)).placement.cwd;
+  const storage = dirname(root);
+  // The workload (the daemon's user, unsandboxed) moves its storage away and leaves a symlink to the victim.
+  const handle = startExec("w1", envelope(["/bin/sh", "-c", 'mv "$S" "$S.moved" && ln -s "$V" "$S"'], { options: t.options, env: { PATH, S: storage, V: victim } }));
+  handle.closeStdin();
+  expect((await handle.done).code).toBe(0);
+
+  const destroyed = await op("destroy", "w1", { options: t.options });
+  expect(readFileSync(join(victim, "w1-60c5590f", "precious.txt"), "utf8")).toBe("keep\n");
+  expect(destroyed.stderr).toContain("removing only our registration and the directory entry, following no symlink");
+  expect(destroyed.stderr).not.toContain("not fully destroyed");
+  expect(destroyed.code).toBe(0);
+  expect(existsSync(storage)).toBe(false);
+  expect(ok(await op("inspect", "w1", { options: t.options })).inspection).toEqual({ status: "missing" });
+  expect(git(repo, "worktree", "list")).not.toContain(root);
 });
