@@ -3,14 +3,15 @@
  * not already make: names a workload can give its files that are not text.
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { create, createInput, ok, op } from "../support/operation.ts";
-import { ownedEntries } from "../support/store.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
-import { git, makeRepo } from "../support/git.ts";
+import { git, makeRemote, makeRepo } from "../support/git.ts";
+import { ownedEntries, record } from "../support/store.ts";
+import { until } from "../support/poll.ts";
 
 let t: Lab;
 beforeEach(() => (t = lab("phr-redteam-lost-")));
@@ -84,4 +85,28 @@ test("a workload that swaps its worktree's storage directory for a symlink to a 
   expect(existsSync(storage)).toBe(false);
   expect(ok(await op("inspect", "w1", { options: t.options })).inspection).toEqual({ status: "missing" });
   expect(git(repo, "worktree", "list")).not.toContain(root);
+});
+
+test("a reconcile that runs while a create is still cloning leaves it alone; the create finishes ready", async () => {
+  const repo = makeRepo(join(t.dir, "repo"));
+  const url = makeRemote(repo, join(t.dir, "origin.git"));
+  const bin = join(t.dir, "bin");
+  mkdirSync(bin);
+  // A clone that waits until the test opens its gate: the reconcile surely runs while it clones.
+  const gate = join(t.dir, "gate");
+  writeFileSync(join(bin, "git"), `#!/bin/sh\n[ "$1" = clone ] && while [ ! -e ${gate} ]; do sleep 0.02; done\nexec ${Bun.which("git")} "$@"\n`);
+  chmodSync(join(bin, "git"), 0o755);
+  const input = createInput("w1", { kind: "git", url, revision: "" });
+  const creating = op("create", "w1", { input, options: t.options }, { PATH: `${bin}:${process.env.PATH}` });
+  try {
+    await until("the create is cloning", () => existsSync(join(t.home, "workspaces")) && record(t.home, "w1")?.status === "creating");
+    const reconciled = await op("reconcile", null, { workspaceIds: [], options: t.options });
+    expect(reconciled.stderr).toBe("");
+    ok(reconciled);
+  } finally {
+    writeFileSync(gate, "");
+  }
+  const root: string = ok(await creating).placement.cwd;
+  expect(existsSync(join(root, "README.md"))).toBe(true);
+  expect(ok(await op("inspect", "w1", { options: t.options })).inspection.status).toBe("ready");
 });
