@@ -144,7 +144,11 @@ export async function gitRun(cwd: string, args: readonly string[], tracker: Chil
   group?.close();
   tracker.finished();
   if (stopping) throw new GitTimeoutError(args, cwd, settings.policy.timeoutMs);
-  if (code !== 0) throw new GitError(args, cwd, proc.exitCode, live ? "(see git's output above)" : stderr);
+  if (code !== 0) {
+    // What it printed on stdout stays visible, as it was when git's stdout was our stderr.
+    if (printed.trim() !== "") forward(printed);
+    throw new GitError(args, cwd, proc.exitCode, live ? "(see git's output above)" : stderr);
+  }
   // Warnings of a successful git stay visible to whoever reads our stderr.
   if (!live && `${printed}${stderr}`.trim() !== "") forward(`${printed}${stderr}`);
 }
