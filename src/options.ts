@@ -7,7 +7,7 @@ import * as v from "valibot";
 import { isAbsolute, normalize } from "node:path";
 import { isSshUrl, SSH_URL_GRAMMAR } from "./ssh-url.ts";
 import { once } from "./platform/lazy.ts";
-import { issueMessage, jsonTypeName } from "./protocol/common.ts";
+import { issueMessage, jsonTypeName, quotableName } from "./protocol/common.ts";
 
 /** The owner stamped on workspaces when `options.owner` is absent. */
 export const DEFAULT_OWNER = "default";
@@ -50,11 +50,6 @@ const NETWORKS = ["host", "none"] as const;
  */
 function mustBe(name: string, what: string) {
   return (issue: v.BaseIssue<unknown>) => `options.${name} must be ${what}, got ${jsonTypeName(issue.input)}`;
-}
-
-/** An environment variable name as a diagnostic may quote it; anything else may be a pasted `NAME=secret`. */
-function quotableName(key: string): string | null {
-  return /^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(key) ? JSON.stringify(key) : null;
 }
 
 function absolutePath(name: string) {
@@ -243,6 +238,11 @@ const RuntimeOptionsSchema = v.object({
   sandboxReadOnly: v.optional(given(() => absolutePaths("sandboxReadOnly"))),
   /** Under the sandbox: more host paths the workload sees read-write, at the same path. */
   sandboxReadWrite: v.optional(given(() => absolutePaths("sandboxReadWrite"))),
+  /**
+   * Set by a `--remote` caller on the options a host gets: the daemon configuration the call
+   * comes from (remote/context.ts). Read by nothing but the configuration fingerprint.
+   */
+  callerConfiguration: v.optional(given(() => v.pipe(v.string(mustBe("callerConfiguration", "a SHA-256 in hex")), v.regex(/^[0-9a-f]{64}$/, mustBe("callerConfiguration", "a SHA-256 in hex"))))),
 });
 
 /** The options as given: each key the map had, validated. */

@@ -28,3 +28,14 @@ export function printable(text: string): string {
 export function terminalJson(json: string): string {
   return json.replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
+
+/** Text from elsewhere (a remote host's stderr) for a terminal: its lines kept, every other control character escaped. */
+export function printableLines(text: string): string {
+  return CONTROL.test(text) ? text.split("\n").map(printable).join("\n") : text;
+}
+
+/** printableLines of a byte stream, chunk by chunk: a UTF-8 sequence split between two chunks is decoded whole. */
+export function printableStream(): (chunk: Uint8Array) => string {
+  const decoder = new TextDecoder();
+  return (chunk) => printableLines(decoder.decode(chunk, { stream: true }));
+}

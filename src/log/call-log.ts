@@ -8,6 +8,7 @@ import { diagnoseOnStderr } from "../output.ts";
 import { readOptions, unknownOptions, type RuntimeOptions, type UnknownOption } from "../options.ts";
 import { LimitError } from "../protocol/protocol-error.ts";
 import type { SpawnEnvelope } from "../protocol/index.ts";
+import { isShowableName } from "../protocol/common.ts";
 import { attachLog, beginLog, logAttached, logLine, logOutcome, logs, secretValues, setLogExecId } from "./runtime-log.ts";
 
 /** What a `--remote` call adds to its outcome line: ssh's own failure and the first line of why. */
@@ -63,7 +64,8 @@ export function unknownOptionText(key: string, nearest: string | null): string {
 
 /**
  * exec: its stderr is the workload's, so unknown keys go to the log only. At debug the spawn
- * envelope is logged without env values (their names only) and with option keys only.
+ * envelope is logged without env values (their names only, when they are names) and with
+ * option keys only.
  */
 export function attachExecLog(invocation: Invocation, envelope: SpawnEnvelope, options: RuntimeOptions): void {
   beginLog("exec", { workspaceId: invocation.flags.get("workspace-id") });
@@ -76,7 +78,8 @@ export function attachExecLog(invocation: Invocation, envelope: SpawnEnvelope, o
       cwd: envelope.cwd,
       stdio: envelope.stdio,
       purpose: envelope.purpose,
-      envKeys: Object.keys(envelope.env),
+      // A name that is not a variable name may be a pasted `NAME=secret`: only its place is said.
+      envKeys: Object.keys(envelope.env).map((key, index) => (isShowableName(key) ? key : `(entry number ${index + 1}, not a variable name)`)),
       optionKeys: Object.keys(envelope.options),
     });
   }

@@ -10,7 +10,7 @@ import { UsageError, type Invocation } from "../argv.ts";
 import { readOptions } from "../options.ts";
 import { routeWorkspace } from "../remote/placement.ts";
 import { listWorkspaces } from "../store/workspaces.ts";
-import { openExistingStore, operatorOptions, printJson } from "./common.ts";
+import { openExistingStore, operatorOptions, printJson, printLines } from "./common.ts";
 import { askHosts, hostWords, hostWorkspaces, remoteRuntime, reportHosts, type RemoteRuntime } from "./remote-hosts.ts";
 import { destroyAsDaemon } from "./rm.ts";
 import { selection } from "./selection.ts";
@@ -124,12 +124,13 @@ export async function orphans(invocation: Invocation): Promise<number> {
     printJson({ owner, dryRun: !remove, orphans: summaries.map((orphan) => ({ ...orphan, ...(remove ? { outcome: outcomes.get(orphan.workspaceId) } : {}) })) });
     return ok ? 0 : 1;
   }
-  console.log(report(owner, summaries, remove ? outcomes : null));
+  // Ids, hosts, roots and a host's words are what others chose: printLines shows them escaped.
+  printLines(report(owner, summaries, remove ? outcomes : null));
   return ok ? 0 : 1;
 }
 
-function report(owner: string, found: (OrphanSummary & { unreachable?: string })[], outcomes: Map<string, Outcome> | null): string {
-  if (found.length === 0) return `no orphans of owner ${JSON.stringify(owner)}`;
+function report(owner: string, found: (OrphanSummary & { unreachable?: string })[], outcomes: Map<string, Outcome> | null): string[] {
+  if (found.length === 0) return [`no orphans of owner ${JSON.stringify(owner)}`];
   const lines = found.map((orphan) => {
     const live = orphan.liveExecIds.length ? `, ${orphan.liveExecIds.length} live execution(s)` : "";
     const on = orphan.host === undefined ? "" : ` on ${orphan.host}`;
@@ -141,7 +142,7 @@ function report(owner: string, found: (OrphanSummary & { unreachable?: string })
     return `  ${outcome}: ${what}`;
   });
   if (outcomes === null) {
-    return [`${found.length} orphan(s) of owner ${JSON.stringify(owner)}, which no reconcile removes:`, ...lines, "dry run: nothing was changed; the same command with --remove removes them"].join("\n");
+    return [`${found.length} orphan(s) of owner ${JSON.stringify(owner)}, which no reconcile removes:`, ...lines, "dry run: nothing was changed; the same command with --remove removes them"];
   }
-  return [`orphans of owner ${JSON.stringify(owner)}:`, ...lines].join("\n");
+  return [`orphans of owner ${JSON.stringify(owner)}:`, ...lines];
 }

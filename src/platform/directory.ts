@@ -124,22 +124,48 @@ export function pathText(dirPath: DirectoryPath): string {
  * on Linux through the descriptor, so it is looked up in exactly that directory; elsewhere by
  * path. Only for lstat, readlink and readdir: opening goes through openEntry.
  */
-export function entryPath(dirFd: number, dirPath: DirectoryPath, name: string): string {
-  return isLinux ? `/proc/self/fd/${dirFd}/${name}` : join(pathText(dirPath), name);
+export function entryPath(dirFd: number, dirPath: DirectoryPath, name: EntryName): string | Buffer {
+  if (typeof name === "string") return isLinux ? `/proc/self/fd/${dirFd}/${name}` : join(pathText(dirPath), name);
+  return Buffer.concat([Buffer.from(isLinux ? `/proc/self/fd/${dirFd}/` : `${pathText(dirPath)}/`), name]);
 }
 
-/** The names in the directory open at `dirFd` (read by path where descriptors have none). */
-export function listDirectory(dirFd: number, dirPath: string): string[] {
-  return readdirSync(isLinux ? `/proc/self/fd/${dirFd}` : dirPath);
+/**
+ * A directory entry's name: text, or its exact bytes when they are not UTF-8 (a workload may
+ * name a file anything; its text form would name another file, or none).
+ */
+export type EntryName = string | Buffer;
+
+/** Whether a name readdir gave as text may not be the entry's name: bytes that are not UTF-8 read as U+FFFD. */
+export function mayNotBeUtf8(name: string): boolean {
+  return name.includes("\uFFFD");
+}
+
+/** The names of the directory open at `dirFd` that mayNotBeUtf8, as their exact bytes. */
+export function undecodedNames(dirFd: number, dirPath: DirectoryPath): Buffer[] {
+  const raw = readdirSync(isLinux ? `/proc/self/fd/${dirFd}` : pathText(dirPath), { encoding: "buffer" });
+  return raw.filter((name) => mayNotBeUtf8(name.toString()));
+}
+
+/** A path of the entry `name` in the directory `parent`: bytes when either is. */
+export function childPath(parent: string | Buffer, name: EntryName): string | Buffer {
+  if (typeof parent === "string" && typeof name === "string") return join(parent, name);
+  return Buffer.concat([Buffer.from(parent), Buffer.from("/"), Buffer.from(name)]);
+}
+
+/** The names in the directory open at `dirFd` (read by path where descriptors have none), each exact: bytes when not UTF-8. */
+export function listDirectory(dirFd: number, dirPath: string): EntryName[] {
+  const names = readdirSync(isLinux ? `/proc/self/fd/${dirFd}` : dirPath);
+  if (!names.some(mayNotBeUtf8)) return names;
+  return [...names.filter((name) => !mayNotBeUtf8(name)), ...undecodedNames(dirFd, dirPath)];
 }
 
 /** lstat of an entry of an open directory, with 64-bit fields. */
-export function lstatEntry(dirFd: number, dirPath: DirectoryPath, name: string): BigIntStats {
+export function lstatEntry(dirFd: number, dirPath: DirectoryPath, name: EntryName): BigIntStats {
   return lstatSync(entryPath(dirFd, dirPath, name), { bigint: true });
 }
 
 /** Opens the subdirectory `name` of `dirFd` (never through a symlink). */
-export function openSubdirectory(dirFd: number, name: string): number {
+export function openSubdirectory(dirFd: number, name: EntryName): number {
   return openat(dirFd, name, DIRECTORY);
 }
 
@@ -155,7 +181,7 @@ export function listEntries(dirFd: number, dirPath: DirectoryPath): Dirent[] {
  * another device than `dirFd`'s, which misses a bind mount of the same filesystem. Throws the
  * open's error (ENOTDIR, ELOOP for a symlink, ENOENT, EACCES…).
  */
-export function openSubdirectoryOnSameMount(dirFd: number, name: string, flags = DIRECTORY): number | null {
+export function openSubdirectoryOnSameMount(dirFd: number, name: EntryName, flags = DIRECTORY): number | null {
   if (openat2Available) {
     try {
       return openat2Beneath(dirFd, name, flags, true);
@@ -181,9 +207,9 @@ const O_PATH = 0o10000000;
  * through an O_PATH descriptor; elsewhere (macOS, unverified) the entry is checked, then
  * changed by path.
  */
-export function makeSubdirectoryOwnable(dirFd: number, dirPath: DirectoryPath, name: string): boolean {
+export function makeSubdirectoryOwnable(dirFd: number, dirPath: DirectoryPath, name: EntryName): boolean {
   if (!isLinux) {
-    if (lstatEntry(dirFd, dirPath, name).isDirectory()) chmodSync(join(pathText(dirPath), name), 0o700);
+    if (lstatEntry(dirFd, dirPath, name).isDirectory()) chmodSync(entryPath(dirFd, dirPath, name), 0o700);
     return true;
   }
   const fd = openSubdirectoryOnSameMount(dirFd, name, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW | O_CLOEXEC);
@@ -200,7 +226,7 @@ export function makeSubdirectoryOwnable(dirFd: number, dirPath: DirectoryPath, n
  * Opens the file `name` of `dirFd` for reading: never through a symlink, never blocking on a
  * FIFO. On Linux through the descriptor's /proc path, which spares inspect loading bun:ffi.
  */
-export function openFileBeneath(dirFd: number, name: string): number {
+export function openFileBeneath(dirFd: number, name: EntryName): number {
   return isLinux ? openSync(entryPath(dirFd, "", name), READ_FILE) : openat(dirFd, name, READ_FILE);
 }
 

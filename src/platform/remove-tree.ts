@@ -7,9 +7,9 @@
  * no file's content is ever touched; a file that is itself a mount point (a bind-mounted file)
  * cannot be unlinked (EBUSY) and is reported the same way.
  */
-import { fchmodSync, fstatSync, rmdirSync, unlinkSync, type Dirent } from "node:fs";
+import { fchmodSync, fstatSync, rmdirSync, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { closeDescriptor, type DirectoryPath, entryPath, identityOf, listEntries, lstatEntry, makeSubdirectoryOwnable, openDirectory, pathText, openSubdirectory, openSubdirectoryOnSameMount } from "./directory.ts";
+import { closeDescriptor, type DirectoryPath, type EntryName, entryPath, identityOf, listEntries, lstatEntry, makeSubdirectoryOwnable, openDirectory, pathText, openSubdirectory, openSubdirectoryOnSameMount, mayNotBeUtf8, undecodedNames } from "./directory.ts";
 import { errnoOf } from "./errno.ts";
 
 /** What a removal had to leave, each left exactly as it was found. */
@@ -50,12 +50,18 @@ export function isComplete(left: Leftovers): boolean {
  */
 const OPEN_LEVELS = 32;
 
+/** An entry to remove: its name, and whether readdir said it is a directory (null: not known). */
+interface Entry {
+  name: EntryName;
+  isDirectory: boolean | null;
+}
+
 /** A directory being emptied: its descriptor (-1 while closed), identity, and entries still to visit. */
 interface Level {
   fd: number;
-  name: string;
+  name: EntryName;
   identity: string;
-  entries: Dirent[];
+  entries: Entry[];
   next: number;
   /** False once something inside it had to be left. */
   complete: boolean;
@@ -67,19 +73,17 @@ interface Level {
  * Returns false when something inside had to be left. Directories are walked with a stack of
  * Levels, not recursion (see OPEN_LEVELS).
  */
-function removeEntry(dirFd: number, dirPath: string, name: string, isDirectory: boolean | null, left: Leftovers): boolean {
+function removeEntry(dirFd: number, dirPath: string, name: EntryName, isDirectory: boolean | null, left: Leftovers): boolean {
   const top = enter(dirFd, dirPath, name, isDirectory, left);
   if (typeof top === "boolean") return top;
   const stack: Level[] = [top];
   // Made only when asked (a report, or macOS, which has no descriptor paths).
-  const pathOf = (depth: number) => () => join(dirPath, ...stack.slice(0, depth + 1).map((level) => level.name));
+  const pathOf = (depth: number) => () => join(dirPath, ...stack.slice(0, depth + 1).map((level) => String(level.name)));
   for (;;) {
     const level = stack.at(-1)!;
     const entry = level.entries[level.next++];
     if (entry) {
-      // Files and symlinks are unlinked at once; anything else is tried as a directory first.
-      const known = entry.isDirectory() ? true : entry.isFile() || entry.isSymbolicLink() ? false : null;
-      const child = enter(level.fd, pathOf(stack.length - 1), entry.name, known, left);
+      const child = enter(level.fd, pathOf(stack.length - 1), entry.name, entry.isDirectory, left);
       if (child === false) level.complete = false;
       if (typeof child === "boolean") continue;
       stack.push(child);
@@ -112,8 +116,8 @@ function removeEntry(dirFd: number, dirPath: string, name: string, isDirectory: 
  * Starts on one entry: a non-directory is unlinked (true, or false when it had to be left); a
  * directory is opened and listed, to be emptied (a Level); a mount point is reported (false).
  */
-function enter(dirFd: number, dirPath: DirectoryPath, name: string, isDirectory: boolean | null, left: Leftovers): Level | boolean {
-  const path = () => join(pathText(dirPath), name);
+function enter(dirFd: number, dirPath: DirectoryPath, name: EntryName, isDirectory: boolean | null, left: Leftovers): Level | boolean {
+  const path = () => join(pathText(dirPath), String(name));
   if (isDirectory === false) {
     const unlinked = unlinkEntry(dirFd, dirPath, name, left);
     if (unlinked !== "directory") return unlinked;
@@ -135,12 +139,24 @@ function enter(dirFd: number, dirPath: DirectoryPath, name: string, isDirectory:
   }
   try {
     makeWritable(fd);
-    return { fd, name, identity: identityOf(fd), entries: listEntries(fd, path), next: 0, complete: true };
+    return { fd, name, identity: identityOf(fd), entries: entriesOf(fd, path), next: 0, complete: true };
   } catch (error) {
     closeDescriptor(fd);
     left.failures.push({ path: path(), code: errnoOf(error) ?? (error as Error).message });
     return false;
   }
+}
+
+/**
+ * The entries of the directory open at `fd`. Files and symlinks are unlinked at once; anything
+ * else is tried as a directory first. A name that is not UTF-8 is read as text with U+FFFD in
+ * it, which names another file or none: such names are read again as their bytes.
+ */
+function entriesOf(fd: number, path: DirectoryPath): Entry[] {
+  const entries = listEntries(fd, path);
+  const text = entries.map((entry) => ({ name: entry.name, isDirectory: entry.isDirectory() ? true : entry.isFile() || entry.isSymbolicLink() ? false : null }));
+  if (!entries.some((entry) => mayNotBeUtf8(entry.name))) return text;
+  return [...text.filter((entry) => !mayNotBeUtf8(entry.name)), ...undecodedNames(fd, path).map((name) => ({ name, isDirectory: null }))];
 }
 
 /** The open descriptor of `parent`, opened again through `..` of `child` when it was closed; throws when that is not the same directory. */
@@ -165,7 +181,7 @@ function closeLevel(level: Level): void {
  * Opens a directory entry to empty it, or null when it is a mount point. One left `chmod 000`
  * (EACCES) is given rwx first, exactly that directory.
  */
-function openDirectoryEntry(dirFd: number, dirPath: DirectoryPath, name: string): number | null {
+function openDirectoryEntry(dirFd: number, dirPath: DirectoryPath, name: EntryName): number | null {
   try {
     return openSubdirectoryOnSameMount(dirFd, name);
   } catch (error) {
@@ -187,7 +203,7 @@ function makeWritable(fd: number): void {
 }
 
 /** Unlinks a non-directory; "directory" when it turned out to be one (EISDIR), to be emptied first. */
-function unlinkEntry(dirFd: number, dirPath: DirectoryPath, name: string, left: Leftovers): boolean | "directory" {
+function unlinkEntry(dirFd: number, dirPath: DirectoryPath, name: EntryName, left: Leftovers): boolean | "directory" {
   try {
     unlinkSync(entryPath(dirFd, dirPath, name));
     return true;
@@ -196,16 +212,16 @@ function unlinkEntry(dirFd: number, dirPath: DirectoryPath, name: string, left: 
     if (code === "ENOENT") return true;
     // Linux answers EISDIR, macOS EPERM: either way, a directory is emptied before it goes.
     if (code === "EISDIR" || (code === "EPERM" && isDirectoryEntry(dirFd, dirPath, name))) return "directory";
-    return leftBehind(join(pathText(dirPath), name), error, left);
+    return leftBehind(join(pathText(dirPath), String(name)), error, left);
   }
 }
 
-function removeEmptyDirectory(dirFd: number, dirPath: DirectoryPath, name: string, left: Leftovers): boolean {
+function removeEmptyDirectory(dirFd: number, dirPath: DirectoryPath, name: EntryName, left: Leftovers): boolean {
   try {
     rmdirSync(entryPath(dirFd, dirPath, name));
     return true;
   } catch (error) {
-    return errnoOf(error) === "ENOENT" || leftBehind(join(pathText(dirPath), name), error, left);
+    return errnoOf(error) === "ENOENT" || leftBehind(join(pathText(dirPath), String(name)), error, left);
   }
 }
 
@@ -217,7 +233,7 @@ function leftBehind(path: string, error: unknown, left: Leftovers): false {
   return false;
 }
 
-function isDirectoryEntry(dirFd: number, dirPath: DirectoryPath, name: string): boolean {
+function isDirectoryEntry(dirFd: number, dirPath: DirectoryPath, name: EntryName): boolean {
   try {
     return lstatEntry(dirFd, dirPath, name).isDirectory();
   } catch {

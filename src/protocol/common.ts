@@ -23,9 +23,19 @@ export const stringMap = v.custom<Record<string, string>>(
   (issue) => {
     if (!isPlainObject(issue.input)) return `Invalid type: expected an object of strings, got ${jsonTypeName(issue.input)}`;
     const key = firstNonString(issue.input)!;
-    return `value of ${JSON.stringify(key)} must be a string, got ${jsonTypeName(issue.input[key])}`;
+    return `value of ${quotableName(key) ?? `entry number ${Object.keys(issue.input).indexOf(key) + 1}`} must be a string, got ${jsonTypeName(issue.input[key])}`;
   },
 );
+
+/** Whether a diagnostic or the log may show an env entry's name: a variable name; anything else may be a pasted `NAME=secret`. */
+export function isShowableName(key: string): boolean {
+  return /^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(key);
+}
+
+/** An env entry's name quoted for a diagnostic, or null when it may not be shown (isShowableName). */
+export function quotableName(key: string): string | null {
+  return isShowableName(key) ? JSON.stringify(key) : null;
+}
 
 /**
  * "null", "an array", "an object", "a string", … for diagnostics: what a diagnostic says of a

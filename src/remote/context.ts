@@ -10,6 +10,7 @@ import { readOptions, type RemoteOptions, type RuntimeOptions } from "../options
 import { resolveHome } from "../store/home.ts";
 import { controlDirectory, type SshSettings } from "./ssh.ts";
 import { parseSshUrl, type RemoteHost } from "../ssh-url.ts";
+import { configurationOf } from "../workspace/owner.ts";
 
 /** What the command line says: `--remote URL [--ssh-config FILE]`. */
 export interface RemoteCall {
@@ -95,7 +96,7 @@ export function remoteContext(call: RemoteCall, raw: Record<string, unknown>): R
     settings: { configFile: call.configFile, controlDir, ...timing(remote) },
     noReuse,
     home,
-    remoteSideOptions: remoteSideOptions(raw, options, remote),
+    remoteSideOptions: remoteSideOptions(raw, options, remote, call),
   };
 }
 
@@ -125,8 +126,11 @@ export function remoteOwner(options: RuntimeOptions, remote: RemoteOptions): str
  * other) and the local paths; the remote home, owner and helper come from options.remote.
  * hostVisiblePath is never exposed: the files are not on the daemon's host. The same map for
  * every operation, so the remote side fingerprints one configuration (workspace/owner.ts).
+ * What it leaves out may be all two configured runtimes differ in (their `remote.*`, their
+ * `--remote` host), so `callerConfiguration` carries this side's own fingerprint: without it,
+ * two runtimes with one owner would each reconcile the other's workspaces away on a shared host.
  */
-function remoteSideOptions(raw: Record<string, unknown>, options: RuntimeOptions, remote: RemoteOptions): Record<string, unknown> {
+function remoteSideOptions(raw: Record<string, unknown>, options: RuntimeOptions, remote: RemoteOptions, call: RemoteCall): Record<string, unknown> {
   const local = new Set(["remote", "stateDirectory", "helperPath", "owner"]);
   // fromEntries: a key such as "__proto__" stays an ordinary key and travels as it came.
   const out: Record<string, unknown> = Object.fromEntries(Object.entries(raw).filter(([key]) => !local.has(key)));
@@ -136,5 +140,6 @@ function remoteSideOptions(raw: Record<string, unknown>, options: RuntimeOptions
   // A shipped repository's mirror has an empty working tree: "existing" is always a private clone.
   out.hostDirectory = "clone";
   out.exposeHostVisiblePath = false;
+  out.callerConfiguration = configurationOf(raw, `${process.argv0}\0--remote\0${call.primary.key}`);
   return out;
 }

@@ -8,6 +8,7 @@ import { lstatSync, mkdirSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { KEEPALIVE_ENV } from "../keepalive.ts";
 import { writeAll } from "../output.ts";
+import { printableStream } from "../printable.ts";
 import { hasErrno } from "../platform/errno.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { homeEntry } from "../store/home.ts";
@@ -277,9 +278,11 @@ export function withoutKeepalives(chunk: Uint8Array): Uint8Array {
 export async function relayStderr(stream: ReadableStream<Uint8Array>, watch: IdleWatch, relay = true): Promise<string> {
   const head: Uint8Array[] = [];
   let kept = 0;
+  // The host's words (or its login shell's) reach a daemon's log or a person's terminal: escaped.
+  const shown = printableStream();
   for await (const chunk of stream) {
     watch.progress();
-    if (relay) writeAll(2, chunk);
+    if (relay) writeAll(2, shown(chunk));
     if (kept < MAX_STDERR_HEAD) {
       head.push(chunk.subarray(0, MAX_STDERR_HEAD - kept));
       kept += head.at(-1)!.length;

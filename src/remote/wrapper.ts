@@ -21,6 +21,7 @@ import { SignalForwarder } from "../exec/signals.ts";
 import { addOutcomeFacts, attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../log/call-log.ts";
 import { setLogRemote } from "../log/runtime-log.ts";
 import { diagnose, writeAll } from "../output.ts";
+import { printableLines } from "../printable.ts";
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { dup2 } from "../platform/libc/descriptors.ts";
 import { CONTROL_FD, Control, FrameDecoder, LimitError, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
@@ -394,7 +395,7 @@ class Session {
     const { hello, wrapper, failure, stalled } = this.#seen;
     const sequence = this.#events.sequence;
     const clean = failure === null && (sequence.complete || wrapper !== null);
-    if (!clean && this.#sshMessages.length > 0) writeAll(2, this.#sshMessages);
+    if (!clean && this.#sshMessages.length > 0) writeAll(2, printableLines(new TextDecoder().decode(this.#sshMessages)));
     if (!sequence.complete) {
       const lost = failure ?? (hello && wrapper === null ? `lost the connection to ${this.host.key} before the remote exec ended (ssh exit ${sshStatus}); the remote side ends the workload` : null);
       // Before the greeting a failure is a refusal (nothing ran), unless the remote side stalled.

@@ -13,7 +13,11 @@ export interface MadeBranch {
   branch: string;
   workspaceId: string;
   owner: string;
-  /** The commit it was made at: a branch of that name made anew elsewhere does not descend from it. */
+  /**
+   * The commit it is known at: where it was made, then its tip when its workspace was destroyed
+   * (keptBranchAt). A branch of that name made anew by someone else (from an unrelated commit,
+   * or from a main that moved on without the agent's commits) does not descend from it.
+   */
   baseCommit: string;
 }
 
@@ -35,4 +39,9 @@ export function madeBranch(db: Database, commonDir: string, branch: string): Mad
     .query("SELECT common_dir AS commonDir, branch, workspace_id AS workspaceId, owner, base_commit AS baseCommit FROM made_branches WHERE common_dir = ?1 AND branch = ?2")
     .get(commonDir, branch);
   return row as MadeBranch | null;
+}
+
+/** Its workspace's destroy kept the branch at `commit`: what a later create's branch must descend from to be taken for ours. */
+export function keptBranchAt(db: Database, made: Omit<MadeBranch, "owner" | "baseCommit">, commit: string): void {
+  db.query("UPDATE made_branches SET base_commit = ?4 WHERE common_dir = ?1 AND branch = ?2 AND workspace_id = ?3").run(made.commonDir, made.branch, made.workspaceId, commit);
 }

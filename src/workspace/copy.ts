@@ -14,7 +14,7 @@ import { closeSync, fchmodSync, fstatSync, linkSync, mkdirSync, chmodSync, openS
 import { join } from "node:path";
 import { pulse } from "../keepalive.ts";
 import { diagnose } from "../output.ts";
-import { closeDescriptor, entryPath, identityOf, identityOfStat, listDirectory, lstatEntry, openDirectory, openFileBeneath, openSubdirectory } from "../platform/directory.ts";
+import { childPath, closeDescriptor, entryPath, identityOf, identityOfStat, listDirectory, lstatEntry, openDirectory, openFileBeneath, openSubdirectory, type EntryName } from "../platform/directory.ts";
 import { copyFileData } from "../platform/file-data.ts";
 
 /** Permission bits a copy keeps: setuid and setgid are dropped; a directory keeps its sticky bit (BSDs refuse it on files). */
@@ -26,7 +26,7 @@ const NAMED_SKIPS = 10;
 /** What one copy has seen so far. */
 interface CopyState {
   /** device:inode of a source file with other links → the first copy made of it. */
-  linked: Map<string, string>;
+  linked: Map<string, string | Buffer>;
   skipped: string[];
 }
 
@@ -42,23 +42,27 @@ export function copyTree(from: string, to: string): void {
   reportSkipped(from, state.skipped);
 }
 
-function copyDirectory(dirFd: number, source: string, target: string, relative: string, state: CopyState): void {
+/**
+ * Names are the entries' exact bytes when they are not UTF-8 (listDirectory), and so are the
+ * paths made from them (`target`) and symlinks' targets: a copy never renames a user's file.
+ */
+function copyDirectory(dirFd: number, source: string, target: string | Buffer, relative: string, state: CopyState): void {
   mkdirSync(target, { mode: 0o700 });
   for (const name of listDirectory(dirFd, source)) {
     // A copy of a large tree is one long synchronous step: a `--remote` caller still sees progress.
     pulse();
     const stat = lstatEntry(dirFd, source, name);
-    const shown = relative === "" ? name : `${relative}/${name}`;
-    const into = join(target, name);
-    if (stat.isDirectory()) copySubdirectory(dirFd, join(source, name), into, shown, name, stat, state);
+    const shown = relative === "" ? String(name) : `${relative}/${String(name)}`;
+    const into = childPath(target, name);
+    if (stat.isDirectory()) copySubdirectory(dirFd, join(source, String(name)), into, shown, name, stat, state);
     else if (stat.isFile()) copyFile(dirFd, name, into, shown, stat, state);
-    else if (stat.isSymbolicLink()) symlinkSync(readlinkSync(entryPath(dirFd, source, name)), into);
+    else if (stat.isSymbolicLink()) symlinkSync(readlinkSync(entryPath(dirFd, source, name), { encoding: "buffer" }), into);
     else state.skipped.push(`${shown} (${kindOf(stat)})`);
   }
   chmodSync(target, Number(fstatSync(dirFd).mode) & DIRECTORY_MODE);
 }
 
-function copySubdirectory(parentFd: number, source: string, target: string, shown: string, name: string, stat: BigIntStats, state: CopyState): void {
+function copySubdirectory(parentFd: number, source: string, target: string | Buffer, shown: string, name: EntryName, stat: BigIntStats, state: CopyState): void {
   const fd = openSubdirectory(parentFd, name);
   try {
     requireSame(fd, stat, shown);
@@ -68,7 +72,7 @@ function copySubdirectory(parentFd: number, source: string, target: string, show
   }
 }
 
-function copyFile(parentFd: number, name: string, target: string, shown: string, stat: BigIntStats, state: CopyState): void {
+function copyFile(parentFd: number, name: EntryName, target: string | Buffer, shown: string, stat: BigIntStats, state: CopyState): void {
   const key = identityOfStat(stat);
   const first = stat.nlink > 1n ? state.linked.get(key) : undefined;
   if (first !== undefined) return linkSync(first, target);

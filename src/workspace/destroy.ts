@@ -11,6 +11,9 @@ import { destroyRefusal, requireOwner } from "./refusals.ts";
 import { removeOwned } from "./remove.ts";
 import { logLine } from "../log/runtime-log.ts";
 import { diagnose } from "../output.ts";
+import { existsSync } from "node:fs";
+import { keptBranchAt } from "../store/branches.ts";
+import { branchCommit } from "./repo.ts";
 
 /**
  * Destroys `workspaceId` if it exists (idempotent): waits for a live operation on it to end,
@@ -39,12 +42,15 @@ export async function destroyWorkspace(db: Database, home: string, workspaceId: 
     writeTransaction(db, () => deleteOrphanRecords(db, workspaceId));
     return false;
   }
+  let kept: KeptBranch | null;
   try {
     await removeEverything(db, home, previous);
+    kept = keptBranch(previous);
   } catch (error) {
     throw new Error(recordUnfinished(db, workspaceId, error as Error));
   }
   writeTransaction(db, () => {
+    if (kept) keptBranchAt(db, kept, kept.commit);
     deleteExecutions(db, workspaceId);
     deleteWorkspace(db, workspaceId);
   });
@@ -59,6 +65,21 @@ async function removeEverything(db: Database, home: string, previous: WorkspaceR
   await endWorkspaceExecutions(db, previous.workspaceId, previous.cgroup);
   const undo = undoesCreate(previous);
   await removeOwned(home, previous, { undo, staleLocks: undo, guard: repoGuard(db) });
+}
+
+type KeptBranch = { commonDir: string; branch: string; workspaceId: string; commit: string };
+
+/**
+ * The branch the workspace's worktree was on, where destroy keeps it (it holds the agent's
+ * commits): recorded so that a later create of the same id takes only a branch that still
+ * descends from these commits for the one it made (store/branches.ts). None for an undone create.
+ */
+function keptBranch(record: WorkspaceRecord): KeptBranch | null {
+  const { repo, commonDir, branch, branchChange } = record.details;
+  const name = branchChange?.name ?? branch;
+  if (record.kind !== "worktree" || undoesCreate(record) || !repo || !commonDir || !name || !existsSync(repo)) return null;
+  const commit = branchCommit(repo, name);
+  return commit === null ? null : { commonDir, branch: name, workspaceId: record.workspaceId, commit };
 }
 
 /** A record still `creating` here belongs to a create that died (live ones are waited for). */

@@ -6,6 +6,7 @@
 import { isTerminal } from "../platform/tty.ts";
 import { writeAll } from "../output.ts";
 import { redactCredentials } from "../redact.ts";
+import { printableLines } from "../printable.ts";
 import { bootId, readProcess } from "../platform/process.ts";
 import { stopWorkload } from "../containment/group-scope.ts";
 import { GroupHandle } from "../platform/pidfd.ts";
@@ -93,6 +94,9 @@ export interface ChildTracker {
  * SIGTERM (it is in that group) and leaves stdout/stderr alone, so it never keeps our read
  * of git's stderr open.
  */
+/** A git started behind GATE: its stdin is the gate's and the watchdog's. */
+type GatedGit = Bun.Subprocess<"pipe", number | "pipe", "pipe" | "inherit">;
+
 const GATE = [
   "read -r go || exit 1",
   "exec 3<&0 </dev/null",
@@ -105,9 +109,9 @@ const GATE = [
 const GIT_STOP_GRACE_MS = 2000;
 
 /**
- * Runs a git command that changes the disk (clone, worktree add, fetch, checkout). Its stdout
- * goes to our stderr; its stderr is shown live on a terminal (with progress), otherwise
- * captured and quoted on failure.
+ * Runs a git command that changes the disk (clone, worktree add, fetch, checkout). On a
+ * terminal its output is shown live (with progress) on our stderr; otherwise it is captured,
+ * quoted on failure and forwarded escaped on success.
  *
  * git runs in its own session behind GATE. The child's identity is recorded before the gate
  * opens, so if we are killed at any instant either git never started, or the watchdog ends it
@@ -121,7 +125,9 @@ export async function gitRun(cwd: string, args: readonly string[], tracker: Chil
     cwd,
     env: gitEnvironment(settings, cwd),
     stdin: "pipe",
-    stdout: 2,
+    // Never our stdout (the protocol's). On a terminal git shows its progress there as it
+    // would run by hand; otherwise what it prints is collected and forwarded escaped.
+    stdout: live ? 2 : "pipe",
     stderr: live ? "inherit" : "pipe",
     detached: true,
   });
@@ -130,7 +136,7 @@ export async function gitRun(cwd: string, args: readonly string[], tracker: Chil
   const startTicks = openGate(proc, tracker);
   let stopping: Promise<void> | null = null;
   const timer = setTimeout(() => (stopping = expire(proc, startTicks, group)), settings.policy.timeoutMs);
-  const stderr = live ? "" : await new Response(proc.stderr as ReadableStream).text();
+  const [printed, stderr] = live ? ["", ""] : await Promise.all([new Response(proc.stdout as ReadableStream).text(), new Response(proc.stderr as ReadableStream).text()]);
   const code = await proc.exited;
   clearTimeout(timer);
   if (stopping) await stopping;
@@ -138,9 +144,13 @@ export async function gitRun(cwd: string, args: readonly string[], tracker: Chil
   group?.close();
   tracker.finished();
   if (stopping) throw new GitTimeoutError(args, cwd, settings.policy.timeoutMs);
-  if (code !== 0) throw new GitError(args, cwd, proc.exitCode, live ? "(see git's output above)" : stderr);
+  if (code !== 0) {
+    // What it printed on stdout stays visible, as it was when git's stdout was our stderr.
+    if (printed.trim() !== "") forward(printed);
+    throw new GitError(args, cwd, proc.exitCode, live ? "(see git's output above)" : stderr);
+  }
   // Warnings of a successful git stay visible to whoever reads our stderr.
-  if (!live && stderr.trim() !== "") forward(stderr);
+  if (!live && `${printed}${stderr}`.trim() !== "") forward(`${printed}${stderr}`);
 }
 
 /**
@@ -148,7 +158,7 @@ export async function gitRun(cwd: string, args: readonly string[], tracker: Chil
  * once the identity is on record; otherwise EOF makes `read` fail and git never runs (also
  * when recording throws).
  */
-function openGate(proc: Bun.Subprocess<"pipe", number, "pipe" | "inherit">, tracker: ChildTracker): number {
+function openGate(proc: GatedGit, tracker: ChildTracker): number {
   let opened = false;
   try {
     const info = readProcess(proc.pid);
@@ -169,14 +179,14 @@ function openGate(proc: Bun.Subprocess<"pipe", number, "pipe" | "inherit">, trac
  * whatever is left gets SIGKILL (the watchdog itself, or everything if it never ran), and we
  * wait until the group and session are empty.
  */
-async function expire(proc: Bun.Subprocess<"pipe", number, "pipe" | "inherit">, startTicks: number, group: GroupHandle | null): Promise<void> {
+async function expire(proc: GatedGit, startTicks: number, group: GroupHandle | null): Promise<void> {
   tellWatchdog(proc, null);
   await Promise.race([proc.exited, Bun.sleep(GIT_STOP_GRACE_MS + 1000)]);
   await stopWorkload({ pid: proc.pid, startTicks, bootId: bootId() }, 0, group);
 }
 
 /** Sends the watchdog its last line (none: it ends git) and closes the pipe (it may be gone already). */
-function tellWatchdog(proc: Bun.Subprocess<"pipe", number, "pipe" | "inherit">, line: string | null): void {
+function tellWatchdog(proc: GatedGit, line: string | null): void {
   try {
     if (line !== null) proc.stdin.write(`${line}\n`);
     void proc.stdin.end();
@@ -185,7 +195,8 @@ function tellWatchdog(proc: Bun.Subprocess<"pipe", number, "pipe" | "inherit">, 
   }
 }
 
+/** git's words, which may be a server's (`remote: …`) or a commit subject: redacted, and escaped but for the line breaks. */
 function forward(text: string): void {
-  const safe = redactCredentials(text);
+  const safe = printableLines(redactCredentials(text));
   writeAll(2, safe.endsWith("\n") ? safe : `${safe}\n`);
 }

@@ -2,8 +2,8 @@
  * Worktrees of the user's repository kept in owned storage: adding one, re-adding one whose
  * directory vanished, and removing exactly ours (never another worktree's bookkeeping).
  */
-import { existsSync, readFileSync, readdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, lstatSync, readFileSync, readdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { diagnose } from "../output.ts";
 import type { WorkspaceDetails } from "../store/workspaces.ts";
 import { LOCAL_GIT, type GitSettings } from "./git-environment.ts";
@@ -55,9 +55,22 @@ export async function removeWorktree(details: WorkspaceDetails, guard: RepoGuard
   if (!checkout || !commonDir || !registrationOf(commonDir, checkout)) return;
   if (notOurs) diagnose(`not letting git remove ${checkout}: ${notOurs}; removing only our registration and the directory entry, following no symlink`);
   await guard(commonDir, async () => {
-    removeOwnedTree(checkout);
+    if (inDirectory(checkout)) removeOwnedTree(checkout);
     forgetRegistration(commonDir, checkout);
   });
+}
+
+/**
+ * Whether `path`'s parent is a directory. A workload may put a symlink where the checkout's
+ * storage directory was: nothing of ours is reachable through it, and the storage's own removal
+ * (remove.ts) unlinks the link; trying to remove through it would fail every destroy forever.
+ */
+function inDirectory(path: string): boolean {
+  try {
+    return lstatSync(dirname(path)).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** Deletes `<commonDir>/worktrees/<name>` of the worktree at `checkout`, if registered. */

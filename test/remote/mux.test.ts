@@ -173,7 +173,15 @@ describe("the options the remote side gets", () => {
       '{"owner":"o","stateDirectory":"/local","helperPath":"/local/h","hostDirectory":"clone","stopTimeoutMs":5,"__proto__":{"x":1},"remote":{"stateDirectory":"/r","helperPath":"/r/h","hosts":["ssh://b"]}}',
     );
     const ctx = remoteContext({ primary: parseSshUrl("ssh://a"), primaryUrl: "ssh://a", configFile: null }, raw);
-    expect(ctx.remoteSideOptions).toEqual(JSON.parse('{"hostDirectory":"clone","stopTimeoutMs":5,"__proto__":{"x":1},"owner":"o@' + require("node:os").hostname() + '","stateDirectory":"/r","helperPath":"/r/h","exposeHostVisiblePath":false}'));
+    const { callerConfiguration, ...rest } = ctx.remoteSideOptions;
+    expect(rest).toEqual(JSON.parse('{"hostDirectory":"clone","stopTimeoutMs":5,"__proto__":{"x":1},"owner":"o@' + require("node:os").hostname() + '","stateDirectory":"/r","helperPath":"/r/h","exposeHostVisiblePath":false}'));
+    // This side's configuration, which the rest may not tell apart: any local option, and the --remote host, change it.
+    expect(callerConfiguration).toMatch(/^[0-9a-f]{64}$/);
+    const other = (change: Record<string, unknown>, primary = "ssh://a") => remoteContext({ primary: parseSshUrl(primary), primaryUrl: primary, configFile: null }, { ...raw, ...change }).remoteSideOptions.callerConfiguration;
+    expect(other({})).toBe(callerConfiguration);
+    expect(other({ remote: { ...raw.remote, idleTimeoutSeconds: 90 } })).not.toBe(callerConfiguration);
+    expect(other({ stateDirectory: "/elsewhere" })).not.toBe(callerConfiguration);
+    expect(other({}, "ssh://c")).not.toBe(callerConfiguration);
     expect(Object.keys(ctx.remoteSideOptions)).toContain("__proto__");
     expect(ctx.hosts.map((h) => h.key)).toEqual(["a", "b"]);
     const owned = remoteContext({ primary: parseSshUrl("ssh://a"), primaryUrl: "ssh://a", configFile: null }, { remote: { owner: "team" } });

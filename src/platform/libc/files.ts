@@ -15,9 +15,9 @@ const copyFileRangeCall = libcFunction("copy_file_range", { args: ["i32", "ptr",
 const ioctl = libcFunction("ioctl", { args: ["i32", "u64", "i32"], returns: "i32" });
 
 /** openat(2): `name` opened relative to the directory `dirFd`; returns the new descriptor. */
-export function openat(dirFd: number, name: string, flags: number): number {
+export function openat(dirFd: number, name: string | Buffer, flags: number): number {
   const fd = openatCall(dirFd, cString(name), flags);
-  if (fd < 0) throw failed(errno(), `openat(${JSON.stringify(name)})`);
+  if (fd < 0) throw failed(errno(), `openat(${JSON.stringify(String(name))})`);
   return fd;
 }
 
@@ -34,11 +34,11 @@ const SYS_OPENAT2 = 437;
  * RESOLVE_NO_XDEV: crossing into any mount, a bind mount of the same filesystem included, fails
  * with EXDEV. Linux 5.6+.
  */
-export function openat2Beneath(dirFd: number, path: string, flags: number, sameMount = false): number {
+export function openat2Beneath(dirFd: number, path: string | Buffer, flags: number, sameMount = false): number {
   const resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | (sameMount ? RESOLVE_NO_XDEV : 0n);
   const how = new BigUint64Array([BigInt(flags), 0n, resolve]);
   const fd = syscall(SYS_OPENAT2, dirFd, cString(path), how, how.byteLength);
-  if (fd < 0) throw failed(errno(), `openat2(${JSON.stringify(path)}, RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS${sameMount ? "|RESOLVE_NO_XDEV" : ""})`);
+  if (fd < 0) throw failed(errno(), `openat2(${JSON.stringify(String(path))}, RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS${sameMount ? "|RESOLVE_NO_XDEV" : ""})`);
   return fd;
 }
 

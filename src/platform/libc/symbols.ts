@@ -66,8 +66,8 @@ export function failed(errno: number, call: string): SystemCallError {
 }
 
 /** `text` as a NUL-terminated C string. */
-export function cString(text: string): Buffer {
-  return Buffer.from(`${text}\0`);
+export function cString(text: string | Buffer): Buffer {
+  return typeof text === "string" ? Buffer.from(`${text}\0`) : Buffer.concat([text, Buffer.of(0)]);
 }
 
 const rawSyscall = libcFunction("syscall", { args: ["i64", "i64", "i64", "i64", "i64"], returns: "i64" });
