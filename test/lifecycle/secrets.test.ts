@@ -1,5 +1,5 @@
 /**
- * Red-team attempt on issue 24's "secrets never in argv, logs, the store or error messages":
+ * An attack on issue 24's "secrets never in argv, logs, the store or error messages":
  * a token in an exec's env (its value and a pasted `NAME=value` name), in lifecycleEnvironment,
  * and in an env value that fails validation, with the log at debug. Nothing an operator or the
  * daemon can read afterwards shows any of them: stderr, the runtime log, the store's files,
@@ -18,7 +18,7 @@ import { createInput, ok, op } from "../support/operation.ts";
 const SECRETS = ["ghp_EnvValueSecret1", "ghp_LifecycleSecret2", "ghp_PastedNameSecret3", "ghp_BadValueSecret4", "ghp_BadNameSecret5"];
 
 let t: Lab;
-beforeEach(() => (t = lab("phr-redteam-secrets-")));
+beforeEach(() => (t = lab("phr-secrets-")));
 afterEach(() => t.cleanup());
 
 /** Every file under `dir`, as text. */

@@ -1,5 +1,5 @@
 /**
- * Red-team attempt on issue 23's "reconcile scoped by owner + configuration", through `--remote`
+ * An attack on issue 23's "reconcile scoped by owner + configuration", through `--remote`
  * (a real sshd on 127.0.0.1): two configured runtimes with the same explicit owner and the same
  * host, whose options differ only in what stays on the daemon's side (options.remote). The
  * remote side must still tell their workspaces apart: each reconcile keeps the other's.
@@ -14,7 +14,7 @@ import { withoutSsh } from "../support/tools.ts";
 
 setDefaultTimeout(60_000);
 
-const NO_SSHD = withoutSsh("remote/redteam-reconcile.test.ts");
+const NO_SSHD = withoutSsh("remote/reconcile-configurations.test.ts");
 
 let lab: SshLab;
 if (!NO_SSHD) {
@@ -26,7 +26,7 @@ if (!NO_SSHD) {
 
 let t: Lab;
 let repo: string;
-beforeEach(() => ({ t, repo } = repoLab("phr-redteam-rrec-")));
+beforeEach(() => ({ t, repo } = repoLab("phr-rrec-")));
 afterEach(() => t.cleanup());
 
 describe.skipIf(NO_SSHD)("two remote runtimes, one explicit owner, one host", () => {

@@ -1,5 +1,5 @@
 /**
- * Red-team attempt on issue 24's "size and nesting limits on input" that held: an envelope within
+ * An attack on issue 24's "size and nesting limits on input" that held: an envelope within
  * the 1 MiB frame whose argv the kernel refuses (E2BIG). The exec ends in words before launch,
  * as documented (exit 126, the reason on stderr, no event), never a hang or a crash.
  */
@@ -13,7 +13,7 @@ import { createInput, ok, op } from "../support/operation.ts";
 
 let t: Lab;
 beforeEach(async () => {
-  t = lab("phr-redteam-bounds-");
+  t = lab("phr-argv-big-");
   const dir = join(t.dir, "project");
   mkdirSync(dir);
   ok(await op("create", "w1", { input: createInput("w1", { kind: "host-directory", path: dir }), options: t.options }));

@@ -1,5 +1,5 @@
 /**
- * Red-team attempts on issue 24's "printable escaping of everything shown", for the human
+ * An attack on issue 24's "printable escaping of everything shown", for the human
  * outputs test/operator/escaping.test.ts does not reach: `orphans`, whose every line names a
  * workspace the daemon chose the id of.
  */
@@ -17,7 +17,7 @@ const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 const OWNER = "my-machine";
 
 let t: Lab;
-beforeEach(() => (t = lab("phr-redteam-esc-")));
+beforeEach(() => (t = lab("phr-orphans-esc-")));
 afterEach(() => t.cleanup());
 
 function expectEscaped(text: string): void {

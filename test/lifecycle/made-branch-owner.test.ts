@@ -1,5 +1,5 @@
 /**
- * Red-team attempt on issue 23's "made branches": a create attaches again only to the branch an
+ * An attack on issue 23's "made branches": a create attaches again only to the branch an
  * earlier create of the same workspace id made and its destroy kept. A user who deletes that
  * branch and later makes their own of the same name from an advanced main has a branch that
  * still descends from where ours was made (main's history holds it): it is not ours, and the
@@ -14,7 +14,7 @@ import type { Lab } from "../../kit/scratch.ts";
 
 let t: Lab;
 let repo: string;
-beforeEach(() => ({ t, repo } = repoLab("phr-redteam-branch-")));
+beforeEach(() => ({ t, repo } = repoLab("phr-made-branch-")));
 afterEach(() => t.cleanup());
 
 const input = () => createInput("w1", { kind: "host-directory", path: repo }, { kind: "branch", branchName: "agent/w1", baseRef: "main" });

@@ -1,5 +1,5 @@
 /**
- * Red-team attempt on issue 24's "printable escaping of everything shown": what git says on a
+ * An attack on issue 24's "printable escaping of everything shown": what git says on a
  * successful run is forwarded to our stderr (a daemon's log, an operator's terminal). Its words
  * can be a git server's (`remote: …` sideband messages, which git 2.39 prints as sent): they
  * must arrive escaped, like every diagnostic of our own.
@@ -15,7 +15,7 @@ const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 
 let t: Lab;
 let repo: string;
-beforeEach(() => ({ t, repo } = repoLab("phr-redteam-git-")));
+beforeEach(() => ({ t, repo } = repoLab("phr-git-words-")));
 afterEach(() => t.cleanup());
 
 test("a git server's words on a successful clone reach stderr escaped, on one line each", async () => {

@@ -1,5 +1,5 @@
 /**
- * Red-team attempts on issue 23 (nothing lost, nothing hidden) that the other lifecycle tests do
+ * An attack on issue 23 (nothing lost, nothing hidden) that the other lifecycle tests do
  * not already make: names a workload can give its files that are not text.
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
@@ -14,7 +14,7 @@ import { ownedEntries, record } from "../support/store.ts";
 import { until } from "../support/poll.ts";
 
 let t: Lab;
-beforeEach(() => (t = lab("phr-redteam-lost-")));
+beforeEach(() => (t = lab("phr-names-")));
 afterEach(() => t.cleanup());
 
 test("files and directories whose names are not UTF-8 (or hold a newline) are removed by destroy, which finishes", async () => {

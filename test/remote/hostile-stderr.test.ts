@@ -1,5 +1,5 @@
 /**
- * Red-team attempts on issue 24 with a hostile remote host (a real sshd on 127.0.0.1): what the
+ * An attack on issue 24 with a hostile remote host (a real sshd on 127.0.0.1): what the
  * host writes on stderr reaches this side's stderr, where a daemon's log or an operator's
  * terminal shows it; it must arrive escaped, like every diagnostic of our own.
  */
@@ -16,7 +16,7 @@ import { envelope } from "../../kit/envelope.ts";
 
 setDefaultTimeout(60_000);
 
-const NO_SSHD = withoutSsh("remote/redteam-hostile.test.ts");
+const NO_SSHD = withoutSsh("remote/hostile-stderr.test.ts");
 /** A forged diagnostic after a newline, a title change (OSC … BEL), a screen clear, a C1 CSI, a carriage return. */
 const HOSTILE = "boom\\033]0;owned\\007\\033[2J\\302\\23331m\\rpaseo-host-runtime: all fine";
 const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
