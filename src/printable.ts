@@ -6,11 +6,19 @@
  * `printable` before it is written, and JSON for people through `terminalJson`.
  */
 
-/** Control characters (C0, DEL, C1): never written raw to a person's terminal. */
-export const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/**
+ * What reorders or breaks what a person reads without being a control character: the bidi
+ * marks, embeddings, overrides and isolates (an id whose text runs backwards) and the Unicode
+ * line and paragraph separators.
+ */
+const FORMAT_CHARACTERS = String.raw`\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069`;
+/** The characters of CONTROL, for a character class of one's own. */
+export const CONTROL_CHARACTERS = String.raw`\u0000-\u001f\u007f-\u009f${FORMAT_CHARACTERS}`;
+/** Control characters (C0, DEL, C1) and the format characters above: never written raw to a person's terminal. */
+export const CONTROL = new RegExp(`[${CONTROL_CHARACTERS}]`);
 const CONTROLS = new RegExp(CONTROL.source, "g");
 
-/** `\xHH` for C0 and DEL, `\uHHHH` for C1. */
+/** `\xHH` for C0 and DEL, `\uHHHH` for the others. */
 export function escapeControl(char: string): string {
   const code = char.charCodeAt(0);
   return code < 0x80 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
@@ -21,12 +29,14 @@ export function printable(text: string): string {
   return CONTROL.test(text) ? text.replace(CONTROLS, escapeControl) : text;
 }
 
+const RAW_IN_JSON = new RegExp(String.raw`[\u007f-\u009f${FORMAT_CHARACTERS}]`, "g");
+
 /**
- * JSON text for a terminal: DEL and the C1 controls (U+007F to U+009F), which JSON.stringify
- * leaves raw and some terminals obey, written as \u escapes. The same JSON value.
+ * JSON text for a terminal: DEL, the C1 controls (U+007F to U+009F) and the format characters,
+ * which JSON.stringify leaves raw and terminals obey, written as \u escapes. The same JSON value.
  */
 export function terminalJson(json: string): string {
-  return json.replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return json.replace(RAW_IN_JSON, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** Text from elsewhere (a remote host's stderr) for a terminal: its lines kept, every other control character escaped. */

@@ -1,4 +1,7 @@
-import { CONTROL, escapeControl } from "./printable.ts";
+import { CONTROL, CONTROL_CHARACTERS, escapeControl } from "./printable.ts";
+
+/** What ANSI-C quoting escapes: the control characters, the quote and the backslash. */
+const ESCAPED = new RegExp(`[${CONTROL_CHARACTERS}'\\\\]`, "g");
 
 /**
  * A word as the shell reads it back: bare when safe, else single-quoted; with a control
@@ -8,6 +11,6 @@ import { CONTROL, escapeControl } from "./printable.ts";
 export function shellQuote(word: string): string {
   if (/^[\w@%+=:,./-]+$/.test(word)) return word;
   if (!CONTROL.test(word)) return `'${word.replaceAll("'", `'\\''`)}'`;
-  const escaped = word.replace(/[\u0000-\u001f\u007f-\u009f'\\]/g, (char) => (char === "'" || char === "\\" ? `\\${char}` : escapeControl(char)));
+  const escaped = word.replace(ESCAPED, (char) => (char === "'" || char === "\\" ? `\\${char}` : escapeControl(char)));
   return `$'${escaped}'`;
 }

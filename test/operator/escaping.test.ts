@@ -14,10 +14,10 @@ import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
 
 /** A forged log line after a newline, a title change (OSC … BEL), a screen clear (ESC [2J) and a C1 CSI. */
 const FORGED = "2026-12-01 11:20:45.661 INFO  destroy prod pid 1: ok";
-const HOSTILE = `w\n${FORGED}\u001b]0;owned\u0007\u001b[2J\u009b31m`;
+const HOSTILE = `w\n${FORGED}\u001b]0;owned\u0007\u001b[2J\u009b31m\u202edorp\u2028`;
 const HOSTILE_EXEC = `e\n${FORGED}\u001b[2J`;
-/** Control characters no human output may carry (newline is the line separator). */
-const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+/** Control and bidi characters no human output may carry (newline is the line separator). */
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2028\u2029]/;
 
 let box: Sandbox;
 let options: Record<string, unknown>;
@@ -54,7 +54,7 @@ describe("every human-readable output escapes control characters in every field"
     const result = await runIn(box, ["logs", "--home", box.home]);
     expect(result.code).toBe(0);
     expectEscaped(result.stdout);
-    expect(result.stdout).toContain(`create w\\x0a${FORGED}\\x1b]0;owned\\x07\\x1b[2J\\u009b31m pid `);
+    expect(result.stdout).toContain(`create w\\x0a${FORGED}\\x1b]0;owned\\x07\\x1b[2J\\u009b31m\\u202edorp\\u2028 pid `);
   });
 
   test("logs --json: DEL and C1 controls as \\u escapes, the same JSON values", async () => {
