@@ -55,11 +55,11 @@ export function privateGitPaths(home: string, workspaceId: string): PrivateGitPa
 
 /**
  * For an adopted directory at create: its git dirs when the directory is the top of a working
- * tree (where its `.git` is), else undefined (the sandbox shows no git there, as before).
+ * tree (where its `.git` is), else null (the sandbox shows no git there, as before).
  */
 export function adoptedGit(root: string): WorkspaceDetails["git"] {
   const info = repoInfo(root);
-  if (!info || info.toplevel !== root) return undefined;
+  if (!info || info.toplevel !== root) return null;
   const gitDir = gitRead(root, ["rev-parse", "--path-format=absolute", "--git-dir"]);
   return { gitDir, commonDir: info.commonDir, dotGit: lstatSync(join(root, ".git")).isDirectory() ? "directory" : "file" };
 }
@@ -67,18 +67,28 @@ export function adoptedGit(root: string): WorkspaceDetails["git"] {
 /**
  * The user's git dirs of a worktree or adopted workspace (`gitdir`: the worktree registration its
  * root was proven to name), or null when its checkout has none of the user's (a clone's or
- * copy's git dir is its own). An adopted directory recorded before the runtime kept them: its
- * `.git` directory is taken as the repository's (never a `commondir` inside it); a `.git` file
- * is not followed, and the sandbox shows it as an empty file (see workloadOverlays).
+ * copy's git dir is its own, and so is a `.git` made in an adopted directory that had none at
+ * create: the runtime never syncs with, nor runs host git in, a git dir the workload made).
  */
 export function userGitOf(record: Pick<WorkspaceRecord, "kind" | "root" | "details">, gitdir: string | null): UserGit | null {
   const { checkout, commonDir, git } = record.details;
   if (record.kind === "worktree" && checkout && commonDir && gitdir) return { top: checkout, gitDir: gitdir, commonDir, dotGit: "file" };
   if (record.kind !== "adopted" || record.root === null) return null;
-  if (git) return { top: record.root, ...git };
-  const dotGit = join(record.root, ".git");
+  const known = git === undefined ? legacyAdoptedGit(record.root) : git;
+  return known ? { top: record.root, ...known } : null;
+}
+
+/**
+ * An adopted directory recorded before the runtime kept its git dirs: its `.git` directory is
+ * taken as the repository's (never a `commondir` inside it); a `.git` file is not followed, and
+ * the sandbox shows it as an empty file (see untrustedDotGit). Decided once, at the first
+ * sandboxed exec, before any workload of this runtime ran there, and recorded
+ * (sandbox-git.ts): otherwise a `.git` a workload made later would be taken for the user's.
+ */
+export function legacyAdoptedGit(root: string): NonNullable<WorkspaceDetails["git"]> | null {
+  const dotGit = join(root, ".git");
   const stat = lstatSync(dotGit, { throwIfNoEntry: false });
-  if (stat?.isDirectory() && !existsSync(join(dotGit, "commondir"))) return { top: record.root, gitDir: dotGit, commonDir: dotGit, dotGit: "directory" };
+  if (stat?.isDirectory() && !existsSync(join(dotGit, "commondir"))) return { gitDir: dotGit, commonDir: dotGit, dotGit: "directory" };
   return null;
 }
 

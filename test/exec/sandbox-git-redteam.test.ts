@@ -1,0 +1,72 @@
+/**
+ * Red-teaming issue 22 further (after 9ef1639): attacks on the sandbox's git that nobody named
+ * before, each against the compiled binary. Every test here is an attack; those that once
+ * succeeded say which fix made them fail.
+ */
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import { missingTools } from "../support/tools.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
+import { record, withStore } from "../support/store.ts";
+
+const missing = missingTools("sandbox-git-redteam.test.ts", ["bwrap", "git"]);
+const IDENTITY = { GIT_AUTHOR_NAME: "Agent", GIT_AUTHOR_EMAIL: "agent@example.invalid", GIT_COMMITTER_NAME: "Agent", GIT_COMMITTER_EMAIL: "agent@example.invalid" };
+
+let t: Lab;
+/** Where a command planted by the workload leaves a mark when something on the host runs it. */
+let marks: string;
+
+beforeEach(() => {
+  t = lab("phr-sbx-red-");
+  marks = join(t.dir, "marks");
+  mkdirSync(marks);
+});
+afterEach(async () => {
+  await op("destroy", "w", { options: sandboxed() }).catch(() => {});
+  t.cleanup();
+});
+
+function sandboxed(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { ...t.options, isolation: "sandbox", ...extra };
+}
+
+async function sh(workspaceId: string, script: string, options = sandboxed()): Promise<ExecResult> {
+  const handle = startExec(workspaceId, envelope(["/bin/sh", "-c", script], { options, env: { PATH, ...IDENTITY } }));
+  handle.closeStdin();
+  return handle.done;
+}
+
+/** A git dir's hooks and config that leave a mark when any git on the host uses them. */
+function plantHooks(gitDir: string): string {
+  const hooks = ["reference-transaction", "post-checkout", "post-index-change", "pre-auto-gc"];
+  return [
+    `git config --file ${gitDir}/config core.fsmonitor "touch ${marks}/fsmonitor 2>/dev/null; false"`,
+    `mkdir -p ${gitDir}/hooks`,
+    ...hooks.map((hook) => `printf '#!/bin/sh\\ntouch ${marks}/${hook} 2>/dev/null; exit 0\\n' > ${gitDir}/hooks/${hook} && chmod +x ${gitDir}/hooks/${hook}`),
+  ].join(" && ");
+}
+
+describe.skipIf(missing.length > 0)("a .git the workload makes is never taken for the user's", () => {
+  test.each([false, true])("an adopted directory that is not a repository (a record of before the runtime kept its git dirs: %p): a .git the workload makes there is not the runtime's to sync with", async (legacy) => {
+    const dir = join(t.dir, "plain");
+    mkdirSync(dir);
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: dir })));
+    if (legacy) {
+      // As a record of before the runtime kept an adopted directory's git dirs: none said.
+      const { git: _, ...details } = record(t.home, "w")!.details;
+      withStore(t.home, (db) => db.run("UPDATE workspaces SET details_json = ? WHERE workspace_id = 'w'", [JSON.stringify(details)]));
+      expect((await sh("w", "true")).code).toBe(0);
+    }
+    const first = await sh("w", `git init -q . && ${plantHooks(".git")} && echo planted`);
+    expect(first.stdout.toString()).toBe("planted\n");
+    // The next exec commits in what the workload now sees as its repository.
+    const second = await sh("w", "git commit -q --allow-empty -m x && echo committed");
+    expect(second.stdout.toString()).toBe("committed\n");
+    ok(await op("destroy", "w", { options: sandboxed() }));
+    expect(readdirSync(marks)).toEqual([]);
+  });
+});
