@@ -258,6 +258,23 @@ export function shownInView(path: string, view: SandboxView): boolean {
   return covered(path, [...SYSTEM_DIRECTORIES, ...USR_LINKS, "/dev", "/proc", ...(view.root === null ? [] : [view.root]), ...view.readWrite, ...view.readOnly]);
 }
 
+/**
+ * Every place in the sandbox where the view shows host directory `dir` or a part of it, as a
+ * bind that would lie over it there: below a path of the view that shows it (compared as
+ * resolved on the host, since bwrap follows a symbolic link in a source, so `dir` appears
+ * under the path the view names), and each path of the view that lies inside it.
+ */
+export function placesInView(dir: string, view: SandboxView): { source: string; target: string }[] {
+  const real = realOrNull(dir) ?? dir;
+  const places = new Map<string, { source: string; target: string }>();
+  for (const shown of [...SYSTEM_DIRECTORIES, ...(view.root === null ? [] : [view.root]), ...view.readWrite, ...view.readOnly]) {
+    const source = realOrNull(shown) ?? shown;
+    if (covered(real, [source])) places.set(shown + real.slice(source.length), { source: dir, target: shown + real.slice(source.length) });
+    else if (covered(source, [real])) places.set(shown, { source: shown, target: shown });
+  }
+  return [...places.values()];
+}
+
 function realOrNull(path: string): string | null {
   try {
     return realpathSync(path);

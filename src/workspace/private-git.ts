@@ -124,15 +124,16 @@ function alternatesOf(objects: string, depth: number): string[] {
 /**
  * What a workload's sandbox binds last: P over the checkout's `.git` (or P at its own path and
  * a `.git` file naming it over a worktree's), the user's objects read-only, the user's git dirs
- * read-only wherever the rest of the view would show them, and, in an adopted checkout, the
+ * read-only wherever the rest of the view would show them (`places`: at every path, a symbolic
+ * link's included, and over a view path inside one), and, in an adopted checkout, the
  * user's submodule paths held in place (submodulePins), since a git run in the checkout on the
  * host follows a submodule's `.git`.
  */
-export function workloadOverlays(user: UserGit, paths: PrivateGitPaths, shown: (path: string) => boolean, submodules: readonly string[]): Overlay[] {
+export function workloadOverlays(user: UserGit, paths: PrivateGitPaths, places: (dir: string) => { source: string; target: string }[], submodules: readonly string[]): Overlay[] {
   const dotGit = join(user.top, ".git");
   const overlays: Overlay[] = [];
   for (const dir of new Set([user.commonDir, user.gitDir])) {
-    if (dir !== dotGit && shown(dir)) overlays.push({ source: dir, target: dir, writable: false });
+    for (const place of places(dir)) if (place.target !== dotGit) overlays.push({ ...place, writable: false });
   }
   overlays.push(...submodulePins(user.top, submodules));
   if (user.dotGit === "directory") overlays.push({ source: paths.dir, target: dotGit, writable: true });

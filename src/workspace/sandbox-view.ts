@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import type { RuntimeOptions } from "../options.ts";
 import { isLinux } from "../platform/os.ts";
-import { shownInView, type Overlay, type SandboxView } from "../platform/sandbox.ts";
+import { placesInView, type Overlay, type SandboxView } from "../platform/sandbox.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import type { OpenRoot } from "./confinement.ts";
 import { isInside } from "./paths.ts";
@@ -48,7 +48,7 @@ export function sandboxView(record: WorkspaceRecord, root: OpenRoot, options: Ru
  * commit). A `.git` file not taken on trust is shown as an empty file.
  */
 function gitOverlays(record: WorkspaceRecord, view: SandboxView, git: PreparedGit | null, user: UserGit | null): Overlay[] {
-  if (git) return workloadOverlays(git.ctx.user, git.ctx.paths, (path) => shownInView(path, view), git.submodules);
+  if (git) return workloadOverlays(git.ctx.user, git.ctx.paths, (dir) => placesInView(dir, view), git.submodules);
   if (user && !isLinux) return [...new Set([user.commonDir, user.gitDir])].map((dir) => ({ source: dir, target: dir, writable: false }));
   const dotGit = untrustedDotGit(record);
   return dotGit === null ? [] : [{ source: "/dev/null", target: dotGit, writable: false }];

@@ -4,7 +4,7 @@
  * succeeded say which fix made them fail.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
@@ -12,6 +12,7 @@ import { missingTools } from "../support/tools.ts";
 import { create, createInput, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { record, withStore } from "../support/store.ts";
+import { GIT_TEST_ENV, git, makeRepo } from "../support/git.ts";
 
 const missing = missingTools("sandbox-git-redteam.test.ts", ["bwrap", "git"]);
 const IDENTITY = { GIT_AUTHOR_NAME: "Agent", GIT_AUTHOR_EMAIL: "agent@example.invalid", GIT_COMMITTER_NAME: "Agent", GIT_COMMITTER_EMAIL: "agent@example.invalid" };
@@ -68,5 +69,35 @@ describe.skipIf(missing.length > 0)("a .git the workload makes is never taken fo
     expect(second.stdout.toString()).toBe("committed\n");
     ok(await op("destroy", "w", { options: sandboxed() }));
     expect(readdirSync(marks)).toEqual([]);
+  });
+});
+
+/** git as the operator runs it by hand: its exit status is not the point, what it runs is. */
+function hostGit(cwd: string, ...args: string[]): void {
+  Bun.spawnSync({ cmd: ["git", ...args], cwd, env: { ...process.env, ...GIT_TEST_ENV }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+}
+
+describe.skipIf(missing.length > 0)("sandboxReadWrite never makes the user's git dirs writable", () => {
+  const cases = [
+    ["adopted", "a symbolic link to a directory above the repository"],
+    ["worktree", "a symbolic link to a directory above the repository"],
+    ["worktree", "the repository's hooks directory itself"],
+  ] as const;
+  test.each(cases)("%s placement, sandboxReadWrite naming %s: the user's git dirs stay read-only", async (placement, how) => {
+    const area = join(t.dir, "area");
+    mkdirSync(area);
+    const repo = makeRepo(join(area, "repo"));
+    const alias = join(t.dir, "alias");
+    symlinkSync(area, alias);
+    const gitDir = how.startsWith("a symbolic") ? `${alias}/repo/.git` : join(repo, ".git");
+    const options = sandboxed({ sandboxReadWrite: [how.startsWith("a symbolic") ? alias : join(repo, ".git", "hooks")] });
+    ok(await create(options, createInput("w", { kind: "host-directory", path: repo }, placement === "adopted" ? { kind: "existing" } : { kind: "branch", branchName: "topic", baseRef: "main" })));
+    const before = git(repo, "config", "--list", "--local");
+    const result = await sh("w", `{ git config --file ${gitDir}/config core.fsmonitor "touch ${marks}/fsmonitor 2>/dev/null; false"; ${plantHooks(`${gitDir}`)}; } 2>/dev/null; echo done`, options);
+    expect(result.stdout.toString()).toBe("done\n");
+    hostGit(repo, "status");
+    hostGit(repo, "commit", "-q", "--allow-empty", "-m", "the operator's");
+    expect(readdirSync(marks)).toEqual([]);
+    expect(git(repo, "config", "--list", "--local")).toBe(before);
   });
 });
