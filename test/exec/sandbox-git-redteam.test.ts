@@ -4,7 +4,7 @@
  * succeeded say which fix made them fail.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, symlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
@@ -99,5 +99,34 @@ describe.skipIf(missing.length > 0)("sandboxReadWrite never makes the user's git
     hostGit(repo, "commit", "-q", "--allow-empty", "-m", "the operator's");
     expect(readdirSync(marks)).toEqual([]);
     expect(git(repo, "config", "--list", "--local")).toBe(before);
+  });
+});
+
+describe.skipIf(missing.length > 0)("what the sync reads of P is ref values only", () => {
+  test("symbolic refs, a ref file pointing outside refs/, dangerous packed-refs lines in P: the user's config, HEAD and refs stay as they are", async () => {
+    const repo = makeRepo(join(t.dir, "repo"));
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: repo }, { kind: "branch", branchName: "topic", baseRef: "main" })));
+    const config = readFileSync(join(repo, ".git", "config"), "utf8");
+    const head = readFileSync(join(repo, ".git", "HEAD"), "utf8");
+    const main = git(repo, "rev-parse", "main");
+    const refsBefore = git(repo, "for-each-ref", "--format=%(refname) %(objectname)");
+    const script = [
+      "g=$(git rev-parse --git-dir)",
+      "git commit -q --allow-empty -m agent",
+      // A branch that is a symbolic ref to the user's main, one whose file points outside refs/, odd packed-refs lines.
+      "git symbolic-ref refs/heads/alias refs/heads/main",
+      "printf 'ref: ../../config\\n' > $g/refs/heads/escape",
+      "git symbolic-ref HEAD refs/heads/alias",
+      `printf '%s refs/heads/with space\\n%s refs/heads/../../HEAD\\n' $(git rev-parse HEAD) $(git rev-parse HEAD) >> $g/packed-refs`,
+      "echo ok",
+    ].join(" && ");
+    const result = await sh("w", script);
+    expect(result.stderr).toBe("");
+    expect(result.stdout.toString()).toBe("ok\n");
+    expect(readFileSync(join(repo, ".git", "config"), "utf8")).toBe(config);
+    expect(readFileSync(join(repo, ".git", "HEAD"), "utf8")).toBe(head);
+    // A P git cannot read (the dangerous packed ref) is not synced at all: nothing of it reaches the user's refs.
+    expect(git(repo, "rev-parse", "main")).toBe(main);
+    expect(git(repo, "for-each-ref", "--format=%(refname) %(objectname)")).toBe(refsBefore);
   });
 });
