@@ -46,11 +46,13 @@ export interface PrivateGitPaths {
   state: string;
   /** Serializes the runtime's work on P and on the user's refs for this workspace. */
   lock: string;
+  /** Where a fetch from P finds the copy of P's refs and objects it reads (git-jail.ts uploadPackCommand); never shown to a workload. */
+  out: string;
 }
 
 export function privateGitPaths(home: string, workspaceId: string): PrivateGitPaths {
   const storage = storageDir(home, workspaceId);
-  return { storage, dir: join(storage, "git"), link: join(storage, "git.link"), state: join(storage, "git-sync.json"), lock: join(storage, "git.lock") };
+  return { storage, dir: join(storage, "git"), link: join(storage, "git.link"), state: join(storage, "git-sync.json"), lock: join(storage, "git.lock"), out: join(storage, "git-out") };
 }
 
 /**

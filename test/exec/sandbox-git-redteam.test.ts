@@ -130,3 +130,27 @@ describe.skipIf(missing.length > 0)("what the sync reads of P is ref values only
     expect(git(repo, "for-each-ref", "--format=%(refname) %(objectname)")).toBe(refsBefore);
   });
 });
+
+/** The runtime log's lines of `event`. */
+function logged(event: string): Record<string, unknown>[] {
+  return readFileSync(join(t.home, "log", "runtime.log"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line.event === event);
+}
+
+describe.skipIf(missing.length > 0)("the sync never waits on the workload", () => {
+  test("a commit whose object file the workload made a FIFO: the exit comes at once (not after options.gitTimeoutMs), nothing is brought in, and the log says why", async () => {
+    const repo = makeRepo(join(t.dir, "repo"));
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: repo }, { kind: "branch", branchName: "topic", baseRef: "main" })));
+    const topic = git(repo, "rev-parse", "topic");
+    // for-each-ref without %(objecttype) only looks at whether the object exists; upload-pack opens it.
+    const script = "git commit -q --allow-empty -m x && o=$(git rev-parse HEAD) && f=$(git rev-parse --git-dir)/objects/$(echo $o | cut -c1-2)/$(echo $o | cut -c3-) && rm -f $f && mkfifo $f && echo fifo";
+    const result = await sh("w", script);
+    expect(result.stdout.toString()).toBe("fifo\n");
+    expect(git(repo, "rev-parse", "topic")).toBe(topic);
+    expect(git(repo, "for-each-ref", "refs/paseo-host-runtime/")).toBe("");
+    expect(logged("git-error").at(-1)?.message).toContain("which is not a file or directory: not read");
+  }, 60_000);
+});
