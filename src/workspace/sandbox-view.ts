@@ -23,7 +23,7 @@ import type { PreparedGit } from "./sandbox-git.ts";
  * workspace's private git dir over its `.git`; the user's git dirs are never writable. Throws
  * naming an option path that does not exist.
  */
-export function sandboxView(record: WorkspaceRecord, root: OpenRoot, options: RuntimeOptions, git: PreparedGit | null, user: UserGit | null): SandboxView {
+export function sandboxView(home: string, record: WorkspaceRecord, root: OpenRoot, options: RuntimeOptions, git: PreparedGit | null, user: UserGit | null): SandboxView {
   const readWrite: string[] = [];
   const readOnly: string[] = [];
   const { checkout } = record.details;
@@ -37,7 +37,8 @@ export function sandboxView(record: WorkspaceRecord, root: OpenRoot, options: Ru
       into.push(path);
     }
   }
-  const view: SandboxView = { root: owned ? checkout : root.path, readWrite, readOnly, network: options.network };
+  // The runtime's home (its store, every workspace's storage and private git dir) is never the workload's, whatever the options show.
+  const view: SandboxView = { root: owned ? checkout : root.path, readWrite, readOnly, network: options.network, hidden: [home] };
   view.overlays = gitOverlays(record, view, git, user);
   return view;
 }

@@ -4,7 +4,7 @@
  * succeeded say which fix made them fail.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, readdirSync, symlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
@@ -153,4 +153,25 @@ describe.skipIf(missing.length > 0)("the sync never waits on the workload", () =
     expect(git(repo, "for-each-ref", "refs/paseo-host-runtime/")).toBe("");
     expect(logged("git-error").at(-1)?.message).toContain("which is not a file or directory: not read");
   }, 60_000);
+});
+
+describe.skipIf(missing.length > 0)("the runtime's home is never the workload's", () => {
+  test.each(["adopted", "worktree"])("%s placement, sandboxReadWrite containing the runtime's home: its store and the workspace's storage are not shown; the workspace still works", async (placement) => {
+    const repo = makeRepo(join(t.dir, "repo"));
+    const options = sandboxed({ sandboxReadWrite: [t.dir] });
+    ok(await create(options, createInput("w", { kind: "host-directory", path: repo }, placement === "adopted" ? { kind: "existing" } : { kind: "branch", branchName: "topic", baseRef: "main" })));
+    // The record's git dirs and isolation are what the runtime trusts: a workload that could write them would choose them.
+    const script = `ls -A ${t.home}; { printf x >> ${t.home}/state.sqlite; } 2>/dev/null; git commit -q --allow-empty -m agent && git rev-parse HEAD`;
+    const result = await sh("w", script, options);
+    expect(result.stderr).toBe("");
+    const lines = result.stdout.toString().trim().split("\n");
+    // Only the path down to the workspace's own checkout, if it lies in the home, is left in view.
+    expect(lines.slice(0, -1)).toEqual(placement === "adopted" ? [] : ["workspaces"]);
+    // A store file is whole pages: the byte the workload tried to append is not there.
+    expect(statSync(join(t.home, "state.sqlite")).size % 512).toBe(0);
+    expect(git(repo, "rev-parse", placement === "adopted" ? "main" : "topic")).toBe(lines.at(-1)!);
+    // And the isolation it keeps still holds.
+    const none = await sh("w", "true", { ...t.options, isolation: "none" });
+    expect(none.code).toBe(1);
+  });
 });
