@@ -381,6 +381,11 @@ export function sandboxProfile(view: SandboxView, launch: Launch): string {
     `(deny file-read* (subpath ${quote(home)}))`,
     `(allow file-read* ${subpaths(readableInHome)})`,
   ];
+  // Hidden directories (the runtime's home): denied, but for the root inside one (a worktree's checkout).
+  for (const dir of view.hidden ?? []) {
+    lines.push(`(deny file-read* file-write* (subpath ${quote(dir)}))`);
+    if (view.root !== null && covered(view.root, [dir])) lines.push(`(allow file-read* file-write* (subpath ${quote(view.root)}))`);
+  }
   if (ancestors.length > 0) lines.push(`(allow file-read-metadata ${ancestors.map((path) => `(literal ${quote(path)})`).join(" ")})`);
   // Seatbelt cannot show a path somewhere else: only overlays in place, as allow or deny rules.
   for (const overlay of (view.overlays ?? []).filter((entry) => entry.source === entry.target)) {

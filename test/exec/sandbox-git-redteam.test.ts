@@ -12,6 +12,7 @@ import { missingTools } from "../support/tools.ts";
 import { create, createInput, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { record, withStore } from "../support/store.ts";
+import { bwrapArguments, sandboxProfile } from "../../src/platform/sandbox.ts";
 import { GIT_TEST_ENV, git, makeRepo } from "../support/git.ts";
 
 const missing = missingTools("sandbox-git-redteam.test.ts", ["bwrap", "git"]);
@@ -174,4 +175,18 @@ describe.skipIf(missing.length > 0)("the runtime's home is never the workload's"
     const none = await sh("w", "true", { ...t.options, isolation: "none" });
     expect(none.code).toBe(1);
   });
+});
+
+test("a hidden directory: bwrap masks it below the path that contains it before binding the root inside it; the macOS profile (unverified there) denies it but the root", () => {
+  const area = join(t.dir, "area");
+  const home = join(area, "home");
+  const root = join(home, "workspaces", "k", "checkout");
+  mkdirSync(root, { recursive: true });
+  const view = { root, readWrite: [area], readOnly: [], network: "host" as const, hidden: [home] };
+  const args = bwrapArguments(view);
+  const [bound, masked, rooted] = [args.indexOf(area), args.indexOf(home), args.indexOf(root)];
+  expect(args[masked - 1]).toBe("--tmpfs");
+  expect(bound < masked && masked < rooted).toBe(true);
+  const profile = sandboxProfile(view, { program: "/usr/bin/true", argv: ["true"], env: {} });
+  expect(profile.indexOf(`(deny file-read* file-write* (subpath "${home}"))`)).toBeLessThan(profile.indexOf(`(allow file-read* file-write* (subpath "${root}"))`));
 });
