@@ -4,7 +4,7 @@
  * succeeded say which fix made them fail.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, readdirSync, statSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
@@ -189,4 +189,35 @@ test("a hidden directory: bwrap masks it below the path that contains it before 
   expect(bound < masked && masked < rooted).toBe(true);
   const profile = sandboxProfile(view, { program: "/usr/bin/true", argv: ["true"], env: {} });
   expect(profile.indexOf(`(deny file-read* file-write* (subpath "${home}"))`)).toBeLessThan(profile.indexOf(`(allow file-read* file-write* (subpath "${root}"))`));
+});
+
+describe.skipIf(missing.length > 0)("the user's shallow file is the user's", () => {
+  test("a shallow file the workload writes in its git dir: the fetch brings its commits, and the user's repository stays complete", async () => {
+    const repo = makeRepo(join(t.dir, "repo"));
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: repo }, { kind: "branch", branchName: "topic", baseRef: "main" })));
+    const script = "git commit -q --allow-empty -m agent && git rev-parse HEAD~1 > $(git rev-parse --git-dir)/shallow && git rev-parse HEAD";
+    const result = await sh("w", script);
+    expect(result.stderr).toBe("");
+    expect(existsSync(join(repo, ".git", "shallow"))).toBe(false);
+    expect(git(repo, "rev-parse", "topic")).toBe(result.stdout.toString().trim());
+    expect(git(repo, "fsck", "--no-progress", "--connectivity-only")).toBe("");
+  });
+});
+
+describe.skipIf(missing.length > 0)("an option path the workload can replace", () => {
+  test.each(["sandboxReadOnly", "sandboxReadWrite"])("%s naming a directory deep inside the workspace: a symbolic link the workload puts in its place (its parent renamed) shows nothing of the host at the next exec", async (option) => {
+    const secret = join(t.dir, "secret");
+    mkdirSync(secret);
+    writeFileSync(join(secret, "key"), "the operator's key\n");
+    const dir = join(t.dir, "plain");
+    mkdirSync(join(dir, "deps", "vendor"), { recursive: true });
+    const options = sandboxed({ [option]: [join(dir, "deps", "vendor")] });
+    ok(await create(options, createInput("w", { kind: "host-directory", path: dir })));
+    const first = await sh("w", `cat ${secret}/key 2>/dev/null; mv deps deps.old 2>/dev/null; mkdir -p deps; ln -s ${secret} deps/vendor 2>/dev/null; echo planted`, options);
+    expect(first.stdout.toString()).toBe("planted\n");
+    const second = await sh("w", `cat deps/vendor/key 2>/dev/null; echo overwritten > deps/vendor/key 2>/dev/null; echo done`, options);
+    // bwrap follows the link for the source and again for the destination, which then does not exist: refused.
+    expect(second.stdout.toString()).not.toContain("the operator's key");
+    expect(readFileSync(join(secret, "key"), "utf8")).toBe("the operator's key\n");
+  });
 });
