@@ -78,8 +78,8 @@ function isolationTool(options: RuntimeOptions): string | null {
  * also shows the program's file and this binary (the init, and the engine of a JavaScript
  * helper) when the system directories do not already.
  */
-function sandboxed(launch: ResolvedLaunch, tool: string, mode: "pipes" | "pty", record: WorkspaceRecord, root: OpenRoot, cwd: { path: string; fd: number }, options: RuntimeOptions, git: PreparedGit | null) {
-  const view = sandboxView(record, root, options, git, userGitOf(record, root.seen.gitdir));
+function sandboxed(launch: ResolvedLaunch, tool: string, mode: "pipes" | "pty", home: string, record: WorkspaceRecord, root: OpenRoot, cwd: { path: string; fd: number }, options: RuntimeOptions, git: PreparedGit | null) {
+  const view = sandboxView(home, record, root, options, git, userGitOf(record, root.seen.gitdir));
   view.readOnly.push(...filesToShow(isLinux ? [process.execPath, ...launch.files()] : launch.files(), view));
   const spawned = sandboxLaunch(launch, view, tool, sandboxInitCommand());
   if (!isLinux) return { launch: spawned, sandbox: null };
@@ -176,7 +176,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
     try {
       const resolved = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
       const { launch, sandbox } = tool
-        ? sandboxed(resolved, tool, envelope.stdio.kind, record, root, { path: cwd, fd: cwdFd }, options, git)
+        ? sandboxed(resolved, tool, envelope.stdio.kind, store.home, record, root, { path: cwd, fd: cwdFd }, options, git)
         : { launch: resolved, sandbox: null };
       held = sandbox?.held ?? [];
       const { program, argv, env } = launch;

@@ -38,6 +38,13 @@ export interface SandboxView {
   readOnly: string[];
   network: "host" | "none";
   /**
+   * Host directories the view never shows (the runtime's home: its store and every workspace's
+   * storage), whatever path of the view contains them: an empty tmpfs lies over each place one
+   * would appear, and over each path of the view inside one, except the root and what lies in
+   * it (a worktree's checkout is in the home). Deeper paths, and the overlays, are bound after.
+   */
+  hidden?: string[];
+  /**
    * Binds made after every other mount, in order, so that nothing above lies over them: a host
    * path (`source`) shown at `target` (the same path, or another one). What keeps the user's git
    * directories from the workload (src/workspace/private-git.ts).
@@ -135,6 +142,7 @@ export function bwrapArguments(view: SandboxView): string[] {
   args.push(...systemDirectories(), ...etcSecretMasks(), ...resolverFile());
   for (const mount of viewMounts(view)) {
     if (mount.kind === "root") args.push("--bind-fd", String(SANDBOX_FDS.root), mount.path);
+    else if (mount.kind === "mask") args.push("--tmpfs", mount.path);
     else args.push(mount.kind === "rw" ? "--bind" : "--ro-bind", mount.path, mount.path);
   }
   for (const overlay of view.overlays ?? []) args.push(overlay.writable ? "--bind" : "--ro-bind", overlay.source, overlay.target);
@@ -209,16 +217,21 @@ function resolverFile(): string[] {
 
 interface Mount {
   path: string;
-  kind: "root" | "rw" | "ro";
+  kind: "root" | "rw" | "ro" | "mask";
 }
 
-/** The view's mounts, shallowest first so that a deeper one lies over its parent; at equal depth root, rw, ro. */
+/** The view's mounts, shallowest first so that a deeper one lies over its parent; at equal depth root, rw, ro, then the masks of `hidden`. */
 function viewMounts(view: SandboxView): Mount[] {
-  const order = { root: 0, rw: 1, ro: 2 };
+  const order = { root: 0, rw: 1, ro: 2, mask: 3 };
+  const root = view.root;
+  const inRoot = (path: string) => root !== null && covered(path, [root]);
+  // Where a hidden directory lies below a view path it is masked there; a view path inside one is masked unless it is the root's.
+  const masks = (view.hidden ?? []).flatMap((dir) => placesInView(dir, view).filter((place) => place.source === dir || !inRoot(place.target)));
   const mounts: Mount[] = [
-    ...(view.root === null ? [] : [{ path: view.root, kind: "root" as const }]),
+    ...(root === null ? [] : [{ path: root, kind: "root" as const }]),
     ...view.readWrite.map((path) => ({ path, kind: "rw" as const })),
     ...view.readOnly.map((path) => ({ path, kind: "ro" as const })),
+    ...[...new Set(masks.map((place) => place.target))].map((path) => ({ path, kind: "mask" as const })),
   ];
   const depth = (path: string) => path.split(sep).length;
   return mounts.sort((a, b) => depth(a.path) - depth(b.path) || order[a.kind] - order[b.kind]);
@@ -256,6 +269,23 @@ function overlaidInPlace(view: SandboxView): string[] {
  */
 export function shownInView(path: string, view: SandboxView): boolean {
   return covered(path, [...SYSTEM_DIRECTORIES, ...USR_LINKS, "/dev", "/proc", ...(view.root === null ? [] : [view.root]), ...view.readWrite, ...view.readOnly]);
+}
+
+/**
+ * Every place in the sandbox where the view shows host directory `dir` or a part of it, as a
+ * bind that would lie over it there: below a path of the view that shows it (compared as
+ * resolved on the host, since bwrap follows a symbolic link in a source, so `dir` appears
+ * under the path the view names), and each path of the view that lies inside it.
+ */
+export function placesInView(dir: string, view: SandboxView): { source: string; target: string }[] {
+  const real = realOrNull(dir) ?? dir;
+  const places = new Map<string, { source: string; target: string }>();
+  for (const shown of [...SYSTEM_DIRECTORIES, ...(view.root === null ? [] : [view.root]), ...view.readWrite, ...view.readOnly]) {
+    const source = realOrNull(shown) ?? shown;
+    if (covered(real, [source])) places.set(shown + real.slice(source.length), { source: dir, target: shown + real.slice(source.length) });
+    else if (covered(source, [real])) places.set(shown, { source: shown, target: shown });
+  }
+  return [...places.values()];
 }
 
 function realOrNull(path: string): string | null {
@@ -351,6 +381,11 @@ export function sandboxProfile(view: SandboxView, launch: Launch): string {
     `(deny file-read* (subpath ${quote(home)}))`,
     `(allow file-read* ${subpaths(readableInHome)})`,
   ];
+  // Hidden directories (the runtime's home): denied, but for the root inside one (a worktree's checkout).
+  for (const dir of view.hidden ?? []) {
+    lines.push(`(deny file-read* file-write* (subpath ${quote(dir)}))`);
+    if (view.root !== null && covered(view.root, [dir])) lines.push(`(allow file-read* file-write* (subpath ${quote(view.root)}))`);
+  }
   if (ancestors.length > 0) lines.push(`(allow file-read-metadata ${ancestors.map((path) => `(literal ${quote(path)})`).join(" ")})`);
   // Seatbelt cannot show a path somewhere else: only overlays in place, as allow or deny rules.
   for (const overlay of (view.overlays ?? []).filter((entry) => entry.source === entry.target)) {

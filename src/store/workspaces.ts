@@ -50,8 +50,11 @@ export interface WorkspaceDetails {
   /**
    * An adopted directory at the top of a working tree: the git dir its `.git` names and the
    * repository's common dir, as they were at create (the sandbox never takes them from `.git`).
+   * null: the root was not the top of a working tree then, and any `.git` there since is the
+   * workspace's own. Absent only in a record made before the runtime kept them (fixed at its
+   * first sandboxed exec, src/workspace/sandbox-git.ts).
    */
-  git?: { gitDir: string; commonDir: string; dotGit: "directory" | "file" };
+  git?: { gitDir: string; commonDir: string; dotGit: "directory" | "file" } | null;
 }
 
 /**

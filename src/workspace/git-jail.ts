@@ -9,7 +9,7 @@
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { bwrapArguments, filesToShow, sandboxTool, type Overlay, type SandboxView } from "../platform/sandbox.ts";
 import { gitPath } from "./git-environment.ts";
-import { objectOverlays, type PrivateGitPaths, type UserGit } from "./private-git.ts";
+import { objectOverlays, USER_OBJECTS, type PrivateGitPaths, type UserGit } from "./private-git.ts";
 
 /** The jail's whole environment: no variable of the daemon's reaches what P's config runs. */
 const JAIL_ENV: Record<string, string> = {
@@ -40,7 +40,7 @@ function gitInstallation(): string[] {
   return gitFiles;
 }
 
-/** The jail's view: P read-write at its own path, the user's objects read-only, `extra` files read-only. */
+/** The jail's view: P read-write at its own path, the user's objects read-only, `extra` binds. */
 function jailView(user: UserGit, paths: PrivateGitPaths, extra: Overlay[]): SandboxView {
   const view: SandboxView = { root: null, readWrite: [], readOnly: [], network: "none", overlays: [{ source: paths.dir, target: paths.dir, writable: true }, ...objectOverlays(user), ...extra] };
   view.readOnly.push(...filesToShow(gitInstallation(), view));
@@ -76,10 +76,32 @@ function quote(word: string): string {
 /**
  * The `--upload-pack` command with which host git fetches from P: git-upload-pack in the jail,
  * with the jail's environment and only GIT_PROTOCOL of the fetching git's (host git appends P's
- * path). `exec` all the way, so bwrap's parent is that git and dies with it.
+ * path, which is not used). `exec` all the way, so bwrap's parent is that git and dies with it.
+ *
+ * upload-pack never reads P itself, where a workload still running could make any file a FIFO
+ * (an open that never returns: the exec's exit would wait for options.gitTimeoutMs) or set
+ * what upload-pack does in P's config. It reads `paths.out`, built in the same jail: P's HEAD,
+ * packed-refs, shallow, refs and objects linked (no workload can reach that directory, and a
+ * hard link keeps a file's type), refused if anything there is not a file or directory, with a
+ * config and alternates of the runtime's own.
  */
-export function uploadPackCommand(user: UserGit, paths: PrivateGitPaths): string {
+export function uploadPackCommand(user: UserGit, paths: PrivateGitPaths, objectFormat: string): string {
   const env = Object.entries(JAIL_ENV).map(([key, value]) => quote(`${key}=${value}`));
-  const jail = [sandboxTool(), ...bwrapArguments(jailView(user, paths, [])), "--", gitPath(), "upload-pack"].map(quote);
+  const out = `${paths.out}/r`;
+  const config = `[core]\n\trepositoryformatversion = ${objectFormat === "sha1" ? 0 : 1}\n\tbare = true\n${objectFormat === "sha1" ? "" : `[extensions]\n\tobjectformat = ${objectFormat}\n`}`;
+  const script = [
+    "set -e",
+    `rm -rf ${quote(out)} && mkdir ${quote(out)} && cd ${quote(paths.dir)}`,
+    `for f in HEAD packed-refs shallow; do if [ -e "$f" ] || [ -L "$f" ]; then cp -a "$f" ${quote(out)}/; fi; done`,
+    `cp -al objects refs ${quote(out)}/`,
+    `odd=$(find ${quote(out)} ! -type f ! -type d -print | head -1)`,
+    `if [ -n "$odd" ]; then echo "the workspace's git directory holds $odd, which is not a file or directory: not read" >&2; exit 1; fi`,
+    `rm -f ${quote(out)}/objects/info/alternates && echo ${USER_OBJECTS} > ${quote(out)}/objects/info/alternates`,
+    `printf '${config}' > ${quote(out)}/config`,
+    `exec ${quote(gitPath())} upload-pack ${quote(out)}`,
+  ].join("\n");
+  // P and paths.out under one mount: a hard link cannot cross mount points. Nothing of the workload's runs here.
+  const view = jailView(user, paths, [{ source: paths.storage, target: paths.storage, writable: true }]);
+  const jail = [sandboxTool(), ...bwrapArguments(view), "--", "/bin/sh", "-c", script, "sh"].map(quote);
   return `exec /usr/bin/env -i ${env.join(" ")} GIT_PROTOCOL="$GIT_PROTOCOL" ${jail.join(" ")}`;
 }

@@ -394,14 +394,20 @@ function fetchPublished(ctx: GitSyncContext, refs: string[]): boolean {
   const namespace = namespaceOf(ctx.workspaceId);
   const config = ["-c", "fetch.fsckObjects=true", "-c", "transfer.fsckObjects=true", "-c", "maintenance.auto=false", "-c", "gc.auto=0", "-c", "fetch.writeCommitGraph=false"];
   // The refspecs on stdin (git 2.29): as many as the workload made, never too long an argv.
-  const fetch = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--stdin", `--upload-pack=${uploadPackCommand(ctx.user, ctx.paths)}`, "--", ctx.paths.dir];
   try {
+    const format = gitCapture("/", ["--git-dir", ctx.user.commonDir, "rev-parse", "--show-object-format"], settingsOf(ctx)).stdout.trim();
+    mkdirSync(ctx.paths.out, { recursive: true, mode: 0o700 });
+    const fetch = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--stdin", `--upload-pack=${uploadPackCommand(ctx.user, ctx.paths, format)}`, "--", ctx.paths.dir];
     gitCapture("/", ["--git-dir", ctx.user.commonDir, ...config, ...fetch], settingsOf(ctx, ["file"]), refs.map((ref) => `+${ref}:${namespace}/${ref}\n`).join(""));
     return true;
   } catch (error) {
     if (!(error instanceof GitError)) throw error;
-    logLine("error", "git-error", { workspaceId: ctx.workspaceId, message: `the workspace's commits could not be brought into ${ctx.user.commonDir}: ${error.message}` });
+    // Its stderr, not its argv: the jail's command line would fill the line.
+    const said = error.stderr.split("\n").filter((line) => line.trim() !== "").slice(0, 2).join(" | ") || `exit ${error.exitCode ?? "by signal"}`;
+    logLine("error", "git-error", { workspaceId: ctx.workspaceId, message: `the workspace's commits could not be brought into ${ctx.user.commonDir}: git fetch from ${ctx.paths.dir}: ${said}` });
     return false;
+  } finally {
+    removeOwnedTree(ctx.paths.out);
   }
 }
 

@@ -85,8 +85,7 @@ async function fromHostDirectory(ctx: MaterializeContext, source: string): Promi
  */
 function adopt(ctx: MaterializeContext, source: string): Built {
   const root = confine(source, relativeCwd(ctx), "input.placement.relativeCwd");
-  const git = repoInfo(source) ? adoptedGit(root) : undefined;
-  const details: WorkspaceDetails = { branch: repoInfo(source) ? currentBranch(source) : "", ...(git ? { git } : {}) };
+  const details: WorkspaceDetails = { branch: repoInfo(source) ? currentBranch(source) : "", git: repoInfo(source) ? adoptedGit(root) : null };
   ctx.note("adopted", details);
   return { kind: "adopted", root, details };
 }

@@ -46,20 +46,22 @@ export interface PrivateGitPaths {
   state: string;
   /** Serializes the runtime's work on P and on the user's refs for this workspace. */
   lock: string;
+  /** Where a fetch from P finds the copy of P's refs and objects it reads (git-jail.ts uploadPackCommand); never shown to a workload. */
+  out: string;
 }
 
 export function privateGitPaths(home: string, workspaceId: string): PrivateGitPaths {
   const storage = storageDir(home, workspaceId);
-  return { storage, dir: join(storage, "git"), link: join(storage, "git.link"), state: join(storage, "git-sync.json"), lock: join(storage, "git.lock") };
+  return { storage, dir: join(storage, "git"), link: join(storage, "git.link"), state: join(storage, "git-sync.json"), lock: join(storage, "git.lock"), out: join(storage, "git-out") };
 }
 
 /**
  * For an adopted directory at create: its git dirs when the directory is the top of a working
- * tree (where its `.git` is), else undefined (the sandbox shows no git there, as before).
+ * tree (where its `.git` is), else null (the sandbox shows no git there, as before).
  */
 export function adoptedGit(root: string): WorkspaceDetails["git"] {
   const info = repoInfo(root);
-  if (!info || info.toplevel !== root) return undefined;
+  if (!info || info.toplevel !== root) return null;
   const gitDir = gitRead(root, ["rev-parse", "--path-format=absolute", "--git-dir"]);
   return { gitDir, commonDir: info.commonDir, dotGit: lstatSync(join(root, ".git")).isDirectory() ? "directory" : "file" };
 }
@@ -67,18 +69,28 @@ export function adoptedGit(root: string): WorkspaceDetails["git"] {
 /**
  * The user's git dirs of a worktree or adopted workspace (`gitdir`: the worktree registration its
  * root was proven to name), or null when its checkout has none of the user's (a clone's or
- * copy's git dir is its own). An adopted directory recorded before the runtime kept them: its
- * `.git` directory is taken as the repository's (never a `commondir` inside it); a `.git` file
- * is not followed, and the sandbox shows it as an empty file (see workloadOverlays).
+ * copy's git dir is its own, and so is a `.git` made in an adopted directory that had none at
+ * create: the runtime never syncs with, nor runs host git in, a git dir the workload made).
  */
 export function userGitOf(record: Pick<WorkspaceRecord, "kind" | "root" | "details">, gitdir: string | null): UserGit | null {
   const { checkout, commonDir, git } = record.details;
   if (record.kind === "worktree" && checkout && commonDir && gitdir) return { top: checkout, gitDir: gitdir, commonDir, dotGit: "file" };
   if (record.kind !== "adopted" || record.root === null) return null;
-  if (git) return { top: record.root, ...git };
-  const dotGit = join(record.root, ".git");
+  const known = git === undefined ? legacyAdoptedGit(record.root) : git;
+  return known ? { top: record.root, ...known } : null;
+}
+
+/**
+ * An adopted directory recorded before the runtime kept its git dirs: its `.git` directory is
+ * taken as the repository's (never a `commondir` inside it); a `.git` file is not followed, and
+ * the sandbox shows it as an empty file (see untrustedDotGit). Decided once, at the first
+ * sandboxed exec, before any workload of this runtime ran there, and recorded
+ * (sandbox-git.ts): otherwise a `.git` a workload made later would be taken for the user's.
+ */
+export function legacyAdoptedGit(root: string): NonNullable<WorkspaceDetails["git"]> | null {
+  const dotGit = join(root, ".git");
   const stat = lstatSync(dotGit, { throwIfNoEntry: false });
-  if (stat?.isDirectory() && !existsSync(join(dotGit, "commondir"))) return { top: record.root, gitDir: dotGit, commonDir: dotGit, dotGit: "directory" };
+  if (stat?.isDirectory() && !existsSync(join(dotGit, "commondir"))) return { gitDir: dotGit, commonDir: dotGit, dotGit: "directory" };
   return null;
 }
 
@@ -114,15 +126,16 @@ function alternatesOf(objects: string, depth: number): string[] {
 /**
  * What a workload's sandbox binds last: P over the checkout's `.git` (or P at its own path and
  * a `.git` file naming it over a worktree's), the user's objects read-only, the user's git dirs
- * read-only wherever the rest of the view would show them, and, in an adopted checkout, the
+ * read-only wherever the rest of the view would show them (`places`: at every path, a symbolic
+ * link's included, and over a view path inside one), and, in an adopted checkout, the
  * user's submodule paths held in place (submodulePins), since a git run in the checkout on the
  * host follows a submodule's `.git`.
  */
-export function workloadOverlays(user: UserGit, paths: PrivateGitPaths, shown: (path: string) => boolean, submodules: readonly string[]): Overlay[] {
+export function workloadOverlays(user: UserGit, paths: PrivateGitPaths, places: (dir: string) => { source: string; target: string }[], submodules: readonly string[]): Overlay[] {
   const dotGit = join(user.top, ".git");
   const overlays: Overlay[] = [];
   for (const dir of new Set([user.commonDir, user.gitDir])) {
-    if (dir !== dotGit && shown(dir)) overlays.push({ source: dir, target: dir, writable: false });
+    for (const place of places(dir)) if (place.target !== dotGit) overlays.push({ ...place, writable: false });
   }
   overlays.push(...submodulePins(user.top, submodules));
   if (user.dotGit === "directory") overlays.push({ source: paths.dir, target: dotGit, writable: true });

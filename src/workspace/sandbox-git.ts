@@ -12,14 +12,14 @@ import { join } from "node:path";
 import { DEFAULT_GIT_TIMEOUT_MS, type RuntimeOptions } from "../options.ts";
 import { closeDescriptor } from "../platform/directory.ts";
 import { isLinux } from "../platform/os.ts";
-import type { Store } from "../store/db.ts";
-import { getWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
+import { writeTransaction, type Store } from "../store/db.ts";
+import { getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { openRoot, RootProblem } from "./confinement.ts";
 import { prepareGit, releasePrivateGit, type GitSyncContext } from "./git-sync.ts";
 import { isolationProblem, requestedIsolation } from "./isolation.ts";
 import type { Ownership } from "./owner.ts";
 import { refusalOf } from "./refusals.ts";
-import { hasPrivateGit, privateGitPaths, userGitOf } from "./private-git.ts";
+import { hasPrivateGit, legacyAdoptedGit, privateGitPaths, userGitOf } from "./private-git.ts";
 
 /** A sandboxed exec's git, once prepared: the workspace's and the user's git dirs, and the submodule paths kept from the workload. */
 export interface PreparedGit {
@@ -47,14 +47,23 @@ export function makeSandboxGit(home: string, record: WorkspaceRecord, timeoutMs:
  * isolation than recorded: whileReady says why).
  */
 export function gitForExec(store: Store, workspaceId: string, owner: Ownership, options: RuntimeOptions): PreparedGit | null {
-  const record = getWorkspace(store.db, workspaceId);
-  if (!record || refusalOf(record, workspaceId, owner, { ready: true }) !== null) return null;
-  if (isolationProblem(workspaceId, record.isolation, requestedIsolation(options)) !== null) return null;
+  const found = getWorkspace(store.db, workspaceId);
+  if (!found || refusalOf(found, workspaceId, owner, { ready: true }) !== null) return null;
+  if (isolationProblem(workspaceId, found.isolation, requestedIsolation(options)) !== null) return null;
+  const record = withAdoptedGitRecorded(store, found);
   const ctx = contextOf(store.home, record, worktreeGitdir(record), options.gitTimeoutMs);
   // A checkout whose `.git` is gone (the user removed it) has nothing to keep: none is made in its place.
   if (ctx === null || !lstatSync(join(ctx.user.top, ".git"), { throwIfNoEntry: false })) return null;
   const submodules = prepareGit(ctx, () => getWorkspace(store.db, workspaceId)?.status === "ready");
   return { ctx, submodules };
+}
+
+/** An adopted record of before the runtime kept its git dirs: what its `.git` is now, recorded once (private-git.ts legacyAdoptedGit). */
+function withAdoptedGitRecorded(store: Store, record: WorkspaceRecord): WorkspaceRecord {
+  if (record.kind !== "adopted" || record.root === null || record.details.git !== undefined) return record;
+  const details = { ...record.details, git: legacyAdoptedGit(record.root) };
+  writeTransaction(store.db, () => void updateWorkspace(store.db, record.workspaceId, { details }));
+  return { ...record, details };
 }
 
 /** A worktree's registration: as recorded, or (a workspace of before schema 2) as its root proves it. */

@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import type { RuntimeOptions } from "../options.ts";
 import { isLinux } from "../platform/os.ts";
-import { shownInView, type Overlay, type SandboxView } from "../platform/sandbox.ts";
+import { placesInView, type Overlay, type SandboxView } from "../platform/sandbox.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import type { OpenRoot } from "./confinement.ts";
 import { isInside } from "./paths.ts";
@@ -23,7 +23,7 @@ import type { PreparedGit } from "./sandbox-git.ts";
  * workspace's private git dir over its `.git`; the user's git dirs are never writable. Throws
  * naming an option path that does not exist.
  */
-export function sandboxView(record: WorkspaceRecord, root: OpenRoot, options: RuntimeOptions, git: PreparedGit | null, user: UserGit | null): SandboxView {
+export function sandboxView(home: string, record: WorkspaceRecord, root: OpenRoot, options: RuntimeOptions, git: PreparedGit | null, user: UserGit | null): SandboxView {
   const readWrite: string[] = [];
   const readOnly: string[] = [];
   const { checkout } = record.details;
@@ -37,7 +37,8 @@ export function sandboxView(record: WorkspaceRecord, root: OpenRoot, options: Ru
       into.push(path);
     }
   }
-  const view: SandboxView = { root: owned ? checkout : root.path, readWrite, readOnly, network: options.network };
+  // The runtime's home (its store, every workspace's storage and private git dir) is never the workload's, whatever the options show.
+  const view: SandboxView = { root: owned ? checkout : root.path, readWrite, readOnly, network: options.network, hidden: [home] };
   view.overlays = gitOverlays(record, view, git, user);
   return view;
 }
@@ -48,7 +49,7 @@ export function sandboxView(record: WorkspaceRecord, root: OpenRoot, options: Ru
  * commit). A `.git` file not taken on trust is shown as an empty file.
  */
 function gitOverlays(record: WorkspaceRecord, view: SandboxView, git: PreparedGit | null, user: UserGit | null): Overlay[] {
-  if (git) return workloadOverlays(git.ctx.user, git.ctx.paths, (path) => shownInView(path, view), git.submodules);
+  if (git) return workloadOverlays(git.ctx.user, git.ctx.paths, (dir) => placesInView(dir, view), git.submodules);
   if (user && !isLinux) return [...new Set([user.commonDir, user.gitDir])].map((dir) => ({ source: dir, target: dir, writable: false }));
   const dotGit = untrustedDotGit(record);
   return dotGit === null ? [] : [{ source: "/dev/null", target: dotGit, writable: false }];
