@@ -1,5 +1,5 @@
 /**
- * Red-teaming issue 22 further (after 9ef1639): attacks on the sandbox's git that nobody named
+ * Issue 22, attacked further: attacks on the sandbox's git that nobody named
  * before, each against the compiled binary. Every test here is an attack; those that once
  * succeeded say which fix made them fail.
  */
@@ -15,7 +15,7 @@ import { record, withStore } from "../support/store.ts";
 import { bwrapArguments, sandboxProfile } from "../../src/platform/sandbox.ts";
 import { GIT_TEST_ENV, git, makeRepo } from "../support/git.ts";
 
-const missing = missingTools("sandbox-git-redteam.test.ts", ["bwrap", "git"]);
+const missing = missingTools("sandbox-git-edges.test.ts", ["bwrap", "git"]);
 const IDENTITY = { GIT_AUTHOR_NAME: "Agent", GIT_AUTHOR_EMAIL: "agent@example.invalid", GIT_COMMITTER_NAME: "Agent", GIT_COMMITTER_EMAIL: "agent@example.invalid" };
 
 let t: Lab;
