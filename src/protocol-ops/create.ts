@@ -7,9 +7,10 @@ import { once } from "../platform/lazy.ts";
 import { applyWorkspaceLimits } from "../containment/cgroup-tree.ts";
 import { checkLimits, resolveContainment, wantsLimits } from "../containment/resolve.ts";
 import { branchMadeFor, claimCreate, finishCreate, madeFreshContent, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
-import { createInputOf, effectiveHostDirectory, keptInput } from "../workspace/input.ts";
+import { createInputOf, effectiveHostDirectory, hostSourceDirectory, keptInput } from "../workspace/input.ts";
 import { childTracker, repoGuard } from "../workspace/lock.ts";
 import { materialize } from "../workspace/materialize.ts";
+import { workloadWrittenSource } from "../workspace/workload-sources.ts";
 import { stateResponse } from "../workspace/state.ts";
 import { respond } from "../protocol/request.ts";
 import { readLifecycleCall } from "../workspace/call.ts";
@@ -40,6 +41,10 @@ export async function create(invocation: Invocation): Promise<number> {
     // From here on only the kept input exists: its URLs carry no credential.
     const kept = keptInput(home, checked);
     const { input } = kept;
+    if (input.project.source.kind === "host-directory") {
+      const written = workloadWrittenSource(db, hostSourceDirectory(input.project.source.path), input.workspaceId);
+      if (written !== null) throw new Error(written);
+    }
     const isolation = requestedIsolation(options);
     const claim = await claimCreate(db, kept, owner, hostDirectory, isolation);
     if (claim.existing) {

@@ -221,3 +221,24 @@ describe.skipIf(missing.length > 0)("an option path the workload can replace", (
     expect(readFileSync(join(secret, "key"), "utf8")).toBe("the operator's key\n");
   });
 });
+
+describe.skipIf(missing.length > 0)("a directory a sandboxed workload writes is no create's source", () => {
+  test("a later create from inside a sandboxed adopted directory, where the workload made a repository with hooks: refused, no git of the runtime runs there, nothing recorded", async () => {
+    const repo = makeRepo(join(t.dir, "repo"));
+    const pkg = join(repo, "pkg");
+    mkdirSync(pkg);
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: pkg })));
+    const planted = await sh("w", `git init -q . && git commit -q --allow-empty -m x && ${plantHooks(".git")} && echo planted`);
+    expect(planted.stdout.toString()).toBe("planted\n");
+    const refused = await create(t.options, createInput("w2", { kind: "host-directory", path: pkg }, { kind: "branch", branchName: "b2", baseRef: "HEAD" }));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`is inside ${pkg}, which the sandboxed workload of workspace "w" writes`);
+    expect((await op("inspect", "w2", { options: t.options })).stdout).toContain('"missing"');
+    expect(readdirSync(marks)).toEqual([]);
+    // Its repository itself (whose .git no workload there can write) is still a source; so is a repeat of w's own create.
+    ok(await create(t.options, createInput("w3", { kind: "host-directory", path: repo }, { kind: "branch", branchName: "b3", baseRef: "main" })));
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: pkg })));
+    ok(await op("destroy", "w3", { options: t.options }));
+    expect(readdirSync(marks)).toEqual([]);
+  });
+});
