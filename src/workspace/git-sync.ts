@@ -21,8 +21,9 @@
  * The runtime's own record of what it last agreed (the state file) is beside P, not in it.
  */
 import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { logLine } from "../log/runtime-log.ts";
+import { tolerating } from "../platform/errno.ts";
 import { tryLockExclusive } from "../platform/libc/locks.ts";
 import type { GitSettings } from "./git-environment.ts";
 import { GitError, gitCapture } from "./git.ts";
@@ -421,7 +422,7 @@ function moveBranches(ctx: GitSyncContext, branches: string[], next: SyncState):
   const moved: string[] = [];
   const namespace = namespaceOf(ctx.workspaceId);
   const current = refLines(gitCapture("/", ["--git-dir", ctx.user.commonDir, "for-each-ref", "--format=%(objectname) %(refname)", `${namespace}/`, "refs/heads"], settingsOf(ctx)).stdout);
-  const holders = worktreeBranches(ctx);
+  const { holders, busy } = worktreeBranches(ctx);
   const checkedOut = readHead(ctx.user.gitDir);
   // One look at every commit the branches bring; each branch is looked at alone only when one adds a foreign submodule.
   const tips = branches.flatMap((ref) => current.get(`${namespace}/${ref}`) ?? []);
@@ -443,9 +444,11 @@ function moveBranches(ctx: GitSyncContext, branches: string[], next: SyncState):
           : `the branch was moved in your repository (to ${theirs}) since the workspace was given ${given}`
         : holder !== undefined && holder !== ctx.user.top
           ? `the branch is checked out at ${holder}`
-          : foreign
-            ? foreignSubmodules(ctx, [to], next.submodules)
-            : null;
+          : busy.has(ref)
+            ? `the branch is being rebased or bisected at ${busy.get(ref)}`
+            : foreign
+              ? foreignSubmodules(ctx, [to], next.submodules)
+              : null;
     if (refused !== null) {
       logLine("info", "git-branch-kept", { ...fields, reason: `${refused}; not moved: the workspace's commits are at ${namespace}/${ref}` });
       continue;
@@ -491,14 +494,42 @@ function foreignSubmodules(ctx: GitSyncContext, tips: readonly string[], submodu
 }
 
 /** Branch ref → path of the worktree that has it checked out, from `git worktree list`. */
-function worktreeBranches(ctx: GitSyncContext): Map<string, string> {
+function worktreeBranches(ctx: GitSyncContext): { holders: Map<string, string>; busy: Map<string, string> } {
   const holders = new Map<string, string>();
   let path = "";
+  let main: string | null = null;
   for (const line of gitCapture("/", ["--git-dir", ctx.user.commonDir, "worktree", "list", "--porcelain"], settingsOf(ctx)).stdout.split("\n")) {
-    if (line.startsWith("worktree ")) path = line.slice("worktree ".length);
-    else if (line.startsWith("branch ")) holders.set(line.slice("branch ".length), path);
+    if (line.startsWith("worktree ")) {
+      path = line.slice("worktree ".length);
+      main ??= path;
+    } else if (line.startsWith("branch ")) holders.set(line.slice("branch ".length), path);
   }
-  return holders;
+  return { holders, busy: busyBranches(ctx.user.commonDir, main) };
+}
+
+/**
+ * Branches a rebase or a bisect is under way on, in any worktree (its HEAD is detached then, so
+ * `worktree list` does not name them; git itself refuses to move them): ref → worktree path.
+ * The user's own checkout counts too: a rebase in the user's git dir is the user's.
+ */
+function busyBranches(commonDir: string, main: string | null): Map<string, string> {
+  const read = (file: string) => tolerating(["ENOENT", "ENOTDIR"], null, () => readFileSync(file, "utf8").trim());
+  const admins: [string, string][] = main === null ? [] : [[commonDir, main]];
+  const linked = join(commonDir, "worktrees");
+  for (const name of tolerating(["ENOENT", "ENOTDIR"], [] as string[], () => readdirSync(linked))) {
+    const dotGit = read(join(linked, name, "gitdir"));
+    if (dotGit !== null) admins.push([join(linked, name), dirname(dotGit)]);
+  }
+  const busy = new Map<string, string>();
+  for (const [admin, path] of admins) {
+    for (const file of ["rebase-merge/head-name", "rebase-apply/head-name"]) {
+      const ref = read(join(admin, file));
+      if (ref?.startsWith("refs/heads/")) busy.set(ref, path);
+    }
+    const bisected = read(join(admin, "BISECT_START"));
+    if (bisected) busy.set(`refs/heads/${bisected}`, path);
+  }
+  return busy;
 }
 
 function isAncestor(ctx: GitSyncContext, older: string, newer: string): boolean {

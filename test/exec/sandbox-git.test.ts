@@ -315,6 +315,20 @@ describe.skipIf(missing.length > 0)("the agent still does its work, and its work
     expect(logged("git-refs-kept").at(-1)).toMatchObject({ refs: [namespace("refs/heads/topic")] });
   });
 
+  test("a branch the user is rebasing in another worktree (its HEAD detached meanwhile) is not moved either", async () => {
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: repo }, { kind: "branch", branchName: "topic", baseRef: "main" })));
+    const theirs = join(t.dir, "theirs");
+    const feature = git(repo, "rev-parse", "feature");
+    // The user's rebase stops after replaying feature's commit (its --exec fails): feature is still where it was, and busy.
+    Bun.spawnSync({ cmd: ["git", "rebase", "-q", "--exec", "false", "main"], cwd: theirs, env: { ...process.env, ...GIT_TEST_ENV }, stdout: "ignore", stderr: "ignore" });
+    expect(existsSync(join(repo, ".git", "worktrees", "theirs", "rebase-merge", "head-name"))).toBe(true);
+    const result = await sh("w", "git checkout -q feature && echo f > f.txt && git add f.txt && git commit -qm 'agent on feature' && git checkout -q topic && git rev-parse feature");
+    expect(result.code).toBe(0);
+    expect(git(repo, "rev-parse", "feature")).toBe(feature);
+    expect(refOf(repo, namespace("refs/heads/feature"))).toBe(result.stdout.toString().trim());
+    expect(logged("git-branch-kept").at(-1)).toMatchObject({ branch: "feature", reason: expect.stringContaining(`the branch is being rebased or bisected at ${theirs}`) });
+  });
+
   test("adopted checkout: the agent's commit moves the user's branch; their index follows from the two commits and keeps what they staged", async () => {
     ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: repo })));
     writeFileSync(join(repo, "staged.txt"), "staged by the user\n");
