@@ -20,7 +20,7 @@
  *
  * The runtime's own record of what it last agreed (the state file) is beside P, not in it.
  */
-import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, mkdirSync, opendirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { logLine } from "../log/runtime-log.ts";
 import { tolerating } from "../platform/errno.ts";
@@ -380,7 +380,14 @@ function refStorageOf(dir: string): string {
     const stat = lstatSync(join(dir, relative), { bigint: true, throwIfNoEntry: false });
     hasher.update(`${relative}\0${stat ? `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:${stat.mode}` : "-"}\n`);
     if (!stat?.isDirectory()) return true;
-    return readdirSync(join(dir, relative)).sort().every((name) => visit(join(relative, name)));
+    // Entry by entry, so a directory of millions stops at the bound (a new order only means P is read).
+    const listing = opendirSync(join(dir, relative));
+    try {
+      for (let entry = listing.readSync(); entry !== null; entry = listing.readSync()) if (!visit(join(relative, entry.name))) return false;
+      return true;
+    } finally {
+      listing.closeSync();
+    }
   };
   try {
     return ["HEAD", "packed-refs", "refs", "reftable"].every(visit) ? hasher.digest("hex") : "";
