@@ -480,6 +480,18 @@ describe.skipIf(NO_SSHD)("a --remote runtime of the daemon's config, by hand", (
     expect(orphans.stdout).toMatch(/^no orphans of owner "default@/);
   });
 
+  test("workspace reconcile --keep-all typed as a bare `paseo-host-runtime` (another argv[0] than the runtime's command) keeps every workspace", async () => {
+    const id = idOn(a, "typed");
+    expect((await op(["new", "-w", id, "--source", repo])).code).toBe(0);
+    const typed = Bun.spawn([BIN, "workspace", "reconcile", "--keep-all", "--json", "--config", config, "--runtime", "rem"], { argv0: "paseo-host-runtime", env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr] = await Promise.all([new Response(typed.stdout).text(), new Response(typed.stderr).text()]);
+    await typed.exited;
+    expect({ code: typed.exitCode, stderr }).toEqual({ code: 0, stderr: "" });
+    expect(JSON.parse(stdout).kept).toContain(id);
+    expect(await onHost(a)).toContain(id);
+    expect((await op(["rm", "-w", id])).code).toBe(0);
+  });
+
   test("orphans --remove reaches an orphan on the host its placement records, though its hash host is another", async () => {
     // Made while the fleet was host a alone: both live on a, though the hash over a and b says b.
     const [kept, orphan] = [idOn(b, "ok"), idOn(b, "oo")];
