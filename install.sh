@@ -492,7 +492,7 @@ helper_note() {
   say "resolve-command calls. Install the one Paseo publishes on npm ($HELPER_PACKAGE, with npm):"
   say "  $again --helper-npm"
   say "or a helper file or the package's npm tarball, verified:"
-  say "  $again --helper-from PATH|URL --helper-sha256 HEX"
+  say "  $again --helper-from HELPER_FILE_OR_URL --helper-sha256 HEX"
   say "or set \"helperPath\" (an absolute path) in the runtime's options in Paseo's config.json."
 }
 

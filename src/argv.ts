@@ -273,7 +273,7 @@ export function commandHelp(commands: CommandTable, command: string): string {
   rows.push(["-h, --help", "show this help"]);
   const width = Math.max(...rows.map(([left]) => left.length));
   lines.push("", "Options:", ...rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`.trimEnd()));
-  if (spec.rest) lines.push("  -- ARGV...".padEnd(width + 4) + "  the command to run (everything after --)");
+  if (spec.rest) lines.push(`  ${"-- ARGV...".padEnd(width)}  the command to run (everything after --)`);
   if (spec.examples?.length) lines.push("", "Examples:", ...spec.examples.map((example) => `  ${example}`));
   const env = Object.entries(spec.env ?? {});
   if (env.length) {

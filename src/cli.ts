@@ -386,7 +386,7 @@ function operatorCommands(): Record<string, Command> {
         json: { help: "one JSON document instead of text" },
       },
       examples: ["paseo-host-runtime remote doctor ssh://builder@buildbox", "paseo-host-runtime remote doctor ssh://buildbox:2222/opt/paseo/bin/paseo-host-runtime --ssh-config ~/.ssh/paseo_config --json"],
-      env: { PATH: "ssh is found on it", HOME: "~/.ssh/config and known hosts are read from it unless --ssh-config" },
+      env: { PATH: "ssh is found on it", HOME: "this side's default home is under it; ssh ignores it: its ~/.ssh (config, known hosts, keys) is the login's home in the password database, so give --ssh-config for another" },
       words: async () => (await import("./operator/remote-doctor.ts")).remoteDoctor,
     },
   };

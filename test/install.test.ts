@@ -377,7 +377,7 @@ describe.skipIf(noDownloader)("install", () => {
     // The way to add it names this mirror and this version, never GitHub.
     const again = `curl -fsSL ${baseUrl}/download/v2.0.0/install.sh | sh -s -- --version 2.0.0 --dir ${dir}`;
     expect(run.stdout).toContain(`\n  ${again} --helper-npm\n`);
-    expect(run.stdout).toContain(`\n  ${again} --helper-from PATH|URL --helper-sha256 HEX\n`);
+    expect(run.stdout).toContain(`\n  ${again} --helper-from HELPER_FILE_OR_URL --helper-sha256 HEX\n`);
     expect(run.stdout).not.toContain("github.com");
     expect(run.stdout).toContain("helperPath");
     expect(readFileSync(join(dir, MANIFEST), "utf8")).toContain(`\nbase ${baseUrl}\n`);

@@ -55,6 +55,7 @@ export async function ls(invocation: Invocation): Promise<number> {
   const owner = invocation.flags.get("owner") ?? (typeof options.owner === "string" ? options.owner : undefined);
   const { store, home } = openExistingStore(options);
   let workspaces: WorkspaceSummary[] = [];
+  let others = 0;
   if (store) {
     try {
       const live = new Map<string, number>();
@@ -62,6 +63,7 @@ export async function ls(invocation: Invocation): Promise<number> {
         live.set(execution.workspaceId, (live.get(execution.workspaceId) ?? 0) + 1);
       }
       workspaces = listWorkspaces(store.db, owner).map((record) => summarize(record, live.get(record.workspaceId) ?? 0));
+      if (owner !== undefined && workspaces.length === 0) others = listWorkspaces(store.db).length;
     } finally {
       store.db.close();
     }
@@ -71,7 +73,9 @@ export async function ls(invocation: Invocation): Promise<number> {
     return 0;
   }
   if (workspaces.length === 0) {
-    printLines([`no workspaces (home ${home})`]);
+    // Another owner's workspaces are there but not shown: say so, or the home looks empty.
+    const whose = owner === undefined ? "" : ` of owner ${JSON.stringify(owner)}`;
+    printLines([`no workspaces${whose} (home ${home}${others ? `, which holds ${others} of other owners` : ""})`]);
     return 0;
   }
   printWorkspaces(workspaces.map((w) => ({ host: null, w })), invocation);

@@ -157,6 +157,11 @@ function sshCommand(host: RemoteHost, command: string): string {
   return ["ssh", ...(host.port === null ? [] : ["-p", String(host.port)]), `${host.user === null ? "" : `${host.user}@`}${host.host}`, shellQuote(command)].join(" ");
 }
 
+/** A remote doctor's fix line: what to do on that host, not here (a trailing comment, so a command stays one to paste there). */
+function fixThere(host: RemoteHost, line: string): string {
+  return `${line}   # on ${host.key}, not here`;
+}
+
 /** The remote binary runs and is this version (the remote doctor's own binary line is merged into it). */
 async function checkBinary(host: RemoteHost, settings: SshSettings): Promise<Check> {
   const name = "remote binary";
@@ -188,7 +193,12 @@ async function remoteChecks(host: RemoteHost, settings: SshSettings, { remoteHom
   }
   try {
     const answer = JSON.parse(text) as { checks: Check[] };
-    return answer.checks.map((check) => ({ ...check, name: `remote ${check.name}` }));
+    return answer.checks.map((check) => ({
+      ...check,
+      name: `remote ${check.name}`,
+      ...(check.hint === undefined ? {} : { hint: fixThere(host, check.hint) }),
+      ...(check.alternatives === undefined ? {} : { alternatives: check.alternatives.map((line) => fixThere(host, line)) }),
+    }));
   } catch {
     return [{ name: "remote doctor", status: "fail", detail: `doctor --json on ${host.key} exited ${result.status} without a report` }];
   }

@@ -8,7 +8,7 @@
  */
 import type * as v from "valibot";
 import { diagnose, withoutProgramName } from "../output.ts";
-import { printJson } from "./common.ts";
+import { operationArgv0, printJson } from "./common.ts";
 import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { withExistingStore } from "../store/db.ts";
 import { missingHomeIn } from "../store/home.ts";
@@ -34,7 +34,8 @@ export interface RemoteRuntime {
 
 /** The remote runtime `chosen` names (its options validated here; the local placements read, never created). */
 export async function remoteRuntime(chosen: Selection): Promise<RemoteRuntime> {
-  const ctx = remoteContext(chosen.remote!, chosen.options);
+  // Fingerprinted as the runtime's own operations will be, whatever name this command was typed as.
+  const ctx = remoteContext(chosen.remote!, chosen.options, operationArgv0());
   const recorded = await withExistingStore(ctx.options, ({ db }) => placementsOf(db, ctx.options.owner), () => new Map<string, string>());
   return { ctx, hosts: knownHosts(ctx, recorded.values()), owner: remoteOwner(ctx.options, ctx.remote), home: ctx.remote.stateDirectory ?? null };
 }

@@ -1,6 +1,6 @@
 import type { Invocation } from "../argv.ts";
 import { diagnose } from "../output.ts";
-import { callOperation, dialectFields, operatorOptions, printJson, printLines } from "./common.ts";
+import { callOperation, dialectFields, operatorOptions, printJson, printLines, shellQuote, suggestion } from "./common.ts";
 import { onHost, workspaceFacts, type RecordFacts } from "./workspace-facts.ts";
 
 /**
@@ -39,7 +39,7 @@ export async function rm(invocation: Invocation): Promise<number> {
   if (live.length > 0 && !force) {
     diagnose(
       `rm: workspace ${JSON.stringify(workspaceId)}${where} has ${live.length} live execution(s) (${live.join(", ")}); nothing was changed. ` +
-        "Stop them first (paseo-host-runtime workspace pause), or pass --force (SIGTERM, the stopTimeoutMs grace, then SIGKILL)",
+        `Stop them first (${suggestion(invocation, `workspace pause -w ${shellQuote(workspaceId)}`)}), or pass --force (SIGTERM, the stopTimeoutMs grace, then SIGKILL)`,
     );
     return 1;
   }

@@ -12,7 +12,7 @@ import { mirrorExit } from "../exec/mirror.ts";
 import { DAEMON_SIGNALS } from "../exec/signals.ts";
 import { diagnose, writeAll } from "../output.ts";
 import { SignalControl, encodeFrame, type SpawnEnvelope } from "../protocol/index.ts";
-import { operationArgv0, operationCommand } from "./common.ts";
+import { operationArgv0, operationCommand, shellQuote, suggestion } from "./common.ts";
 import { RawTerminal, terminalSize } from "./raw-terminal.ts";
 import { buildEnvelope } from "./run-envelope.ts";
 import { recordForRun } from "./workspace-facts.ts";
@@ -153,7 +153,8 @@ export async function captureExec(workspaceId: string, envelope: SpawnEnvelope, 
 /** `run --workspace-id W [--pty] [--cwd REL] [--env K=V]... [--inherit-env] [--purpose KIND] [--helper-path PATH] -- ARGV...` */
 export async function run(invocation: Invocation): Promise<number> {
   const pty = invocation.switches.has("pty");
-  const envelope = buildEnvelope(invocation, pty, await recordForRun(invocation, invocation.flags.get("workspace-id")!));
+  const record = await recordForRun(invocation, invocation.flags.get("workspace-id")!);
+  const envelope = buildEnvelope(invocation, pty, record);
   if (typeof envelope === "string") throw new UsageError(envelope, invocation.command);
   const workspaceId = invocation.flags.get("workspace-id")!;
   const terminal = new RawTerminal();
@@ -178,6 +179,7 @@ export async function run(invocation: Invocation): Promise<number> {
     if (code === 127 && envelope.env.PATH === undefined && !envelope.argv[0]!.includes("/") && envelope.purpose.kind !== "workspace-helper") {
       diagnose("run: the workload env is empty unless you ask: add --env PATH=/usr/bin:/bin, --inherit-env, or give an absolute program path");
     }
+    if (record?.status === "paused") diagnose(`run: resume it first: ${suggestion(invocation, `workspace resume -w ${shellQuote(workspaceId)}`)}`);
     if (code !== null && code !== 0) return code;
     diagnose(`run: exec ended (${signal ?? `exit ${code}`}) without starting the workload`);
     return 1;

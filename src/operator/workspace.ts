@@ -72,7 +72,7 @@ export async function workspaceInspect(invocation: Invocation): Promise<number> 
 /**
  * `workspace reconcile (--keep W... | --keep-all) [--runtime-instance-id ID]`: the daemon's
  * reconcile, by hand, for the scope of these options (workspace/owner.ts inReconcileScope: the
- * owner, the dialect and instance, and under the default owner the configuration). Every
+ * owner, the dialect and instance, and the configuration whatever the owner). Every
  * workspace in that scope that is not kept is destroyed; interrupted creates and destroys are
  * cleaned up; executions nobody owns any more are reaped. `--keep-all` keeps the whole scope,
  * and only it: listing a workspace stamps it with this configuration.

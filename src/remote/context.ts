@@ -72,8 +72,12 @@ function timing(remote: RemoteOptions) {
   };
 }
 
-/** The context of one call whose request carried `raw` options (validated here). */
-export function remoteContext(call: RemoteCall, raw: Record<string, unknown>): RemoteContext {
+/**
+ * The context of one call whose request carried `raw` options (validated here). `command`: the
+ * argv[0] the runtime's operations run under, which `callerConfiguration` fingerprints; an
+ * operator command passes the one its operations will have, not the name it was typed as.
+ */
+export function remoteContext(call: RemoteCall, raw: Record<string, unknown>, command = process.argv0): RemoteContext {
   const options = readOptions(raw);
   const remote = options.remote ?? readOptions({ remote: {} }).remote!;
   const hosts = [call.primary];
@@ -96,7 +100,7 @@ export function remoteContext(call: RemoteCall, raw: Record<string, unknown>): R
     settings: { configFile: call.configFile, controlDir, ...timing(remote) },
     noReuse,
     home,
-    remoteSideOptions: remoteSideOptions(raw, options, remote, call),
+    remoteSideOptions: remoteSideOptions(raw, options, remote, call, command),
   };
 }
 
@@ -130,7 +134,7 @@ export function remoteOwner(options: RuntimeOptions, remote: RemoteOptions): str
  * `--remote` host), so `callerConfiguration` carries this side's own fingerprint: without it,
  * two runtimes with one owner would each reconcile the other's workspaces away on a shared host.
  */
-function remoteSideOptions(raw: Record<string, unknown>, options: RuntimeOptions, remote: RemoteOptions, call: RemoteCall): Record<string, unknown> {
+function remoteSideOptions(raw: Record<string, unknown>, options: RuntimeOptions, remote: RemoteOptions, call: RemoteCall, command: string): Record<string, unknown> {
   const local = new Set(["remote", "stateDirectory", "helperPath", "owner"]);
   // fromEntries: a key such as "__proto__" stays an ordinary key and travels as it came.
   const out: Record<string, unknown> = Object.fromEntries(Object.entries(raw).filter(([key]) => !local.has(key)));
@@ -140,6 +144,6 @@ function remoteSideOptions(raw: Record<string, unknown>, options: RuntimeOptions
   // A shipped repository's mirror has an empty working tree: "existing" is always a private clone.
   out.hostDirectory = "clone";
   out.exposeHostVisiblePath = false;
-  out.callerConfiguration = configurationOf(raw, `${process.argv0}\0--remote\0${call.primary.key}`);
+  out.callerConfiguration = configurationOf(raw, `${command}\0--remote\0${call.primary.key}`);
   return out;
 }

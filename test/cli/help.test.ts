@@ -74,6 +74,10 @@ describe("<command> --help", () => {
     const made = (await runBinary(["new", "--help"])).stdout;
     expect(made).toMatch(/--host-directory MODE .*\[one of: adopt, clone; default: adopt\]/);
     expect(made).toMatch(/^ {2}-w, --workspace-id W /m);
+    // `-- ARGV...` is a row like the others: its text starts in the same column.
+    const rows = run.split("\nOptions:\n")[1]!.split("\n\n")[0]!.split("\n");
+    const argv = rows.find((line) => line.startsWith("  -- ARGV..."))!;
+    expect(argv.indexOf("the command to run")).toBe(rows.find((line) => line.includes("--workspace-id W"))!.indexOf("the workspace to run in"));
   });
 
   test("every --owner that sets options.owner quotes its default the same way, remote doctor's included", async () => {

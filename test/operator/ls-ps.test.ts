@@ -85,6 +85,12 @@ describe("ls", () => {
     });
   });
 
+  test("--owner with none of its own: says whose, and that the home holds others' (it is not empty)", async () => {
+    const result = await runIn(box, ["ls", "--home", box.home, "--owner", "nobody"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`no workspaces of owner "nobody" (home ${box.home}, which holds 2 of other owners)\n`);
+  });
+
   test("a home that does not exist: exit 1, says so, and is not created", async () => {
     const missing = join(box.dir, "no-home");
     for (const args of [["ls"], ["ls", "--json"], ["ps"], ["ps", "--json"]]) {

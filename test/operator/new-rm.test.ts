@@ -146,7 +146,7 @@ describe("rm with live executions", () => {
     expect(refused.code).toBe(1);
     expect(refused.stdout).toBe("");
     expect(refused.stderr).toBe(
-      `paseo-host-runtime: rm: workspace "busy" has 1 live execution(s) (${execId}); nothing was changed. Stop them first (paseo-host-runtime workspace pause), or pass --force (SIGTERM, the stopTimeoutMs grace, then SIGKILL)\n`,
+      `paseo-host-runtime: rm: workspace "busy" has 1 live execution(s) (${execId}); nothing was changed. Stop them first (paseo-host-runtime workspace pause -w busy --home ${box.home}), or pass --force (SIGTERM, the stopTimeoutMs grace, then SIGKILL)\n`,
     );
     expect((await listed()).map((w) => [w.workspaceId, w.status])).toEqual([["busy", "ready"]]);
     expect(await liveExecIds("busy")).toEqual([execId!]);

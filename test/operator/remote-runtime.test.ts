@@ -452,12 +452,14 @@ describe.skipIf(NO_SSHD)("a --remote runtime of the daemon's config, by hand", (
   test("a host's doctor report is other people's bytes too: every line of doctor escaped, its last line included", async () => {
     const version = (await runBinary(["--version"], { env })).stdout.split("\n")[0];
     writeFileSync(join(answers, "version"), `${version}\n`);
-    writeFileSync(join(answers, "doctor.json"), JSON.stringify({ ok: false, checks: [{ name: "git\u001b]0;owned\u0007", status: "fail", detail: "forged\u009b" }] }));
+    writeFileSync(join(answers, "doctor.json"), JSON.stringify({ ok: false, checks: [{ name: "git\u001b]0;owned\u0007", status: "fail", detail: "forged\u009b", hint: "apt-get install git" }] }));
     const shown = await op(["doctor"], "forged");
     expect(shown.code).toBe(1);
     expect(shown.stdout).toContain("remote git\\x1b]0;owned\\x07");
     expect(shown.stdout).toMatch(/required check\(s\) failed: .*remote git\\x1b\]0;owned\\x07$/m);
     expect(shown.stdout).not.toMatch(/[\u001b\u0007\u009b]/);
+    // Its fix is for that host: pasted here it would change this machine.
+    expect(shown.stdout).toContain(`fix: apt-get install git   # on ${hostKey(c)}, not here\n`);
     const direct = await runBinary(["remote", "doctor", c.url, "--ssh-config", a.configFile], { env });
     expect(direct.code).toBe(1);
     expect(direct.stdout).toMatch(/required check\(s\) failed: remote git\\x1b\]0;owned\\x07$/m);
@@ -478,6 +480,18 @@ describe.skipIf(NO_SSHD)("a --remote runtime of the daemon's config, by hand", (
     const orphans = await op(["orphans"]);
     expect(orphans.code).toBe(0);
     expect(orphans.stdout).toMatch(/^no orphans of owner "default@/);
+  });
+
+  test("workspace reconcile --keep-all typed as a bare `paseo-host-runtime` (another argv[0] than the runtime's command) keeps every workspace", async () => {
+    const id = idOn(a, "typed");
+    expect((await op(["new", "-w", id, "--source", repo])).code).toBe(0);
+    const typed = Bun.spawn([BIN, "workspace", "reconcile", "--keep-all", "--json", "--config", config, "--runtime", "rem"], { argv0: "paseo-host-runtime", env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr] = await Promise.all([new Response(typed.stdout).text(), new Response(typed.stderr).text()]);
+    await typed.exited;
+    expect({ code: typed.exitCode, stderr }).toEqual({ code: 0, stderr: "" });
+    expect(JSON.parse(stdout).kept).toContain(id);
+    expect(await onHost(a)).toContain(id);
+    expect((await op(["rm", "-w", id])).code).toBe(0);
   });
 
   test("orphans --remove reaches an orphan on the host its placement records, though its hash host is another", async () => {

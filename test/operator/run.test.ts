@@ -132,6 +132,7 @@ describe("run, pipes mode", () => {
     const refused = await run(["--", "/bin/true"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('workspace "w" is paused');
+    expect(refused.stderr).toContain(`paseo-host-runtime: run: resume it first: paseo-host-runtime workspace resume -w w --home ${box.home}`);
     expect((await runIn(box, ["resume", "--workspace-id", "w"], { stdin: request })).code).toBe(0);
     expect((await run(["--", "/bin/true"])).code).toBe(0);
   });
