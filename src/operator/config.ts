@@ -18,7 +18,7 @@ import { jsonTypeName } from "../protocol/common.ts";
 import { configurationOf } from "../workspace/owner.ts";
 import { DaemonConfigError, argv0Of, defaultConfigPath, ourRuntimes, readDaemonConfig, type CommandRuntime } from "./daemon-config.ts";
 import { checkRuntimeHome } from "./home-check.ts";
-import { renderChecks, type Check } from "./report.ts";
+import { inWords, renderChecks, type Check } from "./report.ts";
 
 /** One runtime's verdict. */
 interface RuntimeReport {
@@ -92,7 +92,7 @@ function containmentCheck(options: RuntimeOptions, home: string): Check | null {
   const autodetected = options.cgroupRoot === undefined && options.containment !== "process-group";
   const caveat = autodetected ? `; judged in this process's cgroup: the daemon's own decides (doctor --config FILE --runtime NAME, run as the daemon, in its service, checks it there)` : "";
   const everywhere = autodetected ? hostContainmentProblem(options) : null;
-  if (everywhere) return { name, status: "fail", detail: `${asked}: every create would refuse it on this host: ${everywhere.problem}`, hint: everywhere.fix };
+  if (everywhere) return { name, status: "fail", detail: `${asked}: every create would refuse it on this host: ${everywhere.problem}`, hint: inWords(everywhere.fix) };
   try {
     const containment = resolveContainment(options, home);
     const controllers = checkLimits(containment, options);
@@ -100,7 +100,7 @@ function containmentCheck(options: RuntimeOptions, home: string): Check | null {
     return { name, status: "ok", detail: `${asked}: applicable here (${where})${caveat}` };
   } catch (error) {
     if (!(error instanceof ContainmentError)) throw error;
-    return { name, status: autodetected ? "warn" : "fail", detail: `${asked}: every create would refuse it here: ${error.problem}${caveat}`, hint: error.fix };
+    return { name, status: autodetected ? "warn" : "fail", detail: `${asked}: every create would refuse it here: ${error.problem}${caveat}`, hint: inWords(error.fix) };
   }
 }
 

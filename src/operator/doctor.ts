@@ -19,7 +19,7 @@ import { remoteRuntime, type RemoteRuntime } from "./remote-hosts.ts";
 import { selection } from "./selection.ts";
 import { checkHelper } from "./helper-check.ts";
 import { checkRuntimeHome } from "./home-check.ts";
-import { renderChecks, summaryLine, type Check } from "./report.ts";
+import { inWords, renderChecks, summaryLine, type Check } from "./report.ts";
 import { isLinux, isMacOS } from "../platform/os.ts";
 import { findGit, MIN_GIT } from "../workspace/git-environment.ts";
 
@@ -138,7 +138,7 @@ function checkContainment(options: RuntimeOptions, home: string | null): Check {
     containment = resolveContainment(options, home ?? resolveHome(options));
     checkLimits(containment, options);
   } catch (error) {
-    if (error instanceof ContainmentError) return { name, status: "fail", detail: error.problem, hint: error.fix };
+    if (error instanceof ContainmentError) return { name, status: "fail", detail: error.problem, hint: inWords(error.fix) };
     return { name, status: "fail", detail: message(error) };
   }
   const sandboxed = options.isolation === "sandbox";
@@ -146,7 +146,7 @@ function checkContainment(options: RuntimeOptions, home: string | null): Check {
     const closed = sandboxed ? 'closed by isolation "sandbox": the sandbox\'s pid namespace ends with it' : 'isolation "sandbox" would close that: its pid namespace ends with the sandbox';
     const detail = `process groups: ${containment.reason}; a workload that leaves its session (setsid, a daemon) escapes cleanup, ${closed}`;
     if (options.containment === "process-group" || !isLinux) return { name, status: "ok", detail };
-    return { name, status: "warn", detail, hint: "give the runtime a delegated cgroup v2 hierarchy (docs/operators.md: Cgroup containment) for a cgroup per execution" };
+    return { name, status: "warn", detail, hint: inWords("give the runtime a delegated cgroup v2 hierarchy (docs/operators.md: Cgroup containment) for a cgroup per execution") };
   }
   const controllers = availableControllers(containment.root);
   const closed = sandboxed ? 'closed by isolation "sandbox": no cgroup file system inside' : 'isolation "sandbox" would close that: no cgroup file system inside';
@@ -177,7 +177,7 @@ function checkSandbox(options: RuntimeOptions): Check {
   const name = "sandbox";
   const problem = probeSandbox(options.network);
   if (problem !== null) {
-    return { name, status: "fail", detail: problem, hint: `install ${BWRAP_PACKAGE} on the daemon's PATH and allow it its namespaces (see the detail), or set isolation "none"` };
+    return { name, status: "fail", detail: problem, hint: inWords(`install ${BWRAP_PACKAGE} on the daemon's PATH and allow it its namespaces (see the detail), or set isolation "none"`) };
   }
   return { name, status: "ok", detail: `${sandboxTool()} started a sandboxed /bin/true (network ${JSON.stringify(options.network)})` };
 }

@@ -5,7 +5,7 @@
  */
 import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync } from "node:fs";
 import { HomeError, checkHome, creationProblem, defaultHome, isOwnHome, resolveHome, type HomeOptions } from "../store/home.ts";
-import type { Check } from "./report.ts";
+import { inWords, type Check } from "./report.ts";
 import { shellQuote } from "./common.ts";
 
 const NAME = "runtime home";
@@ -58,7 +58,7 @@ export function checkRuntimeHome(options: HomeOptions): { check: Check; home: st
   try {
     home = resolveHome(options);
   } catch (error) {
-    return { check: { name: NAME, status: "fail", detail: message(error), hint: "give an absolute --home DIR (options.stateDirectory), or make the variable absolute" }, home: null };
+    return { check: { name: NAME, status: "fail", detail: message(error), hint: inWords("give an absolute --home DIR (options.stateDirectory), or make the variable absolute") }, home: null };
   }
   if (!existsSync(home) && !isSymlink(home)) return missingHome(home);
   try {

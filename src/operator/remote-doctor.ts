@@ -11,7 +11,7 @@ import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { readOptions } from "../options.ts";
 import { printJson, shellQuote } from "./common.ts";
 import { installCommand } from "./installer.ts";
-import { renderChecks, summaryLine, type Check } from "./report.ts";
+import { inWords, renderChecks, summaryLine, type Check } from "./report.ts";
 import { VERSION } from "../version.ts";
 import { removeTemporaryTree } from "../workspace/owned-tree.ts";
 import { remoteOwner } from "../remote/context.ts";
@@ -80,7 +80,7 @@ export async function hostChecks(host: RemoteHost, settings: SshSettings, option
     await runRemoteChecks(checks, host, settings, options);
   } catch (error) {
     if (!(error instanceof RemoteStalled)) throw error;
-    checks.push({ name: "progress", status: "fail", detail: error.message, hint: `look at the remote host: is ${host.binary} stopped, or its home on a hung disk?` });
+    checks.push({ name: "progress", status: "fail", detail: error.message, hint: inWords(`look at the remote host: is ${host.binary} stopped, or its home on a hung disk?`) });
   }
   return checks;
 }
@@ -97,7 +97,7 @@ function checkControlSockets(home: string): Check {
     name,
     status: "warn",
     detail: `no usable directory, so every ssh call opens its own connection (ControlMaster=no): ${choice.problems.join("; ")}`,
-    hint: "set XDG_RUNTIME_DIR for the daemon to a 0700 directory of its user, or a shorter options.stateDirectory; a directory named above that is not this user's own (or is a symlink) was made by someone else: remove it",
+    hint: inWords("set XDG_RUNTIME_DIR for the daemon to a 0700 directory of its user, or a shorter options.stateDirectory; a directory named above that is not this user's own (or is a symlink) was made by someone else: remove it"),
   };
 }
 
@@ -127,7 +127,7 @@ function sshClient(): Check {
     const version = Bun.spawnSync([program, "-V"], { stdout: "pipe", stderr: "pipe" }).stderr.toString().trim();
     return { name: "ssh client", status: "ok", detail: `${program} (${version})` };
   } catch (error) {
-    return { name: "ssh client", status: "fail", detail: (error as Error).message, hint: "install the OpenSSH client (Debian: apt-get install openssh-client)" };
+    return { name: "ssh client", status: "fail", detail: (error as Error).message, hint: inWords("install the OpenSSH client (Debian: apt-get install openssh-client)") };
   }
 }
 
@@ -142,12 +142,12 @@ async function checkReach(host: RemoteHost, settings: SshSettings): Promise<Chec
       name,
       status: "fail",
       detail: `ssh ${host.key} true exited ${result.status} (ssh's message is above)`,
-      hint: "ssh must log in without a prompt (BatchMode): a key in the ssh configuration, and the host key in known_hosts (ssh -o BatchMode=yes once by hand)",
+      hint: inWords("ssh must log in without a prompt (BatchMode): a key in the ssh configuration, and the host key in known_hosts (ssh -o BatchMode=yes once by hand)"),
     };
   }
   if (result.stdout.length > 0) {
     const shown = JSON.stringify(Buffer.from(result.stdout).subarray(0, 60).toString());
-    return { name, status: "fail", detail: `the remote shell printed ${result.stdout.length} bytes for \`true\`: ${shown}`, hint: "make the remote user's shell startup files print nothing when not interactive" };
+    return { name, status: "fail", detail: `the remote shell printed ${result.stdout.length} bytes for \`true\`: ${shown}`, hint: inWords("make the remote user's shell startup files print nothing when not interactive") };
   }
   return { name, status: "ok", detail: `${host.key} in ${ms} ms (new connection, batch mode)` };
 }

@@ -13,7 +13,7 @@ export interface Check {
   name: string;
   status: CheckStatus;
   detail: string;
-  /** What to do about a fail or warn: a command line safe to paste, or a sentence. */
+  /** What to do about a fail or warn: a command line safe to paste, or a sentence made a `#` comment by inWords(). */
   hint?: string;
   /** Other ways to fix it, shown as `or:` lines after the hint. */
   alternatives?: string[];
@@ -67,6 +67,14 @@ export function renderChecks(given: readonly Check[], quiet = false, indent = ""
     for (const other of check.alternatives ?? []) lines.push(`${pad} or: ${other}`);
   }
   return lines;
+}
+
+/**
+ * A fix said in words, as a `#` comment: every `fix:` line is then safe to paste, a command
+ * or nothing the shell runs.
+ */
+export function inWords(text: string): string {
+  return text.startsWith("#") ? text : `# ${text}`;
 }
 
 /**

@@ -157,8 +157,15 @@ describe("doctor", () => {
       expect(result.code).toBe(1);
       expect(result.stdout).toMatch(/^✗ sandbox +isolation "sandbox" needs bubblewrap, and bwrap is not on the runtime's PATH/m);
       expect(result.stdout).toContain("kernel.unprivileged_userns_clone");
-      expect(result.stdout).toMatch(/fix: install bubblewrap on the daemon's PATH/);
+      expect(result.stdout).toMatch(/fix: # install bubblewrap on the daemon's PATH/);
     });
+  });
+
+  test("a fix said in words is a # comment, so every fix line is safe to paste", async () => {
+    const options = { containment: "cgroup", cgroupRoot: join(box.dir, "no-such-cgroup") };
+    const result = await runIn(box, ["doctor", "--home", box.home, "--options-json", JSON.stringify(options)]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^✗ containment +.*options\.cgroupRoot .*\n +fix: # point options\.cgroupRoot at /m);
   });
 
   test("--help shows the flags with their defaults, examples and environment", async () => {
