@@ -1,0 +1,80 @@
+/**
+ * Issue 22, a third round.
+ */
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { PATH, envelope } from "../../kit/envelope.ts";
+import { startExec, type ExecResult } from "../support/daemon.ts";
+import { missingTools } from "../support/tools.ts";
+import { create, createInput, ok, op } from "../support/operation.ts";
+import { lab, type Lab } from "../../kit/scratch.ts";
+import { GIT_TEST_ENV, git, makeRepo } from "../support/git.ts";
+
+const missing = missingTools("sandbox-git-round3.test.ts", ["bwrap", "git"]);
+const IDENTITY = { GIT_AUTHOR_NAME: "Agent", GIT_AUTHOR_EMAIL: "agent@example.invalid", GIT_COMMITTER_NAME: "Agent", GIT_COMMITTER_EMAIL: "agent@example.invalid" };
+
+let t: Lab;
+let marks: string;
+
+beforeEach(() => {
+  t = lab("phr-sbx-r3-");
+  marks = join(t.dir, "marks");
+  mkdirSync(marks);
+});
+afterEach(async () => {
+  await op("destroy", "w", { options: sandboxed() }).catch(() => {});
+  await op("destroy", "w2", { options: sandboxed() }).catch(() => {});
+  t.cleanup();
+});
+
+function sandboxed(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { ...t.options, isolation: "sandbox", ...extra };
+}
+
+async function sh(workspaceId: string, script: string, options = sandboxed()): Promise<ExecResult> {
+  const handle = startExec(workspaceId, envelope(["/bin/sh", "-c", script], { options, env: { PATH, ...IDENTITY } }));
+  handle.closeStdin();
+  return handle.done;
+}
+
+function hostGit(cwd: string, ...args: string[]): void {
+  Bun.spawnSync({ cmd: ["git", ...args], cwd, env: { ...process.env, ...GIT_TEST_ENV }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+}
+
+function fsmonitorRepo(dir: string, mark: string): string {
+  return `git init -q ${dir} && git config --file ${dir}/.git/config core.fsmonitor "touch ${marks}/${mark} 2>/dev/null; false"`;
+}
+
+/** A repository with a submodule at `deps/lib`, not checked out. */
+function repoWithSubmodule(): string {
+  const sub = makeRepo(join(t.dir, "subsource"));
+  const repo = makeRepo(join(t.dir, "repo"));
+  git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "deps/lib");
+  git(repo, "commit", "-qm", "add sub");
+  git(repo, "submodule", "deinit", "-q", "-f", "deps/lib");
+  return repo;
+}
+
+describe.skipIf(missing.length > 0)("round 3", () => {
+  test("an adopted directory below a repository's top: the repository's submodule inside it is held, its .git not the workload's to make", async () => {
+    const repo = repoWithSubmodule();
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: join(repo, "deps") })));
+    const result = await sh("w", `{ rm -rf lib || mv lib lib.old; mkdir -p lib; ${fsmonitorRepo("lib", "submodule")}; } 2>/dev/null; touch mine && echo done`);
+    expect(result.stdout.toString()).toBe("done\n");
+    hostGit(repo, "status");
+    expect(readdirSync(marks)).toEqual([]);
+    expect(existsSync(join(repo, "deps", "mine"))).toBe(true);
+  });
+
+  test("an adopted directory that is a repository's submodule not checked out: sandboxed execs are refused, nothing launched", async () => {
+    const repo = repoWithSubmodule();
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: join(repo, "deps", "lib") })));
+    const result = await sh("w", `${fsmonitorRepo(".", "submodule")}; echo launched`);
+    expect(result.code).toBe(1);
+    expect(result.stdout.toString()).toBe("");
+    expect(result.stderr.toString()).toContain(`is the submodule "deps/lib" of ${repo}`);
+    hostGit(repo, "status");
+    expect(readdirSync(marks)).toEqual([]);
+  });
+});
