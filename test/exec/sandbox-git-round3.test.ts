@@ -77,4 +77,19 @@ describe.skipIf(missing.length > 0)("round 3", () => {
     hostGit(repo, "status");
     expect(readdirSync(marks)).toEqual([]);
   });
+
+  test("a create from a repository whose git dir a sandboxed workload writes (sandboxReadWrite) is refused, naming that workspace", async () => {
+    const other = makeRepo(join(t.dir, "other"));
+    const plain = join(t.dir, "plain");
+    mkdirSync(plain);
+    const options = sandboxed({ sandboxReadWrite: [join(other, ".git")] });
+    ok(await create(options, createInput("w", { kind: "host-directory", path: plain })));
+    const hook = `printf '#!/bin/sh\\ntouch ${marks}/post-checkout\\n' > ${other}/.git/hooks/post-checkout && chmod +x ${other}/.git/hooks/post-checkout`;
+    const planted = await sh("w", `${hook} && echo planted`, options);
+    expect(planted.stdout.toString()).toBe("planted\n");
+    const second = await create(sandboxed(), createInput("w2", { kind: "host-directory", path: other }, { kind: "branch", branchName: "topic", baseRef: "main" }));
+    expect(readdirSync(marks)).toEqual([]);
+    expect(second.code).toBe(1);
+    expect(second.stderr.toString()).toContain(`the sandboxed workload of workspace "w" writes`);
+  });
 });
