@@ -2,7 +2,7 @@
  * Issue 22, a third round.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
@@ -12,6 +12,8 @@ import { lab, type Lab } from "../../kit/scratch.ts";
 import { GIT_TEST_ENV, git, makeRepo } from "../support/git.ts";
 
 const missing = missingTools("sandbox-git-round3.test.ts", ["bwrap", "git"]);
+/** Creates raced against a flipping link (more with PASEO_STRESS=1). */
+const RACES = process.env.PASEO_STRESS === "1" ? 40 : 6;
 const IDENTITY = { GIT_AUTHOR_NAME: "Agent", GIT_AUTHOR_EMAIL: "agent@example.invalid", GIT_COMMITTER_NAME: "Agent", GIT_COMMITTER_EMAIL: "agent@example.invalid" };
 
 let t: Lab;
@@ -24,7 +26,7 @@ beforeEach(() => {
 });
 afterEach(async () => {
   await op("destroy", "w", { options: sandboxed() }).catch(() => {});
-  await op("destroy", "w2", { options: sandboxed() }).catch(() => {});
+  for (const id of ["w2", ...Array.from({ length: RACES }, (_, i) => `v${i}`)]) await op("destroy", id, { options: sandboxed() }).catch(() => {});
   t.cleanup();
 });
 
@@ -92,4 +94,24 @@ describe.skipIf(missing.length > 0)("round 3", () => {
     expect(second.code).toBe(1);
     expect(second.stderr.toString()).toContain(`the sandboxed workload of workspace "w" writes`);
   });
+
+  test("a create's source through a symbolic link the workload flips: the directory checked is the one materialized", async () => {
+    const good = makeRepo(join(t.dir, "good"));
+    const area = join(t.dir, "area");
+    mkdirSync(area);
+    symlinkSync(good, join(area, "link"));
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: area })));
+    const hook = `printf '#!/bin/sh\\ntouch ${marks}/post-checkout\\n' > bad/.git/hooks/post-checkout && chmod +x bad/.git/hooks/post-checkout`;
+    // The link points at the user's repository, then at one of the workload's, and back, until told to stop.
+    const flip = `while [ ! -e stop ]; do ln -sfn ${area}/bad l2 && mv -T l2 link; ln -sfn ${good} l2 && mv -T l2 link; done`;
+    const handle = startExec("w", envelope(["/bin/sh", "-c", `git init -q bad && git -C bad commit -q --allow-empty -m x && ${hook} && touch started && ${flip}`], { options: sandboxed(), env: { PATH, ...IDENTITY } }));
+    handle.closeStdin();
+    while (!existsSync(join(area, "started"))) await Bun.sleep(20);
+    for (let i = 0; i < RACES && readdirSync(marks).length === 0; i++) {
+      await create(t.options, createInput(`v${i}`, { kind: "host-directory", path: join(area, "link") }, { kind: "branch", branchName: `b${i}`, baseRef: "HEAD" }));
+    }
+    writeFileSync(join(area, "stop"), "");
+    await handle.done;
+    expect(readdirSync(marks)).toEqual([]);
+  }, 120_000);
 });
