@@ -10,6 +10,7 @@ import { missingTools } from "../support/tools.ts";
 import { create, createInput, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { GIT_TEST_ENV, git, makeRepo } from "../support/git.ts";
+import { bwrapArguments } from "../../src/platform/sandbox.ts";
 
 const missing = missingTools("sandbox-git-round3.test.ts", ["bwrap", "git"]);
 /** Creates raced against a flipping link (more with PASEO_STRESS=1). */
@@ -114,4 +115,44 @@ describe.skipIf(missing.length > 0)("round 3", () => {
     await handle.done;
     expect(readdirSync(marks)).toEqual([]);
   }, 120_000);
+
+  test("an adopted directory holding the runtime's home: the workload cannot move the home away on the host", async () => {
+    const area = join(t.dir, "area");
+    mkdirSync(area);
+    const options = { ...sandboxed(), stateDirectory: join(area, "state", "home") };
+    ok(await create(options, createInput("w", { kind: "host-directory", path: area })));
+    const before = readdirSync(join(area, "state", "home")).sort();
+    const result = await sh("w", "mv state state.old 2>/dev/null; mkdir -p state/home && echo forged > state/home/x; echo done", options);
+    expect(result.stdout.toString()).toBe("done\n");
+    expect(readdirSync(join(area, "state", "home")).sort()).toEqual(before);
+    await op("destroy", "w", { options }).catch(() => {});
+  });
+
+  test("sandboxReadWrite above the repository: the workload cannot move the user's repository away and put a git dir of its own at its path", async () => {
+    const area = join(t.dir, "area");
+    const repo = makeRepo(join(area, "x", "repo"));
+    const options = sandboxed({ sandboxReadWrite: [area] });
+    ok(await create(options, createInput("w", { kind: "host-directory", path: repo }, { kind: "branch", branchName: "topic", baseRef: "main" })));
+    const hook = `printf '#!/bin/sh\\ntouch ${marks}/reference-transaction\\n' > ${area}/x/repo/.git/hooks/reference-transaction && chmod +x ${area}/x/repo/.git/hooks/reference-transaction`;
+    const script = `{ mv ${area}/x ${area}/moved && mkdir -p ${area}/x/repo && cp -a ${area}/moved/repo/.git ${area}/x/repo/.git && ${hook}; } 2>/dev/null; git commit -q --allow-empty -m agent && echo done`;
+    const result = await sh("w", script, options);
+    expect(result.stdout.toString()).toBe("done\n");
+    expect(readdirSync(marks)).toEqual([]);
+    expect(existsSync(join(area, "moved"))).toBe(false);
+    // The commit still reached the user's repository.
+    expect(git(repo, "log", "-1", "--format=%s", "topic")).toBe("agent");
+  });
+
+  test("anchors: every directory from a writable view path down to a mount inside it, none below a mask (which would show the hidden home's contents)", () => {
+    const area = join(t.dir, "area");
+    const home = join(area, "state", "home");
+    const checkout = join(home, "workspaces", "k", "checkout");
+    mkdirSync(checkout, { recursive: true });
+    const args = bwrapArguments({ root: checkout, readWrite: [area], readOnly: [], network: "host", hidden: [home] });
+    const anchor = (dir: string) => args.findIndex((arg, i) => arg === "--bind" && args[i + 1] === dir && args[i + 2] === dir);
+    expect(anchor(join(area, "state"))).toBeGreaterThan(anchor(area));
+    expect(anchor(join(area, "state"))).toBeLessThan(args.indexOf(home));
+    // The checkout lies below the mask: nothing of the host's home is bound on the way to it.
+    for (const dir of [join(home, "workspaces"), join(home, "workspaces", "k")]) expect(anchor(dir)).toBe(-1);
+  });
 });
