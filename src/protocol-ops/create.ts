@@ -7,7 +7,7 @@ import { once } from "../platform/lazy.ts";
 import { applyWorkspaceLimits } from "../containment/cgroup-tree.ts";
 import { checkLimits, resolveContainment, wantsLimits } from "../containment/resolve.ts";
 import { branchMadeFor, claimCreate, finishCreate, madeFreshContent, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
-import { createInputOf, effectiveHostDirectory, hostSourceDirectory, keptInput } from "../workspace/input.ts";
+import { createInputOf, effectiveHostDirectory, hostSourceDirectory, isDirectorySource, keptInput } from "../workspace/input.ts";
 import { childTracker, repoGuard } from "../workspace/lock.ts";
 import { materialize } from "../workspace/materialize.ts";
 import { workloadWrittenSource } from "../workspace/workload-sources.ts";
@@ -42,7 +42,7 @@ export async function create(invocation: Invocation): Promise<number> {
     const kept = keptInput(home, checked);
     const { input } = kept;
     // Resolved once: the directory checked is the one materialized (a symbolic link the workload flips between the two is not followed again).
-    const sourceDirectory = input.project.source.kind === "host-directory" ? hostSourceDirectory(input.project.source.path) : null;
+    const sourceDirectory = isDirectorySource(input.project.source) ? hostSourceDirectory(input.project.source.path) : null;
     if (sourceDirectory !== null) {
       const written = workloadWrittenSource(db, sourceDirectory, input.workspaceId);
       if (written !== null) throw new Error(written);

@@ -39,7 +39,7 @@ interface MaterializeContext {
   home: string;
   /** The create input as stored: a git URL without its credential. */
   input: CreateInput;
-  /** A host-directory source's real path, as create.ts checked it (never resolved again here). */
+  /** A directory source's real path, as create.ts checked it (never resolved again here). */
   sourceDirectory: string | null;
   /** The operator's bounds on git, and the credential taken out of the source URL (if any). */
   git: GitSettings;
@@ -74,7 +74,7 @@ export async function materialize(ctx: MaterializeContext): Promise<Built> {
 }
 
 function checkedSource(ctx: MaterializeContext): string {
-  if (ctx.sourceDirectory === null) throw new Error("a host-directory source was not resolved before materialization");
+  if (ctx.sourceDirectory === null) throw new Error("a directory source was not resolved before materialization");
   return ctx.sourceDirectory;
 }
 

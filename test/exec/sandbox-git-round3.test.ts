@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
-import { create, createInput, ok, op } from "../support/operation.ts";
+import { create, createInput, later, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { GIT_TEST_ENV, git, makeRepo } from "../support/git.ts";
 import { bwrapArguments } from "../../src/platform/sandbox.ts";
@@ -154,5 +154,18 @@ describe.skipIf(missing.length > 0)("round 3", () => {
     expect(anchor(join(area, "state"))).toBeLessThan(args.indexOf(home));
     // The checkout lies below the mask: nothing of the host's home is bound on the way to it.
     for (const dir of [join(home, "workspaces"), join(home, "workspaces", "k")]) expect(anchor(dir)).toBe(-1);
+  });
+
+  test("a later-dialect create (source kind \"directory\") from inside a sandboxed adopted directory is refused as a seed one is", async () => {
+    const repo = makeRepo(join(t.dir, "repo"));
+    const pkg = join(repo, "pkg");
+    mkdirSync(pkg);
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: pkg })));
+    const hooks = `git init -q . && git commit -q --allow-empty -m x && printf '#!/bin/sh\\ntouch ${marks}/post-checkout\\n' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout`;
+    expect((await sh("w", `${hooks} && echo planted`)).stdout.toString()).toBe("planted\n");
+    const refused = await op("create", "w2", later({ input: createInput("w2", { kind: "directory", path: pkg }, { kind: "branch", branchName: "b2", baseRef: "HEAD" }), options: t.options }));
+    expect(readdirSync(marks)).toEqual([]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.toString()).toContain(`which the sandboxed workload of workspace "w" writes`);
   });
 });
