@@ -168,4 +168,19 @@ describe.skipIf(missing.length > 0)("round 3", () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr.toString()).toContain(`which the sandboxed workload of workspace "w" writes`);
   });
+  test("an adopted checkout whose private git dir the workload made unreadable: a submodule the user adds later is still held", async () => {
+    const repo = repoWithSubmodule();
+    // The runtime's jailed reads of P give up after a second instead of 30.
+    const options = sandboxed({ gitTimeoutMs: 1000 });
+    ok(await create(options, createInput("w", { kind: "host-directory", path: repo })));
+    // P's HEAD a FIFO: every jailed read of P now ends in its time bound, and the sync into P with it.
+    expect((await sh("w", "rm .git/HEAD && mkfifo .git/HEAD && echo broken", options)).stdout.toString()).toBe("broken\n");
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", join(t.dir, "subsource"), "deps/new");
+    // Launched with the pins of that sync; P's HEAD made a file again first, so that git works inside.
+    const result = await sh("w", `{ rm .git/HEAD && echo 'ref: refs/heads/main' > .git/HEAD; rm -rf deps/new/.git; ${fsmonitorRepo("deps/new", "new-submodule")}; } 2>/dev/null; echo done`, options);
+    expect(result.stdout.toString()).toBe("done\n");
+    hostGit(repo, "status");
+    expect(readdirSync(marks)).toEqual([]);
+  });
+
 });
