@@ -199,18 +199,29 @@ function between(outer: string, inner: string): string[] {
 }
 
 /**
- * The anchors of the view (anchoredBinds) and what each is now (`device:inode`): bwrap binds
- * them by path, after this look, and the sandbox init checks it found the same entries. One
- * that is not a directory (a symbolic link) cannot be anchored: refused.
+ * What the sandbox init checks before the workload starts (`device:inode` now): each anchor,
+ * and each path of the view bound at its own path inside a writable host directory of the view
+ * (a `sandboxReadWrite` or `sandboxReadOnly` path inside the workspace). bwrap binds them by
+ * path, after this look, and follows a symbolic link it finds there, which the workload can
+ * make or re-point: one there refuses the launch (a link in the workspace named as
+ * `sandboxReadWrite` let the workload point it at a read-only path, or `/usr`, and write there).
  */
-export function anchorsOf(view: SandboxView): { path: string; identity: string }[] {
-  return anchoredBinds(view)
-    .filter((bind) => bind.kind === "anchor")
-    .map((bind) => {
-      const stat = lstatSync(bind.target, { bigint: true, throwIfNoEntry: false });
-      if (!stat?.isDirectory()) throw new Error(`${bind.target} lies on the way to a path the sandbox keeps in place and is not a directory (${stat ? "a symbolic link or file" : "gone"}): nothing was launched`);
-      return { path: bind.target, identity: `${stat.dev}:${stat.ino}` };
-    });
+export function keptInPlace(view: SandboxView): { path: string; identity: string }[] {
+  const binds = anchoredBinds(view);
+  return binds.flatMap((bind, index) => {
+    const held = bind.kind === "anchor" || (bind.kind !== "mask" && bind.kind !== "root" && bind.source === bind.target && writableHolder(binds, holderOf(binds, index)));
+    if (!held) return [];
+    const stat = lstatSync(bind.target, { bigint: true, throwIfNoEntry: false });
+    if (stat === undefined || stat.isSymbolicLink() || (bind.kind === "anchor" && !stat.isDirectory())) {
+      throw new Error(`${bind.target} lies in what the workload writes and is ${stat ? "a symbolic link" : "gone"}, which the sandbox would follow: nothing was launched; name the directory it leads to instead`);
+    }
+    return [{ path: bind.target, identity: `${stat.dev}:${stat.ino}` }];
+  });
+}
+
+/** Whether the holder at `index` shows a host directory writable. */
+function writableHolder(binds: readonly Bind[], index: number | null): boolean {
+  return index !== null && binds[index]!.writable;
 }
 
 /** The directories every sandbox sees read-only (or, for /bin and the like, as symlinks into /usr). */

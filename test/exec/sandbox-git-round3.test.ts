@@ -183,4 +183,21 @@ describe.skipIf(missing.length > 0)("round 3", () => {
     expect(readdirSync(marks)).toEqual([]);
   });
 
+
+  test("a sandboxReadWrite directory inside the workspace that the workload replaces with a symbolic link: the next exec is refused, the path it points at is not written", async () => {
+    const shown = join(t.dir, "shown");
+    mkdirSync(shown);
+    const dir = join(t.dir, "plain");
+    mkdirSync(join(dir, "sub"), { recursive: true });
+    const options = sandboxed({ sandboxReadWrite: [join(dir, "sub")], sandboxReadOnly: [shown] });
+    ok(await create(options, createInput("w", { kind: "host-directory", path: dir })));
+    // An exec asking for less (no sandboxReadWrite) is accepted; there sub is no mount point, and becomes a link.
+    const less = sandboxed({ sandboxReadOnly: [shown] });
+    expect((await sh("w", "rmdir sub && ln -s ../shown sub && echo pointed", less)).stdout.toString()).toBe("pointed\n");
+    const result = await sh("w", "echo written > sub/file; echo done", options);
+    expect(existsSync(join(shown, "file"))).toBe(false);
+    expect(result.code).toBe(1);
+    expect(result.stderr.toString()).toContain(`${join(dir, "sub")} lies in what the workload writes and is a symbolic link`);
+  });
+
 });
