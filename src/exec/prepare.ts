@@ -1,7 +1,7 @@
 import type { SpawnEnvelope } from "../protocol/index.ts";
 import { CgroupScope, originFor } from "../containment/cgroup-scope.ts";
 import { selfIdentity } from "../platform/process.ts";
-import { filesToShow, SANDBOX_FDS, sandboxLaunch, sandboxTool, SandboxUnavailable, type Launch } from "../platform/sandbox.ts";
+import { filesToShow, keptInPlace, SANDBOX_FDS, sandboxLaunch, sandboxTool, SandboxUnavailable, type Launch } from "../platform/sandbox.ts";
 import { openStore, type Store } from "../store/db.ts";
 import type { Reservation } from "../store/executions.ts";
 import { updateWorkspace } from "../store/workspaces.ts";
@@ -107,7 +107,7 @@ function sandboxed(launch: ResolvedLaunch, tool: string, mode: "pipes" | "pty", 
 
 /** The overlays whose source was looked at by identity: the init finds each again inside. */
 function pinnedOf(view: ReturnType<typeof sandboxView>): SandboxRequest["pinned"] {
-  return (view.overlays ?? []).flatMap((overlay) => (overlay.identity === undefined ? [] : [{ path: overlay.target, identity: overlay.identity }]));
+  return [...keptInPlace(view), ...(view.overlays ?? []).flatMap((overlay) => (overlay.identity === undefined ? [] : [{ path: overlay.target, identity: overlay.identity }]))];
 }
 
 /**

@@ -140,13 +140,88 @@ export function bwrapArguments(view: SandboxView): string[] {
   if (view.network === "none") args.push("--unshare-net");
   args.push("--cap-drop", "ALL", "--chdir", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
   args.push(...systemDirectories(), ...etcSecretMasks(), ...resolverFile());
-  for (const mount of viewMounts(view)) {
-    if (mount.kind === "root") args.push("--bind-fd", String(SANDBOX_FDS.root), mount.path);
-    else if (mount.kind === "mask") args.push("--tmpfs", mount.path);
-    else args.push(mount.kind === "rw" ? "--bind" : "--ro-bind", mount.path, mount.path);
+  for (const bind of anchoredBinds(view)) {
+    if (bind.kind === "root") args.push("--bind-fd", String(SANDBOX_FDS.root), bind.target);
+    else if (bind.kind === "mask") args.push("--tmpfs", bind.target);
+    else args.push(bind.writable ? "--bind" : "--ro-bind", bind.source, bind.target);
   }
-  for (const overlay of view.overlays ?? []) args.push(overlay.writable ? "--bind" : "--ro-bind", overlay.source, overlay.target);
   return args;
+}
+
+/** One mount of the sandbox, in the order bwrap makes them. */
+interface Bind {
+  kind: Mount["kind"] | "overlay" | "anchor";
+  source: string;
+  target: string;
+  /** Shows a host directory writable (a mask's tmpfs is the sandbox's own). */
+  writable: boolean;
+}
+
+/**
+ * The view's mounts and overlays, each directory on the way from a writable host directory of
+ * the view down to a mount inside it bound onto itself first (an anchor): a mount point cannot
+ * be renamed or removed, so no workload can move a masked home, a read-only git dir, the root or
+ * a private git dir away on the host and put a directory of its own at that path (which the
+ * runtime and the user's git would then read as theirs). Below a mask nothing needs one: a
+ * rename there changes only the sandbox's tmpfs.
+ */
+function anchoredBinds(view: SandboxView): Bind[] {
+  const mounts: Bind[] = viewMounts(view).map((mount) => ({ kind: mount.kind, source: mount.path, target: mount.path, writable: mount.kind === "root" || mount.kind === "rw" }));
+  const overlays: Bind[] = (view.overlays ?? []).map((overlay) => ({ kind: "overlay", source: overlay.source, target: overlay.target, writable: overlay.writable }));
+  const all = [...mounts, ...overlays];
+  const targets = new Set(all.map((bind) => bind.target));
+  const inMounts = new Map<string, Bind>();
+  const afterOverlay = new Map<number, Map<string, Bind>>();
+  all.forEach((bind, index) => {
+    const holder = holderOf(all, index);
+    if (holder === null || !all[holder]!.writable) return;
+    const into = holder < mounts.length ? inMounts : afterOverlay.set(holder, afterOverlay.get(holder) ?? new Map()).get(holder)!;
+    for (const dir of between(all[holder]!.target, bind.target)) if (!targets.has(dir)) into.set(dir, { kind: "anchor", source: dir, target: dir, writable: true });
+  });
+  const depth = (path: string) => path.split(sep).length;
+  // Shallowest first, as viewMounts: an anchor after its holder, before everything inside it.
+  const ordered = [...mounts, ...inMounts.values()].sort((a, b) => depth(a.target) - depth(b.target));
+  overlays.forEach((overlay, index) => ordered.push(overlay, ...(afterOverlay.get(mounts.length + index)?.values() ?? [])));
+  return ordered;
+}
+
+/** The mount `all[index]` lies in when it is made: the latest one before it whose target holds its own (a later one lies over an earlier); null when none. */
+function holderOf(all: readonly Bind[], index: number): number | null {
+  const target = all[index]!.target;
+  for (let i = index - 1; i >= 0; i--) if (target.startsWith(`${all[i]!.target}${sep}`)) return i;
+  return null;
+}
+
+/** The directories strictly between `outer` and `inner` (inside it), outermost first. */
+function between(outer: string, inner: string): string[] {
+  const parts = inner.slice(outer.length + 1).split(sep).slice(0, -1);
+  return parts.map((_, i) => join(outer, ...parts.slice(0, i + 1)));
+}
+
+/**
+ * What the sandbox init checks before the workload starts (`device:inode` now): each anchor,
+ * and each path of the view bound at its own path inside a writable host directory of the view
+ * (a `sandboxReadWrite` or `sandboxReadOnly` path inside the workspace). bwrap binds them by
+ * path, after this look, and follows a symbolic link it finds there, which the workload can
+ * make or re-point: one there refuses the launch (a link in the workspace named as
+ * `sandboxReadWrite` let the workload point it at a read-only path, or `/usr`, and write there).
+ */
+export function keptInPlace(view: SandboxView): { path: string; identity: string }[] {
+  const binds = anchoredBinds(view);
+  return binds.flatMap((bind, index) => {
+    const held = bind.kind === "anchor" || (bind.kind !== "mask" && bind.kind !== "root" && bind.source === bind.target && writableHolder(binds, holderOf(binds, index)));
+    if (!held) return [];
+    const stat = lstatSync(bind.target, { bigint: true, throwIfNoEntry: false });
+    if (stat === undefined || stat.isSymbolicLink() || (bind.kind === "anchor" && !stat.isDirectory())) {
+      throw new Error(`${bind.target} lies in what the workload writes and is ${stat ? "a symbolic link" : "gone"}, which the sandbox would follow: nothing was launched; name the directory it leads to instead`);
+    }
+    return [{ path: bind.target, identity: `${stat.dev}:${stat.ino}` }];
+  });
+}
+
+/** Whether the holder at `index` shows a host directory writable. */
+function writableHolder(binds: readonly Bind[], index: number | null): boolean {
+  return index !== null && binds[index]!.writable;
 }
 
 /** The directories every sandbox sees read-only (or, for /bin and the like, as symlinks into /usr). */

@@ -7,7 +7,7 @@ import { once } from "../platform/lazy.ts";
 import { applyWorkspaceLimits } from "../containment/cgroup-tree.ts";
 import { checkLimits, resolveContainment, wantsLimits } from "../containment/resolve.ts";
 import { branchMadeFor, claimCreate, finishCreate, madeFreshContent, noteIntent, recoverAbandoned, undoCreate } from "../workspace/create.ts";
-import { createInputOf, effectiveHostDirectory, hostSourceDirectory, keptInput } from "../workspace/input.ts";
+import { createInputOf, effectiveHostDirectory, hostSourceDirectory, isDirectorySource, keptInput } from "../workspace/input.ts";
 import { childTracker, repoGuard } from "../workspace/lock.ts";
 import { materialize } from "../workspace/materialize.ts";
 import { workloadWrittenSource } from "../workspace/workload-sources.ts";
@@ -41,8 +41,10 @@ export async function create(invocation: Invocation): Promise<number> {
     // From here on only the kept input exists: its URLs carry no credential.
     const kept = keptInput(home, checked);
     const { input } = kept;
-    if (input.project.source.kind === "host-directory") {
-      const written = workloadWrittenSource(db, hostSourceDirectory(input.project.source.path), input.workspaceId);
+    // Resolved once: the directory checked is the one materialized (a symbolic link the workload flips between the two is not followed again).
+    const sourceDirectory = isDirectorySource(input.project.source) ? hostSourceDirectory(input.project.source.path) : null;
+    if (sourceDirectory !== null) {
+      const written = workloadWrittenSource(db, sourceDirectory, input.workspaceId);
       if (written !== null) throw new Error(written);
     }
     const isolation = requestedIsolation(options);
@@ -57,6 +59,7 @@ export async function create(invocation: Invocation): Promise<number> {
       const built = await materialize({
         home,
         input,
+        sourceDirectory,
         git: { policy, credential: kept.credential ?? undefined },
         hostDirectory,
         note: noteIntent(db, input.workspaceId),

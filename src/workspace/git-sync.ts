@@ -59,6 +59,8 @@ interface SyncState {
   published: string[];
   /** The user's submodule paths (adopted checkouts), from their index. */
   submodules: string[];
+  /** fileIdentity of the user's index when `submodules` was read from it. */
+  submodulesOf?: string;
 }
 
 /** What of the user's repository a sync copies, each part as a comparable text. */
@@ -209,6 +211,7 @@ export function prepareGit(ctx: GitSyncContext, stillUsable: () => boolean): str
       logLine("error", "git-error", { workspaceId: ctx.workspaceId, message: `the user's repository was not brought into the workspace's git directory: ${(error as Error).message}` });
       if (state.user === null) throw error;
     }
+    next = withSubmodules(ctx, next);
     writeState(ctx.paths, next);
     return next.submodules;
   });
@@ -231,7 +234,6 @@ function syncIn(ctx: GitSyncContext, state: SyncState): SyncState {
   const head = copyHead(ctx, side.head, found.head, next);
   if (before?.index !== side.index) {
     if (head !== side.head || !copyIntoPrivate(ctx, "index", [join(ctx.user.gitDir, "index"), ...sharedIndexes(ctx.user.gitDir)])) next.user = { ...next.user!, index: "" };
-    if (ctx.guardSubmodules) next.submodules = submodulesOf(ctx);
   }
   if (before?.shallow !== side.shallow && !copyIntoPrivate(ctx, "shallow", [join(ctx.user.commonDir, "shallow")])) next.user = { ...next.user!, shallow: "" };
   return next;
@@ -315,6 +317,18 @@ function copyIntoPrivate(ctx: GitSyncContext, name: string, files: string[]): bo
   const result = runInJail(ctx.user, ctx.paths, ["/bin/sh", "-c", script, "sh", ctx.paths.dir], jailBound(ctx), "", overlays);
   if (!result.ok) logLine("error", "git-error", { workspaceId: ctx.workspaceId, message: `the checkout's ${name} was not copied into the workspace's git directory this time: ${result.problem}` });
   return result.ok;
+}
+
+/**
+ * The user's submodule paths, read again whenever their index changed since they were last
+ * read, whatever became of the rest of the sync: a workload that makes P unreadable (a FIFO for
+ * its HEAD) stops the sync into P, never the pins (an index the user changed meanwhile, a
+ * submodule added, was otherwise never looked at, and its `.git` was the workload's to make).
+ */
+function withSubmodules(ctx: GitSyncContext, state: SyncState): SyncState {
+  if (!ctx.guardSubmodules) return state;
+  const index = fileIdentity(join(ctx.user.gitDir, "index"));
+  return index === state.submodulesOf ? state : { ...state, submodules: submodulesOf(ctx), submodulesOf: index };
 }
 
 /** The user's submodule paths: the gitlinks (mode 160000) of their index. */

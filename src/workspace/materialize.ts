@@ -9,7 +9,7 @@ import type { CreateInput } from "../protocol/index.ts";
 import type { MaterializationKind, WorkspaceDetails } from "../store/workspaces.ts";
 import { copyTree } from "./copy.ts";
 import type { GitSettings } from "./git-environment.ts";
-import { hostSourceDirectory, isDiscovery } from "./input.ts";
+import { isDiscovery } from "./input.ts";
 import { gitRun, type ChildTracker } from "./git.ts";
 import type { RepoGuard } from "./lock.ts";
 import { checkoutDir, confine, isInside, storageDir, workspaceKey, workspacesDir } from "./paths.ts";
@@ -39,6 +39,8 @@ interface MaterializeContext {
   home: string;
   /** The create input as stored: a git URL without its credential. */
   input: CreateInput;
+  /** A directory source's real path, as create.ts checked it (never resolved again here). */
+  sourceDirectory: string | null;
   /** The operator's bounds on git, and the credential taken out of the source URL (if any). */
   git: GitSettings;
   hostDirectory: "adopt" | "clone";
@@ -64,11 +66,16 @@ export async function materialize(ctx: MaterializeContext): Promise<Built> {
   const built =
     source.kind === "git"
       ? await cloneUrl(ctx, source.url, source.revision, source.subdirectory ?? "")
-      : await fromHostDirectory(ctx, hostSourceDirectory(source.path));
+      : await fromHostDirectory(ctx, checkedSource(ctx));
   const details = { ...built.details, markFirstAgentBranchAutoName: ctx.input.markFirstAgentBranchAutoName };
   const result = { ...built, details };
   if (ctx.input.seedPaseoConfigFrom !== undefined && !isDiscovery(ctx.input)) seedConfig(ctx, result, ctx.input.seedPaseoConfigFrom);
   return result;
+}
+
+function checkedSource(ctx: MaterializeContext): string {
+  if (ctx.sourceDirectory === null) throw new Error("a directory source was not resolved before materialization");
+  return ctx.sourceDirectory;
 }
 
 async function fromHostDirectory(ctx: MaterializeContext, source: string): Promise<Built> {

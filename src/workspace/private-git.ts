@@ -11,7 +11,7 @@
  * values (checked) and a pack (fsck'd by the receiving git).
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { basename, dirname, isAbsolute, join } from "node:path";
 import type { Overlay } from "../platform/sandbox.ts";
 import type { WorkspaceDetails, WorkspaceRecord } from "../store/workspaces.ts";
 import { gitCapture, gitRead } from "./git.ts";
@@ -155,7 +155,7 @@ export function workloadOverlays(user: UserGit, paths: PrivateGitPaths, places: 
  * symbolic link there cannot be pinned (a mount follows it) and the workload could replace it
  * with a directory of its own: refused.
  */
-function submodulePins(top: string, submodules: readonly string[]): Overlay[] {
+export function submodulePins(top: string, submodules: readonly string[]): Overlay[] {
   const pins = new Map<string, Overlay>();
   for (const path of submodules) {
     const parts = path.split("/");
@@ -177,6 +177,30 @@ function submodulePins(top: string, submodules: readonly string[]): Overlay[] {
   }
   // Outermost first: a Map keeps the order paths were met in, and a parent is met before its child.
   return [...pins.values()];
+}
+
+/**
+ * An adopted directory below the top of a working tree (no git dirs of its own recorded): the
+ * enclosing repository's submodule paths inside it, relative to it, for submodulePins. The
+ * user's `git status` in that repository follows each one's `.git`, which the workload could
+ * otherwise make. Found from the directory's parent and that repository's index, neither of
+ * which the workload writes. A directory that is itself one of those submodules is refused: its
+ * `.git` would be the workload's to make.
+ */
+export function enclosedSubmodules(root: string): string[] {
+  const parent = dirname(root);
+  const info = repoInfo(parent);
+  if (info === null) return [];
+  const self = info.prefix === "" ? basename(root) : `${info.prefix}/${basename(root)}`;
+  const listed = gitRead(parent, ["ls-files", "--stage", "-z", "--full-name", "--", `:(literal)${basename(root)}`]);
+  const inside: string[] = [];
+  for (const entry of listed.split("\0")) {
+    if (!entry.startsWith("160000 ")) continue;
+    const path = entry.slice(entry.indexOf("\t") + 1);
+    if (path === self) throw new Error(`${root} is the submodule ${JSON.stringify(self)} of ${info.toplevel}: the sandbox cannot keep its .git, which your git in ${info.toplevel} follows, from the workload; create the workspace from the submodule once it is checked out, or run it without the sandbox`);
+    if (path.startsWith(`${self}/`)) inside.push(path.slice(self.length + 1));
+  }
+  return inside;
 }
 
 /** Whether P was made completely (its state file is written last). */

@@ -19,11 +19,14 @@ import { prepareGit, releasePrivateGit, type GitSyncContext } from "./git-sync.t
 import { isolationProblem, requestedIsolation } from "./isolation.ts";
 import type { Ownership } from "./owner.ts";
 import { refusalOf } from "./refusals.ts";
-import { hasPrivateGit, legacyAdoptedGit, privateGitPaths, userGitOf } from "./private-git.ts";
+import { enclosedSubmodules, hasPrivateGit, legacyAdoptedGit, privateGitPaths, userGitOf } from "./private-git.ts";
 
 /** A sandboxed exec's git, once prepared: the workspace's and the user's git dirs, and the submodule paths kept from the workload. */
 export interface PreparedGit {
-  ctx: GitSyncContext;
+  /** Null for an adopted directory below a repository's top: nothing to sync, only the repository's submodules inside it to hold. */
+  ctx: GitSyncContext | null;
+  /** What `submodules` are relative to. */
+  top: string;
   submodules: string[];
 }
 
@@ -52,10 +55,14 @@ export function gitForExec(store: Store, workspaceId: string, owner: Ownership, 
   if (isolationProblem(workspaceId, found.isolation, requestedIsolation(options)) !== null) return null;
   const record = withAdoptedGitRecorded(store, found);
   const ctx = contextOf(store.home, record, worktreeGitdir(record), options.gitTimeoutMs);
+  if (ctx === null && record.kind === "adopted" && record.root !== null) {
+    const submodules = enclosedSubmodules(record.root);
+    return submodules.length > 0 ? { ctx: null, top: record.root, submodules } : null;
+  }
   // A checkout whose `.git` is gone (the user removed it) has nothing to keep: none is made in its place.
   if (ctx === null || !lstatSync(join(ctx.user.top, ".git"), { throwIfNoEntry: false })) return null;
   const submodules = prepareGit(ctx, () => getWorkspace(store.db, workspaceId)?.status === "ready");
-  return { ctx, submodules };
+  return { ctx, top: ctx.user.top, submodules };
 }
 
 /** An adopted record of before the runtime kept its git dirs: what its `.git` is now, recorded once (private-git.ts legacyAdoptedGit). */

@@ -12,7 +12,7 @@ import { placesInView, type Overlay, type SandboxView } from "../platform/sandbo
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import type { OpenRoot } from "./confinement.ts";
 import { isInside } from "./paths.ts";
-import { untrustedDotGit, workloadOverlays, type UserGit } from "./private-git.ts";
+import { submodulePins, untrustedDotGit, workloadOverlays, type UserGit } from "./private-git.ts";
 import type { PreparedGit } from "./sandbox-git.ts";
 
 /**
@@ -49,8 +49,9 @@ export function sandboxView(home: string, record: WorkspaceRecord, root: OpenRoo
  * commit). A `.git` file not taken on trust is shown as an empty file.
  */
 function gitOverlays(record: WorkspaceRecord, view: SandboxView, git: PreparedGit | null, user: UserGit | null): Overlay[] {
-  if (git) return workloadOverlays(git.ctx.user, git.ctx.paths, (dir) => placesInView(dir, view), git.submodules);
+  if (git?.ctx) return workloadOverlays(git.ctx.user, git.ctx.paths, (dir) => placesInView(dir, view), git.submodules);
   if (user && !isLinux) return [...new Set([user.commonDir, user.gitDir])].map((dir) => ({ source: dir, target: dir, writable: false }));
   const dotGit = untrustedDotGit(record);
-  return dotGit === null ? [] : [{ source: "/dev/null", target: dotGit, writable: false }];
+  const pins = git ? submodulePins(git.top, git.submodules) : [];
+  return dotGit === null ? pins : [...pins, { source: "/dev/null", target: dotGit, writable: false }];
 }

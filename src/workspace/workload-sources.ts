@@ -11,19 +11,54 @@ import { realpathSync } from "node:fs";
 import type { Database } from "bun:sqlite";
 import { tolerating } from "../platform/errno.ts";
 import { listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
+import { GitError, gitRead } from "./git.ts";
 import { isInside } from "./paths.ts";
 
-/** Why `source` (a real path) may not be a create's source, or null. A repeated create of `workspaceId` is its own. */
+/**
+ * Why `source` (a real path) may not be a create's source, or null. A repeated create of
+ * `workspaceId` is its own. The source's git dirs count as well as the source: a
+ * `sandboxReadWrite` holding a repository's `.git` (or its separate git dir) gave the workload
+ * the hooks `git worktree add` runs there.
+ */
 export function workloadWrittenSource(db: Database, source: string, workspaceId: string): string | null {
+  let gitDirs: string[] | undefined;
   for (const record of listWorkspaces(db)) {
     if (record.isolation?.isolation !== "sandbox" || record.workspaceId === workspaceId) continue;
+    const held = heldGitDirs(record);
     for (const { dir, heldGit } of writableDirectories(record)) {
       const real = realOrNull(dir);
-      if (real === null || !(isInside(real, source) || (real === source && !heldGit))) continue;
-      return `input.project.source.path ${source} is inside ${real}, which the sandboxed workload of workspace ${JSON.stringify(record.workspaceId)} writes, a .git included: this runtime's git would run that workload's; create from the repository itself, or destroy that workspace first`;
+      if (real === null) continue;
+      const within = (path: string) => path === real || isInside(real, path);
+      if (isInside(real, source) || (real === source && !heldGit)) return refusal(source, real, record);
+      // Looked for only once the source itself is known not to be the workload's (git reads nothing there that runs).
+      gitDirs ??= gitDirsOf(source);
+      const reached = gitDirs.find((gitDir) => within(gitDir) && !held.some((own) => own === gitDir || isInside(own, gitDir)));
+      if (reached !== undefined) return refusal(`${source} (its git dir ${reached})`, real, record);
     }
   }
   return null;
+}
+
+function refusal(what: string, real: string, record: WorkspaceRecord): string {
+  return `input.project.source.path ${what} is inside ${real}, which the sandboxed workload of workspace ${JSON.stringify(record.workspaceId)} writes, a .git included: this runtime's git would run that workload's; create from the repository itself, or destroy that workspace first`;
+}
+
+/** The real paths of the git dir and common git dir of the repository holding `source` (none outside a repository). */
+function gitDirsOf(source: string): string[] {
+  let listed: string;
+  try {
+    listed = gitRead(source, ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"]);
+  } catch (error) {
+    if (error instanceof GitError && /not a git repository/i.test(error.stderr)) return [];
+    throw error;
+  }
+  return listed.split("\n").flatMap((path) => (path === "" ? [] : [realOrNull(path) ?? path]));
+}
+
+/** The git dirs a workspace's sandbox shows as its private git dir (an adopted root's recorded ones): never the workload's to write. */
+function heldGitDirs(record: WorkspaceRecord): string[] {
+  const git = record.kind === "adopted" ? record.details.git : null;
+  return git ? [git.gitDir, git.commonDir].map((path) => realOrNull(path) ?? path) : [];
 }
 
 /** What a sandboxed workspace's workloads write, and whether the `.git` at its top is the runtime's to hold. */
