@@ -140,7 +140,8 @@ function digest(text: string): string {
 
 /** P's refs and HEAD, read in the jail; null (and why, in the log) when the jail could not tell. */
 function privateSide(ctx: GitSyncContext): { refs: Map<string, string>; head: string; digest: string } | null {
-  const script = `git --git-dir="$1" for-each-ref --format='%(objectname) %(refname)'; printf 'HEAD '; git --git-dir="$1" symbolic-ref -q HEAD || git --git-dir="$1" rev-parse -q --verify HEAD || echo`;
+  // A ref listing git could not finish is no listing: read as "no refs", it would unpublish the workspace's kept commits.
+  const script = `git --git-dir="$1" for-each-ref --format='%(objectname) %(refname)' || exit 1; printf 'HEAD '; git --git-dir="$1" symbolic-ref -q HEAD || git --git-dir="$1" rev-parse -q --verify HEAD || echo`;
   const read = runInJail(ctx.user, ctx.paths, ["/bin/sh", "-c", script, "sh", ctx.paths.dir], jailBound(ctx));
   if (!read.ok) {
     logLine("error", "git-error", { workspaceId: ctx.workspaceId, message: `cannot read the workspace's private git directory ${ctx.paths.dir}: ${read.problem}` });

@@ -132,6 +132,21 @@ describe.skipIf(missing.length > 0)("what the sync reads of P is ref values only
   });
 });
 
+describe.skipIf(missing.length > 0)("a P git cannot list loses nothing already brought out", () => {
+  test("commits kept at the workspace's ref stay there when the workload then garbles P's packed-refs", async () => {
+    const repo = makeRepo(join(t.dir, "repo"));
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: repo }, { kind: "branch", branchName: "topic", baseRef: "main" })));
+    // main is checked out in the user's checkout: the agent's commit on it waits at the workspace's ref.
+    const kept = await sh("w", "git checkout -q main && git commit -q --allow-empty -m 'agent on main' && git checkout -q topic && git rev-parse main");
+    expect(kept.code).toBe(0);
+    const keptRef = `refs/paseo-host-runtime/workspaces/${new Bun.CryptoHasher("sha256").update("w").digest("hex").slice(0, 32)}/refs/heads/main`;
+    expect(git(repo, "rev-parse", keptRef)).toBe(kept.stdout.toString().trim());
+    const garbled = await sh("w", `printf 'not a packed ref\n' >> "$(git rev-parse --git-dir)/packed-refs" && echo garbled`);
+    expect(garbled.stdout.toString()).toBe("garbled\n");
+    expect(git(repo, "rev-parse", keptRef)).toBe(kept.stdout.toString().trim());
+  });
+});
+
 /** The runtime log's lines of `event`. */
 function logged(event: string): Record<string, unknown>[] {
   return readFileSync(join(t.home, "log", "runtime.log"), "utf8")
