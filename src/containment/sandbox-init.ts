@@ -13,7 +13,7 @@
  * In PTY mode it runs a second time, as `exec FD`: the stage that takes the terminal's
  * foreground and execs into the workload.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, writeSync, type BigIntStats } from "node:fs";
 import { dlopen, FFIType, read, type Pointer } from "bun:ffi";
 import type { SandboxReport, SandboxRequest } from "./sandbox-protocol.ts";
 
@@ -67,10 +67,13 @@ function send(fd: number, message: object): void {
   for (let offset = 0; offset < bytes.length; ) offset += writeSync(fd, bytes, offset);
 }
 
-/** `device:inode`, as src/platform/directory.ts identityOf writes it. */
-function identityOf(fd: number): string {
-  const stat = fstatSync(fd, { bigint: true });
+/** `device:inode`, as src/platform/directory.ts identityOfStat writes it. */
+function identityOfStat(stat: BigIntStats): string {
   return `${stat.dev}:${stat.ino}`;
+}
+
+function identityOf(fd: number): string {
+  return identityOfStat(fstatSync(fd, { bigint: true }));
 }
 
 /** A process's start time in clock ticks since boot (the same clock inside the sandbox and out). */
@@ -131,7 +134,7 @@ function openCheckedCwd(request: SandboxRequest): number {
 function checkPinned(request: SandboxRequest): void {
   for (const { path, identity } of request.pinned) {
     const stat = lstatSync(path, { bigint: true, throwIfNoEntry: false });
-    if (stat === undefined || `${stat.dev}:${stat.ino}` !== identity) throw new LaunchError(`${JSON.stringify(path)} changed while the sandbox started (it is no longer what was checked); nothing was launched`, 1);
+    if (stat === undefined || identityOfStat(stat) !== identity) throw new LaunchError(`${JSON.stringify(path)} changed while the sandbox started (it is no longer what was checked); nothing was launched`, 1);
   }
 }
 

@@ -11,6 +11,7 @@
  */
 import { accessSync, constants, existsSync, lstatSync, readFileSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { join, sep } from "node:path";
+import { identityOfStat } from "./directory.ts";
 import { lazyChildProcess, lazyOs } from "./lazy.ts";
 import { holdsPid, identityOfProcess, listProcesses } from "./process.ts";
 import { isMacOS } from "./os.ts";
@@ -203,8 +204,8 @@ function between(outer: string, inner: string): string[] {
  * and each path of the view bound at its own path inside a writable host directory of the view
  * (a `sandboxReadWrite` or `sandboxReadOnly` path inside the workspace). bwrap binds them by
  * path, after this look, and follows a symbolic link it finds there, which the workload can
- * make or re-point: one there refuses the launch (a link in the workspace named as
- * `sandboxReadWrite` let the workload point it at a read-only path, or `/usr`, and write there).
+ * make or re-point: one there refuses the launch (a link named as `sandboxReadWrite` could be
+ * pointed at a read-only path, or `/usr`, and written through).
  */
 export function keptInPlace(view: SandboxView): { path: string; identity: string }[] {
   const binds = anchoredBinds(view);
@@ -215,7 +216,7 @@ export function keptInPlace(view: SandboxView): { path: string; identity: string
     if (stat === undefined || stat.isSymbolicLink() || (bind.kind === "anchor" && !stat.isDirectory())) {
       throw new Error(`${bind.target} lies in what the workload writes and is ${stat ? "a symbolic link" : "gone"}, which the sandbox would follow: nothing was launched; name the directory it leads to instead`);
     }
-    return [{ path: bind.target, identity: `${stat.dev}:${stat.ino}` }];
+    return [{ path: bind.target, identity: identityOfStat(stat) }];
   });
 }
 

@@ -94,7 +94,7 @@ function settingsOf(ctx: GitSyncContext, protocols: string[] = []): GitSettings 
 }
 
 /** The namespace of this workspace's refs in the user's repository. */
-export function namespaceOf(workspaceId: string): string {
+function namespaceOf(workspaceId: string): string {
   return `refs/paseo-host-runtime/workspaces/${workspaceKey(workspaceId)}`;
 }
 
@@ -323,8 +323,8 @@ function copyIntoPrivate(ctx: GitSyncContext, name: string, files: string[]): bo
 /**
  * The user's submodule paths, read again whenever their index changed since they were last
  * read, whatever became of the rest of the sync: a workload that makes P unreadable (a FIFO for
- * its HEAD) stops the sync into P, never the pins (an index the user changed meanwhile, a
- * submodule added, was otherwise never looked at, and its `.git` was the workload's to make).
+ * its HEAD) stops the sync into P, never the pins (a submodule the user added meanwhile would
+ * otherwise go unpinned, its `.git` the workload's to make).
  */
 function withSubmodules(ctx: GitSyncContext, state: SyncState): SyncState {
   if (!ctx.guardSubmodules) return state;

@@ -12,6 +12,7 @@
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
+import { identityOfStat } from "../platform/directory.ts";
 import type { Overlay } from "../platform/sandbox.ts";
 import type { WorkspaceDetails, WorkspaceRecord } from "../store/workspaces.ts";
 import { gitCapture, gitRead } from "./git.ts";
@@ -168,10 +169,9 @@ export function submodulePins(top: string, submodules: readonly string[]): Overl
         mkdirSync(target);
         stat = lstatSync(target, { bigint: true });
       }
-      // bwrap resolves the source by path after this look: the init checks it found this entry.
-      const identity = `${stat.dev}:${stat.ino}`;
       const writable = stat.isDirectory() && !last;
-      if (!pins.has(target) || !writable) pins.set(target, { source: target, target, writable, identity });
+      // bwrap resolves the source by path after this look: the init checks it found this entry.
+      if (!pins.has(target) || !writable) pins.set(target, { source: target, target, writable, identity: identityOfStat(stat) });
       if (!stat.isDirectory()) break;
     }
   }

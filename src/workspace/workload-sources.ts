@@ -1,8 +1,8 @@
 /**
  * A create's host directory that a sandboxed workload writes. The runtime's own host git runs
  * in whatever repository it finds at a create's source (`git worktree add`, a clone), and a
- * `.git` the workload made there (its hooks, its core.fsmonitor) would run on the host: the
- * property of issue 22 (docs/design/sandbox.md). Such a source is refused, except where the
+ * `.git` the workload made there (its hooks, its core.fsmonitor) would run on the host
+ * (docs/design/sandbox.md). Such a source is refused, except where the
  * runtime holds the `.git` itself: the root of an adopted checkout whose git dirs it recorded
  * (a private git dir is shown over it), and a worktree's checkout (its `.git` is a file of the
  * user's, read-only inside).
@@ -17,8 +17,8 @@ import { isInside } from "./paths.ts";
 /**
  * Why `source` (a real path) may not be a create's source, or null. A repeated create of
  * `workspaceId` is its own. The source's git dirs count as well as the source: a
- * `sandboxReadWrite` holding a repository's `.git` (or its separate git dir) gave the workload
- * the hooks `git worktree add` runs there.
+ * `sandboxReadWrite` holding a repository's `.git` (or its separate git dir) would give the
+ * workload the hooks `git worktree add` runs there.
  */
 export function workloadWrittenSource(db: Database, source: string, workspaceId: string): string | null {
   let gitDirs: string[] | undefined;

@@ -6,19 +6,18 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PATH, envelope } from "../../kit/envelope.ts";
-import { startExec, type ExecResult } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
 import { create, createInput, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
+import { hostGit, sandboxGitKit, workspaceRef } from "../support/sandbox-git.ts";
 import { record, withStore } from "../support/store.ts";
 import { bwrapArguments, sandboxProfile } from "../../src/platform/sandbox.ts";
-import { GIT_TEST_ENV, git, makeRepo } from "../support/git.ts";
+import { git, makeRepo } from "../support/git.ts";
 
 const missing = missingTools("sandbox-git-edges.test.ts", ["bwrap", "git"]);
-const IDENTITY = { GIT_AUTHOR_NAME: "Agent", GIT_AUTHOR_EMAIL: "agent@example.invalid", GIT_COMMITTER_NAME: "Agent", GIT_COMMITTER_EMAIL: "agent@example.invalid" };
 
 let t: Lab;
+const { sandboxed, sh, logged } = sandboxGitKit(() => t);
 /** Where a command planted by the workload leaves a mark when something on the host runs it. */
 let marks: string;
 
@@ -31,16 +30,6 @@ afterEach(async () => {
   await op("destroy", "w", { options: sandboxed() }).catch(() => {});
   t.cleanup();
 });
-
-function sandboxed(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { ...t.options, isolation: "sandbox", ...extra };
-}
-
-async function sh(workspaceId: string, script: string, options = sandboxed()): Promise<ExecResult> {
-  const handle = startExec(workspaceId, envelope(["/bin/sh", "-c", script], { options, env: { PATH, ...IDENTITY } }));
-  handle.closeStdin();
-  return handle.done;
-}
 
 /** A git dir's hooks and config that leave a mark when any git on the host uses them. */
 function plantHooks(gitDir: string): string {
@@ -72,11 +61,6 @@ describe.skipIf(missing.length > 0)("a .git the workload makes is never taken fo
     expect(readdirSync(marks)).toEqual([]);
   });
 });
-
-/** git as the operator runs it by hand: its exit status is not the point, what it runs is. */
-function hostGit(cwd: string, ...args: string[]): void {
-  Bun.spawnSync({ cmd: ["git", ...args], cwd, env: { ...process.env, ...GIT_TEST_ENV }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
-}
 
 describe.skipIf(missing.length > 0)("sandboxReadWrite never makes the user's git dirs writable", () => {
   const cases = [
@@ -139,22 +123,13 @@ describe.skipIf(missing.length > 0)("a P git cannot list loses nothing already b
     // main is checked out in the user's checkout: the agent's commit on it waits at the workspace's ref.
     const kept = await sh("w", "git checkout -q main && git commit -q --allow-empty -m 'agent on main' && git checkout -q topic && git rev-parse main");
     expect(kept.code).toBe(0);
-    const keptRef = `refs/paseo-host-runtime/workspaces/${new Bun.CryptoHasher("sha256").update("w").digest("hex").slice(0, 32)}/refs/heads/main`;
+    const keptRef = workspaceRef("w", "refs/heads/main");
     expect(git(repo, "rev-parse", keptRef)).toBe(kept.stdout.toString().trim());
     const garbled = await sh("w", `printf 'not a packed ref\n' >> "$(git rev-parse --git-dir)/packed-refs" && echo garbled`);
     expect(garbled.stdout.toString()).toBe("garbled\n");
     expect(git(repo, "rev-parse", keptRef)).toBe(kept.stdout.toString().trim());
   });
 });
-
-/** The runtime log's lines of `event`. */
-function logged(event: string): Record<string, unknown>[] {
-  return readFileSync(join(t.home, "log", "runtime.log"), "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((line) => line.event === event);
-}
 
 describe.skipIf(missing.length > 0)("the sync never waits on the workload", () => {
   test("a commit whose object file the workload made a FIFO: the exit comes at once (not after options.gitTimeoutMs), nothing is brought in, and the log says why", async () => {

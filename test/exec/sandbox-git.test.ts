@@ -12,16 +12,17 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
-import { startExec, type ExecResult } from "../support/daemon.ts";
+import { startExec } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
 import { GIT_TEST_ENV, git, makeRepo } from "../support/git.ts";
 import { create, createInput, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
+import { AGENT_IDENTITY, hostGit, sandboxGitKit, workspaceRef } from "../support/sandbox-git.ts";
 
 const missing = missingTools("sandbox-git.test.ts", ["bwrap", "git"]);
-const IDENTITY = { GIT_AUTHOR_NAME: "Agent", GIT_AUTHOR_EMAIL: "agent@example.invalid", GIT_COMMITTER_NAME: "Agent", GIT_COMMITTER_EMAIL: "agent@example.invalid" };
 
 let t: Lab;
+const { sandboxed, sh, logged } = sandboxGitKit(() => t);
 let repo: string;
 /** Where a command planted by the workload leaves a mark when the host's git runs it. */
 let marks: string;
@@ -52,16 +53,6 @@ function userRepository(dir: string, marksDir: string): string {
   git(root, "config", "filter.probe.clean", `sh -c 'touch ${marksDir}/attributes; cat'`);
   git(root, "worktree", "add", "-q", join(dir, "theirs"), "feature");
   return root;
-}
-
-function sandboxed(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { ...t.options, isolation: "sandbox", ...extra };
-}
-
-async function sh(workspaceId: string, script: string, options = sandboxed()): Promise<ExecResult> {
-  const handle = startExec(workspaceId, envelope(["/bin/sh", "-c", script], { options, env: { PATH, ...IDENTITY } }));
-  handle.closeStdin();
-  return handle.done;
 }
 
 /** Where the workload plants: the user's common git dir, their other worktree's admin dir, the workspace's own registration (worktrees), a directory of its own. */
@@ -161,11 +152,6 @@ function operatorGit(dirs: string[]): void {
   hostGit(repo, "-c", "protocol.file.allow=always", "submodule", "update", "--init");
 }
 
-/** git as the operator runs it by hand: its exit status is not the point, what it runs is. */
-function hostGit(cwd: string, ...args: string[]): void {
-  Bun.spawnSync({ cmd: ["git", ...args], cwd, env: { ...process.env, ...GIT_TEST_ENV }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
-}
-
 const theirAdmin = () => join(repo, ".git", "worktrees", "theirs");
 
 describe.skipIf(missing.length > 0)("nothing a sandboxed workload writes runs on the host, nor changes the user's git files", () => {
@@ -226,7 +212,7 @@ describe.skipIf(missing.length > 0)("the sandbox's own view of git", () => {
 
 /** An exec whose refs in the user's repository are read the moment its `exit` event arrives. */
 async function shAtExit(workspaceId: string, script: string, look: () => Record<string, string | null>, options = sandboxed()) {
-  const handle = startExec(workspaceId, envelope(["/bin/sh", "-c", script], { options, env: { PATH, ...IDENTITY } }));
+  const handle = startExec(workspaceId, envelope(["/bin/sh", "-c", script], { options, env: { PATH, ...AGENT_IDENTITY } }));
   handle.closeStdin();
   const seen = handle.waitEvent("exit").then(look);
   const result = await handle.done;
@@ -239,18 +225,7 @@ function refOf(dir: string, ref: string): string | null {
   return result.exitCode === 0 ? result.stdout.toString().trim() : null;
 }
 
-/** The runtime log's lines of `event`. */
-function logged(event: string): Record<string, unknown>[] {
-  const path = join(t.home, "log", "runtime.log");
-  if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((line) => line.event === event);
-}
-
-const namespace = (ref: string) => `refs/paseo-host-runtime/workspaces/${new Bun.CryptoHasher("sha256").update("w").digest("hex").slice(0, 32)}/${ref}`;
+const namespace = (ref: string) => workspaceRef("w", ref);
 
 describe.skipIf(missing.length > 0)("the agent still does its work, and its work reaches the user's repository", () => {
   test("worktree: commit, amend, stash, branch and rebase inside; the branch and its commits are in the user's repository when exit is written", async () => {
@@ -298,7 +273,7 @@ describe.skipIf(missing.length > 0)("the agent still does its work, and its work
     expect(refOf(repo, namespace("refs/heads/main"))).toBe(agents);
     expect(logged("git-branch-kept").at(-1)).toMatchObject({ branch: "main", to: agents, reason: expect.stringContaining(`the branch is checked out at ${repo}`) });
     // topic moved by the user while the agent works on it: the agent's commit does not replace theirs.
-    const handle = startExec("w", envelope(["/bin/sh", "-c", "read go; echo a > a.txt && git add a.txt && git commit -qm 'agent on topic' && git rev-parse HEAD"], { options: sandboxed(), env: { PATH, ...IDENTITY } }));
+    const handle = startExec("w", envelope(["/bin/sh", "-c", "read go; echo a > a.txt && git add a.txt && git commit -qm 'agent on topic' && git rev-parse HEAD"], { options: sandboxed(), env: { PATH, ...AGENT_IDENTITY } }));
     await handle.waitEvent("started");
     git(repo, "update-ref", "refs/heads/topic", git(repo, "rev-parse", "feature"));
     handle.write("go\n");
@@ -351,7 +326,7 @@ describe.skipIf(missing.length > 0)("the agent still does its work, and its work
   test("the daemon's own git calls (purpose git), in PTY mode too: answered as in the checkout, a commit made there reaches the user's branch before exit", async () => {
     ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: repo }, { kind: "branch", branchName: "topic", baseRef: "main" })));
     const script = "git rev-parse --abbrev-ref HEAD && git status --porcelain && echo t > t.txt && git add t.txt && git commit -qm 'from a terminal' && git rev-parse HEAD";
-    const handle = startExec("w", envelope(["/bin/sh", "-c", script], { options: sandboxed(), env: { PATH, ...IDENTITY }, purpose: { kind: "git" }, stdio: { kind: "pty", rows: 24, cols: 80 } }), { keepControls: true });
+    const handle = startExec("w", envelope(["/bin/sh", "-c", script], { options: sandboxed(), env: { PATH, ...AGENT_IDENTITY }, purpose: { kind: "git" }, stdio: { kind: "pty", rows: 24, cols: 80 } }), { keepControls: true });
     const atExit = handle.waitEvent("exit").then(() => refOf(repo, "topic"));
     const result = await handle.done.finally(() => {
       handle.closeStdin();

@@ -9,19 +9,20 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
-import { startExec, type ExecResult } from "../support/daemon.ts";
+import { startExec } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
 import { create, createInput, later, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
-import { GIT_TEST_ENV, git, makeRepo } from "../support/git.ts";
+import { AGENT_IDENTITY, hostGit, sandboxGitKit } from "../support/sandbox-git.ts";
+import { git, makeRepo } from "../support/git.ts";
 import { bwrapArguments } from "../../src/platform/sandbox.ts";
 
 const missing = missingTools("sandbox-held-paths.test.ts", ["bwrap", "git"]);
 /** Creates raced against a flipping link (more with PASEO_STRESS=1). */
 const RACES = process.env.PASEO_STRESS === "1" ? 40 : 6;
-const IDENTITY = { GIT_AUTHOR_NAME: "Agent", GIT_AUTHOR_EMAIL: "agent@example.invalid", GIT_COMMITTER_NAME: "Agent", GIT_COMMITTER_EMAIL: "agent@example.invalid" };
 
 let t: Lab;
+const { sandboxed, sh } = sandboxGitKit(() => t);
 let marks: string;
 
 beforeEach(() => {
@@ -34,20 +35,6 @@ afterEach(async () => {
   for (const id of ["w2", ...Array.from({ length: RACES }, (_, i) => `v${i}`)]) await op("destroy", id, { options: sandboxed() }).catch(() => {});
   t.cleanup();
 });
-
-function sandboxed(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { ...t.options, isolation: "sandbox", ...extra };
-}
-
-async function sh(workspaceId: string, script: string, options = sandboxed()): Promise<ExecResult> {
-  const handle = startExec(workspaceId, envelope(["/bin/sh", "-c", script], { options, env: { PATH, ...IDENTITY } }));
-  handle.closeStdin();
-  return handle.done;
-}
-
-function hostGit(cwd: string, ...args: string[]): void {
-  Bun.spawnSync({ cmd: ["git", ...args], cwd, env: { ...process.env, ...GIT_TEST_ENV }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
-}
 
 function fsmonitorRepo(dir: string, mark: string): string {
   return `git init -q ${dir} && git config --file ${dir}/.git/config core.fsmonitor "touch ${marks}/${mark} 2>/dev/null; false"`;
@@ -126,7 +113,7 @@ describe.skipIf(missing.length > 0)("a directory or git dir a sandboxed workload
     const hook = `printf '#!/bin/sh\\ntouch ${marks}/post-checkout\\n' > bad/.git/hooks/post-checkout && chmod +x bad/.git/hooks/post-checkout`;
     // The link points at the user's repository, then at one of the workload's, and back, until told to stop.
     const flip = `while [ ! -e stop ]; do ln -sfn ${area}/bad l2 && mv -T l2 link; ln -sfn ${good} l2 && mv -T l2 link; done`;
-    const handle = startExec("w", envelope(["/bin/sh", "-c", `git init -q bad && git -C bad commit -q --allow-empty -m x && ${hook} && touch started && ${flip}`], { options: sandboxed(), env: { PATH, ...IDENTITY } }));
+    const handle = startExec("w", envelope(["/bin/sh", "-c", `git init -q bad && git -C bad commit -q --allow-empty -m x && ${hook} && touch started && ${flip}`], { options: sandboxed(), env: { PATH, ...AGENT_IDENTITY } }));
     handle.closeStdin();
     while (!existsSync(join(area, "started"))) await Bun.sleep(20);
     for (let i = 0; i < RACES && readdirSync(marks).length === 0; i++) {
