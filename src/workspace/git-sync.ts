@@ -29,6 +29,7 @@ import type { GitSettings } from "./git-environment.ts";
 import { GitError, gitCapture } from "./git.ts";
 import { runInJail, uploadPackCommand } from "./git-jail.ts";
 import { workspaceKey } from "./paths.ts";
+import { gitlinksOf } from "./repo.ts";
 import { hasPrivateGit, makePrivateGit, readHead, type PrivateGitPaths, type UserGit } from "./private-git.ts";
 import { removeOwnedTree } from "./owned-tree.ts";
 
@@ -336,11 +337,7 @@ function withSubmodules(ctx: GitSyncContext, state: SyncState): SyncState {
 function submodulesOf(ctx: GitSyncContext): string[] {
   try {
     const listed = gitCapture("/", ["--git-dir", ctx.user.gitDir, "ls-files", "--stage", "-z"], settingsOf(ctx)).stdout;
-    return listed
-      .split("\0")
-      .filter((entry) => entry.startsWith("160000 "))
-      .map((entry) => entry.slice(entry.indexOf("\t") + 1))
-      .filter((path) => path !== "" && !path.split("/").includes("..") && !path.startsWith("/"));
+    return gitlinksOf(listed).filter((path) => !path.split("/").includes("..") && !path.startsWith("/"));
   } catch (error) {
     if (!(error instanceof GitError)) throw error;
     return [];
@@ -436,9 +433,8 @@ function fetchPublished(ctx: GitSyncContext, refs: string[]): boolean {
 
 /**
  * Each changed branch moves in the user's repository by compare-and-swap from the value the
- * workspace was last given, unless the user moved it since or it is checked out in another
- * worktree; the user's checkout's index follows a move of its own branch. Returns the branches
- * now at the workspace's value there.
+ * workspace was last given, unless whyKept says why not; the user's checkout's index follows a
+ * move of its own branch. Returns the branches now at the workspace's value there.
  */
 function moveBranches(ctx: GitSyncContext, branches: string[], next: SyncState): string[] {
   const moved: string[] = [];
@@ -458,19 +454,7 @@ function moveBranches(ctx: GitSyncContext, branches: string[], next: SyncState):
       moved.push(ref);
       continue;
     }
-    const holder = holders.get(ref);
-    const refused =
-      theirs !== given
-        ? given === undefined
-          ? `the branch was made in your repository meanwhile (at ${theirs})`
-          : `the branch was moved in your repository (to ${theirs}) since the workspace was given ${given}`
-        : holder !== undefined && holder !== ctx.user.top
-          ? `the branch is checked out at ${holder}`
-          : busy.has(ref)
-            ? `the branch is being rebased or bisected at ${busy.get(ref)}`
-            : foreign
-              ? foreignSubmodules(ctx, [to], next.submodules)
-              : null;
+    const refused = whyKept(ctx, ref, { to, given, theirs }, { holders, busy, foreign }, next.submodules);
     if (refused !== null) {
       logLine("info", "git-branch-kept", { ...fields, reason: `${refused}; not moved: the workspace's commits are at ${namespace}/${ref}` });
       continue;
@@ -490,6 +474,25 @@ function moveBranches(ctx: GitSyncContext, branches: string[], next: SyncState):
     if (checkedOut === `ref: ${ref}`) refreshIndex(ctx, given, to, next);
   }
   return moved;
+}
+
+/** What the user's repository says of its branches: who has one checked out, or a rebase or bisect under way on it. */
+interface BranchUse {
+  holders: Map<string, string>;
+  busy: Map<string, string>;
+  /** Whether a commit some branch brings adds a foreign submodule entry (foreignSubmodules). */
+  foreign: boolean;
+}
+
+/** Why the branch `ref` stays where the user has it instead of moving to `to` (the rules of moveBranches), or null. */
+function whyKept(ctx: GitSyncContext, ref: string, values: { to: string; given?: string; theirs?: string }, use: BranchUse, submodules: readonly string[]): string | null {
+  const { to, given, theirs } = values;
+  if (theirs !== given) return given === undefined ? `the branch was made in your repository meanwhile (at ${theirs})` : `the branch was moved in your repository (to ${theirs}) since the workspace was given ${given}`;
+  const holder = use.holders.get(ref);
+  if (holder !== undefined && holder !== ctx.user.top) return `the branch is checked out at ${holder}`;
+  const busy = use.busy.get(ref);
+  if (busy !== undefined) return `the branch is being rebased or bisected at ${busy}`;
+  return use.foreign ? foreignSubmodules(ctx, [to], submodules) : null;
 }
 
 /**

@@ -18,7 +18,7 @@ import type { WorkspaceDetails, WorkspaceRecord } from "../store/workspaces.ts";
 import { gitCapture, gitRead } from "./git.ts";
 import type { GitSettings } from "./git-environment.ts";
 import { storageDir } from "./paths.ts";
-import { repoInfo } from "./repo.ts";
+import { gitlinksOf, repoInfo } from "./repo.ts";
 import { removeOwnedTree } from "./owned-tree.ts";
 
 /** Where the user's objects directory is, inside every sandbox of a workspace with a private git dir (P's alternates name it). */
@@ -194,9 +194,7 @@ export function enclosedSubmodules(root: string): string[] {
   const self = info.prefix === "" ? basename(root) : `${info.prefix}/${basename(root)}`;
   const listed = gitRead(parent, ["ls-files", "--stage", "-z", "--full-name", "--", `:(literal)${basename(root)}`]);
   const inside: string[] = [];
-  for (const entry of listed.split("\0")) {
-    if (!entry.startsWith("160000 ")) continue;
-    const path = entry.slice(entry.indexOf("\t") + 1);
+  for (const path of gitlinksOf(listed)) {
     if (path === self) throw new Error(`${root} is the submodule ${JSON.stringify(self)} of ${info.toplevel}: the sandbox cannot keep its .git, which your git in ${info.toplevel} follows, from the workload; create the workspace from the submodule once it is checked out, or run it without the sandbox`);
     if (path.startsWith(`${self}/`)) inside.push(path.slice(self.length + 1));
   }

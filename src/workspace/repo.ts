@@ -132,3 +132,12 @@ export function worktreeOnBranch(repo: string, ref: string): string | null {
 export function deleteScratchRef(repo: string, ref: string): void {
   if (gitQuery(repo, ["rev-parse", "--verify", "-q", ref]) !== null) gitRead(repo, ["update-ref", "-d", ref]);
 }
+
+/** The paths of the submodule entries (gitlinks, mode 160000) in `ls-files --stage -z` output. */
+export function gitlinksOf(listed: string): string[] {
+  return listed
+    .split("\0")
+    .filter((entry) => entry.startsWith("160000 "))
+    .map((entry) => entry.slice(entry.indexOf("\t") + 1))
+    .filter((path) => path !== "");
+}
