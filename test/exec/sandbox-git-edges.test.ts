@@ -1,7 +1,9 @@
 /**
- * Issue 22, attacked further: attacks on the sandbox's git that nobody named
- * before, each against the compiled binary. Every test here is an attack; those that once
- * succeeded say which fix made them fail.
+ * The edges of the sandbox's git (issue 22), against the compiled binary: a `.git` the workload
+ * makes in an adopted directory, view paths through symbolic links, the runtime's home, what
+ * the sync reads of the workspace's git dir (ref values only, never waiting on a FIFO, never
+ * losing a kept ref), a create's source a workload writes. Every test is an attack; each that
+ * once succeeded failed before the fix its commit names.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * Issue 22, attacked a third time, against the compiled binary: paths a sandboxed workload can
+ * Paths a sandbox holds in place (issue 22), against the compiled binary: paths a sandboxed workload can
  * move, make or re-point (a submodule's `.git` of a repository enclosing an adopted directory,
  * a create's source and its git dirs, the directories above the runtime's home and the user's
  * repository, a view path inside the workspace), each read afterwards by a git or a bind
