@@ -5,6 +5,7 @@
  * failures (exit 255) become exit 1 with a line saying so. Each operation but describe (no
  * options, so no home) ends with its line in the local runtime log, after its answer.
  */
+import type { Database } from "bun:sqlite";
 import type { Invocation } from "../argv.ts";
 import { addOutcomeFacts, attachLifecycleLog, loggedOperation } from "../log/call-log.ts";
 import { setLogRemote } from "../log/runtime-log.ts";
@@ -12,7 +13,7 @@ import { DescribeResponse, LifecycleRequest, LifecycleResponse, decodeOwnOutput,
 import { diagnose, writeAll, writeStdout } from "../output.ts";
 import { readLifecycleRequest } from "../protocol/request.ts";
 import { withExistingStore, withStore } from "../store/db.ts";
-import { forgetPlacement, placeOnce, placementsOf } from "../store/placements.ts";
+import { claimPlacements, forgetPlacement, placeOnce, placementRecordsOf, type Placement } from "../store/placements.ts";
 import { createInputOf } from "../workspace/input.ts";
 import { bareSettings, hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall, type RemoteContext } from "./context.ts";
 import { hashPlacement, knownHosts, placeWorkspace, routeWorkspace } from "./placement.ts";
@@ -127,7 +128,7 @@ async function createRemote(call: RemoteCall, invocation: Invocation): Promise<n
   logHosts(ctx, [host]);
   const shipped = await shipSources(ctx, host, input);
   const status = await relay(ctx, host, invocation, remoteRequest(ctx, request, { input: shipped }));
-  if (status === 0) await withStore(ctx.options, ({ db }) => placeOnce(db, ctx.options.owner, input.workspaceId, host.key));
+  if (status === 0) await withStore(ctx.options, ({ db }) => placeOnce(db, ctx.options.owner, input.workspaceId, host.key, ctx.configuration));
   return status;
 }
 
@@ -153,12 +154,16 @@ async function reconcileRemote(call: RemoteCall): Promise<number> {
   const dialect = dialectOf(request);
   const listed = request.workspaceIds;
   if (!listed) throw new Error("reconcile needs `workspaceIds` in the lifecycle request (the ids the daemon still knows; [] for none)");
-  const recorded = await withExistingStore(ctx.options, ({ db }) => placementsOf(db, ctx.options.owner), () => new Map<string, string>());
-  const hosts = new Map(knownHosts(ctx, recorded.values()).map((host) => [host.key, host]));
+  const recorded = await withExistingStore(ctx.options, ({ db }) => readPlacements(db, ctx, listed), () => new Map<string, Placement>());
+  // Another configuration's records (one local home, one owner) are not ours to follow or forget.
+  const ours = [...recorded].filter(([, placed]) => placed.configuration === ctx.configuration);
+  // A record from before schema 5 (no configuration) still names a host to reach, never one to forget.
+  const reach = [...recorded.values()].filter((placed) => placed.configuration === null || placed.configuration === ctx.configuration);
+  const hosts = new Map(knownHosts(ctx, reach.map((placed) => placed.host)).map((host) => [host.key, host]));
   logHosts(ctx, [...hosts.values()]);
   const idsOf = new Map<string, string[]>([...hosts.keys()].map((key) => [key, []]));
-  for (const id of listed) idsOf.get(recorded.get(id) ?? hashPlacement(ctx.hosts, id).key)!.push(id);
-  const unlistedOn = (host: RemoteHost) => [...recorded].filter(([id, key]) => key === host.key && !listed.includes(id)).map(([id]) => id);
+  for (const id of listed) idsOf.get(recorded.get(id)?.host ?? hashPlacement(ctx.hosts, id).key)!.push(id);
+  const unlistedOn = (host: RemoteHost) => ours.filter(([id, placed]) => placed.host === host.key && !listed.includes(id)).map(([id]) => id);
   const words = (host: RemoteHost) => [host.binary, "reconcile"];
   const results = await Promise.all(
     [...hosts.values()].map(async (host) => {
@@ -178,6 +183,12 @@ async function reconcileRemote(call: RemoteCall): Promise<number> {
   }
   writeStdout(encodeFrame(LifecycleResponse[dialect], { type: "ok", protocolVersion: 1 }, "lifecycle response"));
   return 0;
+}
+
+/** The owner's placements, after the listed ones became this configuration's (the daemon listing them knows them). */
+function readPlacements(db: Database, ctx: RemoteContext, listed: readonly string[]): Map<string, Placement> {
+  claimPlacements(db, ctx.options.owner, listed, ctx.configuration);
+  return placementRecordsOf(db, ctx.options.owner);
 }
 
 /**
