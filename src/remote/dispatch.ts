@@ -16,7 +16,7 @@ import { withExistingStore, withStore } from "../store/db.ts";
 import { claimPlacements, forgetPlacement, placeOnce, placementRecordsOf, type Placement } from "../store/placements.ts";
 import { createInputOf } from "../workspace/input.ts";
 import { bareSettings, hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall, type RemoteContext } from "./context.ts";
-import { hashPlacement, knownHosts, placeWorkspace, routeWorkspace } from "./placement.ts";
+import { knownHosts, placeWorkspace, routeWorkspace } from "./placement.ts";
 import { shipSources } from "./source.ts";
 import { SSH_FAILED, firstLine, runRemote, type SshSettings } from "./ssh.ts";
 import type { RemoteHost } from "../ssh-url.ts";
@@ -145,7 +145,7 @@ async function destroyRemote(call: RemoteCall, invocation: Invocation): Promise<
 
 /**
  * reconcile: every configured host, and every host a workspace is recorded on, gets the listed
- * ids that live there (its own only: hosts never learn about each other). All must succeed.
+ * ids recorded there, and every listed id without a record. All must succeed.
  * A host destroys only the unlisted workspaces of its own scope (orphans and other
  * configurations' stay), so a record goes only for those its host then says are missing.
  */
@@ -162,7 +162,12 @@ async function reconcileRemote(call: RemoteCall): Promise<number> {
   const hosts = new Map(knownHosts(ctx, reach.map((placed) => placed.host)).map((host) => [host.key, host]));
   logHosts(ctx, [...hosts.values()]);
   const idsOf = new Map<string, string[]>([...hosts.keys()].map((key) => [key, []]));
-  for (const id of listed) idsOf.get(recorded.get(id)?.host ?? hashPlacement(ctx.hosts, id).key)!.push(id);
+  // A listed id without a record may be placed right now, by a create this read did not see, on
+  // any host: each is told to keep it (keeping what is not there costs nothing; a guess could destroy it).
+  for (const id of listed) {
+    const placed = recorded.get(id)?.host;
+    for (const key of placed === undefined ? hosts.keys() : [placed]) idsOf.get(key)!.push(id);
+  }
   const unlistedOn = (host: RemoteHost) => ours.filter(([id, placed]) => placed.host === host.key && !listed.includes(id)).map(([id]) => id);
   const words = (host: RemoteHost) => [host.binary, "reconcile"];
   const results = await Promise.all(
