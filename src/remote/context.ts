@@ -53,6 +53,8 @@ export interface RemoteContext {
   noReuse: string | null;
   /** The local runtime home (control sockets, placements). */
   home: string;
+  /** This runtime's configuration fingerprint: the remote side's `callerConfiguration`, and whose placement records are its own. */
+  configuration: string;
   /** The daemon's options as the remote side gets them. */
   remoteSideOptions: Record<string, unknown>;
 }
@@ -90,6 +92,7 @@ export function remoteContext(call: RemoteCall, raw: Record<string, unknown>, co
   const home = resolveHome(options);
   const control = remote.controlPersistSeconds > 0 ? controlDirectory(home) : { dir: null, problems: [] };
   const controlDir = control.dir;
+  const configuration = configurationOf(raw, `${command}\0--remote\0${call.primary.key}`);
   const noReuse = remote.controlPersistSeconds > 0 && controlDir === null ? `no usable directory for ssh control sockets, so every ssh call opens its own connection (ControlMaster=no): ${control.problems.join("; ")}` : null;
   return {
     call,
@@ -100,7 +103,8 @@ export function remoteContext(call: RemoteCall, raw: Record<string, unknown>, co
     settings: { configFile: call.configFile, controlDir, ...timing(remote) },
     noReuse,
     home,
-    remoteSideOptions: remoteSideOptions(raw, options, remote, call, command),
+    configuration,
+    remoteSideOptions: remoteSideOptions(raw, options, remote, configuration),
   };
 }
 
@@ -134,7 +138,7 @@ export function remoteOwner(options: RuntimeOptions, remote: RemoteOptions): str
  * `--remote` host), so `callerConfiguration` carries this side's own fingerprint: without it,
  * two runtimes with one owner would each reconcile the other's workspaces away on a shared host.
  */
-function remoteSideOptions(raw: Record<string, unknown>, options: RuntimeOptions, remote: RemoteOptions, call: RemoteCall, command: string): Record<string, unknown> {
+function remoteSideOptions(raw: Record<string, unknown>, options: RuntimeOptions, remote: RemoteOptions, configuration: string): Record<string, unknown> {
   const local = new Set(["remote", "stateDirectory", "helperPath", "owner"]);
   // fromEntries: a key such as "__proto__" stays an ordinary key and travels as it came.
   const out: Record<string, unknown> = Object.fromEntries(Object.entries(raw).filter(([key]) => !local.has(key)));
@@ -144,6 +148,6 @@ function remoteSideOptions(raw: Record<string, unknown>, options: RuntimeOptions
   // A shipped repository's mirror has an empty working tree: "existing" is always a private clone.
   out.hostDirectory = "clone";
   out.exposeHostVisiblePath = false;
-  out.callerConfiguration = configurationOf(raw, `${command}\0--remote\0${call.primary.key}`);
+  out.callerConfiguration = configuration;
   return out;
 }

@@ -5,6 +5,7 @@
  * failures (exit 255) become exit 1 with a line saying so. Each operation but describe (no
  * options, so no home) ends with its line in the local runtime log, after its answer.
  */
+import type { Database } from "bun:sqlite";
 import type { Invocation } from "../argv.ts";
 import { addOutcomeFacts, attachLifecycleLog, loggedOperation } from "../log/call-log.ts";
 import { setLogRemote } from "../log/runtime-log.ts";
@@ -12,10 +13,10 @@ import { DescribeResponse, LifecycleRequest, LifecycleResponse, decodeOwnOutput,
 import { diagnose, writeAll, writeStdout } from "../output.ts";
 import { readLifecycleRequest } from "../protocol/request.ts";
 import { withExistingStore, withStore } from "../store/db.ts";
-import { forgetPlacement, placeOnce, placementsOf } from "../store/placements.ts";
+import { claimPlacements, forgetPlacement, placeOnce, placementRecordsOf, type Placement } from "../store/placements.ts";
 import { createInputOf } from "../workspace/input.ts";
 import { bareSettings, hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall, type RemoteContext } from "./context.ts";
-import { hashPlacement, knownHosts, placeWorkspace, routeWorkspace } from "./placement.ts";
+import { knownHosts, placeWorkspace, routeWorkspace } from "./placement.ts";
 import { shipSources } from "./source.ts";
 import { SSH_FAILED, firstLine, runRemote, type SshSettings } from "./ssh.ts";
 import type { RemoteHost } from "../ssh-url.ts";
@@ -127,7 +128,7 @@ async function createRemote(call: RemoteCall, invocation: Invocation): Promise<n
   logHosts(ctx, [host]);
   const shipped = await shipSources(ctx, host, input);
   const status = await relay(ctx, host, invocation, remoteRequest(ctx, request, { input: shipped }));
-  if (status === 0) await withStore(ctx.options, ({ db }) => placeOnce(db, ctx.options.owner, input.workspaceId, host.key));
+  if (status === 0) await withStore(ctx.options, ({ db }) => placeOnce(db, ctx.options.owner, input.workspaceId, host.key, ctx.configuration));
   return status;
 }
 
@@ -144,7 +145,7 @@ async function destroyRemote(call: RemoteCall, invocation: Invocation): Promise<
 
 /**
  * reconcile: every configured host, and every host a workspace is recorded on, gets the listed
- * ids that live there (its own only: hosts never learn about each other). All must succeed.
+ * ids recorded there, and every listed id without a record. All must succeed.
  * A host destroys only the unlisted workspaces of its own scope (orphans and other
  * configurations' stay), so a record goes only for those its host then says are missing.
  */
@@ -153,12 +154,21 @@ async function reconcileRemote(call: RemoteCall): Promise<number> {
   const dialect = dialectOf(request);
   const listed = request.workspaceIds;
   if (!listed) throw new Error("reconcile needs `workspaceIds` in the lifecycle request (the ids the daemon still knows; [] for none)");
-  const recorded = await withExistingStore(ctx.options, ({ db }) => placementsOf(db, ctx.options.owner), () => new Map<string, string>());
-  const hosts = new Map(knownHosts(ctx, recorded.values()).map((host) => [host.key, host]));
+  const recorded = await withExistingStore(ctx.options, ({ db }) => readPlacements(db, ctx, listed), () => new Map<string, Placement>());
+  // Another configuration's records (one local home, one owner) are not ours to follow or forget.
+  const ours = [...recorded].filter(([, placed]) => placed.configuration === ctx.configuration);
+  // A record from before schema 5 (no configuration) still names a host to reach, never one to forget.
+  const reach = [...recorded.values()].filter((placed) => placed.configuration === null || placed.configuration === ctx.configuration);
+  const hosts = new Map(knownHosts(ctx, reach.map((placed) => placed.host)).map((host) => [host.key, host]));
   logHosts(ctx, [...hosts.values()]);
   const idsOf = new Map<string, string[]>([...hosts.keys()].map((key) => [key, []]));
-  for (const id of listed) idsOf.get(recorded.get(id) ?? hashPlacement(ctx.hosts, id).key)!.push(id);
-  const unlistedOn = (host: RemoteHost) => [...recorded].filter(([id, key]) => key === host.key && !listed.includes(id)).map(([id]) => id);
+  // A listed id without a record may be placed right now, by a create this read did not see, on
+  // any host: each is told to keep it (keeping what is not there costs nothing; a guess could destroy it).
+  for (const id of listed) {
+    const placed = recorded.get(id)?.host;
+    for (const key of placed === undefined ? hosts.keys() : [placed]) idsOf.get(key)!.push(id);
+  }
+  const unlistedOn = (host: RemoteHost) => ours.filter(([id, placed]) => placed.host === host.key && !listed.includes(id)).map(([id]) => id);
   const words = (host: RemoteHost) => [host.binary, "reconcile"];
   const results = await Promise.all(
     [...hosts.values()].map(async (host) => {
@@ -178,6 +188,12 @@ async function reconcileRemote(call: RemoteCall): Promise<number> {
   }
   writeStdout(encodeFrame(LifecycleResponse[dialect], { type: "ok", protocolVersion: 1 }, "lifecycle response"));
   return 0;
+}
+
+/** The owner's placements, after the listed ones became this configuration's (the daemon listing them knows them). */
+function readPlacements(db: Database, ctx: RemoteContext, listed: readonly string[]): Map<string, Placement> {
+  claimPlacements(db, ctx.options.owner, listed, ctx.configuration);
+  return placementRecordsOf(db, ctx.options.owner);
 }
 
 /**

@@ -48,7 +48,7 @@ export async function placeWorkspace(ctx: RemoteContext, workspaceId: string): P
   const recorded = routeRecorded(ctx, workspaceId);
   if (recorded) return recorded;
   const choice = ctx.remote.placement === "least-loaded" && ctx.hosts.length > 1 ? await leastLoaded(ctx, workspaceId) : hashPlacement(ctx.hosts, workspaceId);
-  const key = await withStore(ctx.options, ({ db }) => placeOnce(db, ctx.options.owner, workspaceId, choice.key));
+  const key = await withStore(ctx.options, ({ db }) => placeOnce(db, ctx.options.owner, workspaceId, choice.key, ctx.configuration));
   return hostByKey(ctx, key);
 }
 

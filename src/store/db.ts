@@ -22,8 +22,11 @@ import { WRITER_LOCK_BYTES, withWriterLock, writerLockPath } from "./writer-lock
  * 4: workspaces record the isolation they were created with (isolation, and sandbox_json for the
  *    sandbox's network and paths; see src/workspace/isolation.ts), which every later exec and
  *    resume must at least meet. NULL for older rows until their next resume or exec records it.
+ * 5: each remote placement records the configuration that made or last listed it
+ *    (remote_placements.configuration, src/store/placements.ts): a reconcile forgets only its
+ *    own configuration's records. NULL for older rows: nobody's to forget until listed.
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** Where each workspace of a `--remote` runtime lives (src/store/placements.ts). */
 const REMOTE_PLACEMENTS = `
@@ -35,6 +38,9 @@ CREATE TABLE remote_placements (
   PRIMARY KEY (owner, workspace_id)
 ) STRICT;
 `;
+
+/** The configuration fingerprint a placement belongs to (schema 5; NULL before). */
+const PLACEMENT_CONFIGURATION = "ALTER TABLE remote_placements ADD COLUMN configuration TEXT;\n";
 
 /**
  * The branches a create made in a user's repository, by workspace id, kept after the workspace
@@ -141,7 +147,7 @@ CREATE TABLE executions (
   PRIMARY KEY (workspace_id, exec_id)
 ) STRICT;
 CREATE INDEX executions_live ON executions (workspace_id) WHERE finished_at IS NULL;
-${REMOTE_PLACEMENTS}${MADE_BRANCHES}`;
+${REMOTE_PLACEMENTS}${PLACEMENT_CONFIGURATION}${MADE_BRANCHES}`;
 
 /**
  * From version N to N + 1, run in order inside migrate()'s write transaction (`home` holds the
@@ -171,6 +177,9 @@ ${MADE_BRANCHES}`);
   },
   3: (db) => {
     for (const column of ISOLATION_COLUMNS) db.run(`ALTER TABLE workspaces ADD COLUMN ${column}`);
+  },
+  4: (db) => {
+    db.run(PLACEMENT_CONFIGURATION);
   },
 };
 

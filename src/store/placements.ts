@@ -4,6 +4,8 @@
  * to the same host. Hosts are named by their `user@host:port` key, never with credentials. A row
  * goes only once its host says the workspace is gone (remote/dispatch.ts), never because a
  * reconcile did not list it: a workspace without its row is routed by hash, maybe elsewhere.
+ * Each row names the configuration (callerConfiguration) that made or last listed it: runtimes
+ * sharing a local home and an owner each forget only their own rows at reconcile.
  */
 import type { Database } from "bun:sqlite";
 import { now, writeTransaction } from "./db.ts";
@@ -18,9 +20,9 @@ export function placedHost(db: Database, owner: string, workspaceId: string): st
  * Records `host` for a workspace unless one is recorded already, in one transaction, and
  * returns the host that is recorded now: of two concurrent creates, both get the first choice.
  */
-export function placeOnce(db: Database, owner: string, workspaceId: string, host: string): string {
+export function placeOnce(db: Database, owner: string, workspaceId: string, host: string, configuration: string): string {
   return writeTransaction(db, () => {
-    db.run("INSERT OR IGNORE INTO remote_placements (owner, workspace_id, host, placed_at) VALUES (?, ?, ?, ?)", [owner, workspaceId, host, now()]);
+    db.run("INSERT OR IGNORE INTO remote_placements (owner, workspace_id, host, placed_at, configuration) VALUES (?, ?, ?, ?, ?)", [owner, workspaceId, host, now(), configuration]);
     return placedHost(db, owner, workspaceId)!;
   });
 }
@@ -29,6 +31,25 @@ export function placeOnce(db: Database, owner: string, workspaceId: string, host
 export function placementsOf(db: Database, owner: string): Map<string, string> {
   const rows = db.query("SELECT workspace_id, host FROM remote_placements WHERE owner = ? ORDER BY workspace_id").all(owner) as { workspace_id: string; host: string }[];
   return new Map(rows.map((row) => [row.workspace_id, row.host]));
+}
+
+/** A placement as reconcile reads it: the host, and the configuration it belongs to (null: recorded before schema 5). */
+export interface Placement {
+  host: string;
+  configuration: string | null;
+}
+
+/** Every placement of `owner` with its configuration: workspace id → placement. */
+export function placementRecordsOf(db: Database, owner: string): Map<string, Placement> {
+  const rows = db.query("SELECT workspace_id, host, configuration FROM remote_placements WHERE owner = ? ORDER BY workspace_id").all(owner) as { workspace_id: string; host: string; configuration: string | null }[];
+  return new Map(rows.map((row) => [row.workspace_id, { host: row.host, configuration: row.configuration }]));
+}
+
+/** The listed workspaces' rows now belong to `configuration`: the daemon that lists them knows them (as the host stamps them). */
+export function claimPlacements(db: Database, owner: string, workspaceIds: readonly string[], configuration: string): void {
+  writeTransaction(db, () => {
+    for (const id of workspaceIds) db.run("UPDATE remote_placements SET configuration = ? WHERE owner = ? AND workspace_id = ?", [configuration, owner, id]);
+  });
 }
 
 /** Forgets a workspace's placement (its host said it is gone: its destroy ok, or `missing` on inspect). */
