@@ -18,7 +18,7 @@ import { createInputOf } from "../workspace/input.ts";
 import { bareSettings, hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall, type RemoteContext } from "./context.ts";
 import { knownHosts, placeWorkspace, routeWorkspace } from "./placement.ts";
 import { shipSources } from "./source.ts";
-import { SSH_FAILED, firstLine, runRemote, type SshSettings } from "./ssh.ts";
+import { SSH_FAILED, firstLine, requireDistinctLogins, runRemote, type SshSettings } from "./ssh.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { execThroughRemote } from "./wrapper.ts";
 
@@ -160,6 +160,7 @@ async function reconcileRemote(call: RemoteCall): Promise<number> {
   // A record from before schema 5 (no configuration) still names a host to reach, never one to forget.
   const reach = [...recorded.values()].filter((placed) => placed.configuration === null || placed.configuration === ctx.configuration);
   const hosts = new Map(knownHosts(ctx, reach.map((placed) => placed.host)).map((host) => [host.key, host]));
+  requireDistinctLogins([...hosts.values()], ctx.settings);
   logHosts(ctx, [...hosts.values()]);
   const idsOf = new Map<string, string[]>([...hosts.keys()].map((key) => [key, []]));
   // A listed id without a record may be placed right now, by a create this read did not see, on

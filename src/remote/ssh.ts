@@ -147,6 +147,32 @@ export function sshArgv(host: RemoteHost, settings: SshSettings, words: readonly
   return [sshProgram(), ...sshOptions(host, settings), "--", host.host, words.map(shellQuote).join(" ")];
 }
 
+/**
+ * Where ssh would log in for `host`: its user, host name and port as ssh's own configuration
+ * resolves them (`ssh -G`, which connects to nothing), the host name lower-cased.
+ */
+export function loginOf(host: RemoteHost, settings: SshSettings): string {
+  const result = Bun.spawnSync([sshProgram(), ...sshOptions(host, settings), "-G", "--", host.host], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: sshEnv() });
+  if (result.exitCode !== 0) throw new Error(`ssh -G could not resolve ${host.key}: ${firstLine(result.stderr.toString()) ?? `exit ${result.exitCode}`}`);
+  const value = (key: string) => result.stdout.toString().split("\n").find((line) => line.startsWith(`${key} `))?.slice(key.length + 1) ?? "";
+  return `${value("user")}@${value("hostname").toLowerCase()}:${value("port")}`;
+}
+
+/**
+ * Refuses `hosts` when two of them are one login written two ways (`ssh://root@h` and `ssh://h`
+ * with `User root` in ssh_config, `:22` and no port): each would be reconciled as a host of its
+ * own, and each reconcile would destroy on that one machine what the other was told to keep.
+ */
+export function requireDistinctLogins(hosts: readonly RemoteHost[], settings: SshSettings): void {
+  const seen = new Map<string, string>();
+  for (const host of hosts) {
+    const login = loginOf(host, settings);
+    const other = seen.get(login);
+    if (other !== undefined) throw new Error(`the hosts ${other} and ${host.key} are one login (${login}, as ssh resolves them): a reconcile of each would destroy what the other keeps there; list that host once in options.remote.hosts (and give its workspaces' records the same spelling)`);
+    seen.set(login, host.key);
+  }
+}
+
 /** Asks the shared connection of `host` (if any) to close: `ssh -O exit`. */
 export function closeShared(host: RemoteHost, settings: SshSettings): void {
   Bun.spawnSync([sshProgram(), ...sshOptions(host, settings), "-O", "exit", "--", host.host], { stdin: "ignore", stdout: "ignore", stderr: "ignore", env: sshEnv() });
