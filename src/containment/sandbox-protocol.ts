@@ -23,8 +23,8 @@ export interface SandboxRequest {
   cwd: string;
   cwdIdentity: string;
   /**
-   * Binds whose source the wrapper looked at before bwrap resolved its path (private-git.ts
-   * submodulePins): each target, inside, must be that very entry (`device:inode`), or nothing starts.
+   * Binds whose source the wrapper looked at before bwrap resolved its path (platform/sandbox.ts
+   * keptInPlace): each target, inside, must be that very entry (`device:inode`), or nothing starts.
    */
   pinned: { path: string; identity: string }[];
   /** Pipes: the init's descriptors holding the daemon's fds 0–2, handed to the workload. */

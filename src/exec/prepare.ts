@@ -85,7 +85,7 @@ function sandboxed(launch: ResolvedLaunch, tool: string, mode: "pipes" | "pty", 
   if (!isLinux) return { launch: spawned, sandbox: null };
   const syncOut = git?.ctx ?? null;
   const stdio = mode === "pipes" ? ([SANDBOX_FDS.stdin, SANDBOX_FDS.stdout, SANDBOX_FDS.stderr] as [number, number, number]) : null;
-  const request: SandboxRequest = { type: "run", mode, program: launch.program, argv: launch.argv, env: launch.env, cwd: cwd.path, cwdIdentity: identityOf(cwd.fd), pinned: pinnedOf(view), stdio };
+  const request: SandboxRequest = { type: "run", mode, program: launch.program, argv: launch.argv, env: launch.env, cwd: cwd.path, cwdIdentity: identityOf(cwd.fd), pinned: keptInPlace(view), stdio };
   const held: number[] = [];
   try {
     let bound = root.fd;
@@ -103,11 +103,6 @@ function sandboxed(launch: ResolvedLaunch, tool: string, mode: "pipes" | "pty", 
     for (const fd of held) closeDescriptor(fd);
     throw error;
   }
-}
-
-/** The overlays whose source was looked at by identity: the init finds each again inside. */
-function pinnedOf(view: ReturnType<typeof sandboxView>): SandboxRequest["pinned"] {
-  return [...keptInPlace(view), ...(view.overlays ?? []).flatMap((overlay) => (overlay.identity === undefined ? [] : [{ path: overlay.target, identity: overlay.identity }]))];
 }
 
 /**

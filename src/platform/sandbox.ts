@@ -58,8 +58,6 @@ export interface Overlay {
   source: string;
   target: string;
   writable: boolean;
-  /** `device:inode` of the source when the view was made: the sandbox init refuses to start the workload if the target is anything else. */
-  identity?: string;
 }
 
 /** A launch as Bun.spawn takes it: the file to execute, argv (argv[0] passed as is) and env. */

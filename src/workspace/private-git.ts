@@ -12,7 +12,6 @@
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
-import { identityOfStat } from "../platform/directory.ts";
 import type { Overlay } from "../platform/sandbox.ts";
 import type { WorkspaceDetails, WorkspaceRecord } from "../store/workspaces.ts";
 import { gitCapture, gitRead } from "./git.ts";
@@ -148,13 +147,12 @@ export function workloadOverlays(user: UserGit, paths: PrivateGitPaths, places: 
 }
 
 /**
- * The user's submodule paths of an adopted checkout, held in place: each directory on the way
- * to one is bound onto itself (a mount point cannot be renamed or removed, so the path the
- * user's git follows stays the one checked here) and the submodule directory itself is shown
- * read-only (a missing directory is made empty, as git makes one for a submodule not checked
- * out). A file on the way or at the path is pinned read-only: nothing can be made below it. A
- * symbolic link there cannot be pinned (a mount follows it) and the workload could replace it
- * with a directory of its own: refused.
+ * The user's submodule paths of an adopted checkout, shown read-only in place (a missing
+ * directory is made empty, as git makes one for a submodule not checked out; a file on the way
+ * is pinned instead: nothing can be made below it). The directories on the way are held by the
+ * sandbox's anchors, and every pin is identity-checked inside (platform/sandbox.ts keptInPlace).
+ * A symbolic link on the way cannot be held (a mount follows it) and the workload could replace
+ * it with a directory of its own: refused, naming the submodule.
  */
 export function submodulePins(top: string, submodules: readonly string[]): Overlay[] {
   const pins = new Map<string, Overlay>();
@@ -162,20 +160,18 @@ export function submodulePins(top: string, submodules: readonly string[]): Overl
     const parts = path.split("/");
     for (let depth = 1; depth <= parts.length; depth++) {
       const target = join(top, ...parts.slice(0, depth));
-      const last = depth === parts.length;
-      let stat = lstatSync(target, { bigint: true, throwIfNoEntry: false });
+      let stat = lstatSync(target, { throwIfNoEntry: false });
       if (stat?.isSymbolicLink()) throw new Error(`the submodule path ${JSON.stringify(path)} of ${top} leads through a symbolic link (${target}): the sandbox cannot keep it from the workload; replace the link with a directory, or run this workspace without the sandbox`);
       if (stat === undefined) {
         mkdirSync(target);
-        stat = lstatSync(target, { bigint: true });
+        stat = lstatSync(target);
       }
-      const writable = stat.isDirectory() && !last;
-      // bwrap resolves the source by path after this look: the init checks it found this entry.
-      if (!pins.has(target) || !writable) pins.set(target, { source: target, target, writable, identity: identityOfStat(stat) });
-      if (!stat.isDirectory()) break;
+      if (depth === parts.length || !stat.isDirectory()) {
+        pins.set(target, { source: target, target, writable: false });
+        break;
+      }
     }
   }
-  // Outermost first: a Map keeps the order paths were met in, and a parent is met before its child.
   return [...pins.values()];
 }
 
