@@ -185,6 +185,8 @@ export function submodulePins(top: string, submodules: readonly string[]): Overl
  */
 export function enclosedSubmodules(root: string): string[] {
   const parent = dirname(root);
+  // Every sandboxed exec asks: without a `.git` above, git would find no repository, and none is started.
+  if (!hasDotGitAbove(parent)) return [];
   const info = repoInfo(parent);
   if (info === null) return [];
   const self = info.prefix === "" ? basename(root) : `${info.prefix}/${basename(root)}`;
@@ -195,6 +197,14 @@ export function enclosedSubmodules(root: string): string[] {
     if (path.startsWith(`${self}/`)) inside.push(path.slice(self.length + 1));
   }
   return inside;
+}
+
+/** Whether `dir` or a directory above it holds a `.git` (where git's discovery could find a working tree). */
+function hasDotGitAbove(dir: string): boolean {
+  for (let at = dir; ; at = dirname(at)) {
+    if (lstatSync(join(at, ".git"), { throwIfNoEntry: false }) !== undefined) return true;
+    if (at === dirname(at)) return false;
+  }
 }
 
 /** Whether P was made completely (its state file is written last). */
