@@ -21,20 +21,18 @@ import { isInside } from "./paths.ts";
  * workload the hooks `git worktree add` runs there.
  */
 export function workloadWrittenSource(db: Database, source: string, workspaceId: string): string | null {
-  let gitDirs: string[] | undefined;
-  for (const record of listWorkspaces(db)) {
-    if (record.isolation?.isolation !== "sandbox" || record.workspaceId === workspaceId) continue;
+  const areas = listWorkspaces(db)
+    .filter((record) => record.isolation?.isolation === "sandbox" && record.workspaceId !== workspaceId)
+    .flatMap((record) => writableDirectories(record).flatMap(({ dir, heldGit }) => tolerating(["ENOENT", "ENOTDIR"], [], () => [{ record, real: realpathSync(dir), heldGit }])));
+  const direct = areas.find(({ real, heldGit }) => isInside(real, source) || (real === source && !heldGit));
+  if (direct !== undefined) return refusal(source, direct.real, direct.record);
+  if (areas.length === 0) return null;
+  // Asked of git only now that no area holds the source itself: git reads nothing of a workload's there.
+  const gitDirs = gitDirsOf(source);
+  for (const { record, real } of areas) {
     const held = heldGitDirs(record);
-    for (const { dir, heldGit } of writableDirectories(record)) {
-      const real = realOrNull(dir);
-      if (real === null) continue;
-      const within = (path: string) => path === real || isInside(real, path);
-      if (isInside(real, source) || (real === source && !heldGit)) return refusal(source, real, record);
-      // Looked for only once the source itself is known not to be the workload's (git reads nothing there that runs).
-      gitDirs ??= gitDirsOf(source);
-      const reached = gitDirs.find((gitDir) => within(gitDir) && !held.some((own) => own === gitDir || isInside(own, gitDir)));
-      if (reached !== undefined) return refusal(`${source} (its git dir ${reached})`, real, record);
-    }
+    const reached = gitDirs.find((gitDir) => (gitDir === real || isInside(real, gitDir)) && !held.some((own) => own === gitDir || isInside(own, gitDir)));
+    if (reached !== undefined) return refusal(`${source} (its git dir ${reached})`, real, record);
   }
   return null;
 }

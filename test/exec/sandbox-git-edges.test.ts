@@ -233,4 +233,20 @@ describe.skipIf(missing.length > 0)("a directory a sandboxed workload writes is 
     ok(await op("destroy", "w3", { options: t.options }));
     expect(readdirSync(marks)).toEqual([]);
   });
+
+  test("with another sandboxed workspace listed first, no git of the runtime reads the workload's repository before the refusal (its config a FIFO would hold the create)", async () => {
+    const other = join(t.dir, "other");
+    mkdirSync(other);
+    ok(await create(sandboxed(), createInput("first", { kind: "host-directory", path: other })));
+    const repo = makeRepo(join(t.dir, "repo"));
+    const pkg = join(repo, "pkg");
+    mkdirSync(pkg);
+    ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: pkg })));
+    const planted = await sh("w", "git init -q . && rm .git/config && mkfifo .git/config && echo planted");
+    expect(planted.stdout.toString()).toBe("planted\n");
+    const refused = await create({ ...t.options, gitTimeoutMs: 5000 }, createInput("w2", { kind: "host-directory", path: pkg }, { kind: "branch", branchName: "b2", baseRef: "HEAD" }));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`is inside ${pkg}, which the sandboxed workload of workspace "w" writes`);
+    ok(await op("destroy", "first", { options: sandboxed() }));
+  });
 });
