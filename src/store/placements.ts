@@ -29,8 +29,7 @@ export function placeOnce(db: Database, owner: string, workspaceId: string, host
 
 /** Every placement of `owner`: workspace id → host key. */
 export function placementsOf(db: Database, owner: string): Map<string, string> {
-  const rows = db.query("SELECT workspace_id, host FROM remote_placements WHERE owner = ? ORDER BY workspace_id").all(owner) as { workspace_id: string; host: string }[];
-  return new Map(rows.map((row) => [row.workspace_id, row.host]));
+  return new Map([...placementRecordsOf(db, owner)].map(([id, placed]) => [id, placed.host]));
 }
 
 /** A placement as reconcile reads it: the host, and the configuration it belongs to (null: recorded before schema 5). */
