@@ -80,20 +80,23 @@ function quote(word: string): string {
  *
  * upload-pack never reads P itself, where a workload still running could make any file a FIFO
  * (an open that never returns: the exec's exit would wait for options.gitTimeoutMs) or set
- * what upload-pack does in P's config. It reads `paths.out`, built in the same jail: P's HEAD,
- * packed-refs, shallow, refs and objects linked (no workload can reach that directory, and a
- * hard link keeps a file's type), refused if anything there is not a file or directory, with a
- * config and alternates of the runtime's own.
+ * what upload-pack does in P's config. It reads `paths.out`, built in the same jail: P's
+ * shallow file and objects linked (no workload can reach that directory, and a hard link keeps
+ * a file's type), refused if anything there is not a file or directory, with a config and
+ * alternates of the runtime's own, and as its only refs and HEAD those the runtime wrote in
+ * `paths.out/want` (the values it read and checked): what it advertises is exactly what the
+ * caller fetches, however many refs P has.
  */
 export function uploadPackCommand(user: UserGit, paths: PrivateGitPaths, objectFormat: string): string {
   const env = Object.entries(JAIL_ENV).map(([key, value]) => quote(`${key}=${value}`));
   const out = `${paths.out}/r`;
+  const want = `${paths.out}/want`;
   const config = `[core]\n\trepositoryformatversion = ${objectFormat === "sha1" ? 0 : 1}\n\tbare = true\n${objectFormat === "sha1" ? "" : `[extensions]\n\tobjectformat = ${objectFormat}\n`}`;
   const script = [
     "set -e",
     `rm -rf ${quote(out)} && mkdir ${quote(out)} && cd ${quote(paths.dir)}`,
-    `for f in HEAD packed-refs shallow; do if [ -e "$f" ] || [ -L "$f" ]; then cp -a "$f" ${quote(out)}/; fi; done`,
-    `cp -al objects refs ${quote(out)}/`,
+    `if [ -e shallow ] || [ -L shallow ]; then cp -a shallow ${quote(out)}/; fi`,
+    `cp -al objects ${quote(out)}/ && mkdir ${quote(out)}/refs && cp ${quote(want)}/HEAD ${quote(want)}/packed-refs ${quote(out)}/`,
     `odd=$(find ${quote(out)} ! -type f ! -type d -print | head -1)`,
     `if [ -n "$odd" ]; then echo "the workspace's git directory holds $odd, which is not a file or directory: not read" >&2; exit 1; fi`,
     `rm -f ${quote(out)}/objects/info/alternates && echo ${USER_OBJECTS} > ${quote(out)}/objects/info/alternates`,

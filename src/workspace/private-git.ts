@@ -3,7 +3,7 @@
  * the user's git directories writable: inside the sandbox, its checkout's `.git` is a git
  * directory of the workspace's own (P, `<storage>/git`), whose objects are borrowed read-only
  * from the user's repository (objects/info/alternates names them at USER_OBJECTS) and whose
- * refs, HEAD and index the runtime writes from the user's (git-sync.ts). The user's common git
+ * refs, HEAD and index the runtime writes from the user's (git-sync-in.ts). The user's common git
  * dir is never shown writable; where another path would show it, it is shown read-only.
  *
  * Nothing on the host runs git in P or reads a file of it: the runtime reads and writes P only
@@ -42,7 +42,7 @@ export interface PrivateGitPaths {
   dir: string;
   /** The `.git` file shown over a worktree's own (`gitdir: P`). */
   link: string;
-  /** What the runtime last agreed with P and the user's repository (git-sync.ts); written last, so its presence says P is complete. */
+  /** What the runtime last agreed with P and the user's repository (git-sync-state.ts); written last, so its presence says P is complete. */
   state: string;
   /** Serializes the runtime's work on P and on the user's refs for this workspace. */
   lock: string;
@@ -215,7 +215,7 @@ export function hasPrivateGit(paths: PrivateGitPaths): boolean {
 /**
  * Makes P afresh (anything left of an unfinished one first removed): its skeleton, HEAD as the
  * user's, a config of the repository's own settings, and alternates naming USER_OBJECTS. Its
- * refs, index and shallow file come with the first sync (git-sync.ts), which also writes the
+ * refs, index and shallow file come with the first sync (git-sync-in.ts), which also writes the
  * state file. Nothing here reads a file a workload could have written.
  */
 export function makePrivateGit(user: UserGit, paths: PrivateGitPaths, settings: GitSettings): void {

@@ -14,7 +14,7 @@ import { branchCommit, deleteScratchRef } from "./repo.ts";
 import { worktreeProblem } from "./confinement.ts";
 import { removeWorktree } from "./worktree.ts";
 import { removeOwnedTree } from "./owned-tree.ts";
-import { releaseSandboxGit } from "./sandbox-git.ts";
+import { releaseSandboxGit, sandboxGitOf } from "./sandbox-git.ts";
 
 /** Removes everything `record` owns on disk; with `undo`, also reverts a create's changes to the user's files. */
 export async function removeOwned(
@@ -27,8 +27,9 @@ export async function removeOwned(
   // The record is trusted only for paths inside this workspace's own storage.
   if (checkout !== undefined && !isInside(storage, checkout)) throw new Error(`refusing to remove ${checkout}: outside ${storage}`);
   if (options.staleLocks) removeStaleRefLocks(record);
-  releaseSandboxGit(home, record);
+  const git = sandboxGitOf(home, record);
   await removeWorktree(record.details, options.guard, worktreeProblem(record));
+  releaseSandboxGit(git);
   removeStorage(home, storage);
   removeScratchRef(record);
   if (options.undo) {

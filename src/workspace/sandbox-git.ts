@@ -5,7 +5,7 @@
  * only denied writes, see sandbox-view.ts). Made at create, or at
  * the first sandboxed exec of a workspace that has none yet (one created without the sandbox,
  * or before this runtime made them), and brought up to date with the user's repository before
- * every sandboxed exec (git-sync.ts).
+ * every sandboxed exec (git-sync-in.ts).
  */
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
@@ -15,7 +15,9 @@ import { isLinux } from "../platform/os.ts";
 import { writeTransaction, type Store } from "../store/db.ts";
 import { getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { openRoot, RootProblem } from "./confinement.ts";
-import { prepareGit, releasePrivateGit, type GitSyncContext } from "./git-sync.ts";
+import { prepareGit } from "./git-sync-in.ts";
+import { releasePrivateGit } from "./git-sync-release.ts";
+import type { GitSyncContext } from "./git-sync-state.ts";
 import { isolationProblem, requestedIsolation } from "./isolation.ts";
 import type { Ownership } from "./owner.ts";
 import { refusalOf } from "./refusals.ts";
@@ -33,7 +35,7 @@ export interface PreparedGit {
 function contextOf(home: string, record: WorkspaceRecord, gitdir: string | null, timeoutMs: number): GitSyncContext | null {
   const user = userGitOf(record, gitdir);
   if (user === null) return null;
-  return { workspaceId: record.workspaceId, user, paths: privateGitPaths(home, record.workspaceId), guardSubmodules: record.kind === "adopted", timeoutMs };
+  return { workspaceId: record.workspaceId, user, paths: privateGitPaths(home, record.workspaceId), timeoutMs };
 }
 
 /** At the end of a sandboxed create: the private git dir, so the first exec finds it. */
@@ -87,12 +89,18 @@ function worktreeGitdir(record: WorkspaceRecord): string | null {
   }
 }
 
+/** For destroy, before anything is removed: the workspace's private git dir and the user's git dirs it syncs with, or null when it has none. */
+export function sandboxGitOf(home: string, record: WorkspaceRecord): GitSyncContext | null {
+  const ctx = contextOf(home, record, worktreeGitdir(record), DEFAULT_GIT_TIMEOUT_MS);
+  return ctx && hasPrivateGit(ctx.paths) ? ctx : null;
+}
+
 /**
- * For destroy, before the storage goes: the workspace's refs in the user's repository, and the
- * private git dir itself, so that no sync still under way brings anything back afterwards
- * (git-sync.ts releasePrivateGit).
+ * For destroy, once the checkout is gone (what fills a disk is most often the workload's build
+ * output there) and before the storage goes: what the workspace committed is brought into the
+ * user's repository, the namespace released, the private git dir removed, so that no sync
+ * still under way brings anything back afterwards (git-sync-release.ts releasePrivateGit).
  */
-export function releaseSandboxGit(home: string, record: WorkspaceRecord): void {
-  const ctx = contextOf(home, record, record.confinement?.gitdir ?? null, DEFAULT_GIT_TIMEOUT_MS);
-  if (ctx && hasPrivateGit(ctx.paths)) releasePrivateGit(ctx);
+export function releaseSandboxGit(ctx: GitSyncContext | null): void {
+  if (ctx) releasePrivateGit(ctx);
 }
