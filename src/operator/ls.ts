@@ -10,9 +10,11 @@ import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operat
 import { liveExecutions } from "./ps.ts";
 import { hostItems, hostWorkspaces, printHostItems, remoteRuntime, reportHosts, type RemoteRuntime } from "./remote-hosts.ts";
 import { selection } from "./selection.ts";
+import { syncProblemOf } from "../workspace/git-sync-state.ts";
+import { privateGitPaths } from "../workspace/private-git.ts";
 import type { WorkspaceSummary } from "./views.ts";
 
-function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
+function summarize(home: string, record: WorkspaceRecord, live: number): WorkspaceSummary {
   const input = record.input as { project?: { source?: { kind?: string } }; placement?: { kind?: string } };
   const busy = record.status === "creating" || record.status === "destroying";
   const holderAlive = record.lock !== null && isSameProcess(record.lock);
@@ -38,7 +40,14 @@ function summarize(record: WorkspaceRecord, live: number): WorkspaceSummary {
     pidsCurrent: record.cgroup ? readCounter(record.cgroup, "pids.current") : null,
     createdAt: new Date(record.createdAt).toISOString(),
     isolation: record.isolation,
+    gitSyncProblem: gitSyncProblem(home, record),
   };
+}
+
+/** The sandbox's git work not yet in the user's repository, as ls says it (null: none, or no private git dir). */
+function gitSyncProblem(home: string, record: WorkspaceRecord): string | null {
+  const problem = syncProblemOf(privateGitPaths(home, record.workspaceId));
+  return problem === null ? null : `${problem.message}${problem.since ? ` (failing since ${problem.since})` : ""}`;
 }
 
 /** `ls [--owner O] [--home DIR] [--json]`: the workspaces of this runtime home (a home that does not exist: exit 1). */
@@ -62,7 +71,7 @@ export async function ls(invocation: Invocation): Promise<number> {
       for (const execution of liveExecutions(store.db)) {
         live.set(execution.workspaceId, (live.get(execution.workspaceId) ?? 0) + 1);
       }
-      workspaces = listWorkspaces(store.db, owner).map((record) => summarize(record, live.get(record.workspaceId) ?? 0));
+      workspaces = listWorkspaces(store.db, owner).map((record) => summarize(home, record, live.get(record.workspaceId) ?? 0));
       if (owner !== undefined && workspaces.length === 0) others = listWorkspaces(store.db).length;
     } finally {
       store.db.close();
@@ -128,6 +137,7 @@ function printWorkspaces(rows: readonly { host: string | null; w: WorkspaceSumma
   for (const { host, w } of rows) {
     const at = host === null ? "" : ` (on ${host})`;
     if (w.problem) notes.push(`! ${w.workspaceId}${at}: ${w.problem}`);
+    if (w.gitSyncProblem) notes.push(`! ${w.workspaceId}${at}: the work of its sandbox's git is not in your repository yet (kept in the workspace; retried before its next exec and at destroy): ${w.gitSyncProblem}`);
     if (w.unfinishedDestroy) notes.push(`! ${w.unfinishedDestroy}${at} (${suggestion(invocation, `rm -w ${shellQuote(w.workspaceId)}`)})`);
     else if (w.interrupted) notes.push(`! ${w.workspaceId}${at}: create was interrupted (its process is gone); \`new\` or \`rm\` of it again takes over`);
     if (w.orphanedAt) notes.push(`! ${w.workspaceId}${at}: an orphan: its configuration has not listed it since ${w.listedAt}, and another configuration took over its other workspaces on ${w.orphanedAt}; no reconcile removes it (\`${suggestion(invocation, "orphans")}\` does, when you ask)`);

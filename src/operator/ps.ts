@@ -6,7 +6,9 @@ import { provenMembers } from "../containment/group-scope.ts";
 import { isSameProcess, listProcesses, type ProcessInfo } from "../platform/process.ts";
 import { cgroupMemoryBytes, commandLine, processMemory } from "../platform/resources.ts";
 import { unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
-import { listWorkspaces } from "../store/workspaces.ts";
+import { listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
+import { syncProblemOf } from "../workspace/git-sync-state.ts";
+import { privateGitPaths } from "../workspace/private-git.ts";
 import { leaderOf, wrapperOf } from "../containment/executions.ts";
 import { parseFormat, type Format, type FormatField } from "./ps-format.ts";
 import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printLines, quoteArgv } from "./common.ts";
@@ -167,6 +169,7 @@ export async function ps(invocation: Invocation): Promise<number> {
   const owner = invocation.flags.get("owner") ?? (typeof options.owner === "string" ? options.owner : undefined);
   const { store, home } = openExistingStore(options);
   let executions: ExecutionDetails[] = [];
+  let failing: string[] = [];
   if (store) {
     try {
       let found = live(store.db, workspaceId, listProcesses);
@@ -175,6 +178,7 @@ export async function ps(invocation: Invocation): Promise<number> {
         found = found.filter(({ entry }) => owned.has(entry.workspaceId));
       }
       executions = found.map(withDetails);
+      failing = gitSyncNotes(home, listWorkspaces(store.db, owner).filter((w) => workspaceId === undefined || w.workspaceId === workspaceId));
     } finally {
       store.db.close();
     }
@@ -185,7 +189,16 @@ export async function ps(invocation: Invocation): Promise<number> {
   }
   const none = `no live executions${workspaceId === undefined ? "" : ` in workspace ${workspaceId}`} (home ${home})`;
   printExecutions(invocation, executions.map((e) => ({ host: null, e })), none);
+  if (failing.length > 0 && !invocation.switches.has("quiet") && !invocation.flags.has("format")) printLines(failing);
   return 0;
+}
+
+/** A note for each workspace whose executions' git work has not reached the user's repository (the sync after them failed). */
+function gitSyncNotes(home: string, workspaces: readonly WorkspaceRecord[]): string[] {
+  return workspaces.flatMap((w) => {
+    const problem = syncProblemOf(privateGitPaths(home, w.workspaceId));
+    return problem === null ? [] : [`! ${w.workspaceId}: the git work of its executions is not in your repository yet (since ${problem.since}; \`ls\` says why)`];
+  });
 }
 
 /**

@@ -54,6 +54,8 @@ export const WorkspaceSummary = v.object({
   createdAt: text,
   /** The isolation it keeps (workspace/isolation.ts); null: made before schema 3, recorded by its next resume or exec. */
   isolation: v.nullable(Isolation),
+  /** Why the last sync of its sandbox's git into the user's repository failed (retried before the next exec and at destroy); absent from hosts of before it was kept. */
+  gitSyncProblem: v.optional(v.nullable(text)),
 });
 export type WorkspaceSummary = v.InferOutput<typeof WorkspaceSummary>;
 
