@@ -109,15 +109,15 @@ async function holdingPeak(options: ExecOptions, mode: "pipes" | "pty") {
 
 /**
  * A worktree workspace (branch placement) of a fresh repository beside `sandboxed`'s, with the
- * same options: every exec in it prepares and syncs its private git dir (src/workspace/git-sync.ts).
+ * same options: every exec in it prepares and syncs its private git dir (src/workspace/git-sync-in.ts, git-sync-out.ts).
  */
-export async function gitWorktreeWorkspace(sandboxed: { id: string; root: string; options: Record<string, unknown> }): Promise<{ id: string; options: Record<string, unknown> } | string> {
-  const repo = join(dirname(sandboxed.root), "bench-repo");
+export async function gitWorktreeWorkspace(sandboxed: { id: string; root: string; options: Record<string, unknown> }, name = "git"): Promise<{ id: string; options: Record<string, unknown> } | string> {
+  const repo = join(dirname(sandboxed.root), `bench-repo-${name}`);
   const env = { ...process.env, GIT_AUTHOR_NAME: "b", GIT_AUTHOR_EMAIL: "b@b.invalid", GIT_COMMITTER_NAME: "b", GIT_COMMITTER_EMAIL: "b@b.invalid", GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" };
   for (const args of [["init", "-q", "-b", "main", repo], ["-C", repo, "commit", "-q", "--allow-empty", "-m", "first"]]) {
     if (Bun.spawnSync(["git", ...args], { env, stdout: "ignore", stderr: "ignore" }).exitCode !== 0) return `git ${args[0]} failed`;
   }
-  const id = `${sandboxed.id}-git`;
+  const id = `${sandboxed.id}-${name}`;
   const input = { workspaceId: id, project: { projectId: "bench", source: { kind: "host-directory", path: repo } }, placement: { kind: "branch", branchName: "bench", baseRef: "main" } };
   const created = Bun.spawnSync([BIN, "create", "--workspace-id", id], { stdin: new TextEncoder().encode(`${JSON.stringify({ protocolVersion: 1, input, options: sandboxed.options })}\n`), stdout: "ignore", stderr: "pipe" });
   return created.exitCode === 0 ? { id, options: sandboxed.options } : `create of a worktree workspace failed: ${created.stderr.toString().trim()}`;
