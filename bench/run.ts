@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * `npm run bench [-- --quick] [-- --only=parser,signals,exec,lifecycle,throughput,remote,containment,peer]`
+ * `npm run bench [-- --quick] [-- --only=parser,signals,exec,lifecycle,throughput,remote,containment,peer,click]`
  *
  * Runs every figure family against dist/paseo-host-runtime (build it first: `npm run build`),
  * prints one table and writes bench/results/latest.json. `--quick` (CI) trims trial counts and
@@ -26,8 +26,9 @@ import { containmentFigures } from "./containment.ts";
 import { buildSigstamp } from "./workloads.ts";
 import { compileEmptyProgram } from "./floor.ts";
 import { peerFigures } from "./peer.ts";
+import { clickFigures } from "./click.ts";
 
-const FAMILIES: Family[] = ["parser", "signals", "exec", "lifecycle", "throughput", "remote", "containment", "peer"];
+const FAMILIES: Family[] = ["parser", "signals", "exec", "lifecycle", "throughput", "remote", "containment", "peer", "click"];
 const MiB = 2 ** 20;
 
 /** Trial counts: the issue's minimums in quick mode, more in a full run. */
@@ -41,6 +42,7 @@ function settings(quick: boolean) {
     throughput: { pipesBytes: 256 * MiB, ptyBytes: (quick ? 32 : 256) * MiB, runs: quick ? 5 : 9 },
     remote: { trials: quick ? 6 : 16, warmup: 2, throughputBytes: (quick ? 16 : 64) * MiB },
     peer: { trials: quick ? 8 : 30, warmup: 2 },
+    click: { trials: quick ? 8 : 40, warmup: quick ? 1 : 3 },
   };
 }
 
@@ -108,6 +110,7 @@ async function main(): Promise<void> {
         if (peer) figures.push(...(await peerFigures({ ...config.peer, peer })));
         else console.error("bench: peer: PASEO_BENCH_PEER is not set, figures omitted");
       }
+      if (family === "click") figures.push(...(await clickFigures({ ...config.click, workspace: await needWorkspace(), sandboxed: await sandboxedWorkspace() })));
       if (family === "throughput") figures.push(...(await throughputFigures({ ...config.throughput, workspace: await needWorkspace() })));
     } catch (error) {
       console.error(`bench: ${family} failed: ${(error as Error).stack ?? error}`);

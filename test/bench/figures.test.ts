@@ -10,6 +10,7 @@ import { cleanupAll } from "../../bench/procs.ts";
 import { compileEmptyProgram, withFloors } from "../../bench/floor.ts";
 import { concurrentFigure, rollupOf } from "../../bench/exec-overhead.ts";
 import { peerFigures } from "../../bench/peer.ts";
+import { clickFigures, SCENARIOS } from "../../bench/click.ts";
 import { figure, renderTable } from "../../bench/report.ts";
 import { HARDENING_FLAGS, SPEED_FLAGS } from "../../release/compile.ts";
 import { BIN } from "../../kit/binary.ts";
@@ -76,6 +77,27 @@ describe("figures driven through the compiled binary", () => {
       expect(f.value).toBeGreaterThan(0);
       expect(f.ratio).toBeCloseTo(f.value! / f.baseline!.value!, 10);
       expect((f.stats as { dialect: string }).dialect).toBe("seed");
+    }
+  });
+
+  test("the per-click family: each scenario through the binary and direct, one figure per isolation (sandbox skipped, saying why)", async () => {
+    const ws = await readyWorkspace("bench-click");
+    try {
+      const figures = await clickFigures({ trials: 1, warmup: 0, workspace: ws, sandboxed: "no sandbox in this test" });
+      expect(figures.map((f) => f.id)).toEqual(SCENARIOS.flatMap((s) => [`click.${s}`, `click.${s}.sandboxed`]));
+      for (const f of figures.filter((f) => !f.id.endsWith(".sandboxed"))) {
+        expect(f).toMatchObject({ family: "click", unit: "ms", better: "lower", baseline: { label: "the same calls, direct" } });
+        expect(f.ratio).toBeCloseTo(f.value! / f.baseline!.value!, 10);
+        // The inspect is part of the click: its share is carried, and never more than the whole.
+        const stats = f.stats as { inspect: { p50: number }; ours: { p50: number } };
+        expect(stats.inspect.p50).toBeGreaterThan(0);
+        expect(stats.inspect.p50).toBeLessThan(stats.ours.p50);
+      }
+      expect(figures.find((f) => f.id === "click.file-read")?.aim).toMatchObject({ text: "≤ 1.5× direct" });
+      expect(figures.find((f) => f.id === "click.file-read.sandboxed")).toMatchObject({ skipped: "no sandbox in this test", aim: { text: "≤ 2× direct", met: null } });
+      expect(renderTable(figures)).toContain("9. Per click");
+    } finally {
+      ws.cleanup();
     }
   });
 
