@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * `npm run bench [-- --quick] [-- --only=parser,signals,exec,lifecycle,throughput,remote,containment,peer,click]`
+ * `npm run bench [-- --quick] [-- --only=parser,signals,exec,lifecycle,throughput,remote,containment,peer,click,breakdown]`
  *
  * Runs every figure family against dist/paseo-host-runtime (build it first: `npm run build`),
  * prints one table and writes bench/results/latest.json. `--quick` (CI) trims trial counts and
@@ -27,8 +27,9 @@ import { buildSigstamp } from "./workloads.ts";
 import { compileEmptyProgram } from "./floor.ts";
 import { peerFigures } from "./peer.ts";
 import { clickFigures } from "./click.ts";
+import { breakdown, renderBreakdown, type CallBreakdown } from "./breakdown.ts";
 
-const FAMILIES: Family[] = ["parser", "signals", "exec", "lifecycle", "throughput", "remote", "containment", "peer", "click"];
+const FAMILIES: Family[] = ["parser", "signals", "exec", "lifecycle", "throughput", "remote", "containment", "peer", "click", "breakdown"];
 const MiB = 2 ** 20;
 
 /** Trial counts: the issue's minimums in quick mode, more in a full run. */
@@ -43,6 +44,7 @@ function settings(quick: boolean) {
     remote: { trials: quick ? 6 : 16, warmup: 2, throughputBytes: (quick ? 16 : 64) * MiB },
     peer: { trials: quick ? 8 : 30, warmup: 2 },
     click: { trials: quick ? 8 : 40, warmup: quick ? 1 : 3 },
+    breakdown: { trials: quick ? 10 : 30, warmup: 2 },
   };
 }
 
@@ -74,6 +76,7 @@ async function main(): Promise<void> {
   const peer = process.env.PASEO_BENCH_PEER || null;
   const started = performance.now();
   const figures: Figure[] = [];
+  let phases: { calls: CallBreakdown[]; sandboxSkipped: string | null } | null = null;
   let workspace: Awaited<ReturnType<typeof readyWorkspace>> | undefined;
   const needWorkspace = async () => {
     if (!workspace) {
@@ -111,6 +114,10 @@ async function main(): Promise<void> {
         else console.error("bench: peer: PASEO_BENCH_PEER is not set, figures omitted");
       }
       if (family === "click") figures.push(...(await clickFigures({ ...config.click, workspace: await needWorkspace(), sandboxed: await sandboxedWorkspace() })));
+      if (family === "breakdown") {
+        const sandboxed = await sandboxedWorkspace();
+        phases = { calls: await breakdown({ ...config.breakdown, workspace: await needWorkspace(), sandboxed }), sandboxSkipped: typeof sandboxed === "string" ? sandboxed : null };
+      }
       if (family === "throughput") figures.push(...(await throughputFigures({ ...config.throughput, workspace: await needWorkspace() })));
     } catch (error) {
       console.error(`bench: ${family} failed: ${(error as Error).stack ?? error}`);
@@ -120,6 +127,7 @@ async function main(): Promise<void> {
   }
   const seconds = (performance.now() - started) / 1000;
   console.log(renderTable(figures));
+  if (phases) console.log(`\n${renderBreakdown(phases.calls, phases.sandboxSkipped)}`);
   console.log(`\n${flags.quick ? "quick" : "full"} run, ${seconds.toFixed(0)} s; ${machine.cpu} ×${machine.cores}, ${machine.os}, Bun ${machine.bun}, ${machine.processCount ?? "?"} processes, load ${machine.loadAverageAtStart[0]}, git ${machine.git.revision?.slice(0, 10) ?? "?"}${machine.git.dirty ? " (src modified)" : ""}; clock: ${clock.clock}`);
   writeResults(flags.out, {
     schema: 1,
@@ -133,6 +141,7 @@ async function main(): Promise<void> {
     peer,
     settings: config,
     figures,
+    breakdown: phases,
   });
   console.log(`wrote ${flags.out}`);
 }

@@ -11,6 +11,7 @@ import type { Launched } from "./launch.ts";
 import { finishRecord } from "./record.ts";
 import { syncOut } from "../workspace/git-sync.ts";
 import { logLine } from "../log/runtime-log.ts";
+import { mark } from "../trace.ts";
 
 /** Grace given to what is left of the execution after the leader exited. */
 const LEFTOVER_GRACE_MS = 200;
@@ -35,6 +36,7 @@ export function refuseBeforeLaunch(plan: LaunchPlan, events: EventWriter, messag
 /** The workload is launched, contained and on record (launch.ts checked it leads its session): `started`. */
 export function startWorkload(launched: Launched, events: EventWriter): ProcessIdentity {
   events.started(launched.leader.pid);
+  mark("started");
   return launched.leader;
 }
 
@@ -53,17 +55,22 @@ function outcomeOf(launched: Launched): Outcome {
  * workspace's commits is the runtime log's (git-sync.ts).
  */
 export async function finishWorkload(plan: LaunchPlan, launched: Launched, events: EventWriter, beforeEof?: () => Promise<void>): Promise<Outcome> {
+  mark("leader reaped");
   const outcome = outcomeOf(launched);
   await launched.scope.end(LEFTOVER_GRACE_MS).catch((error: Error) => events.error(error.message));
   if (beforeEof) await beforeEof().catch((error: Error) => events.error(error.message));
   if (plan.sandbox?.git) bringGitBack(plan.sandbox.git);
+  mark("scope ended");
   const writable = finishRecord(plan, outcome);
+  mark("record");
   events.eof();
   events.exit(outcome.code, outcome.signal);
+  mark("exit event");
   // The record is committed above; what the close adds is its checkpoint into the database
   // file (2–4 ms of writes and fsyncs), which the daemon need not wait for (bench/README.md).
   // A store found unwritable is left alone: the exit releases it.
   if (writable) plan.store.db.close();
+  mark("store closed");
   return outcome;
 }
 
