@@ -45,7 +45,8 @@ export async function exec(invocation: Invocation): Promise<number> {
   }
   logExecExited(facts, outcome.code, outcome.signal);
   mark("log line");
-  return mirrorExit(outcome.code, outcome.signal, plan.store.abandoned === true);
+  // At once, without Bun's exit path: it would close the store, checkpointing (finishWorkload).
+  return mirrorExit(outcome.code, outcome.signal, true);
 }
 
 /** The runtime log of the home the envelope's options select; bad options are prepareLaunch's to report. */
