@@ -33,6 +33,8 @@ export interface StreamOptions {
   /** Called with every stdout chunk (nothing is kept otherwise). */
   onStdout?: (chunk: Buffer) => void;
   env?: Record<string, string | undefined>;
+  /** The working directory of a direct run (the bench's own otherwise). */
+  cwd?: string;
 }
 
 export interface ExecOptions extends StreamOptions {
@@ -135,11 +137,14 @@ export class BenchExec {
 export class DirectRun {
   readonly child: ChildProcess;
   readonly spawnedAt: bigint;
+  /** Resolves with the CLOCK_MONOTONIC ns of the child's 'spawn' event: the direct run's `started`. */
+  readonly running: Promise<bigint>;
   readonly done: Promise<Done>;
 
   constructor(argv: string[], options: StreamOptions = {}) {
     this.spawnedAt = monotonicNs();
-    this.child = track(spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: options.env ?? {} }));
+    this.child = track(spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: options.env ?? {}, cwd: options.cwd }));
+    this.running = new Promise((resolve) => this.child.once("spawn", () => resolve(monotonicNs())));
     this.done = collect(this.child, options).wait();
   }
 

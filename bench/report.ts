@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "nod
 import { cpus, loadavg, release, totalmem, type } from "node:os";
 import { join } from "node:path";
 
-export type Family = "parser" | "signals" | "exec" | "lifecycle" | "throughput" | "remote" | "containment" | "peer" | "git";
+export type Family = "parser" | "signals" | "exec" | "lifecycle" | "throughput" | "remote" | "containment" | "peer" | "click" | "breakdown" | "git";
 
 /**
  * A process-level figure next to the two floors of a process, measured alternately with it in
@@ -134,7 +134,9 @@ const FAMILY_TITLES: Record<Family, string> = {
   remote: "6. --remote over OpenSSH on 127.0.0.1 (wall time, p50)",
   containment: "7. Containment: exec and crash cleanup per mode",
   peer: "8. Against a peer runtime (PASEO_BENCH_PEER)",
-  git: "10. The sandbox's git bridge under a flood of refs (issue 30)",
+  breakdown: "10. Where each call's time goes (printed below the table)",
+  click: "9. Per click: the daemon's calls, serialised, against the same calls run directly (p50)",
+  git: "11. The sandbox's git bridge under a flood of refs (issue 30)",
 };
 
 /** The one readable table: one section per family, one row per figure, then the details. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * `npm run bench [-- --quick] [-- --only=parser,signals,exec,lifecycle,throughput,remote,containment,peer,git]`
+ * `npm run bench [-- --quick] [-- --only=parser,signals,exec,lifecycle,throughput,remote,containment,peer,click,breakdown,git]`
  *
  * Runs every figure family against dist/paseo-host-runtime (build it first: `npm run build`),
  * prints one table and writes bench/results/latest.json. `--quick` (CI) trims trial counts and
@@ -26,9 +26,11 @@ import { containmentFigures } from "./containment.ts";
 import { buildSigstamp } from "./workloads.ts";
 import { compileEmptyProgram } from "./floor.ts";
 import { peerFigures } from "./peer.ts";
+import { clickFigures } from "./click.ts";
+import { breakdown, renderBreakdown, type CallBreakdown } from "./breakdown.ts";
 import { floodFigures } from "./git-flood.ts";
 
-const FAMILIES: Family[] = ["parser", "signals", "exec", "lifecycle", "throughput", "remote", "containment", "peer", "git"];
+const FAMILIES: Family[] = ["parser", "signals", "exec", "lifecycle", "throughput", "remote", "containment", "peer", "click", "breakdown", "git"];
 const MiB = 2 ** 20;
 
 /** Trial counts: the issue's minimums in quick mode, more in a full run. */
@@ -42,6 +44,8 @@ function settings(quick: boolean) {
     throughput: { pipesBytes: 256 * MiB, ptyBytes: (quick ? 32 : 256) * MiB, runs: quick ? 5 : 9 },
     remote: { trials: quick ? 6 : 16, warmup: 2, throughputBytes: (quick ? 16 : 64) * MiB },
     peer: { trials: quick ? 8 : 30, warmup: 2 },
+    click: { trials: quick ? 8 : 40, warmup: quick ? 1 : 3 },
+    breakdown: { trials: quick ? 10 : 30, warmup: 2 },
     git: { refs: quick ? 2000 : 10_000 },
   };
 }
@@ -74,6 +78,7 @@ async function main(): Promise<void> {
   const peer = process.env.PASEO_BENCH_PEER || null;
   const started = performance.now();
   const figures: Figure[] = [];
+  let phases: { calls: CallBreakdown[]; sandboxSkipped: string | null } | null = null;
   let workspace: Awaited<ReturnType<typeof readyWorkspace>> | undefined;
   const needWorkspace = async () => {
     if (!workspace) {
@@ -110,6 +115,11 @@ async function main(): Promise<void> {
         if (peer) figures.push(...(await peerFigures({ ...config.peer, peer })));
         else console.error("bench: peer: PASEO_BENCH_PEER is not set, figures omitted");
       }
+      if (family === "click") figures.push(...(await clickFigures({ ...config.click, workspace: await needWorkspace(), sandboxed: await sandboxedWorkspace() })));
+      if (family === "breakdown") {
+        const sandboxed = await sandboxedWorkspace();
+        phases = { calls: await breakdown({ ...config.breakdown, workspace: await needWorkspace(), sandboxed }), sandboxSkipped: typeof sandboxed === "string" ? sandboxed : null };
+      }
       if (family === "git") figures.push(...(await floodFigures({ ...config.git, sandboxed: await sandboxedWorkspace() })));
       if (family === "throughput") figures.push(...(await throughputFigures({ ...config.throughput, workspace: await needWorkspace() })));
     } catch (error) {
@@ -120,6 +130,7 @@ async function main(): Promise<void> {
   }
   const seconds = (performance.now() - started) / 1000;
   console.log(renderTable(figures));
+  if (phases) console.log(`\n${renderBreakdown(phases.calls, phases.sandboxSkipped)}`);
   console.log(`\n${flags.quick ? "quick" : "full"} run, ${seconds.toFixed(0)} s; ${machine.cpu} ×${machine.cores}, ${machine.os}, Bun ${machine.bun}, ${machine.processCount ?? "?"} processes, load ${machine.loadAverageAtStart[0]}, git ${machine.git.revision?.slice(0, 10) ?? "?"}${machine.git.dirty ? " (src modified)" : ""}; clock: ${clock.clock}`);
   writeResults(flags.out, {
     schema: 1,
@@ -133,6 +144,7 @@ async function main(): Promise<void> {
     peer,
     settings: config,
     figures,
+    breakdown: phases,
   });
   console.log(`wrote ${flags.out}`);
 }

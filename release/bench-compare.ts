@@ -15,6 +15,8 @@ interface FigureFacts {
   value: number | null;
   ratio: number | null;
   baseline: string | null;
+  /** The aim and whether this run met it (null: no verdict). */
+  aim: { text: string; met: boolean | null } | null;
 }
 
 export interface BenchRun {
@@ -36,15 +38,33 @@ export interface Row {
   flagged: boolean;
 }
 
+/** One per-click figure of this run (bench/click.ts, issue 33): what the daemon's user feels. */
+export interface Click {
+  id: string;
+  title: string;
+  /** Ours against the same calls run directly, this run and (when compared) the previous one. */
+  ratio: number | null;
+  previous: number | null;
+  aim: FigureFacts["aim"];
+}
+
 export interface Comparison {
   /** Why the runs were not compared, or null when they were. */
   notCompared: string | null;
+  /** This run's per-click figures, reported whether or not the runs were compared. */
+  clicks: Click[];
   rows: Row[];
   onlyPrevious: string[];
   onlyCurrent: string[];
 }
 
 const finite = (x: unknown): number | null => (typeof x === "number" && Number.isFinite(x) ? x : null);
+
+function aimOf(raw: unknown): FigureFacts["aim"] {
+  const aim = raw as { text?: unknown; met?: unknown } | null | undefined;
+  if (typeof aim?.text !== "string") return null;
+  return { text: aim.text, met: typeof aim.met === "boolean" ? aim.met : null };
+}
 
 /** Reads the parts of a bench results document the comparison needs. */
 export function readBenchRun(json: unknown): BenchRun {
@@ -64,6 +84,7 @@ export function readBenchRun(json: unknown): BenchRun {
       value: finite(raw.value),
       ratio: finite(raw.ratio),
       baseline: typeof baseline?.label === "string" ? baseline.label : null,
+      aim: aimOf(raw.aim),
     });
   }
   return { runnerClass, mode: typeof doc.mode === "string" ? doc.mode : "?", figures };
@@ -74,7 +95,8 @@ export function readBenchRun(json: unknown): BenchRun {
  * both have one against the same baseline (it cancels a faster or slower machine), else the value.
  */
 export function compareRuns(previous: BenchRun, current: BenchRun, threshold = 0.2): Comparison {
-  const empty = { rows: [], onlyPrevious: [], onlyCurrent: [] };
+  const comparable = previous.runnerClass === current.runnerClass && previous.mode === current.mode;
+  const empty = { rows: [], onlyPrevious: [], onlyCurrent: [], clicks: clicksOf(current, comparable ? previous : null) };
   if (previous.runnerClass !== current.runnerClass) {
     return { ...empty, notCompared: `the previous run was on another runner class (${previous.runnerClass}; this one: ${current.runnerClass})` };
   }
@@ -93,10 +115,37 @@ export function compareRuns(previous: BenchRun, current: BenchRun, threshold = 0
   const ids = new Set(current.figures.map((f) => f.id));
   return {
     notCompared: null,
+    clicks: empty.clicks,
     rows,
     onlyPrevious: previous.figures.filter((f) => !ids.has(f.id)).map((f) => f.id),
     onlyCurrent: current.figures.filter((f) => !before.has(f.id)).map((f) => f.id),
   };
+}
+
+/** The per-click figures of `current`, each with its ratio in `previous` (null: not compared, or not measured then). */
+function clicksOf(current: BenchRun, previous: BenchRun | null): Click[] {
+  const before = new Map((previous?.figures ?? []).map((f) => [f.id, f]));
+  return current.figures
+    .filter((f) => f.id.startsWith("click."))
+    .map((f) => {
+      const then = before.get(f.id);
+      return { id: f.id, title: f.title, ratio: f.ratio, previous: then && then.baseline === f.baseline ? then.ratio : null, aim: f.aim };
+    });
+}
+
+/** The per-click table: always shown when this run measured it, the aim's verdict beside it. */
+function renderClicks(clicks: Click[], previousName: string): string[] {
+  if (clicks.length === 0) return [];
+  const ratio = (x: number | null) => (x === null ? "—" : `${number(x)}×`);
+  const verdict = (aim: Click["aim"]) => (aim === null ? "" : `${aim.text}: ${aim.met === null ? "?" : aim.met ? "met" : "**not met**"}`);
+  return [
+    "### Per click: the daemon's calls against the same calls run directly",
+    "",
+    `| click | this release | ${previousName} | aim |`,
+    "|---|---|---|---|",
+    ...clicks.map((c) => `| ${c.title} | ${ratio(c.ratio)} | ${ratio(c.previous)} | ${verdict(c.aim)} |`),
+    "",
+  ];
 }
 
 const number = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 1 ? x.toFixed(2) : x.toPrecision(3));
@@ -104,7 +153,8 @@ const number = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >
 /** The release-notes section. */
 export function renderComparison(c: Comparison, previousName: string, runnerClass: string, threshold = 0.2): string {
   const title = `## Benchmarks compared with ${previousName}`;
-  if (c.notCompared) return `${title}\n\nNot compared: ${c.notCompared}.\n`;
+  const clicks = renderClicks(c.clicks, previousName);
+  if (c.notCompared) return `${title}\n\nNot compared: ${c.notCompared}.\n${clicks.length ? `\n${clicks.join("\n")}` : ""}`;
   const percent = Math.round(threshold * 100);
   const flagged = c.rows.filter((r) => r.flagged);
   const rows = [...flagged, ...c.rows.filter((r) => !r.flagged)].map((r) => {
@@ -118,6 +168,7 @@ export function renderComparison(c: Comparison, previousName: string, runnerClas
     `Same runner class (${runnerClass}). ${flagged.length ? `**${flagged.length} of ${c.rows.length} figures are more than ${percent} % worse** (⚠).` : `No figure is more than ${percent} % worse (${c.rows.length} compared).`}`,
     "Compared: the ratio to the same run's baseline where both runs have one, else the value.",
     "",
+    ...clicks,
     `| figure | measure | ${previousName} | this release | change |`,
     "|---|---|---|---|---|",
     ...rows,
@@ -145,7 +196,8 @@ function main(argv: string[]): number {
   const previousName = args.get("--previous-name") ?? "the previous release";
   const current = readBenchRun(JSON.parse(readFileSync(args.get("--current")!, "utf8")));
   if (!existsSync(args.get("--previous")!)) {
-    console.log(`## Benchmarks compared with ${previousName}\n\nNot compared: ${previousName} has no bench-results.json.\n`);
+    const first: Comparison = { notCompared: `${previousName} has no bench-results.json`, clicks: clicksOf(current, null), rows: [], onlyPrevious: [], onlyCurrent: [] };
+    console.log(renderComparison(first, previousName, current.runnerClass, threshold));
     return 0;
   }
   const previous = readBenchRun(JSON.parse(readFileSync(args.get("--previous")!, "utf8")));

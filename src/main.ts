@@ -3,6 +3,7 @@
  * the stdout/stderr paths, the version); the table (src/cli.ts) loads a command's module only
  * when it runs, and builds the operator commands' specs only when the call is not a protocol one.
  */
+import { mark } from "./trace.ts";
 import { UsageError, commandHelp, commandName, commandUsage, hasGlobalFlags, helpText, parseArgs, parseGlobalFlags, subcommands, type Invocation, type WordsHandler } from "./argv.ts";
 import { commandsFor } from "./cli.ts";
 import { diagnose, writeAll, writeStdout } from "./output.ts";
@@ -87,6 +88,7 @@ function operatorAfterGlobals(argv: string[]): { globals: NonNullable<Invocation
 }
 
 async function main(argv: string[]): Promise<number> {
+  mark("main");
   startKeepalive();
   if (argv.length === 0) {
     writeAll(2, helpText(COMMANDS, VERSION));
@@ -134,6 +136,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   const handler = await spec.handler();
+  mark("command loaded");
   try {
     return await handler(invocation);
   } catch (error) {

@@ -115,3 +115,40 @@ describe("the release-notes section", () => {
     expect(cli("--previous", "a", "--frob", "b").code).toBe(2);
   });
 });
+
+describe("the per-click figures (issue 33)", () => {
+  const click = (ms: number, direct: number, met = true) =>
+    figure({ id: "click.file-read", family: "click", title: "open a file", unit: "ms", better: "lower", value: ms, baseline: { label: "the same calls, direct", value: direct }, aim: { text: "≤ 1.5× direct", check: () => met } });
+  const off = skipped({ id: "click.file-read.sandboxed", family: "click", title: "open a file, sandboxed", unit: "ms", better: "lower", reason: "bwrap not on PATH", aim: "≤ 2× direct" });
+
+  test("get a table of their own, with this run's ratio, the previous one and the aim's verdict", () => {
+    const current = readBenchRun(results(10, 5, 900, [click(150, 50, false), off]));
+    const c = compareRuns(readBenchRun(results(10, 5, 900, [click(120, 60)])), current);
+    expect(c.clicks).toEqual([{ id: "click.file-read", title: "open a file", ratio: 3, previous: 2, aim: { text: "≤ 1.5× direct", met: false } }]);
+    const text = renderComparison(c, "v0.1.0", current.runnerClass);
+    expect(text).toContain("### Per click: the daemon's calls against the same calls run directly\n\n| click | this release | v0.1.0 | aim |\n|---|---|---|---|\n| open a file | 3.00× | 2.00× | ≤ 1.5× direct: **not met** |\n");
+    // The per-click figure is also one of the compared rows (50 % worse here).
+    expect(c.rows.find((r) => r.id === "click.file-read")).toMatchObject({ previous: 2, current: 3, flagged: true });
+  });
+
+  test("are reported when the runs are not comparable, or there is no previous run, without a previous ratio", () => {
+    const current = readBenchRun(results(10, 5, 900, [click(100, 50)], { runnerClass: "other" }));
+    const c = compareRuns(readBenchRun(results(10, 5, 900, [click(120, 60)])), current);
+    expect(c.notCompared).not.toBeNull();
+    expect(c.clicks).toEqual([{ id: "click.file-read", title: "open a file", ratio: 2, previous: null, aim: { text: "≤ 1.5× direct", met: true } }]);
+    expect(renderComparison(c, "v0.1.0", "other")).toContain("| open a file | 2.00× | — | ≤ 1.5× direct: met |");
+  });
+
+  test("the command prints them for a first release too", () => {
+    const scratch = tempDir("phr-bench-click-");
+    try {
+      writeFileSync(join(scratch.path, "current.json"), JSON.stringify(results(10, 5, 900, [click(100, 50)])));
+      const proc = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "release", "bench-compare.ts"), "--previous", join(scratch.path, "none.json"), "--current", join(scratch.path, "current.json"), "--previous-name", "v0.1.0"]);
+      expect(proc.exitCode).toBe(0);
+      expect(proc.stdout.toString()).toContain("Not compared: v0.1.0 has no bench-results.json.\n\n### Per click");
+      expect(proc.stdout.toString()).toContain("| open a file | 2.00× | — | ≤ 1.5× direct: met |");
+    } finally {
+      scratch.cleanup();
+    }
+  });
+});

@@ -29,6 +29,7 @@ import { checkLeader } from "./identity.ts";
 import { releaseDirectories, type LaunchPlan } from "./plan.ts";
 import { ProgramError } from "./program.ts";
 import { finishRecord, recordLeader, whileReserved } from "./record.ts";
+import { mark } from "../trace.ts";
 
 /** How pipes.ts and pty.ts want the child's stdio: inherited descriptors, or a fresh terminal. */
 type StdioShape = { stdio: ["inherit", "inherit", "inherit"]; detached: true } | { terminal: Bun.TerminalOptions };
@@ -82,6 +83,7 @@ async function launchInCgroup(plan: LaunchPlan, cgroup: CgroupScope, shape: Stdi
   const origin = plan.origin.dir;
   // The kernel's grace period is paid before the write lock is taken, not while holding it.
   await plan.origin.primed;
+  mark("prime awaited");
   let proc: Subprocess | undefined;
   let leader: ProcessIdentity | null;
   try {
@@ -101,6 +103,7 @@ async function launchInCgroup(plan: LaunchPlan, cgroup: CgroupScope, shape: Stdi
   } finally {
     releaseDirectories(plan);
   }
+  mark("launch transaction");
   if (!leader || !proc) throw cancelled(plan);
   return { proc, leader, scope: cgroup, mayForward: whileUnreaped(proc) };
 }
@@ -184,12 +187,14 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
   } finally {
     releaseDirectories(plan);
   }
+  mark("bwrap spawned");
   const bwrap = proc!;
   const workload = new SandboxedWorkload(bwrap, sandbox.request);
   let group: GroupHandle | null = null;
   let leader: ProcessIdentity;
   try {
     await workload.start();
+    mark("sandbox init reported");
     // The init blocks until `recorded`: the workload's pid is the workload's until then.
     plan.cgroup?.moveOut(workload.machinery, plan.origin!.dir);
     const info = checkLeader(readProcess(workload.pid), workload.pid, plan.wrapperStartTicks, sandbox.request.mode === "pipes");
@@ -209,6 +214,7 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
     if (error instanceof SandboxRefused) throw new ProgramError(error.message, error.code);
     throw new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])} in the sandbox: ${(error as Error).message}`, 1);
   }
+  mark("sandbox launch recorded");
   workload.confirmed();
   const base = plan.cgroup ?? new GroupScope(leader, { handle: group });
   return { proc: workload, leader, scope: new SandboxScope(workload, base, group), mayForward: () => workload.mayForward() };

@@ -28,6 +28,7 @@ import { finishRecord, recordRefusal, reserveRecord } from "./record.ts";
 import type { SandboxRequest } from "../containment/sandbox-protocol.ts";
 import { SANDBOX_INIT_SOURCE, sandboxInitCommand } from "../containment/sandboxed.ts";
 import { isLinux } from "../platform/os.ts";
+import { mark } from "../trace.ts";
 
 /**
  * The workload's environment: exactly the envelope's, except that a PTY's `term` becomes TERM
@@ -128,7 +129,9 @@ function openCheckout(path: string, root: OpenRoot): number {
 export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
   const options = readOptions(envelope.options);
   const origin = originFor(options);
+  mark("options");
   const store = openStore(options);
+  mark("store open");
   const self = selfIdentity();
   const owner = ownershipOf(envelope, options.owner);
   const reservation: Reservation = {
@@ -163,6 +166,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
   // Records their wrappers could not finish (a full disk) are finished here, by the kernel's
   // word: looked for before the write lock is taken, as that costs a /proc read per live execution.
   const ended = endedExecutions(store.db, workspaceId);
+  mark("sandbox git, containment");
   const plan = whileReady(store.db, workspaceId, owner, (root, record) => {
     keepsIsolation(store, record, options);
     settleEnded(store.db, ended);
@@ -186,6 +190,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
       throw error;
     }
   });
+  mark("reservation");
   if (plan.where && containment.kind === "cgroup") {
     try {
       makeExecutionCgroup(containment, options, plan.where);
@@ -197,6 +202,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
       });
     }
   }
+  mark("cgroup mkdir");
   return plan;
 }
 

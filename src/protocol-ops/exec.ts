@@ -11,6 +11,7 @@ import { refuseUnreadEnvelope } from "../exec/events.ts";
 import { diagnose } from "../output.ts";
 import { readOptions } from "../options.ts";
 import { LimitError, ProtocolError, type SpawnEnvelope } from "../protocol/index.ts";
+import { mark } from "../trace.ts";
 import { attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../log/call-log.ts";
 
 /**
@@ -23,8 +24,10 @@ export async function exec(invocation: Invocation): Promise<number> {
   const notTheDaemons = protocolFdsProblem();
   if (notTheDaemons !== null) throw new UsageError(notTheDaemons, "exec");
   primeOwnCgroup();
+  mark("signals, fds, prime");
   const controls = new ControlReader();
   const envelope = await readEnvelope(controls, invocation);
+  mark("envelope");
   if (envelope.stdio.kind === "pty") signals.keepJobControl();
   const facts = { mode: envelope.stdio.kind, purpose: envelope.purpose.kind };
   logTo(invocation, envelope);
@@ -41,7 +44,9 @@ export async function exec(invocation: Invocation): Promise<number> {
     throw error;
   }
   logExecExited(facts, outcome.code, outcome.signal);
-  return mirrorExit(outcome.code, outcome.signal, plan.store.abandoned === true);
+  mark("log line");
+  // At once, without Bun's exit path: it would close the store, checkpointing (finishWorkload).
+  return mirrorExit(outcome.code, outcome.signal, true);
 }
 
 /** The runtime log of the home the envelope's options select; bad options are prepareLaunch's to report. */

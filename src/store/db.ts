@@ -6,6 +6,7 @@ import { scrubUrlCredentials } from "../redact.ts";
 import { checkHome, ensureHome, homeEntry, resolveHome, type HomeOptions } from "./home.ts";
 import { digestInputText } from "./input-digest.ts";
 import { WRITER_LOCK_BYTES, withWriterLock, writerLockPath } from "./writer-lock.ts";
+import { mark } from "../trace.ts";
 
 /**
  * Bumped on every change. An older database is migrated (MIGRATIONS); a newer one is refused.
@@ -244,6 +245,7 @@ async function useStore<T>(store: Store, fn: (store: Store) => T | Promise<T>): 
     return await fn({ db: store.db, home: realpathSync(store.home) });
   } finally {
     store.db.close();
+    mark("store closed");
   }
 }
 

@@ -6,10 +6,15 @@
  * the wrappers of real execs. No assertion looks at a duration, a rate or a size.
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir } from "../../kit/scratch.ts";
 import { cleanupAll } from "../../bench/procs.ts";
 import { compileEmptyProgram, withFloors } from "../../bench/floor.ts";
 import { concurrentFigure, rollupOf } from "../../bench/exec-overhead.ts";
 import { peerFigures } from "../../bench/peer.ts";
+import { clickFigures, SCENARIOS } from "../../bench/click.ts";
+import { breakdown } from "../../bench/breakdown.ts";
 import { figure, renderTable } from "../../bench/report.ts";
 import { HARDENING_FLAGS, SPEED_FLAGS } from "../../release/compile.ts";
 import { BIN } from "../../kit/binary.ts";
@@ -76,6 +81,62 @@ describe("figures driven through the compiled binary", () => {
       expect(f.value).toBeGreaterThan(0);
       expect(f.ratio).toBeCloseTo(f.value! / f.baseline!.value!, 10);
       expect((f.stats as { dialect: string }).dialect).toBe("seed");
+    }
+  });
+
+  test("the per-click family: each scenario through the binary and direct, one figure per isolation (sandbox skipped, saying why)", async () => {
+    const ws = await readyWorkspace("bench-click");
+    try {
+      const figures = await clickFigures({ trials: 1, warmup: 0, workspace: ws, sandboxed: "no sandbox in this test" });
+      expect(figures.map((f) => f.id)).toEqual(SCENARIOS.flatMap((s) => [`click.${s}`, `click.${s}.sandboxed`]));
+      for (const f of figures.filter((f) => !f.id.endsWith(".sandboxed"))) {
+        expect(f).toMatchObject({ family: "click", unit: "ms", better: "lower", baseline: { label: "the same calls, direct" } });
+        expect(f.ratio).toBeCloseTo(f.value! / f.baseline!.value!, 10);
+        // The inspect is part of the click: its share is carried, and never more than the whole.
+        const stats = f.stats as { inspect: { p50: number }; ours: { p50: number } };
+        expect(stats.inspect.p50).toBeGreaterThan(0);
+        expect(stats.inspect.p50).toBeLessThan(stats.ours.p50);
+      }
+      expect(figures.find((f) => f.id === "click.file-read")?.aim).toMatchObject({ text: "≤ 1.5× direct" });
+      expect(figures.find((f) => f.id === "click.file-read.sandboxed")).toMatchObject({ skipped: "no sandbox in this test", aim: { text: "≤ 2× direct", met: null } });
+      expect(renderTable(figures)).toContain("9. Per click");
+    } finally {
+      ws.cleanup();
+    }
+  });
+
+  test("the breakdown traces the binary's own phases of inspect and exec, from spawn to the caller's end", async () => {
+    const ws = await readyWorkspace("bench-trace");
+    try {
+      const calls = await breakdown({ trials: 1, warmup: 0, workspace: ws, sandboxed: "no sandbox in this test" });
+      expect(calls.map((c) => c.call)).toEqual(["inspect", "exec /bin/true, pipes", "exec /bin/true, PTY"]);
+      const names = (call: string) => calls.find((c) => c.call === call)!.phases.map(([name]) => name);
+      expect(names("inspect")).toEqual(["process start (exec, Bun, first modules)", "main", "command loaded", "request", "store open", "inspected", "responded", "store closed", "exiting", "process exit (seen by the caller)"]);
+      expect(names("exec /bin/true, pipes")).toEqual(expect.arrayContaining(["envelope", "store open", "reservation", "started", "exit event", "log line"]));
+      for (const c of calls) {
+        expect(c.phases.every(([, ms]) => ms >= 0)).toBe(true);
+        expect(c.phases.reduce((sum, [, ms]) => sum + ms, 0)).toBeCloseTo(c.wallMs, 6);
+      }
+    } finally {
+      ws.cleanup();
+    }
+  });
+
+  test("without PASEO_HOST_RUNTIME_TRACE (or with a relative path) the binary writes no trace, and its output is the same", async () => {
+    const dir = tempDir("phr-trace-off-");
+    try {
+      const request = '{"protocolVersion":1,"options":{}}\n';
+      const run = (env: Record<string, string>) => Bun.spawnSync([BIN, "inspect", "--workspace-id", "none"], { cwd: dir.path, env: { ...env, PASEO_HOST_RUNTIME_HOME: join(dir.path, "home") }, stdin: new TextEncoder().encode(request) });
+      const off = run({});
+      const relative = run({ PASEO_HOST_RUNTIME_TRACE: "trace.jsonl" });
+      const on = run({ PASEO_HOST_RUNTIME_TRACE: join(dir.path, "on.jsonl") });
+      for (const r of [off, relative, on]) expect({ code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() }).toEqual({ code: 0, stdout: '{"type":"inspection","protocolVersion":1,"inspection":{"status":"missing"}}\n', stderr: "" });
+      expect(readdirSync(dir.path).sort()).toEqual(["on.jsonl"]);
+      const line = JSON.parse(readFileSync(join(dir.path, "on.jsonl"), "utf8"));
+      expect(line).toMatchObject({ pid: on.pid, command: "inspect" });
+      expect(line.marks.map(([name]: [string]) => name)).toEqual(["evaluated", "main", "command loaded", "request", "exiting"]);
+    } finally {
+      dir.cleanup();
     }
   });
 

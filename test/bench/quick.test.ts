@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { parserFigures, randomChunks } from "../../bench/parser.ts";
 import { figure, renderTable, skipped, writeResults, type Figure } from "../../bench/report.ts";
 import { percentile, summarize } from "../../bench/stats.ts";
+import { clickFigure } from "../../bench/click.ts";
+import { phasesOf, renderBreakdown, summarizePhases } from "../../bench/breakdown.ts";
 import { tempDir } from "../../kit/scratch.ts";
 
 const scratch = tempDir("phr-bench-test-");
@@ -63,5 +65,36 @@ describe("bench plumbing", () => {
     const back = JSON.parse(readFileSync(path, "utf8"));
     expect(back.figures).toHaveLength(5);
     expect(Object.keys(back.figures[0])).toEqual(expect.arrayContaining(["id", "family", "title", "unit", "better", "value", "baseline", "ratio", "aim"]));
+  });
+
+  test("a per-click figure: ours against the direct calls, the inspect's share, the aim for a file read only", () => {
+    const ours = [
+      { ms: 90, inspectMs: 20 },
+      { ms: 100, inspectMs: 22 },
+      { ms: 110, inspectMs: 24 },
+    ];
+    const plain = clickFigure("file-read", false, ours, [40, 50, 60]);
+    expect(plain).toMatchObject({ id: "click.file-read", family: "click", value: 100, baseline: { label: "the same calls, direct", value: 50 }, ratio: 2, aim: { text: "≤ 1.5× direct", met: false } });
+    expect(plain.detail).toStartWith("adds 50.0 ms (p50), of which inspect 22.0 ms;");
+    expect(clickFigure("file-read", true, ours, [40, 50, 60]).aim).toEqual({ text: "≤ 2× direct", met: true });
+    expect(clickFigure("agent", false, ours, [1, 1, 1]).aim).toBeNull();
+    expect(renderTable([plain])).toMatch(/9\. Per click[\s\S]*open a file: inspect \+ helper stat, read, stat\s+100 ms\s+50\.00 ms\s+the same calls, direct\s+2\.00×\s+≤ 1\.5× direct\s+FAR/);
+  });
+
+  test("the breakdown: each phase from the previous mark, the first from spawn, the last to the caller's end; medians in order", () => {
+    const run = (offset: number) => ({ spawnedAt: 1000 + offset, endedAt: 1040 + offset, marks: [["evaluated", 1008 + offset], ["main", 1010 + offset], ["exiting", 1036 + offset]] as [string, number][] });
+    expect(phasesOf(run(0))).toEqual([
+      ["process start (exec, Bun, first modules)", 8],
+      ["main", 2],
+      ["exiting", 26],
+      ["process exit (seen by the caller)", 4],
+    ]);
+    const slow = { spawnedAt: 0, endedAt: 100, marks: [["evaluated", 20], ["main", 30], ["exiting", 90]] as [string, number][] };
+    const summary = summarizePhases("inspect", [run(0), run(5), slow]);
+    expect(summary).toEqual({ call: "inspect", trials: 3, wallMs: 40, phases: [["process start (exec, Bun, first modules)", 8], ["main", 2], ["exiting", 26], ["process exit (seen by the caller)", 4]] });
+    const text = renderBreakdown([summary], "bwrap not on PATH");
+    expect(text).toContain("  inspect: wall 40.0 ms over 3 trials\n");
+    expect(text).toMatch(/ {4}main +2\.00 ms +5 %\n/);
+    expect(text).toEndWith("  sandboxed exec: skipped: bwrap not on PATH");
   });
 });
