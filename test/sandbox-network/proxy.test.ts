@@ -7,11 +7,11 @@ import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { systemResolver } from "../../src/sandbox/network/admission.ts";
 import { until } from "../support/poll.ts";
-import { exchange, readBytes, socksConnect, socksDomainRequest, socksIpv4Request, startEchoHeadServer, startEchoServer, startTestProxy, connectTo, type TestProxy } from "./support.ts";
+import { exchange, portBytes, readBytes, socksConnect, socksDomainRequest, socksIpv4Request, startEchoHeadServer, startEchoServer, startTestProxy, connectTo, type TestProxy } from "./support.ts";
 
 const web = startEchoHeadServer();
 const echo = await startEchoServer();
-const WEB = web.port;
+const WEB = web.port!;
 let kit: TestProxy;
 
 afterAll(async () => {
@@ -94,6 +94,17 @@ describe("allowed", () => {
     }
     expect(kit.attempts).toEqual([`127.0.0.1:${echo.port}`, `127.0.0.1:${echo.port}`]);
     expect(kit.lookups).toEqual(["socks.test"]);
+  });
+
+  test("SOCKS5 by IPv6 address: the mapped form of an allowed IPv4 address is that address", async () => {
+    kit = await startTestProxy([`127.0.0.1:${echo.port}`]);
+    const mapped = Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1]);
+    const { reply, socket } = await socksConnect(kit.socketPath, Buffer.concat([Buffer.from([5, 1, 0, 4]), mapped, portBytes(echo.port)]));
+    expect(reply[1]).toBe(0);
+    socket.write("v6");
+    expect((await readBytes(socket, 2)).toString()).toBe("v6");
+    socket.destroy();
+    expect(kit.attempts).toEqual([`127.0.0.1:${echo.port}`]);
   });
 });
 

@@ -43,7 +43,8 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     track(client);
     client.pause();
     const upstream = track(net.connect({ path: options.socketPath, allowHalfOpen: true }));
-    upstream.once("connect", () => splice({ client, upstream, early: Buffer.alloc(0), clientEnded: false }, () => {}));
+    // The proxy counts and reports each connection; the forwarder has nothing to add.
+    upstream.once("connect", () => splice({ client, upstream, early: Buffer.alloc(0), clientEnded: false }, uncounted));
     upstream.once("error", () => client.destroy());
   };
   const servers: Server[] = [];
@@ -71,6 +72,8 @@ export async function startForwarder(options: ForwarderOptions): Promise<Forward
     },
   };
 }
+
+function uncounted(): void {}
 
 function listen(handle: (socket: Socket) => void, host: string, port: number): Promise<Server> {
   const server = net.createServer({ allowHalfOpen: true }, handle);
