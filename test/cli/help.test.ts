@@ -128,14 +128,14 @@ describe("version, aliases, unknown options", () => {
     const ran = await runBinary(["run", "-w", "a", "--home", home, "-e", "A=1", "-e", "B=2", "--", "/usr/bin/env"], { env });
     expect(ran.stdout).toBe("A=1\nB=2\n");
     expect((await runBinary(["ps", "-q", "-w", "a", "--home", home], { env })).stdout).toBe("");
-    expect((await runBinary(["rm", "-f", "-w", "a", "--home", home], { env })).stdout).toBe("workspace a destroyed\n");
+    expect((await runBinary(["rm", "-f", "-w", "a", "--home", home], { env })).stdout).toBe(`workspace a removed; its adopted directory ${source} is left as it was\n`);
   });
 
   test.each(ALL)("%s with an unknown option: exit 2, nothing on stdout", async (command) => {
     const result = await runBinary(withFlags([...words(command), ...(MINIMAL[command] ?? [])], ["--bogus-flag"]), { env });
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
-    expect(result.stderr).toStartWith("paseo-host-runtime: unknown option --bogus-flag\n");
+    expect(result.stderr).toStartWith(`paseo-host-runtime: unknown option --bogus-flag${COMMANDS[command]!.byHand === undefined ? "\n" : `. ${command} is an operation of the daemon's protocol, not a command for people; by hand: paseo-host-runtime `}`);
   });
 
   test.each(OPERATOR.filter((command) => COMMANDS[command]!.optional?.includes("home")))("%s --home '' and --home relative: exit 2, nothing written", async (command) => {

@@ -529,10 +529,16 @@ describe.skipIf(NO_SSHD)("a --remote runtime of the daemon's config, by hand", (
     expect(await onHost(b)).toEqual([]);
     expect(await onHost(a)).toEqual([wa]);
     const second = await op(["rm", "-w", wa]);
-    expect(second.stdout).toBe(`workspace ${wa} destroyed on ${hostKey(a)}\n`);
+    // A remote runtime clones a host directory on its host: what rm removed there is said.
+    expect(second.stdout).toMatch(new RegExp(`^workspace ${wa} destroyed on ${hostKey(a).replaceAll(".", "\\.")}: its (clone|copy) /\\S+ removed\n$`));
     expect(await onHost(a)).toEqual([]);
+    // A person's rm of an id the host does not have is a mistake, said so (exit 1); --force accepts it, as the protocol's destroy does.
     const again = await op(["rm", "-w", wa]);
-    expect(again.stdout).toBe(`workspace ${wa} did not exist on ${hostKey(a)}; nothing to do\n`);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`rm: no workspace "${wa}" of owner `);
+    expect(again.stderr).toContain(` on ${hostKey(a)}; nothing was changed. `);
+    const forced = await op(["rm", "-w", wa, "--force"]);
+    expect(forced.stdout).toBe(`workspace ${wa} did not exist on ${hostKey(a)}; nothing to do\n`);
   });
 
   test("nothing this file started is left running", async () => {
