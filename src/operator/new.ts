@@ -17,6 +17,8 @@ import { openExistingStore } from "../store/db.ts";
 import { placedHost } from "../store/placements.ts";
 import { operatorOptions, printJson, printLines, shellQuote, streamOperation, suggestion } from "./common.ts";
 import { selection } from "./selection.ts";
+import { remoteRuntime } from "./remote-hosts.ts";
+import { warnOtherVersions } from "./remote-version.ts";
 
 /** `scheme://…` or scp-like `user@host:path`: a git URL rather than a host directory. */
 function isGitUrl(source: string): boolean {
@@ -66,6 +68,11 @@ export async function newWorkspace(invocation: Invocation): Promise<number> {
   if (hostDirectory !== undefined && remote) throw new UsageError("--host-directory: a remote runtime always clones a host directory on its host (it cannot adopt a directory of this machine)", invocation.command);
   if (hostDirectory !== undefined) options.hostDirectory = hostDirectory;
   const request = parseStrict(LifecycleRequest, { protocolVersion: 1, input, options }, "create request");
+  if (remote) {
+    // The create may land on any of its hosts.
+    const runtime = await remoteRuntime(selection(invocation));
+    await warnOtherVersions("new", runtime.ctx.hosts, runtime.ctx.settings);
+  }
   const result = await streamOperation(["create", "--workspace-id", input.workspaceId], request, inFlagWords);
   if (result.status !== 0) {
     diagnose(`new: create of workspace ${JSON.stringify(input.workspaceId)} failed (exit ${result.status}); see the reason above`);
