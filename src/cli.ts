@@ -220,6 +220,18 @@ function operatorCommands(): Record<string, Command> {
       env: { PASEO_HOME: "the daemon home; FILE defaults to $PASEO_HOME/config.json, else ~/.paseo/config.json", ...STORE_ENV, PATH: "how a command without a slash is resolved" },
       handler: async () => (await import("./operator/config.ts")).configCheck,
     },
+    homes: {
+      required: [],
+      optional: ["config"],
+      switches: ["json"],
+      usage: "[--config FILE] [--json]",
+      summary: "list the runtime homes this binary works in (each runtime of the daemon's config.json that runs it, and the default home) and the workspaces in each",
+      about: ["What install.sh --uninstall shows, and stops at while a home holds workspaces: remove them with rm first (a worktree stays registered in its repository until then)."],
+      flags: { config: { value: "FILE", help: "the daemon's config.json", default: "$PASEO_HOME/config.json, else ~/.paseo/config.json (skipped when absent)" }, json: { help: "one JSON document instead of text" } },
+      examples: ["paseo-host-runtime homes", "paseo-host-runtime homes --config /home/paseo/.paseo/config.json --json"],
+      env: { PASEO_HOME: "the daemon home; the config defaults to $PASEO_HOME/config.json", ...STORE_ENV },
+      handler: async () => (await import("./operator/homes.ts")).homes,
+    },
     ls: {
       required: [],
       optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
