@@ -160,8 +160,9 @@ export function parseArgs(commands: CommandTable, argv: readonly string[]): Invo
   try {
     return parseWords(spec, command, words);
   } catch (error) {
-    if (!(error instanceof UsageError) || spec.byHand === undefined) throw error;
-    // A person typed an operator's line at a protocol operation (`pause -w c1`): name the command for people.
+    // A person typed an operator's line at a protocol operation (`pause -w c1`): the daemon never
+    // sends a one-letter flag. Name the command for people; the daemon's own errors stay as they are.
+    if (!(error instanceof UsageError) || spec.byHand === undefined || !words.some((word) => /^-[A-Za-z]$/.test(word))) throw error;
     throw new UsageError(`${error.message}. ${command} is an operation of the daemon's protocol, not a command for people; by hand: paseo-host-runtime ${byHandLine(spec.byHand, words)}`, command);
   }
 }

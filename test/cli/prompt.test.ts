@@ -41,7 +41,9 @@ describe("a usage error names the step that works", () => {
       code: 2,
       first: `paseo-host-runtime: unexpected argument "-w". pause is an operation of the daemon's protocol, not a command for people; by hand: paseo-host-runtime workspace pause -w c1`,
     });
-    expect((await refusal(["destroy", "--workspace-id"])).first).toEndWith("by hand: paseo-host-runtime rm -w W");
+    expect((await refusal(["destroy", "-w"])).first).toEndWith("by hand: paseo-host-runtime rm -w W");
+    // The daemon never sends a one-letter flag: its own usage errors stay exactly as they were.
+    expect((await refusal(["destroy", "--workspace-id"])).first).toBe("paseo-host-runtime: --workspace-id needs a value");
     expect((await refusal(["exec", "-w", "it's"])).first).toEndWith(`by hand: paseo-host-runtime run -w 'it'\\''s' -- COMMAND...`);
   });
 
