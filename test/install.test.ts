@@ -526,6 +526,35 @@ async function pasted(line: string): Promise<Run> {
   return { code: await proc.exited, stdout, stderr };
 }
 
+describe.skipIf(noDownloader)("the README's quick start", () => {
+  test("its install and doctor lines work as written, the release site being this test's stand-in for GitHub's", async () => {
+    const readme = readFileSync(join(import.meta.dir, "..", "README.md"), "utf8");
+    const block = /## Quick start\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)![1]!.trim().split("\n");
+    expect(block).toHaveLength(3);
+    expect(block[0]).toBe("git clone --depth 1 https://github.com/getpaseo/paseo ~/paseo");
+    // What that clone holds of the helper: its one file (a stand-in here: nothing reaches GitHub).
+    mkdirSync(join(home, "paseo", "packages", "workspace-helper", "src"), { recursive: true });
+    writeFileSync(join(home, "paseo", "packages", "workspace-helper", "src", "executable.mjs"), PASEO_HELPER);
+    const site = "https://github.com/getpaseo/paseo-host-runtime/releases";
+    expect(block[1]).toContain(site);
+    const shell = async (line: string) => {
+      // A user's default directory (~/.local/bin) named for the installer, so that a run as root never writes /usr/local/bin.
+      const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, TMPDIR: scratch, SHELL: "/bin/sh", PASEO_HOST_RUNTIME_BASE_URL: baseUrl, PASEO_HOST_RUNTIME_INSTALL: join(home, ".local", "bin") };
+      const proc = Bun.spawn(["/bin/sh", "-c", line], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+      return { code: await proc.exited, stdout, stderr };
+    };
+    const installed = await shell(block[1]!.replace(site, baseUrl));
+    expect(installed.stderr).toBe("");
+    expect(installed.code).toBe(0);
+    const bin = join(home, ".local", "bin");
+    expect(readFileSync(join(bin, HELPER_NAME))).toEqual(PASEO_HELPER);
+    const doctor = await shell(block[2]!);
+    expect(doctor.code).toBe(0);
+    expect(doctor.stdout).toContain("stand-in doctor");
+  });
+});
+
 describe.skipIf(noDownloader)("installed from a mirror", () => {
   for (const kind of ["http", "file"] as const) {
     test(`a ${kind}:// mirror: the fix line after the install names it, and works pasted; a rerun uses the recorded site`, async () => {
