@@ -3,7 +3,7 @@
 #
 #   curl -fsSL https://github.com/getpaseo/paseo-host-runtime/releases/latest/download/install.sh | sh
 #   curl -fsSL .../install.sh | sh -s -- --version 1.2.3 --dir /opt/paseo/bin
-#   curl -fsSL .../install.sh | sh -s -- --helper-npm        # the helper Paseo publishes on npm
+#   curl -fsSL .../install.sh | sh -s -- --helper-from FILE --helper-sha256 HEX   # Paseo's helper
 #   ssh HOST 'curl -fsSL .../install.sh | sh'
 #
 # Options: see usage() below, or --help.
@@ -37,8 +37,8 @@ usage_error() { printf 'install.sh: error: %s\n\n' "$*" >&2; usage >&2; exit 2; 
 usage() {
   cat <<EOF
 usage: install.sh [--version X.Y.Z] [--dir DIR] [--platform NAME] [--modify-path]
-                  [--helper-npm [VERSION] | --helper-from PATH|URL [--helper-sha256 HEX]]
-       install.sh --uninstall [--dir DIR]
+                  [--helper-from PATH|URL [--helper-sha256 HEX] | --helper-npm [VERSION]]
+       install.sh --uninstall [--dir DIR] [--keep-workspaces]
 
   --version X.Y.Z      release to install (default: the latest)      [PASEO_HOST_RUNTIME_VERSION]
   --dir DIR            where to install (default: ~/.local/bin,       [PASEO_HOST_RUNTIME_INSTALL]
@@ -46,18 +46,23 @@ usage: install.sh [--version X.Y.Z] [--dir DIR] [--platform NAME] [--modify-path
   --platform NAME      skip detection, one of: linux-x64,             [PASEO_HOST_RUNTIME_PLATFORM]
                        linux-x64-baseline, linux-x64-musl, linux-arm64, linux-arm64-musl,
                        darwin-x64, darwin-arm64
+  --helper-from SRC    install $HELPER from a file or an http(s) URL: an executable
+                       (a Paseo daemon's own, or packages/workspace-helper/src/executable.mjs
+                       of a Paseo checkout), or the package's npm tarball (.tgz), beside $RUNTIME
   --helper-npm [VER]   install $HELPER from npm: the package $HELPER_PACKAGE
                        (VER: a version or tag, default latest) with npm, which checks its
-                       integrity, into a private prefix beside $RUNTIME; no install scripts run
-  --helper-from SRC    install $HELPER from a file or an http(s) URL: an executable,
-                       or the package's npm tarball (.tgz), beside $RUNTIME
+                       integrity, into a private prefix; no install scripts run. Not
+                       published by Paseo yet: until it is, use --helper-from
   --helper-sha256 HEX  the --helper-from file's SHA-256; without it a SHA256SUMS file beside SRC
                        must list it. An unverified helper is never installed.
   --modify-path        also add DIR to PATH in your shell's startup file
-  --uninstall          remove what this script installed in DIR
+  --uninstall          remove what this script installed in DIR (and DIR, when it made it and
+                       it is left empty); stops while a runtime home holds workspaces
+  --keep-workspaces    with --uninstall: uninstall anyway, leaving those workspaces as they are
   -h, --help           this text
-Releases come from \$PASEO_HOST_RUNTIME_BASE_URL (default: $BASE_URL_DEFAULT),
-laid out as <base>/download/vX.Y.Z/<file> and <base>/latest/download/<file>.
+Releases come from \$PASEO_HOST_RUNTIME_BASE_URL, else the site DIR's last install came from,
+else $BASE_URL_DEFAULT; a mirror (http(s):// or file://) is laid
+out as <base>/download/vX.Y.Z/<file> and <base>/latest/download/<file>.
 npm uses its own configuration (registry, mirror, proxy: ~/.npmrc, npm_config_*).
 EOF
 }
@@ -66,12 +71,13 @@ parse_args() {
   version="${PASEO_HOST_RUNTIME_VERSION:-}"
   dir="${PASEO_HOST_RUNTIME_INSTALL:-}"
   platform="${PASEO_HOST_RUNTIME_PLATFORM:-}"
-  base_url="${PASEO_HOST_RUNTIME_BASE_URL:-$BASE_URL_DEFAULT}"
+  base_url="${PASEO_HOST_RUNTIME_BASE_URL:-}"
   helper_from=""
   helper_sha256=""
   helper_npm=""
   modify_path=no
   uninstall=no
+  keep_workspaces=no
   while [ $# -gt 0 ]; do
     case "$1" in
       --*=*) opt="${1%%=*}"; val="${1#*=}"; shift; set -- "$opt" "$val" "$@" ;;
@@ -97,6 +103,7 @@ parse_args() {
         shift ;;
       --modify-path) modify_path=yes; shift ;;
       --uninstall) uninstall=yes; shift ;;
+      --keep-workspaces) keep_workspaces=yes; shift ;;
       -h|--help) usage; exit 0 ;;
       *) usage_error "unknown option: $1" ;;
     esac
@@ -117,9 +124,31 @@ parse_args() {
   if [ -n "$helper_sha256" ] && [ -z "$helper_from" ]; then usage_error "--helper-sha256 goes with --helper-from"; fi
   if [ -n "$helper_npm" ] && [ -n "$helper_from" ]; then usage_error "give either --helper-npm or --helper-from, not both"; fi
   if [ "$uninstall" = yes ] && { [ -n "$helper_from" ] || [ -n "$helper_npm" ] || [ "$modify_path" = yes ]; }; then
-    usage_error "--uninstall takes only --dir"
+    usage_error "--uninstall takes only --dir and --keep-workspaces"
   fi
+  if [ "$keep_workspaces" = yes ] && [ "$uninstall" != yes ]; then usage_error "--keep-workspaces goes with --uninstall"; fi
   base_url="${base_url%/}"
+}
+
+# The release site: PASEO_HOST_RUNTIME_BASE_URL, else the one the install in DIR came from (a
+# mirror stays the source of its upgrades), else the public one. Sets base_from, said with it.
+choose_base_url() {
+  base_from="PASEO_HOST_RUNTIME_BASE_URL"
+  if [ -n "$base_url" ]; then return; fi
+  if [ -f "$dir/$MANIFEST" ]; then base_url=$(sed -n 's/^base //p' "$dir/$MANIFEST"); fi
+  if [ -n "$base_url" ]; then
+    base_from="recorded by the install in $dir; PASEO_HOST_RUNTIME_BASE_URL chooses another"
+  else
+    base_url="$BASE_URL_DEFAULT"
+    base_from="the default; PASEO_HOST_RUNTIME_BASE_URL chooses a mirror"
+  fi
+}
+
+# install_line: the command line that runs this installer again, from the same site, for this version and DIR.
+install_line() {
+  site_env=""
+  if [ "$base_url" != "$BASE_URL_DEFAULT" ]; then site_env="PASEO_HOST_RUNTIME_BASE_URL=$(word "$base_url") "; fi
+  printf 'curl -fsSL %s | %ssh -s -- --version %s --dir %s' "$(word "$base_url/download/v$version/install.sh")" "$site_env" "$version" "$(word "$dir")"
 }
 
 default_dir() {
@@ -254,9 +283,14 @@ pick_archive() {
   esac
 }
 
+# SHA256SUMS first: a site without the release says so in a sentence, not in curl's words alone.
 fetch_sums() {
   url=$(release_url)
-  download "$url/SHA256SUMS" "$tmp/SHA256SUMS"
+  if ! fetch "$url/SHA256SUMS" "$tmp/SHA256SUMS" 2> "$tmp/fetch.err"; then
+    why=$(tail -n 1 "$tmp/fetch.err")
+    if [ -n "$version" ]; then what="no release $version at $base_url"; else what="no latest release at $base_url"; fi
+    fail "$what (downloading $url/SHA256SUMS failed${why:+: $why}). Releases come from $base_url ($base_from)"
+  fi
   pick_archive
 }
 
@@ -352,8 +386,13 @@ stage_npm_helper() {
   say "Installing $1 with npm $(npm --version 2>/dev/null) (registry $(npm config get registry 2>/dev/null)) into a private prefix"
   mkdir "$tmp/npm"
   say '{ "name": "paseo-workspace-helper-prefix", "private": true }' > "$tmp/npm/package.json"
-  npm install --prefix "$tmp/npm" --cache "$tmp/npm-cache" --ignore-scripts --no-audit --no-fund --no-update-notifier --save-exact --loglevel=error --logs-max=0 "$1" ||
+  if ! npm install --prefix "$tmp/npm" --cache "$tmp/npm-cache" --ignore-scripts --no-audit --no-fund --no-update-notifier --save-exact --loglevel=error --logs-max=0 "$1" 2> "$tmp/npm.err"; then
+    cat "$tmp/npm.err" >&2
+    if grep -q 'E404' "$tmp/npm.err"; then
+      fail "$HELPER_PACKAGE is not on the npm registry ($(npm config get registry 2>/dev/null)): Paseo has not published it yet, nothing installed. Install the helper with --helper-from instead: the helper of a Paseo daemon installed on this machine (its doctor names it), or packages/workspace-helper/src/executable.mjs from a checkout of https://github.com/getpaseo/paseo, with --helper-sha256 HEX (docs/helper-install.md)"
+    fi
     fail "npm could not install $1 (its message is above): nothing installed"
+  fi
   package="$tmp/npm/node_modules/$HELPER_PACKAGE"
   [ -f "$package/package.json" ] || fail "${helper_from:-$1} is not the package $HELPER_PACKAGE: nothing installed"
   { [ -L "$tmp/npm/node_modules/.bin/$HELPER" ] && [ -f "$tmp/npm/node_modules/.bin/$HELPER" ]; } ||
@@ -404,12 +443,14 @@ write_manifest() {
     done
     if [ -n "$npm_prefix" ]; then say "npm $npm_prefix $HELPER"; fi
     if [ -n "$rc_file" ]; then say "rc $rc_file"; fi
+    if [ "$made_dir" = yes ] || { [ -f "$dir/$MANIFEST" ] && grep -qx 'made dir' "$dir/$MANIFEST"; }; then say "made dir"; fi
     say "base $base_url"
   } > "$dir/$MANIFEST.partial.$$"
   mv -f "$dir/$MANIFEST.partial.$$" "$dir/$MANIFEST"
 }
 
 prepare_dir() {
+  if [ ! -e "$dir" ]; then made_dir=yes; fi
   mkdir -p "$dir" || fail "cannot create $dir"
   dir=$(cd "$dir" && pwd -P)
   if [ "$current" != yes ]; then say "Installing $RUNTIME $version ($platform) into $dir"; fi
@@ -485,14 +526,14 @@ remove_npm_prefix() {
 # The way out when DIR has no helper (a release built with --no-helper).
 helper_note() {
   if [ -f "$dir/$HELPER" ]; then return; fi
-  again="curl -fsSL $(word "$base_url/download/v$version/install.sh") | sh -s -- --version $version --dir $(word "$dir")"
+  again=$(install_line)
   say ""
   say "Note: there is no $HELPER in $dir (this release ships without it)."
   say "The Paseo daemon runs the helper's describe after every create, then its file, watch and"
-  say "resolve-command calls. Install the one Paseo publishes on npm ($HELPER_PACKAGE, with npm):"
-  say "  $again --helper-npm"
-  say "or a helper file or the package's npm tarball, verified:"
-  say "  $again --helper-from HELPER_FILE_OR_URL --helper-sha256 HEX"
+  say "resolve-command calls. Paseo has not published $HELPER_PACKAGE on npm yet. Install the helper"
+  say "of a Paseo daemon on this machine (doctor above names it when it finds one), or the helper's one"
+  say "file from a checkout of https://github.com/getpaseo/paseo (packages/workspace-helper/src/executable.mjs):"
+  say "  $again --helper-from HELPER_FILE --helper-sha256 HEX"
   say "or set \"helperPath\" (an absolute path) in the runtime's options in Paseo's config.json."
 }
 
@@ -626,12 +667,20 @@ word() {
   esac
 }
 
-# Removes the files listed in DIR's manifest whose content is still what was installed.
+# Removes the files listed in DIR's manifest whose content is still what was installed, and DIR
+# when this script made it and it is left empty. Not while a runtime home holds workspaces: the
+# runtime is what removes them (a worktree registered in the user's repository, a sandbox's
+# files), unless --keep-workspaces.
 uninstall() {
   if [ -d "$dir" ]; then dir=$(cd "$dir" && pwd -P); fi
   if [ ! -f "$dir/$MANIFEST" ]; then
     say "Nothing to uninstall: $dir has no $MANIFEST"
     return
+  fi
+  read_homes
+  if [ "$workspaces" -gt 0 ] && [ "$keep_workspaces" != yes ]; then
+    say "$homes_report" >&2
+    fail "not uninstalled: the runtime homes above still hold $workspaces workspace(s), and $dir/$RUNTIME is what removes them (a worktree stays registered in its repository until then). Remove each with the line shown, then run --uninstall again; or add --keep-workspaces to uninstall anyway"
   fi
   while read -r kind hash name; do
     case "$kind" in
@@ -641,14 +690,40 @@ uninstall() {
   done < "$dir/$MANIFEST"
   rc_file=$(sed -n 's/^rc //p' "$dir/$MANIFEST")
   if [ -n "$rc_file" ]; then remove_path_line "$rc_file"; fi
+  made=no
+  if grep -qx 'made dir' "$dir/$MANIFEST"; then made=yes; fi
   rm -f "$dir/$MANIFEST"
+  if [ "$made" = yes ]; then
+    if rmdir "$dir" 2>/dev/null; then say "  removed $dir (this installer made it)"; else say "  kept $dir: it holds other files"; fi
+  fi
   say "Uninstalled $RUNTIME from $dir"
-  home=$(default_home)
   say ""
+  if [ -n "$homes_report" ]; then
+    say "The runtime homes are left alone:"
+    say "$homes_report"
+    say "To delete one and everything in it: rm -rf HOME (after removing its workspaces, as above)."
+    return
+  fi
+  home=$(default_home)
   say "The runtime home (workspaces, state.sqlite) is left alone. With the default options it is"
   say "  $home$( [ -d "$home" ] || printf ' (does not exist)')"
   say "(a daemon's config.json may set another with options.stateDirectory). To delete one and every"
   say "workspace in it: rm -rf $(quote "$home"), then git worktree prune in repositories it held worktrees of."
+}
+
+# homes_report: what DIR's runtime says of the homes it works in (its `homes`), and workspaces:
+# how many they hold. Empty and 0 when it cannot say (a runtime too old for `homes`, or broken).
+read_homes() {
+  homes_report=""
+  workspaces=0
+  [ -x "$dir/$RUNTIME" ] || return 0
+  json=$("$dir/$RUNTIME" homes --json 2>/dev/null) || return 0
+  case "$json" in
+    "{"*) ;;
+    *) return 0 ;;
+  esac
+  workspaces=$(say "$json" | grep -c '"workspaceId":' || true)
+  homes_report=$("$dir/$RUNTIME" homes 2>/dev/null | sed 's/^/  /') || homes_report=""
 }
 
 # remove_file SHA256 NAME
@@ -701,9 +776,12 @@ main() {
   detect_platform
   check_platform
   find_downloader
+  choose_base_url
   say "paseo-host-runtime installer: platform $platform, directory $dir"
+  say "  releases from $base_url ($base_from)"
   partial=""
   partial_dir=""
+  made_dir=no
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/paseo-host-runtime.XXXXXX")
   trap cleanup EXIT
   trap 'exit 1' HUP INT PIPE TERM

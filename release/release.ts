@@ -63,15 +63,15 @@ export interface ReleaseResult {
 export const NOTICE = `This archive does not contain ${HELPER_NAME}: it was built with --no-helper.
 
 Paseo runs ${HELPER_NAME} inside every workspace: the daemon runs its describe
-after every create, then its file, watch and resolve-command calls. Install the
-helper Paseo publishes on npm (@getpaseo/workspace-helper) beside ${RUNTIME_NAME}
-with npm, or a helper file (or that package's npm tarball), verified:
+after every create, then its file, watch and resolve-command calls. It is Paseo's
+package @getpaseo/workspace-helper, not on npm yet. Install, verified, the helper
+of a Paseo daemon on this machine (${RUNTIME_NAME} doctor prints the line), or its
+one file from a checkout of https://github.com/getpaseo/paseo:
 
-  curl -fsSL .../install.sh | sh -s -- --helper-npm [VERSION]
-  curl -fsSL .../install.sh | sh -s -- --helper-from URL --helper-sha256 HEX
+  curl -fsSL .../install.sh | sh -s -- --helper-from ~/paseo/packages/workspace-helper/src/executable.mjs --helper-sha256 HEX
 
-or put an executable named ${HELPER_NAME} next to ${RUNTIME_NAME} yourself, or
-set "helperPath" (an absolute path) in the runtime's options in Paseo's config.json.
+or set "helperPath" (an absolute path) in the runtime's options in Paseo's
+config.json. docs/helper-install.md has every way.
 `;
 
 /** Where a release's files go under the mirror root `out` (GitHub's download URLs). */

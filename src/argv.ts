@@ -3,7 +3,9 @@
  * the help and usage texts of a command table. Nothing here reads stdin or touches state, and
  * nothing here knows which commands exist: src/cli.ts holds the table.
  */
+import { nearestWord } from "./nearest.ts";
 import { isMacOS } from "./platform/os.ts";
+import { shellQuote } from "./shell-quote.ts";
 import { SSH_URL_GRAMMAR } from "./ssh-url.ts";
 
 /** How one flag is documented in `<command> --help`, and what its value must be. */
@@ -41,6 +43,8 @@ export interface CommandSpec {
   usage: string;
   /** Whether this command is part of the daemon's protocol (shown first in help). */
   protocol?: boolean;
+  /** For a protocol operation: the operator command that does it by hand (`workspace pause -w W`), named when its line is refused. */
+  byHand?: string;
   /** Internal (run by this runtime on a remote host, never by people): left out of help. */
   hidden?: boolean;
   /** Flag name → its documentation (`<command> --help`). Keep it beside the flag lists above. */
@@ -146,11 +150,43 @@ export function parseArgs(commands: CommandTable, argv: readonly string[]): Invo
     if (subs.length > 0) {
       const given = argv[1];
       const what = given === undefined ? "needs a subcommand" : `has no subcommand ${JSON.stringify(given)}`;
-      throw new UsageError(`${command} ${what}: one of ${subs.join(", ")}`, command);
+      const near = given === undefined ? null : nearestWord(given, subs);
+      throw new UsageError(`${command} ${what}: one of ${subs.join(", ")}${near === null ? "" : `; did you mean ${JSON.stringify(`${command} ${near}`)}?`}`, command);
     }
-    throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+    const near = nearestWord(command, visibleNames(commands));
+    throw new UsageError(`unknown command ${JSON.stringify(command)}${near === null ? "" : `; did you mean ${JSON.stringify(near)}?`}`);
   }
   const words = argv.slice(named.words);
+  try {
+    return parseWords(spec, command, words);
+  } catch (error) {
+    // A person typed an operator's line at a protocol operation (`pause -w c1`): the daemon never
+    // sends a one-letter flag. Name the command for people; the daemon's own errors stay as they are.
+    if (!(error instanceof UsageError) || spec.byHand === undefined || !words.some((word) => /^-[A-Za-z]$/.test(word))) throw error;
+    throw new UsageError(`${error.message}. ${command} is an operation of the daemon's protocol, not a command for people; by hand: paseo-host-runtime ${byHandLine(spec.byHand, words)}`, command);
+  }
+}
+
+/** The first words of every command people may type (groups once), for "did you mean". */
+function visibleNames(commands: CommandTable): string[] {
+  const names = Object.entries(commands)
+    .filter(([, spec]) => !spec.hidden)
+    .map(([name]) => name.split(" ")[0]!);
+  return [...new Set([...names, "help", "version"])];
+}
+
+/** The operator line `byHand` with the workspace id the person gave (`-w W` or `--workspace-id W`), when there was one. */
+function byHandLine(byHand: string, words: readonly string[]): string {
+  let given: string | undefined;
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    if (word === "-w" || word === "--workspace-id") given = words[i + 1];
+    else if (word.startsWith("--workspace-id=")) given = word.slice("--workspace-id=".length);
+  }
+  return given === undefined || given === "" ? byHand : byHand.replace(/\bW\b/, shellQuote(given));
+}
+
+function parseWords(spec: CommandSpec, command: string, words: readonly string[]): Invocation {
   const invocation: Invocation = { command, flags: new Map(), lists: new Map(), switches: new Set(), args: [], rest: [] };
   for (let i = 0; i < words.length; i++) {
     const word = expandAlias(spec, words[i]!);
@@ -163,6 +199,11 @@ export function parseArgs(commands: CommandTable, argv: readonly string[]): Invo
       if (spec.args && !word.startsWith("-") && invocation.args.length < spec.args.max) {
         invocation.args.push(word);
         continue;
+      }
+      if (spec.rest && !word.startsWith("-")) {
+        // `run -w c1 ls`: the command goes after `--`, which keeps its own flags from being read as ours.
+        const fixed = [command, ...words.slice(0, i), "--", ...words.slice(i)].map(shellQuote).join(" ");
+        throw new UsageError(`unexpected argument ${JSON.stringify(word)}: ${command} takes the command to run after --, as in: paseo-host-runtime ${fixed}`, command);
       }
       throw new UsageError(`unexpected argument ${JSON.stringify(word)}`, command);
     }

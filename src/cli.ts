@@ -8,7 +8,7 @@
  * shared flags, `ps` fields and `run` purposes from data-only modules.
  */
 import { HOME_ENV, type Command, type CommandSpec, type CommandTable, type FlagDoc, type HandlerLoader } from "./argv.ts";
-import { OPTIONS_FLAGS, OWNER_DEFAULT, REMOTE_NOTE, SELECT, SHARED, STOP_GRACE, STORE_ENV, STORE_FLAGS, VIEW_EXIT, W, docs } from "./operator/flags.ts";
+import { OPTIONS_FLAGS, OWNER_DEFAULT, remoteNote, SELECT, SHARED, STOP_GRACE, STORE_ENV, STORE_FLAGS, VIEW_EXIT, W, docs } from "./operator/flags.ts";
 import { FORMAT_FIELDS, formatProblem } from "./operator/ps-format.ts";
 import { PURPOSES } from "./operator/purposes.ts";
 import { signalNameProblem } from "./platform/signals.ts";
@@ -33,6 +33,8 @@ function lifecycle(spec: Omit<CommandSpec, "protocol" | "stdin" | "flags" | "env
     ...spec,
     handler,
     protocol: true,
+    // "ps -w W    # find the exec id" is a hint, not the same operation by hand.
+    ...(operator.includes("#") ? {} : { byHand: operator }),
     stdin: "request",
     flags: PROTOCOL_FLAGS,
     env: { ...HOME_ENV, PATH: "the runtime inherits the daemon's environment; git is found on its PATH" },
@@ -86,6 +88,7 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
     protocol: true,
     usage: "--workspace-id W  (fd 3: controls, fd 4: events)",
     summary: "run a workload inside a workspace",
+    byHand: "run -w W -- COMMAND...",
     flags: PROTOCOL_FLAGS,
     examples: ["paseo-host-runtime exec --workspace-id W 3< envelope.json 4>&1", "paseo-host-runtime run -w W -- COMMAND...    # the operator command: the daemon's side of exec"],
     env: { ...HOME_ENV },
@@ -161,7 +164,7 @@ const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null) as Rec
 } satisfies Record<string, Command>);
 
 /** Where rm and `workspace pause|resume|inspect` go for a remote runtime. */
-const ON_ITS_HOST = "A remote runtime: its `--remote …` operation, on the host the local placement records (else the workspace's hash host), as for the daemon.";
+const ON_ITS_HOST = "its `--remote …` operation, on the host the local placement records (else the workspace's hash host), as for the daemon.";
 
 /** `workspace pause|resume|inspect`: one workspace, one contract operation on it, through the daemon's options. */
 function oneWorkspace(summary: string, workspaceHelp: string, examples: string[], handler: HandlerLoader): Command {
@@ -172,7 +175,7 @@ function oneWorkspace(summary: string, workspaceHelp: string, examples: string[]
     aliases: W,
     usage: `--workspace-id W [--json] ${SELECT}`,
     summary,
-    about: [REMOTE_NOTE, ON_ITS_HOST],
+    about: [remoteNote(ON_ITS_HOST)],
     flags: docs(SHARED, { "workspace-id": { value: "W", help: workspaceHelp } }),
     examples,
     env: STORE_ENV,
@@ -196,7 +199,7 @@ function operatorCommands(): Record<string, Command> {
       aliases: { q: "quiet" },
       usage: `[--helper-path PATH] [--json] [--quiet] ${SELECT}`,
       summary: "check this host can run workspaces (helper included); exit 1 if a required check fails",
-      about: [REMOTE_NOTE, "A remote runtime: `remote doctor` of each of its hosts (ssh, the remote binary and version, the host's own doctor), under a line per host; exit 1 if a required check fails on any."],
+      about: [remoteNote("`remote doctor` of each of its hosts (ssh, the remote binary and version, the host's own doctor), under a line per host; exit 1 if a required check fails on any.")],
       flags: docs([...SHARED, "helper-path"], { quiet: { help: "print only failures and warnings (nothing when all is well); same exit status" } }),
       examples: [
         "paseo-host-runtime doctor --home /var/lib/paseo-host-runtime --owner my-daemon",
@@ -217,13 +220,25 @@ function operatorCommands(): Record<string, Command> {
       env: { PASEO_HOME: "the daemon home; FILE defaults to $PASEO_HOME/config.json, else ~/.paseo/config.json", ...STORE_ENV, PATH: "how a command without a slash is resolved" },
       handler: async () => (await import("./operator/config.ts")).configCheck,
     },
+    homes: {
+      required: [],
+      optional: ["config"],
+      switches: ["json"],
+      usage: "[--config FILE] [--json]",
+      summary: "list the runtime homes this binary works in (each runtime of the daemon's config.json that runs it, and the default home) and the workspaces in each",
+      about: ["What install.sh --uninstall shows, and stops at while a home holds workspaces: remove them with rm first (a worktree stays registered in its repository until then)."],
+      flags: { config: { value: "FILE", help: "the daemon's config.json", default: "$PASEO_HOME/config.json, else ~/.paseo/config.json (skipped when absent)" }, json: { help: "one JSON document instead of text" } },
+      examples: ["paseo-host-runtime homes", "paseo-host-runtime homes --config /home/paseo/.paseo/config.json --json"],
+      env: { PASEO_HOME: "the daemon home; the config defaults to $PASEO_HOME/config.json", ...STORE_ENV },
+      handler: async () => (await import("./operator/homes.ts")).homes,
+    },
     ls: {
       required: [],
       optional: [...STORE_FLAGS, ...OPTIONS_FLAGS],
       switches: ["json"],
       usage: `[--json] ${SELECT}`,
       summary: "list the workspaces of a runtime home, or of every host of a remote runtime",
-      about: [REMOTE_NOTE, "A remote runtime: each host's own `ls`, one table with a HOST column (--json: each workspace's host, and hosts[] with each host's home and error); a host whose home does not exist yet has none."],
+      about: [remoteNote("each host's own `ls`, one table with a HOST column (--json: each workspace's host, and hosts[] with each host's home and error); a host whose home does not exist yet has none.")],
       flags: docs(SHARED),
       examples: ["paseo-host-runtime ls", "paseo-host-runtime ls --home /var/lib/paseo-host-runtime --owner my-daemon --json", "paseo-host-runtime ls --config ~/.paseo/config.json --runtime buildbox   # every host of a --remote runtime"],
       env: STORE_ENV,
@@ -237,7 +252,7 @@ function operatorCommands(): Record<string, Command> {
       aliases: { ...W, q: "quiet" },
       usage: `[--workspace-id W] [-q | --format FORMAT | --json] ${SELECT}`,
       summary: "list live executions: argv, age, memory (the cgroup's, else proportional set size), never their environment",
-      about: [REMOTE_NOTE, "A remote runtime: each host's own `ps`, with a HOST column (--format: {{.host}}; --json: each execution's host, and hosts[])."],
+      about: [remoteNote("each host's own `ps`, with a HOST column (--format: {{.host}}; --json: each execution's host, and hosts[]).")],
       flags: docs([...SHARED, "workspace-id"], {
         "workspace-id": { value: "W", help: "only this workspace's executions" },
         quiet: { help: "print only the exec ids, one per line" },
@@ -259,7 +274,7 @@ function operatorCommands(): Record<string, Command> {
       aliases: { ...W, f: "follow" },
       usage: `[--workspace-id W] [--exec-id E] [--follow] [--json] ${SELECT}`,
       summary: "show the runtime log (<home>/log/runtime.log): outcomes and failures, also after launch",
-      about: [REMOTE_NOTE, "A remote runtime: each host's log and this side's lines of the runtime's calls (HOST local), with a HOST column, merged by time (--follow: as they come); --json adds \"host\" (null: this side)."],
+      about: [remoteNote("each host's log and this side's lines of the runtime's calls (HOST local), with a HOST column, merged by time (--follow: as they come); --json adds \"host\" (null: this side).")],
       flags: docs(SHARED, {
         "workspace-id": { value: "W", help: "only this workspace's lines" },
         "exec-id": { value: "E", help: "only this execution's lines" },
@@ -279,7 +294,7 @@ function operatorCommands(): Record<string, Command> {
       aliases: W,
       usage: `--workspace-id W --source PATH|URL [--revision R] [--branch NAME --base REF | --checkout REF] [--cwd REL] [--project-id P] [--host-directory adopt|clone] [--json] ${SELECT}`,
       summary: "create a workspace (runs the runtime's `create`)",
-      about: [REMOTE_NOTE, "A remote runtime: its `--remote … create` places the workspace as the daemon's does (options.remote.placement, recorded here) and ships a host directory there; the output names the host."],
+      about: [remoteNote("its `--remote … create` places the workspace as the daemon's does (options.remote.placement, recorded here) and ships a host directory there; the output names the host.")],
       flags: docs(SHARED, {
         "workspace-id": { value: "W", help: "the new workspace's id" },
         source: { value: "PATH|URL", help: "a host directory, or a git URL (scheme:// or user@host:path)" },
@@ -302,7 +317,7 @@ function operatorCommands(): Record<string, Command> {
       aliases: { ...W, f: "force" },
       usage: `--workspace-id W [--force] [--json] ${SELECT}`,
       summary: "destroy a workspace (runs the runtime's `destroy`); refuses while executions are live unless --force",
-      about: [REMOTE_NOTE, ON_ITS_HOST],
+      about: [remoteNote(ON_ITS_HOST)],
       flags: docs(SHARED, {
         "workspace-id": { value: "W", help: "the workspace to destroy" },
         force: { help: `stop live executions first, as pause does: SIGTERM, ${STOP_GRACE}, then SIGKILL` },
@@ -318,7 +333,7 @@ function operatorCommands(): Record<string, Command> {
       aliases: { f: "force" },
       usage: `[--remove [--force]] [--json] ${SELECT}`,
       summary: "list an owner's orphans (left unlisted when its configuration was edited; no reconcile removes them); --remove destroys them",
-      about: [REMOTE_NOTE, "A remote runtime: every host's orphans; --remove destroys each through the runtime's `--remote … destroy`, which must route it to its host (exit 1 for one whose placement is not recorded here, or when a host did not answer)."],
+      about: [remoteNote("every host's orphans; --remove destroys each through the runtime's `--remote … destroy`, which must route it to its host (exit 1 for one whose placement is not recorded here, or when a host did not answer).")],
       flags: docs(SHARED, {
         remove: { help: "destroy each orphan (runs the runtime's `destroy`); without it nothing is changed" },
         force: { help: `with --remove: stop an orphan's live executions first, as rm --force does (SIGTERM, ${STOP_GRACE}, then SIGKILL); without it such an orphan is left and the exit is 1` },
@@ -336,7 +351,7 @@ function operatorCommands(): Record<string, Command> {
       aliases: { ...W, e: "env", t: "pty" },
       usage: `--workspace-id W [--pty] [--cwd REL] [--env K=V]... [--inherit-env] [--purpose KIND] [--helper-path PATH] ${SELECT} -- ARGV...`,
       summary: "run a command in a workspace through `exec`, as the daemon does; env is empty unless --env/--inherit-env",
-      about: [REMOTE_NOTE, "A remote runtime: the runtime's own `--remote … exec`, as the daemon runs it (pipes and PTY), on the workspace's host."],
+      about: [remoteNote("the runtime's own `--remote … exec`, as the daemon runs it (pipes and PTY), on the workspace's host.")],
       flags: docs(["home", "owner", "options-json", "config", "runtime", "helper-path"], {
         "workspace-id": { value: "W", help: "the workspace to run in" },
         pty: { help: "on a fresh terminal (your terminal goes raw; resizes are forwarded)" },
@@ -360,7 +375,7 @@ function operatorCommands(): Record<string, Command> {
       switches: ["keep-all", "json"],
       usage: `(--keep W... | --keep-all) [--runtime-instance-id ID] [--json] ${SELECT}`,
       summary: "destroy the workspaces of this configuration that are not kept, clean up interrupted ones, reap abandoned executions (runs `reconcile`)",
-      about: [REMOTE_NOTE, "A remote runtime: its `--remote … reconcile` on every host; refused, nothing changed, when a host does not answer or a kept workspace is not routed to the host it lives on."],
+      about: [remoteNote("its `--remote … reconcile` on every host; refused, nothing changed, when a host does not answer or a kept workspace is not routed to the host it lives on.")],
       flags: docs(SHARED, {
         keep: { value: "W", help: "a workspace to keep; every other workspace of this configuration is destroyed" },
         "keep-all": { help: "keep every workspace in scope: only clean up interrupted creates/destroys and reap abandoned executions" },

@@ -3,6 +3,7 @@
  * every operation. The map is open (the daemon may carry keys meant for others), so unknown
  * keys are reported by `unknownOptions`, never rejected.
  */
+import { nearestWord } from "./nearest.ts";
 import * as v from "valibot";
 import { isAbsolute, normalize } from "node:path";
 import { isSshUrl, SSH_URL_GRAMMAR } from "./ssh-url.ts";
@@ -303,31 +304,7 @@ export function unknownOptions(options: Record<string, unknown>): UnknownOption[
     .map((key) => ({ key, nearest: nearestOption(key) }));
 }
 
-/** The known key closest to `key` (case-insensitive edit distance ≤ a third of its length), or null. */
+/** The known key closest to `key`, or null. */
 function nearestOption(key: string): string | null {
-  let best: string | null = null;
-  let bestDistance = Math.max(2, Math.floor(key.length / 3)) + 1;
-  for (const known of KNOWN_OPTIONS) {
-    // The distance is at least the difference in length: skip the quadratic work (every
-    // lifecycle call, inspect included, looks up each unknown key).
-    if (Math.abs(key.length - known.length) >= bestDistance) continue;
-    const distance = editDistance(key.toLowerCase(), known.toLowerCase());
-    if (distance < bestDistance) {
-      best = known;
-      bestDistance = distance;
-    }
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
+  return nearestWord(key, KNOWN_OPTIONS);
 }

@@ -39,13 +39,24 @@ export function terminalJson(json: string): string {
   return json.replace(RAW_IN_JSON, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
-/** Text from elsewhere (a remote host's stderr) for a terminal: its lines kept, every other control character escaped. */
+/**
+ * Text from elsewhere (a remote host's stderr) for a terminal: its lines kept, a line ending in
+ * CR LF (ssh ends its own messages so) as one line, every other control character escaped.
+ */
 export function printableLines(text: string): string {
-  return CONTROL.test(text) ? text.split("\n").map(printable).join("\n") : text;
+  return CONTROL.test(text) ? text.split(/\r?\n/).map(printable).join("\n") : text;
 }
 
-/** printableLines of a byte stream, chunk by chunk: a UTF-8 sequence split between two chunks is decoded whole. */
+/**
+ * printableLines of a byte stream, chunk by chunk: a UTF-8 sequence split between two chunks is
+ * decoded whole, and a CR that ends a chunk waits for the next, which may start with its LF.
+ */
 export function printableStream(): (chunk: Uint8Array) => string {
   const decoder = new TextDecoder();
-  return (chunk) => printableLines(decoder.decode(chunk, { stream: true }));
+  let held = "";
+  return (chunk) => {
+    const text = held + decoder.decode(chunk, { stream: true });
+    held = text.endsWith("\r") ? "\r" : "";
+    return printableLines(held ? text.slice(0, -1) : text);
+  };
 }

@@ -25,12 +25,16 @@ import { type Entry, writeArchive, writeSums } from "../release/archive.ts";
 import { NOTICE } from "../release/release.ts";
 import { HELPER_NAME, RUNTIME_NAME, TARGETS, archiveName, archiveStem } from "../release/targets.ts";
 import { BIN } from "../kit/binary.ts";
+import { RELEASE_VERSION_PATTERN } from "../src/version.ts";
 import { tempDir, type Scratch } from "../kit/scratch.ts";
 import { HELPER_PACKAGE, helperDependency, helperStandIn, pack, startRegistry, type NpmRegistry } from "./support/npm-registry.ts";
 import { linuxOnly, skipBecause, withoutRoot } from "./support/platform.ts";
 import { missingTools } from "./support/tools.ts";
+import { oneCommitRepo, worktrees } from "./support/git.ts";
 
 const INSTALL_SH = join(import.meta.dir, "..", "install.sh");
+/** The version of the binary under test (its doctor's fix lines install that version). */
+const BIN_VERSION = /^paseo-host-runtime (\S+) /.exec(Bun.spawnSync([BIN, "--version"]).stdout.toString())![1]!;
 
 /** install.sh downloads with curl or wget: without either, no install can be tested here. */
 const noDownloader = skipBecause("install.test.ts, every install", !Bun.which("curl") && !Bun.which("wget") ? "neither curl nor wget is on PATH (apt-get install curl, or run .ci/run)" : null);
@@ -53,9 +57,12 @@ function hostPlatform(): string {
  */
 function standIn(name: string, version: string, platform: string, kind: string): Uint8Array {
   if (kind === "broken") return Buffer.from(`#!/bin/sh\necho "exec format error" >&2\nexit 126\n`);
-  const doctor = name === RUNTIME_NAME ? `if [ "$1" = doctor ]; then echo "! stand-in $* (release site \${PASEO_HOST_RUNTIME_BASE_URL:-unset})"; exit "\${STANDIN_DOCTOR_EXIT:-0}"; fi\n` : "";
+  const doctor = name === RUNTIME_NAME ? `if [ "$1" = doctor ]; then echo "! stand-in $* (release site \${PASEO_HOST_RUNTIME_BASE_URL:-unset})"; exit "\${STANDIN_DOCTOR_EXIT:-0}"; fi\n${HOMES}` : "";
   return Buffer.from(`#!/bin/sh\n${doctor}echo "${name} ${version} (${platform} ${kind})"\n`);
 }
+
+/** With STANDIN_HOMES set, the stand-in runtime answers `homes` as the real binary does (install.sh --uninstall asks it). */
+const HOMES = `if [ "$1" = homes ] && [ -n "\${STANDIN_HOMES:-}" ]; then exec '${BIN}' "$@"; fi\n`;
 
 /** A helper as a Paseo release would publish it, and its SHA-256. */
 const PASEO_HELPER = Buffer.from(`#!/bin/sh\necho "paseo's own helper $*"\n`);
@@ -98,6 +105,8 @@ beforeAll(() => {
   makeRelease(join(download, "v1.0.0"), "1.0.0");
   makeRelease(join(download, `v${LATEST}`), LATEST);
   makeRelease(join(download, "v2.0.0"), "2.0.0", false);
+  // The release the binary under test names in its fix lines (doctor's), when it is a release version.
+  if (RELEASE_VERSION_PATTERN.test(BIN_VERSION) && !existsSync(join(download, `v${BIN_VERSION}`))) makeRelease(join(download, `v${BIN_VERSION}`), BIN_VERSION, false);
   // A release whose archives were replaced by other valid archives after SHA256SUMS was written.
   makeRelease(join(download, "v6.6.6"), "6.6.6");
   const honestSums = readFileSync(join(download, "v6.6.6", "SHA256SUMS"));
@@ -367,18 +376,21 @@ describe.skipIf(noDownloader)("install", () => {
     const uninstall = ok(await installSh(["--dir", dir, "--uninstall"]));
     expect(uninstall.stdout).toContain(`removed ${dir}/${RUNTIME_NAME}`);
     expect(uninstall.stdout).toContain(`${dir}/${HELPER_NAME} is already gone`);
-    expect(readdirSync(dir)).toEqual([]);
+    expect(existsSync(dir)).toBe(false);
   });
 
   test("a release built with --no-helper installs the runtime alone and says how to add the helper", async () => {
     const run = ok(await installSh(["--dir", dir, "--version", "2.0.0"]));
     expect(readdirSync(dir).sort()).toEqual([MANIFEST, RUNTIME_NAME].sort());
     expect(run.stdout).toContain(`Note: there is no ${HELPER_NAME} in ${dir} (this release ships without it).\n`);
-    // The way to add it names this mirror and this version, never GitHub.
-    const again = `curl -fsSL ${baseUrl}/download/v2.0.0/install.sh | sh -s -- --version 2.0.0 --dir ${dir}`;
-    expect(run.stdout).toContain(`\n  ${again} --helper-npm\n`);
-    expect(run.stdout).toContain(`\n  ${again} --helper-from HELPER_FILE_OR_URL --helper-sha256 HEX\n`);
-    expect(run.stdout).not.toContain("github.com");
+    // The way to add it names this mirror (to the script too) and this version, never GitHub's releases;
+    // and not npm, where Paseo has not published the helper: its file from Paseo's repository instead.
+    const again = `curl -fsSL ${baseUrl}/download/v2.0.0/install.sh | PASEO_HOST_RUNTIME_BASE_URL=${baseUrl} sh -s -- --version 2.0.0 --dir ${dir}`;
+    expect(run.stdout).toContain(`\n  ${again} --helper-from HELPER_FILE --helper-sha256 HEX\n`);
+    expect(run.stdout).toContain("Paseo has not published @getpaseo/workspace-helper on npm yet");
+    expect(run.stdout).toContain("https://github.com/getpaseo/paseo (packages/workspace-helper/src/executable.mjs)");
+    expect(run.stdout).not.toContain("--helper-npm");
+    expect(run.stdout).not.toContain("github.com/getpaseo/paseo-host-runtime");
     expect(run.stdout).toContain("helperPath");
     expect(readFileSync(join(dir, MANIFEST), "utf8")).toContain(`\nbase ${baseUrl}\n`);
     expect(readFileSync(join(dir, MANIFEST), "utf8")).not.toContain(HELPER_NAME);
@@ -401,7 +413,7 @@ describe.skipIf(noDownloader)("the helper (--helper-from)", () => {
     expect(statSync(join(dir, HELPER_NAME)).mode & 0o777).toBe(0o755);
     expect(readFileSync(join(dir, MANIFEST), "utf8")).toContain(`file ${PASEO_HELPER_SHA256} ${HELPER_NAME}\n`);
     ok(await installSh(["--dir", dir, "--uninstall"]));
-    expect(readdirSync(dir)).toEqual([]);
+    expect(existsSync(dir)).toBe(false);
   });
 
   test("a wrong digest installs nothing, and leaves an existing installation as it was", async () => {
@@ -485,14 +497,16 @@ describe.skipIf(noDownloader)("verification", () => {
     expect(existsSync(dir)).toBe(false);
   });
 
-  test("a version that does not exist fails with the URL it tried", async () => {
+  test("a version that does not exist: no release X at the site, the URL it tried, and where the site comes from; one line", async () => {
     const run = await installSh(["--dir", dir, "--version", "9.9.9"]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`download failed: ${baseUrl}/download/v9.9.9/SHA256SUMS`);
+    expect(run.stderr).toStartWith(`install.sh: error: no release 9.9.9 at ${baseUrl} (downloading ${baseUrl}/download/v9.9.9/SHA256SUMS failed: `);
+    expect(run.stderr).toEndWith(`). Releases come from ${baseUrl} (PASEO_HOST_RUNTIME_BASE_URL)\n`);
+    expect(run.stderr.split("\n")).toHaveLength(2);
     expect(existsSync(dir)).toBe(false);
   });
 
-  const needed = ["awk", "basename", "cat", "chmod", "cmp", "cp", "cut", "dirname", "grep", "gzip", "id", "ldd", "mkdir", "mktemp", "mv", "od", "rm", "sed", "tar", "tr", "uname", "wget", "shasum", "perl"];
+  const needed = ["awk", "basename", "cat", "chmod", "cmp", "cp", "cut", "dirname", "grep", "gzip", "id", "ldd", "mkdir", "mktemp", "mv", "od", "rm", "rmdir", "sed", "tar", "tr", "uname", "wget", "shasum", "perl"];
   test.skipIf(missingTools("install.test.ts, install with wget and shasum alone", needed).length > 0)("it works with wget and shasum alone (no curl, no sha256sum)", async () => {
     const tools = join(sandbox, "tools");
     mkdirSync(tools);
@@ -501,7 +515,130 @@ describe.skipIf(noDownloader)("verification", () => {
     expect(run.stdout).toContain(`Installing ${RUNTIME_NAME} ${LATEST}`);
     expect(runInstalled(RUNTIME_NAME)).toStartWith(`${RUNTIME_NAME} ${LATEST} `);
     expect(ok(await installSh(["--dir", dir, "--uninstall"], { PATH: tools })).stdout).toContain("Uninstalled");
-    expect(readdirSync(dir)).toEqual([]);
+    expect(existsSync(dir)).toBe(false);
+  });
+});
+
+/** A command line as a person pastes it: /bin/sh -c, with only PATH, HOME and TMPDIR (no mirror named). */
+async function pasted(line: string): Promise<Run> {
+  const proc = Bun.spawn(["/bin/sh", "-c", line], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, TMPDIR: scratch, SHELL: "/bin/sh" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  return { code: await proc.exited, stdout, stderr };
+}
+
+describe.skipIf(noDownloader)("the README's quick start", () => {
+  test("its install and doctor lines work as written, the release site being this test's stand-in for GitHub's", async () => {
+    const readme = readFileSync(join(import.meta.dir, "..", "README.md"), "utf8");
+    const block = /## Quick start\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)![1]!.trim().split("\n");
+    expect(block).toHaveLength(3);
+    expect(block[0]).toBe("git clone --depth 1 https://github.com/getpaseo/paseo ~/paseo");
+    // What that clone holds of the helper: its one file (a stand-in here: nothing reaches GitHub).
+    mkdirSync(join(home, "paseo", "packages", "workspace-helper", "src"), { recursive: true });
+    writeFileSync(join(home, "paseo", "packages", "workspace-helper", "src", "executable.mjs"), PASEO_HELPER);
+    const site = "https://github.com/getpaseo/paseo-host-runtime/releases";
+    expect(block[1]).toContain(site);
+    const shell = async (line: string) => {
+      // A user's default directory (~/.local/bin) named for the installer, so that a run as root never writes /usr/local/bin.
+      const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, TMPDIR: scratch, SHELL: "/bin/sh", PASEO_HOST_RUNTIME_BASE_URL: baseUrl, PASEO_HOST_RUNTIME_INSTALL: join(home, ".local", "bin") };
+      const proc = Bun.spawn(["/bin/sh", "-c", line], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+      return { code: await proc.exited, stdout, stderr };
+    };
+    const installed = await shell(block[1]!.replace(site, baseUrl));
+    expect(installed.stderr).toBe("");
+    expect(installed.code).toBe(0);
+    const bin = join(home, ".local", "bin");
+    expect(readFileSync(join(bin, HELPER_NAME))).toEqual(PASEO_HELPER);
+    const doctor = await shell(block[2]!);
+    expect(doctor.code).toBe(0);
+    expect(doctor.stdout).toContain("stand-in doctor");
+  });
+});
+
+describe.skipIf(noDownloader)("installed from a mirror", () => {
+  for (const kind of ["http", "file"] as const) {
+    test(`a ${kind}:// mirror: the fix line after the install names it, and works pasted; a rerun uses the recorded site`, async () => {
+      const site = kind === "http" ? baseUrl : `file://${root}`;
+      const first = ok(await installSh(["--dir", dir, "--version", "2.0.0"], { PASEO_HOST_RUNTIME_BASE_URL: site }));
+      expect(first.stdout).toContain(`  releases from ${site} (PASEO_HOST_RUNTIME_BASE_URL)\n`);
+      // The release ships no helper: the note's line runs this installer again, from the mirror, whose install.sh defaults to the public site.
+      const again = `curl -fsSL ${site}/download/v2.0.0/install.sh | PASEO_HOST_RUNTIME_BASE_URL=${site} sh -s -- --version 2.0.0 --dir ${dir}`;
+      expect(first.stdout).toContain(`\n  ${again} --helper-from HELPER_FILE --helper-sha256 HEX\n`);
+      const helper = join(root, "paseo", "v9.0.0", HELPER_NAME);
+      const fixed = await pasted(`${again} --helper-from ${helper} --helper-sha256 ${PASEO_HELPER_SHA256}`);
+      expect(fixed.stderr).toBe("");
+      expect(fixed.code).toBe(0);
+      expect(readFileSync(join(dir, HELPER_NAME))).toEqual(PASEO_HELPER);
+      // With no PASEO_HOST_RUNTIME_BASE_URL, an upgrade of DIR comes from the site its install recorded, and says so.
+      const rerun = ok(await installSh(["--dir", dir, "--version", "1.0.0"], { PASEO_HOST_RUNTIME_BASE_URL: "" }));
+      expect(rerun.stdout).toContain(`  releases from ${site} (recorded by the install in ${dir}; PASEO_HOST_RUNTIME_BASE_URL chooses another)\n`);
+      expect(runInstalled(RUNTIME_NAME)).toStartWith(`${RUNTIME_NAME} 1.0.0 `);
+    });
+  }
+});
+
+/** A Paseo daemon installed with npm, as docs/helper-install.md assumes: its `paseo` bin, and the helper package among its dependencies. */
+function fakeDaemonInstall(prefix: string): { helper: string; text: string } {
+  const cli = join(prefix, "lib", "node_modules", "@getpaseo", "cli");
+  const pkg = join(cli, "node_modules", "@getpaseo", "workspace-helper");
+  mkdirSync(join(cli, "dist"), { recursive: true });
+  mkdirSync(join(pkg, "dist"), { recursive: true });
+  mkdirSync(join(prefix, "bin"));
+  writeFileSync(join(cli, "package.json"), JSON.stringify({ name: "@getpaseo/cli", version: "0.9.0", bin: { paseo: "dist/cli.js" } }));
+  writeFileSync(join(cli, "dist", "cli.js"), "#!/usr/bin/env node\n", { mode: 0o755 });
+  symlinkSync("../lib/node_modules/@getpaseo/cli/dist/cli.js", join(prefix, "bin", "paseo"));
+  writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "@getpaseo/workspace-helper", version: "0.4.0", type: "module", bin: { "paseo-workspace-helper": "./dist/executable.mjs" } }));
+  const text = `#!/usr/bin/env node\nif (process.argv[2] === "describe") console.log(JSON.stringify({ version: 1, capabilities: ["files", "watch", "resolve-command"] }));\n`;
+  writeFileSync(join(pkg, "dist", "executable.mjs"), text, { mode: 0o755 });
+  return { helper: join(pkg, "dist", "executable.mjs"), text };
+}
+
+/** The runtime's doctor (--json), as the daemon's user would run it: its helper check. */
+function helperCheck(binary: string, env: Record<string, string>, extra: string[] = []): { status: string; detail: string; hint?: string; alternatives?: string[] } {
+  const run = Bun.spawnSync([binary, "doctor", "--home", join(sandbox, "runtime-home"), "--json", ...extra], { env: { HOME: home, TMPDIR: sandbox, ...env } });
+  return (JSON.parse(run.stdout.toString()) as { checks: { name: string; status: string; detail: string; hint?: string; alternatives?: string[] }[] }).checks.find((c) => c.name === "workspace helper")!;
+}
+
+describe.skipIf(noDownloader)("doctor's way to the helper, when it finds none", () => {
+  test("the helper of the Paseo daemon installed here: the fix line installs a copy, pasted as printed, and describe answers through it", async () => {
+    const prefix = join(sandbox, "npm-prefix");
+    const daemon = fakeDaemonInstall(prefix);
+    // A runtime installed by hand in a directory of its own, with no helper beside it.
+    const rt = join(sandbox, "rt");
+    mkdirSync(rt);
+    copyFileSync(BIN, join(rt, RUNTIME_NAME));
+    chmodSync(join(rt, RUNTIME_NAME), 0o755);
+    const check = helperCheck(join(rt, RUNTIME_NAME), { PATH: `${join(prefix, "bin")}:${process.env.PATH}`, PASEO_HOST_RUNTIME_BASE_URL: baseUrl });
+    expect(check.status).toBe("warn");
+    const digest = new Bun.CryptoHasher("sha256").update(daemon.text).digest("hex");
+    const release = RELEASE_VERSION_PATTERN.test(BIN_VERSION);
+    const script = release ? `${baseUrl}/download/v${BIN_VERSION}/install.sh` : `${baseUrl}/latest/download/install.sh`;
+    const line = `curl -fsSL ${script} | PASEO_HOST_RUNTIME_BASE_URL=${baseUrl} sh -s -- ${release ? `--version ${BIN_VERSION} ` : ""}--dir ${rt} --helper-from ${daemon.helper} --helper-sha256 ${digest}`;
+    expect(check.hint).toBe(`${line}   # a copy of the helper of the Paseo daemon installed here (@getpaseo/workspace-helper 0.4.0, from the Paseo daemon's installation (${join(prefix, "bin", "paseo")} → ${join(prefix, "lib", "node_modules", "@getpaseo", "cli", "dist", "cli.js")}))`);
+    expect(check.alternatives).toEqual([`# set "helperPath": ${JSON.stringify(daemon.helper)} in the runtime's options in Paseo's config.json: the daemon's own helper, upgraded with it`]);
+    expect(JSON.stringify(check)).not.toContain("--helper-npm");
+    // Pasted (a shell that names no mirror): the helper beside the runtime is the daemon's, and the runtime runs it.
+    const fixed = await pasted(check.hint!);
+    expect(fixed.stderr).toBe("");
+    expect(fixed.code).toBe(0);
+    expect(readFileSync(join(rt, HELPER_NAME), "utf8")).toBe(daemon.text);
+    const copied = helperCheck(BIN, { PATH: process.env.PATH! }, ["--helper-path", join(rt, HELPER_NAME)]);
+    expect(copied.status).toBe("ok");
+    expect(copied.detail).toContain("describe through exec: capabilities files, watch, resolve-command");
+    // The alternative, helperPath at the daemon's own helper, works as well.
+    expect(helperCheck(BIN, { PATH: process.env.PATH! }, ["--helper-path", daemon.helper]).status).toBe("ok");
+  });
+
+  test("PASEO_DAEMON_INSTALL names an installation that is not on PATH; with none, the helper's file from a Paseo checkout, never npm", () => {
+    const prefix = join(sandbox, "elsewhere");
+    const daemon = fakeDaemonInstall(prefix);
+    const named = helperCheck(BIN, { PATH: process.env.PATH!, PASEO_DAEMON_INSTALL: join(prefix, "lib", "node_modules", "@getpaseo", "cli") });
+    expect(named.hint).toContain(` --helper-from ${daemon.helper} --helper-sha256 `);
+    expect(named.hint).toContain(`from PASEO_DAEMON_INSTALL (${join(prefix, "lib", "node_modules", "@getpaseo", "cli")})`);
+    mkdirSync(join(sandbox, "no-daemon"));
+    const none = helperCheck(BIN, { PATH: process.env.PATH!, PASEO_DAEMON_INSTALL: join(sandbox, "no-daemon") });
+    expect(none.hint).toContain(" --helper-from PASEO_CHECKOUT/packages/workspace-helper/src/executable.mjs --helper-sha256 HEX   # the helper's one file, from a checkout of github.com/getpaseo/paseo (HEX: its sha256sum); not on npm yet: docs/helper-install.md");
+    expect(JSON.stringify(none)).not.toContain("--helper-npm");
   });
 });
 
@@ -643,9 +780,47 @@ describe.skipIf(noDownloader)("directory and PATH", () => {
     expect(moved.stdout).toContain(`rm -rf '${join(sandbox, "it'\\''s home")}'`);
   });
 
+  test("--uninstall stops while the home the daemon's config uses holds workspaces, naming each with its rm; then removes the directory it made", async () => {
+    ok(await installSh(["--dir", dir]));
+    const state = join(sandbox, "daemon-home");
+    const config = join(home, ".paseo", "config.json");
+    mkdirSync(join(home, ".paseo"));
+    writeFileSync(config, JSON.stringify({ workspaceRuntimes: { host: { type: "command", command: [join(dir, RUNTIME_NAME)], options: { stateDirectory: state } } } }));
+    const repo = oneCommitRepo(join(sandbox, "repo"));
+    const runtime = (args: string[]) => Bun.spawnSync([BIN, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home } });
+    expect(runtime(["new", "-w", "wt", "--source", repo, "--branch", "try", "--base", "main", "--home", state]).exitCode).toBe(0);
+    const refused = await installSh(["--dir", dir, "--uninstall"], { STANDIN_HOMES: "1" });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`  ${state}: 1 workspace(s) (runtime host of ${config}, running ${join(dir, RUNTIME_NAME)})\n`);
+    const removeLine = `${BIN} rm -w wt --home ${state} --owner default --force`;
+    expect(refused.stderr).toContain(`      wt (owner default): a worktree registered in ${repo}; remove: ${removeLine}\n`);
+    expect(refused.stderr).toContain(`install.sh: error: not uninstalled: the runtime homes above still hold 1 workspace(s)`);
+    expect(readdirSync(dir).sort()).toEqual([MANIFEST, HELPER_NAME, RUNTIME_NAME].sort());
+    // The line it names removes the workspace and its worktree; then the uninstall goes through, and DIR (which it made) goes too.
+    expect(runtime(removeLine.split(" ").slice(1)).exitCode).toBe(0);
+    expect(worktrees(repo)).toEqual([repo]);
+    const run = ok(await installSh(["--dir", dir, "--uninstall"], { STANDIN_HOMES: "1" }));
+    expect(run.stdout).toContain(`  removed ${dir} (this installer made it)\n`);
+    expect(run.stdout).toContain(`The runtime homes are left alone:\n  ${state}: no workspaces (runtime host of ${config}, running ${join(dir, RUNTIME_NAME)})\n`);
+    expect(existsSync(dir)).toBe(false);
+    expect(existsSync(state)).toBe(true);
+  });
+
+  test("--uninstall --keep-workspaces uninstalls anyway and shows what is left; a directory it did not make is kept", async () => {
+    mkdirSync(dir);
+    ok(await installSh(["--dir", dir]));
+    const adopted = join(sandbox, "adopted");
+    mkdirSync(adopted);
+    expect(Bun.spawnSync([BIN, "new", "-w", "a", "--source", adopted], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home } }).exitCode).toBe(0);
+    const run = ok(await installSh(["--dir", dir, "--uninstall", "--keep-workspaces"], { STANDIN_HOMES: "1" }));
+    const state = join(home, ".local", "state", RUNTIME_NAME);
+    expect(run.stdout).toContain(`The runtime homes are left alone:\n  ${state}: 1 workspace(s) (the default home)\n      a (owner default): adopts ${adopted}; remove: `);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   test("--help describes every option; a bad command line exits 2 with the usage, changing nothing", async () => {
     const help = ok(await installSh(["--help"]));
-    for (const option of ["--version", "--dir", "--platform", "--modify-path", "--uninstall", "--helper-npm", "--helper-from", "--helper-sha256", "PASEO_HOST_RUNTIME_BASE_URL"]) {
+    for (const option of ["--version", "--dir", "--platform", "--modify-path", "--uninstall", "--keep-workspaces", "--helper-npm", "--helper-from", "--helper-sha256", "PASEO_HOST_RUNTIME_BASE_URL"]) {
       expect(help.stdout).toContain(option);
     }
     const cases: [string[], string][] = [
@@ -655,8 +830,9 @@ describe.skipIf(noDownloader)("directory and PATH", () => {
       [["--version", "1.0.0;rm"], "not a version: 1.0.0;rm"],
       [["--helper-sha256", PASEO_HELPER_SHA256], "--helper-sha256 goes with --helper-from"],
       [["--helper-from", "x", "--helper-sha256", "abc"], "--helper-sha256 must be 64 hexadecimal digits"],
-      [["--uninstall", "--helper-from", "x"], "--uninstall takes only --dir"],
-      [["--uninstall", "--helper-npm"], "--uninstall takes only --dir"],
+      [["--uninstall", "--helper-from", "x"], "--uninstall takes only --dir and --keep-workspaces"],
+      [["--uninstall", "--helper-npm"], "--uninstall takes only --dir and --keep-workspaces"],
+      [["--keep-workspaces"], "--keep-workspaces goes with --uninstall"],
       [["--helper-npm", "--helper-from", "x"], "give either --helper-npm or --helper-from, not both"],
       [["--helper-npm", "1.0;rm"], "--helper-npm: not an npm version or tag: 1.0;rm"],
       [["--helper-npm="], "--helper-npm takes a version or tag, or nothing"],
@@ -733,7 +909,7 @@ describe.skipIf(noNpm)("the helper from npm (--helper-npm, or its tarball as --h
     const uninstall = ok(await installSh(["--dir", dir, "--uninstall"]));
     expect(uninstall.stdout).toContain(`removed ${dir}/${HELPER_NAME}\n`);
     expect(uninstall.stdout).toContain(`removed ${dir}/${prefix} (an npm prefix of ${HELPER_NAME})\n`);
-    expect(readdirSync(dir)).toEqual([]);
+    expect(existsSync(dir)).toBe(false);
   }, NPM_TIMEOUT_MS);
 
   test("the runtime's doctor finds the npm-installed helper and its describe passes through exec", async () => {
@@ -767,6 +943,21 @@ describe.skipIf(noNpm)("the helper from npm (--helper-npm, or its tarball as --h
     expect(prefixes()).toEqual([]);
     expect(runInstalled(HELPER_NAME)).toStartWith(`${HELPER_NAME} 1.0.0 `);
     expect(readFileSync(join(dir, MANIFEST), "utf8")).not.toContain("\nnpm ");
+  }, NPM_TIMEOUT_MS);
+
+  test("--helper-npm while the registry has no such package (404, as today): says Paseo has not published it and what to use instead; nothing installed", async () => {
+    const empty = startRegistry([helperDependency()], []);
+    try {
+      const run = await installSh(["--dir", dir, "--version", "2.0.0", "--helper-npm"], { npm_config_registry: empty.url, npm_config_fetch_retries: "0" });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain("E404");
+      expect(run.stderr).toContain(
+        `install.sh: error: ${HELPER_PACKAGE} is not on the npm registry (${empty.url}): Paseo has not published it yet, nothing installed. Install the helper with --helper-from instead: the helper of a Paseo daemon installed on this machine (its doctor names it), or packages/workspace-helper/src/executable.mjs from a checkout of https://github.com/getpaseo/paseo, with --helper-sha256 HEX (docs/helper-install.md)\n`,
+      );
+      expect(existsSync(dir)).toBe(false);
+    } finally {
+      empty.stop();
+    }
   }, NPM_TIMEOUT_MS);
 
   test("a package whose tarball does not match the registry's integrity is refused by npm: nothing installed, an installation left as it was", async () => {

@@ -27,6 +27,8 @@ export type Containment =
       kind: "process-group";
       /** Why cgroups are not used (for doctor). */
       reason: string;
+      /** The reason in two parts, when the host could give cgroups: what is missing, and how to give it (doctor's detail and fix). */
+      missing?: { problem: string; fix: string };
     };
 
 /** `containment: "cgroup"` asked for what this host cannot give; says what is missing and how to fix it. */
@@ -114,7 +116,7 @@ export function resolveContainment(options: RuntimeOptions, home: string): Conta
   const problem = "problem" in found ? found : cgroupRootProblem(found.root);
   if (problem) {
     if (options.containment === "cgroup") throw new ContainmentError(`options.containment is "cgroup" but ${problem.problem}`, problem.fix);
-    return { kind: "process-group", reason: `${problem.problem} (${problem.fix})` };
+    return { kind: "process-group", reason: `${problem.problem} (${problem.fix})`, missing: { problem: problem.problem, fix: problem.fix } };
   }
   const { root, source } = found as { root: string; source: string };
   return { kind: "cgroup", root, source, homeCgroup: homeCgroupOf(root, home) };

@@ -92,6 +92,31 @@ export function runOperation(args: string[], request: unknown, { timeoutMs, stde
   return { status, stdout: result.stdout?.toString() ?? "", stderr: stderr === "capture" ? `${captured}${killed}` : "" };
 }
 
+/**
+ * runOperation for a long operation whose diagnostics a person reads as they come (git's
+ * progress during a create): each line of its stderr passes through `rewrite` and on to ours
+ * at once (a line ends at \n, or at \r as progress updates do).
+ */
+export async function streamOperation(args: string[], request: unknown, rewrite: (line: string) => string): Promise<Omit<OperationResult, "stderr">> {
+  const proc = Bun.spawn([...operationCommand(), ...args], { argv0: operationArgv0(), stdin: "pipe", stdout: "pipe", stderr: "pipe", env: selfEnv() });
+  proc.stdin.write(`${JSON.stringify(request)}\n`);
+  await proc.stdin.end();
+  const relay = (async () => {
+    const decoder = new TextDecoder();
+    let held = "";
+    for await (const chunk of proc.stderr) {
+      held += decoder.decode(chunk, { stream: true });
+      const end = Math.max(held.lastIndexOf("\n"), held.lastIndexOf("\r")) + 1;
+      if (end > 0) process.stderr.write(held.slice(0, end).replace(/[^\n\r]+/g, rewrite));
+      held = held.slice(end);
+    }
+    held += decoder.decode();
+    if (held) process.stderr.write(rewrite(held));
+  })();
+  const [stdout, status] = await Promise.all([new Response(proc.stdout).text(), proc.exited, relay]);
+  return { status, stdout };
+}
+
 /** The store's record of a workspace (any status), without creating a home to look. */
 export function recordedWorkspace(options: Record<string, unknown>, workspaceId: string): WorkspaceRecord | null {
   const { store } = openExistingStore(options);

@@ -150,9 +150,11 @@ function checkContainment(options: RuntimeOptions, home: string | null): Check {
   const sandboxed = options.isolation === "sandbox";
   if (containment.kind === "process-group") {
     const closed = sandboxed ? 'closed by isolation "sandbox": the sandbox\'s pid namespace ends with it' : 'isolation "sandbox" would close that: its pid namespace ends with the sandbox';
-    const detail = `process groups: ${containment.reason}; a workload that leaves its session (setsid, a daemon) escapes cleanup, ${closed}`;
+    // The fix on a line of its own: install.sh shows this warning after every install by a user without a delegated cgroup.
+    const detail = `process groups: ${containment.missing?.problem ?? containment.reason}; a workload that leaves its session (setsid, a daemon) escapes cleanup, ${closed}`;
     if (options.containment === "process-group" || !isLinux) return { name, status: "ok", detail };
-    return { name, status: "warn", detail, hint: inWords("give the runtime a delegated cgroup v2 hierarchy (docs/operators.md: Cgroup containment) for a cgroup per execution") };
+    const fix = containment.missing?.fix ?? "give the runtime a delegated cgroup v2 hierarchy (docs/operators.md: Cgroup containment)";
+    return { name, status: "warn", detail, hint: inWords(`for a cgroup per execution: ${fix}`) };
   }
   const controllers = availableControllers(containment.root);
   const closed = sandboxed ? 'closed by isolation "sandbox": no cgroup file system inside' : 'isolation "sandbox" would close that: no cgroup file system inside';

@@ -70,8 +70,13 @@ export const SELECT = "[--home DIR] [--owner NAME] [--options-json JSON | [--con
 /** How ls, ps and logs end, local or across the hosts of a remote runtime. */
 export const VIEW_EXIT = "Exit status: 0 success; 1 the runtime home does not exist, or a host of a remote runtime did not answer (said on stderr; the other hosts are still shown); 2 usage error.";
 
-/** What `--remote` before the command, or a remote runtime of --config, means for the commands that take it. */
-export const REMOTE_NOTE = "With a --remote runtime (its command in --config, or --remote URL [--ssh-config FILE] before the command), it runs on the runtime's hosts over the same ssh, with the home and owner they get (options.remote.*).";
+/** Which runtime is a remote one, as help says it. */
+const REMOTE_RUNTIME = "With a --remote runtime (its command in --config, or --remote URL [--ssh-config FILE] before the command)";
+
+/** What `--remote` before the command, or a remote runtime of --config, means for a command: one paragraph saying what it does there. */
+export function remoteNote(what: string): string {
+  return `${REMOTE_RUNTIME}: ${what} Over the runtime's own ssh, with the home and owner its hosts get (options.remote.*).`;
+}
 
 /** The flag docs a command takes from FLAG_DOCS, plus its own. */
 export function docs(names: readonly (keyof typeof FLAG_DOCS)[], own: Record<string, FlagDoc> = {}): Record<string, FlagDoc> {

@@ -15,6 +15,7 @@ import { removeTemporaryTree } from "../workspace/owned-tree.ts";
 import { withoutProgramName } from "../output.ts";
 import { runOperation } from "./common.ts";
 import { installCommand } from "./installer.ts";
+import { daemonHelper, HELPER_PACKAGE } from "./paseo-install.ts";
 import type { Check } from "./report.ts";
 import { captureExec } from "./run.ts";
 import { newExecId } from "./run-envelope.ts";
@@ -27,17 +28,25 @@ const CREATE_TIMEOUT_MS = 30_000;
 const DESCRIBE_TIMEOUT_MS = 15_000;
 
 /**
- * The fix for a missing or broken helper: install Paseo's beside this binary, from npm, or from
- * a file (or the package's tarball) and its digest; or point helperPath at one.
+ * The fix for a missing or broken helper, each a step that works today: a copy of the helper of
+ * a Paseo daemon installed here (or helperPath at it), else the helper's single file from a
+ * checkout of Paseo's repository. @getpaseo/workspace-helper is not on npm yet, so `--helper-npm`
+ * is not offered (docs/helper-install.md).
  */
 function installAdvice(): Pick<Check, "hint" | "alternatives"> {
   const dir = dirname(process.execPath);
+  const helperPath = `# set "helperPath" (absolute) in the runtime's options in Paseo's config.json (doctor: --helper-path PATH)`;
+  const found = daemonHelper();
+  if (found !== null) {
+    const digest = new Bun.CryptoHasher("sha256").update(readFileSync(found.path)).digest("hex");
+    return {
+      hint: `${installCommand(["--dir", dir, "--helper-from", found.path, "--helper-sha256", digest])}   # a copy of the helper of the Paseo daemon installed here (${HELPER_PACKAGE} ${found.version}, from ${found.from})`,
+      alternatives: [`# set "helperPath": ${JSON.stringify(found.path)} in the runtime's options in Paseo's config.json: the daemon's own helper, upgraded with it`],
+    };
+  }
   return {
-    hint: `${installCommand(["--dir", dir, "--helper-npm"])}   # the helper Paseo publishes on npm (@getpaseo/workspace-helper), installed with npm`,
-    alternatives: [
-      `${installCommand(["--dir", dir, "--helper-from", "HELPER_FILE_OR_URL", "--helper-sha256", "HEX"])}   # a helper file, or the package's npm tarball, and its SHA-256`,
-      `# set "helperPath" (absolute) in the runtime's options in Paseo's config.json (doctor: --helper-path PATH)`,
-    ],
+    hint: `${installCommand(["--dir", dir, "--helper-from", "PASEO_CHECKOUT/packages/workspace-helper/src/executable.mjs", "--helper-sha256", "HEX"])}   # the helper's one file, from a checkout of github.com/getpaseo/paseo (HEX: its sha256sum); not on npm yet: docs/helper-install.md`,
+    alternatives: [helperPath],
   };
 }
 

@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { RELEASE_VERSION_PATTERN, VERSION } from "../version.ts";
 import { shellQuote } from "./common.ts";
 
-const DEFAULT_SITE = "https://github.com/getpaseo/paseo-host-runtime/releases";
+export const DEFAULT_SITE = "https://github.com/getpaseo/paseo-host-runtime/releases";
 /** What install.sh records in the directory it installed into (install.sh: write_manifest). */
 const MANIFEST = ".paseo-host-runtime.installed";
 
@@ -26,12 +26,21 @@ export function releaseSite(env: NodeJS.ProcessEnv = process.env): string {
 
 /**
  * `curl -fsSL <this version's install.sh> | sh -s -- --version V ARGS`: this same version from
- * the same site (a build that is not a release: the latest), every word quoted as needed.
+ * the same site (a build that is not a release: the latest), every word quoted as needed. A
+ * site other than the default is also given to the script (PASEO_HOST_RUNTIME_BASE_URL): the
+ * script a mirror serves is the project's own, whose default is the public site.
  */
-export function installCommand(args: readonly string[]): string {
-  const site = releaseSite();
+export function installCommand(args: readonly string[], site = releaseSite()): string {
   const release = RELEASE_VERSION_PATTERN.test(VERSION);
   const script = release ? `${site}/download/v${VERSION}/install.sh` : `${site}/latest/download/install.sh`;
   const words = [...(release ? ["--version", VERSION] : []), ...args].map(shellQuote);
-  return `curl -fsSL ${shellQuote(script)} | sh -s -- ${words.join(" ")}`.trimEnd();
+  const env = site === DEFAULT_SITE ? "" : `PASEO_HOST_RUNTIME_BASE_URL=${shellQuote(site)} `;
+  return `curl -fsSL ${shellQuote(script)} | ${env}sh -s -- ${words.join(" ")}`.trimEnd();
+}
+
+/** Whether `site` is this machine's own (a `file://` mirror, or one served on loopback): another machine cannot download from it. */
+export function isLocalSite(site: string): boolean {
+  if (site.startsWith("file:")) return true;
+  const host = URL.parse(site)?.hostname ?? "";
+  return host === "localhost" || host === "[::1]" || /^127\./.test(host);
 }

@@ -15,8 +15,10 @@ import {
 import { readOptions } from "../options.ts";
 import { openExistingStore } from "../store/db.ts";
 import { placedHost } from "../store/placements.ts";
-import { operatorOptions, printJson, printLines, runOperation, shellQuote, suggestion } from "./common.ts";
+import { operatorOptions, printJson, printLines, shellQuote, streamOperation, suggestion } from "./common.ts";
 import { selection } from "./selection.ts";
+import { remoteRuntime } from "./remote-hosts.ts";
+import { warnOtherVersions } from "./remote-version.ts";
 
 /** `scheme://…` or scp-like `user@host:path`: a git URL rather than a host directory. */
 function isGitUrl(source: string): boolean {
@@ -57,7 +59,7 @@ function createInput(invocation: Invocation): CreateInput | string {
  * host and ships a host directory there, as for the daemon), and shows the result readably
  * (`--json`: the create response itself).
  */
-export function newWorkspace(invocation: Invocation): number {
+export async function newWorkspace(invocation: Invocation): Promise<number> {
   const input = createInput(invocation);
   if (typeof input === "string") throw new UsageError(input, invocation.command);
   const options = operatorOptions(invocation);
@@ -66,7 +68,12 @@ export function newWorkspace(invocation: Invocation): number {
   if (hostDirectory !== undefined && remote) throw new UsageError("--host-directory: a remote runtime always clones a host directory on its host (it cannot adopt a directory of this machine)", invocation.command);
   if (hostDirectory !== undefined) options.hostDirectory = hostDirectory;
   const request = parseStrict(LifecycleRequest, { protocolVersion: 1, input, options }, "create request");
-  const result = runOperation(["create", "--workspace-id", input.workspaceId], request);
+  if (remote) {
+    // The create may land on any of its hosts.
+    const runtime = await remoteRuntime(selection(invocation));
+    await warnOtherVersions("new", runtime.ctx.hosts, runtime.ctx.settings);
+  }
+  const result = await streamOperation(["create", "--workspace-id", input.workspaceId], request, inFlagWords);
   if (result.status !== 0) {
     diagnose(`new: create of workspace ${JSON.stringify(input.workspaceId)} failed (exit ${result.status}); see the reason above`);
     return 1;
@@ -87,6 +94,25 @@ export function newWorkspace(invocation: Invocation): number {
   lines.push(`next: ${suggestion(invocation, `run --workspace-id ${shellQuote(response.state.workspaceId)}`)} -- COMMAND...`);
   printLines(lines);
   return 0;
+}
+
+/** The create request's fields, as the flags of `new` that filled them. */
+const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
+  "input.project.source.path": "--source",
+  "input.project.source.url": "--source",
+  "input.project.source.revision": "--revision",
+  "input.project.projectId": "--project-id",
+  "input.placement.branchName": "--branch",
+  "input.placement.baseRef": "--base",
+  "input.placement.ref": "--checkout",
+  "input.placement.relativeCwd": "--cwd",
+  "input.workspaceId": "--workspace-id",
+};
+const FIELD = new RegExp(Object.keys(FLAG_OF_FIELD).map((field) => field.replaceAll(".", "\\.")).join("|"), "g");
+
+/** A line of create's diagnostics with the request's field paths named as the flags a person typed. */
+function inFlagWords(line: string): string {
+  return line.replace(FIELD, (field) => FLAG_OF_FIELD[field]!);
 }
 
 /** The host a remote runtime's create placed the workspace on (its record in the local home), or null. */

@@ -9,8 +9,8 @@ import { UsageError, commandUsage, parseArgs, type CommandTable } from "../argv.
 import { diagnose, writeAll } from "../output.ts";
 import { decodeOwnOutput } from "../protocol/utf8.ts";
 import { readOptions } from "../options.ts";
-import { printJson, shellQuote } from "./common.ts";
-import { installCommand } from "./installer.ts";
+import { printJson } from "./common.ts";
+import { installThere, remoteVersion } from "./remote-version.ts";
 import { inWords, renderChecks, summaryLine, type Check } from "./report.ts";
 import { VERSION } from "../version.ts";
 import { removeTemporaryTree } from "../workspace/owned-tree.ts";
@@ -152,11 +152,6 @@ async function checkReach(host: RemoteHost, settings: SshSettings): Promise<Chec
   return { name, status: "ok", detail: `${host.key} in ${ms} ms (new connection, batch mode)` };
 }
 
-/** `ssh [-p PORT] [USER@]HOST COMMAND` for a fix line: what to run there, from here. */
-function sshCommand(host: RemoteHost, command: string): string {
-  return ["ssh", ...(host.port === null ? [] : ["-p", String(host.port)]), `${host.user === null ? "" : `${host.user}@`}${host.host}`, shellQuote(command)].join(" ");
-}
-
 /** A remote doctor's fix line: what to do on that host, not here (a trailing comment, so a command stays one to paste there). */
 function fixThere(host: RemoteHost, line: string): string {
   return `${line}   # on ${host.key}, not here`;
@@ -165,19 +160,13 @@ function fixThere(host: RemoteHost, line: string): string {
 /** The remote binary runs and is this version (the remote doctor's own binary line is merged into it). */
 async function checkBinary(host: RemoteHost, settings: SshSettings): Promise<Check> {
   const name = "remote binary";
-  const result = await runRemote(host, settings, [host.binary, "--version"], null);
-  // Lenient: this is shown to a person, and a program that is not ours (the very thing this
-  // check finds) may print anything; a version line with invalid UTF-8 fails the match below.
-  const text = new TextDecoder().decode(result.stdout).trim();
-  const install = sshCommand(host, installCommand([]));
-  if (result.status !== 0) {
-    const alternatives = [`# give its path in the URL: ${SSH_HOST_GRAMMAR}/path/to/paseo-host-runtime`];
-    return { name, status: "fail", detail: `${host.binary} --version exited ${result.status} on ${host.key}`, hint: `${install}   # install this version there`, alternatives };
+  const { status, text, version } = await remoteVersion(host, settings);
+  const install = installThere(host, settings);
+  if (status !== 0) {
+    const alternatives = [...(install.alternatives ?? []), `# give its path in the URL: ${SSH_HOST_GRAMMAR}/path/to/paseo-host-runtime`];
+    return { name, status: "fail", detail: `${host.binary} --version exited ${status} on ${host.key}`, ...install, alternatives };
   }
-  const version = /^paseo-host-runtime (\S+)/.exec(text)?.[1];
-  if (version !== VERSION) {
-    return { name, status: "fail", detail: `${text || "(no output)"}; this side is ${VERSION}`, hint: `${install}   # install the same version there` };
-  }
+  if (version !== VERSION) return { name, status: "fail", detail: `${text || "(no output)"}; this side is ${VERSION}`, ...install };
   return { name, status: "ok", detail: `${text} at ${host.binary}` };
 }
 

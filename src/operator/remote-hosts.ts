@@ -129,6 +129,8 @@ export interface Located {
   liveExecIds: string[];
   /** Why the host could not tell, or null. */
   problem: string | null;
+  /** The ids of the hosts' owner's workspaces on that host. */
+  ownerIds: string[];
 }
 
 /** Asks the host a workspace is routed to (its placement, else its hash host), as the runtime's operations go there. */
@@ -145,5 +147,6 @@ export async function locate(runtime: RemoteRuntime, workspaceId: string): Promi
     record: listed.value?.workspaces.find((w) => w.workspaceId === workspaceId) ?? null,
     liveExecIds: live.value?.executions.map((e) => e.execId) ?? [],
     problem,
+    ownerIds: (listed.value?.workspaces ?? []).filter((w) => w.owner === runtime.owner).map((w) => w.workspaceId),
   };
 }

@@ -1,4 +1,5 @@
 import type { Invocation } from "../argv.ts";
+import { nearestWord } from "../nearest.ts";
 import { diagnose } from "../output.ts";
 import { callOperation, dialectFields, operatorOptions, printJson, printLines, shellQuote, suggestion } from "./common.ts";
 import { onHost, workspaceFacts, type RecordFacts } from "./workspace-facts.ts";
@@ -32,8 +33,15 @@ export async function rm(invocation: Invocation): Promise<number> {
   const workspaceId = invocation.flags.get("workspace-id")!;
   const options = operatorOptions(invocation);
   const force = invocation.switches.has("force");
-  const { record, liveExecIds, owner, host } = await workspaceFacts(invocation, workspaceId);
+  const { record, liveExecIds, owner, host, ownerIds } = await workspaceFacts(invocation, workspaceId);
   const where = onHost(host);
+  if (record === null && !force) {
+    // Unlike the protocol's idempotent destroy, a person's rm of an id nothing has is a mistake to say so (as docker rm does).
+    const near = nearestWord(workspaceId, ownerIds);
+    const guess = near === null ? "" : ` (did you mean ${JSON.stringify(near)}?)`;
+    diagnose(`rm: no workspace ${JSON.stringify(workspaceId)} of owner ${JSON.stringify(owner)}${where}${guess}; nothing was changed. ${suggestion(invocation, "ls")} lists them; rm --force accepts an id that does not exist`);
+    return 1;
+  }
   // Another owner's workspace: destroy refuses it ("ownership mismatch") before anything else.
   const live = record !== null && record.owner === owner ? liveExecIds : [];
   if (live.length > 0 && !force) {
@@ -48,6 +56,25 @@ export async function rm(invocation: Invocation): Promise<number> {
   const stopped = force ? live.length : 0;
   if (invocation.switches.has("json")) printJson({ workspaceId, existed, destroyed: true, stoppedExecutions: stopped });
   else if (!existed) printLines([`workspace ${workspaceId} did not exist${where}; nothing to do`]);
-  else printLines([`workspace ${workspaceId} destroyed${where}${stopped ? ` (${stopped} live execution(s) stopped first)` : ""}`]);
+  else printLines([`${destroyedLine(record, where)}${stopped ? ` (${stopped} live execution(s) stopped first)` : ""}`]);
   return 0;
+}
+
+/** What rm did to a workspace's files, and what destroy keeps by design: an adopted directory, a worktree's branch. */
+function destroyedLine(record: RecordFacts, where: string): string {
+  const id = record.workspaceId;
+  const root = record.root === null ? "" : ` ${record.root}`;
+  switch (record.kind) {
+    case "adopted":
+      return `workspace ${id} removed${where}; its adopted directory${root} is left as it was`;
+    case "worktree": {
+      const branch = record.details?.branch ? `; branch ${record.details.branch} kept${record.details.repo ? ` in ${record.details.repo}` : ""}` : "";
+      return `workspace ${id} destroyed${where}: its worktree${root} removed${branch}`;
+    }
+    case "copy":
+    case "clone":
+      return `workspace ${id} destroyed${where}: its ${record.kind}${root} removed`;
+    default:
+      return `workspace ${id} destroyed${where}`;
+  }
 }

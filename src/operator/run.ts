@@ -16,6 +16,10 @@ import { operationArgv0, operationCommand, shellQuote, suggestion } from "./comm
 import { RawTerminal, terminalSize } from "./raw-terminal.ts";
 import { buildEnvelope } from "./run-envelope.ts";
 import { recordForRun } from "./workspace-facts.ts";
+import { remoteRuntime } from "./remote-hosts.ts";
+import { warnOtherVersions } from "./remote-version.ts";
+import { routeWorkspace } from "../remote/placement.ts";
+import { selection } from "./selection.ts";
 
 /** The daemon's budget for the `signal … SIGKILL` cleanup after a protocol failure. */
 const CLEANUP_MS = 1000;
@@ -153,6 +157,11 @@ export async function captureExec(workspaceId: string, envelope: SpawnEnvelope, 
 /** `run --workspace-id W [--pty] [--cwd REL] [--env K=V]... [--inherit-env] [--purpose KIND] [--helper-path PATH] -- ARGV...` */
 export async function run(invocation: Invocation): Promise<number> {
   const pty = invocation.switches.has("pty");
+  const chosen = selection(invocation);
+  if (chosen.remote !== null) {
+    const runtime = await remoteRuntime(chosen);
+    await warnOtherVersions("run", [routeWorkspace(runtime.ctx, invocation.flags.get("workspace-id")!)], runtime.ctx.settings);
+  }
   const record = await recordForRun(invocation, invocation.flags.get("workspace-id")!);
   const envelope = buildEnvelope(invocation, pty, record);
   if (typeof envelope === "string") throw new UsageError(envelope, invocation.command);

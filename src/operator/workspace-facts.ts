@@ -5,15 +5,17 @@
  */
 import type { Invocation } from "../argv.ts";
 import { readOptions } from "../options.ts";
-import type { WorkspaceRecord } from "../store/workspaces.ts";
+import { listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
 import { openExistingStore, operatorOptions, recordedWorkspace } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 import { locate, remoteRuntime } from "./remote-hosts.ts";
 import { selection } from "./selection.ts";
 import type { WorkspaceSummary } from "./views.ts";
 
-/** The part of a workspace's record operator commands act on. */
-export type RecordFacts = Pick<WorkspaceRecord, "workspaceId" | "owner" | "dialect" | "instanceId" | "status" | "isolation">;
+/** The part of a workspace's record operator commands act on, and what they tell of it (a remote host's `ls` knows no branch). */
+export type RecordFacts = Pick<WorkspaceRecord, "workspaceId" | "owner" | "dialect" | "instanceId" | "status" | "isolation" | "kind" | "root"> & {
+  details?: Pick<WorkspaceRecord["details"], "branch" | "repo">;
+};
 
 export interface WorkspaceFacts {
   record: RecordFacts | null;
@@ -23,6 +25,8 @@ export interface WorkspaceFacts {
   owner: string;
   /** The host it lives on (its key), for a remote runtime; null here. */
   host: string | null;
+  /** The ids of the owner's workspaces there, for "did you mean" when it has none by that id. */
+  ownerIds: string[];
 }
 
 /** Where a workspace lives, for a message: "" here, ` on <host>` for a remote runtime's. */
@@ -32,8 +36,8 @@ export function onHost(host: string | null): string {
 
 /** A host's `ls` row as the record facts. */
 export function factsOf(summary: WorkspaceSummary): RecordFacts {
-  const { workspaceId, owner, dialect, runtimeInstanceId, status, isolation } = summary;
-  return { workspaceId, owner, dialect, instanceId: runtimeInstanceId, status, isolation };
+  const { workspaceId, owner, dialect, runtimeInstanceId, status, isolation, root } = summary;
+  return { workspaceId, owner, dialect, instanceId: runtimeInstanceId, status, isolation, kind: summary.kind as RecordFacts["kind"], root };
 }
 
 /** The exec ids of a workspace's live executions in the home `options` select. */
@@ -52,12 +56,24 @@ export async function workspaceFacts(invocation: Invocation, workspaceId: string
   const chosen = selection(invocation);
   if (chosen.remote === null) {
     const options = operatorOptions(invocation);
-    return { record: recordedWorkspace(options, workspaceId), liveExecIds: liveExecIds(options, workspaceId), owner: readOptions(options).owner, host: null };
+    const owner = readOptions(options).owner;
+    return { record: recordedWorkspace(options, workspaceId), liveExecIds: liveExecIds(options, workspaceId), owner, host: null, ownerIds: ownerWorkspaceIds(options, owner) };
   }
   const runtime = await remoteRuntime(chosen);
   const found = await locate(runtime, workspaceId);
   if (found.problem !== null) throw new Error(`${invocation.command}: cannot see workspace ${JSON.stringify(workspaceId)} on ${found.url}: ${found.problem}; nothing was changed`);
-  return { record: found.record && factsOf(found.record), liveExecIds: found.liveExecIds, owner: runtime.owner, host: found.host.key };
+  return { record: found.record && factsOf(found.record), liveExecIds: found.liveExecIds, owner: runtime.owner, host: found.host.key, ownerIds: found.ownerIds };
+}
+
+/** The ids of `owner`'s workspaces in the home `options` select (none when it has no store). */
+function ownerWorkspaceIds(options: Record<string, unknown>, owner: string): string[] {
+  const { store } = openExistingStore(options);
+  if (!store) return [];
+  try {
+    return listWorkspaces(store.db, owner).map((record) => record.workspaceId);
+  } finally {
+    store.db.close();
+  }
 }
 
 /**

@@ -22,9 +22,28 @@ export class GitError extends Error {
     readonly stderr: string,
   ) {
     // One line (a diagnostic is one line: src/output.ts): git's last lines, joined.
-    const quoted = stderr.trim() === "" ? "(no output)" : stderr.trim().split("\n").slice(-12).map((line) => line.trim()).join(" | ");
+    const said = withOurOwnershipAdvice(stderr.trim());
+    const quoted = said === "" ? "(no output)" : said.split("\n").slice(-12).map((line) => line.trim()).filter((line) => line !== "").join(" | ");
     super(`git ${args.join(" ")} failed in ${cwd} (exit ${exitCode ?? "by signal"}): ${quoted}`);
   }
+}
+
+/** What git says after "dubious ownership": its advice, which docs/operators.md warns against as a default. */
+const SAFE_DIRECTORY_ADVICE = /\n[^\n]*To add an exception for this directory[\s\S]*$/;
+
+/**
+ * git's refusal of a repository owned by another user, with the project's advice instead of
+ * git's `git config --global --add safe.directory …`: trusting another user's repository lets
+ * its `.git/config` run programs as this user (docs/operators.md, "A daemon that does not run as root").
+ */
+function withOurOwnershipAdvice(stderr: string): string {
+  if (!stderr.includes("detected dubious ownership")) return stderr;
+  const uid = process.getuid?.();
+  return (
+    stderr.replace(SAFE_DIRECTORY_ADVICE, "") +
+    `\nthe repository belongs to another user than the one running the runtime${uid === undefined ? "" : ` (uid ${uid})`}: run the daemon as the repository's owner, or give it a repository of its own ` +
+    `(docs/operators.md "A daemon that does not run as root"; safe.directory only for an owner you trust as much as this user)`
+  );
 }
 
 /** Runs a short read-only git command and returns its stdout, trimmed. Throws GitError. */

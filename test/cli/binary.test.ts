@@ -122,7 +122,7 @@ describe("usage errors: exit 2, usage on stderr, nothing on stdout, nothing read
     ["stray argument", ["create", "--workspace-id", "w", "extra"], 'unexpected argument "extra"'],
     ["stray argument to describe", ["describe", "now"], 'unexpected argument "now"'],
     ["stray argument to reconcile", ["reconcile", "w"], 'unexpected argument "w"'],
-    ["single-dash flag", ["create", "-w", "x"], 'unexpected argument "-w"'],
+    ["single-dash flag (an operator's line: the operator command is named)", ["create", "-w", "x"], `unexpected argument "-w". create is an operation of the daemon's protocol, not a command for people; by hand: paseo-host-runtime new -w x --source DIR`],
     ["arguments after --", ["create", "--workspace-id", "w", "--", "sh"], "create takes no arguments after --"],
   ];
 

@@ -128,7 +128,7 @@ describe("version, aliases, unknown options", () => {
     const ran = await runBinary(["run", "-w", "a", "--home", home, "-e", "A=1", "-e", "B=2", "--", "/usr/bin/env"], { env });
     expect(ran.stdout).toBe("A=1\nB=2\n");
     expect((await runBinary(["ps", "-q", "-w", "a", "--home", home], { env })).stdout).toBe("");
-    expect((await runBinary(["rm", "-f", "-w", "a", "--home", home], { env })).stdout).toBe("workspace a destroyed\n");
+    expect((await runBinary(["rm", "-f", "-w", "a", "--home", home], { env })).stdout).toBe(`workspace a removed; its adopted directory ${source} is left as it was\n`);
   });
 
   test.each(ALL)("%s with an unknown option: exit 2, nothing on stdout", async (command) => {

@@ -9,10 +9,12 @@
  * directories on the way in and back again on the way out.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { Control, LifecycleRequest, dialectOf, encodeFrame, parseMessage, type ProcessEvent } from "../../src/protocol/index.ts";
-import { runBinary } from "../../kit/binary.ts";
+import { BIN, runBinary } from "../../kit/binary.ts";
+import { SCHEMA_VERSION } from "../../src/store/db.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { makeRepo } from "../support/git.ts";
@@ -101,6 +103,79 @@ describe("the README is the operator's page", () => {
   test("it keeps the quick start from source: the demo and the test command CI runs", () => {
     expect(readme).toContain("npm install && npm run demo");
     expect(readme).toMatch(/^npm test$/m);
+  });
+});
+
+/**
+ * What the docs quote of the binary's output is in fenced blocks named ```text output:NAME; each
+ * line of one is a line the binary prints in scenario NAME, where `…` stands for any text and
+ * the docs' paths and uid are this test's. A doctor-like line outside such a block fails: a
+ * quote must be one this test checks.
+ */
+describe("every output the docs quote is the binary's", () => {
+  const files = markdownFiles();
+  const blocks = files.flatMap((file) =>
+    [...readFileSync(file, "utf8").matchAll(/^ *```text output:(\S+)\n([\s\S]*?)^ *```$/gm)].map((match) => ({ file: relative(ROOT, file), name: match[1]!, lines: match[2]!.split("\n").map((line) => line.trim()).filter(Boolean) })),
+  );
+  let box: Lab;
+  beforeAll(() => {
+    box = lab("phr-docs-output-");
+    mkdirSync(box.home, { mode: 0o700 });
+  });
+  afterAll(() => box?.cleanup());
+
+  const env = () => ({ HOME: box.dir, LC_ALL: "C.UTF-8", PASEO_DAEMON_INSTALL: join(box.dir, "no-paseo") });
+  /** Each scenario: the binary's output (stdout and stderr lines) the docs quote from. */
+  const SCENARIOS: Record<string, () => Promise<string>> = {
+    // A host without git (PATH names nothing) and without a helper.
+    doctor: async () => (await runBinary(["doctor", "--home", box.home], { env: { ...env(), PATH: "/nonexistent" } })).stdout,
+    "doctor-database": async () => {
+      mkdirSync(join(box.dir, "project"), { recursive: true });
+      expect((await runBinary(["new", "-w", "w", "--source", join(box.dir, "project"), "--home", box.home], { env: env() })).code).toBe(0);
+      return (await runBinary(["doctor", "--home", box.home], { env: env() })).stdout;
+    },
+    downgrade: async () => {
+      const db = new Database(join(box.home, "state.sqlite"));
+      db.run("UPDATE meta SET value = ? WHERE key = 'schema_version'", [String(SCHEMA_VERSION + 1)]);
+      db.close();
+      return (await runBinary(["ls", "--home", box.home], { env: env() })).stderr;
+    },
+  };
+  /** A doc line as a pattern: the docs' home, uid and install directory are this test's; `…` is any text. */
+  const pattern = (line: string) =>
+    new RegExp(
+      `^${line
+        .replaceAll(DOC_HOME, box.home)
+        .replace("uid 1000", `uid ${process.getuid?.()}`)
+        .replace("--dir /usr/local/bin", `--dir ${dirname(BIN)}`)
+        .split("…")
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+        .join(".*")}$`,
+    );
+
+  test("every scenario is quoted somewhere, and every quote names one", () => {
+    expect([...new Set(blocks.map((block) => block.name))].sort()).toEqual(Object.keys(SCENARIOS).sort());
+  });
+
+  // In this order: the database scenario makes the workspace the downgrade scenario's home holds.
+  for (const name of Object.keys(SCENARIOS)) {
+    test(`output:${name}`, async () => {
+      const printed = (await SCENARIOS[name]!()).split("\n").map((line) => line.trim());
+      for (const block of blocks.filter((b) => b.name === name)) {
+        for (const line of block.lines) expect({ file: block.file, line, printed: printed.some((p) => pattern(line).test(p)) }).toEqual({ file: block.file, line, printed: true });
+      }
+    });
+  }
+
+  test("no doctor line is quoted outside an output block", () => {
+    const unchecked = files.flatMap((file) =>
+      readFileSync(file, "utf8")
+        .replace(/^ *```text output:\S+\n[\s\S]*?^ *```$/gm, "")
+        .split("\n")
+        .filter((line) => /^ *[✓✗!·] \S+(?: \S+)* {2,}\S/.test(line))
+        .map((line) => `${relative(ROOT, file)}: ${line}`),
+    );
+    expect(unchecked).toEqual([]);
   });
 });
 

@@ -339,8 +339,8 @@ describe("doctor: the helper's describe, run through the runtime", () => {
     const check = (await doctorJson(["--home", box.home, "--helper-path", helper])).find((c) => c.name === "workspace helper")!;
     expect(check.status).toBe("fail");
     expect(check.detail).toContain("capabilities files; missing watch, resolve-command");
-    expect(check.hint).toContain(" --helper-npm   # ");
-    expect(check.alternatives![0]).toContain(" --helper-from HELPER_FILE_OR_URL --helper-sha256 HEX   # ");
+    expect(check.hint).toContain(" --helper-from PASEO_CHECKOUT/packages/workspace-helper/src/executable.mjs --helper-sha256 HEX   # ");
+    expect(check.alternatives![0]).toStartWith('# set "helperPath"');
     expect(readdirSync(scratch)).toEqual([]);
   });
 
@@ -356,11 +356,12 @@ describe("doctor: the helper's describe, run through the runtime", () => {
     const check = (await doctorJson(["--home", box.home], { PATH: "/usr/bin:/bin" })).find((c) => c.name === "workspace helper")!;
     expect(check.status).toBe("warn");
     expect(check.detail).toContain('workspace helper "paseo-workspace-helper" not found');
-    // Paseo's helper from npm, into the directory of this binary, from the release site of this version.
+    // Paseo's helper from a checkout of its repository (it is not on npm yet), into the directory of this binary, from the release site of this version.
     const dir = join(import.meta.dir, "..", "..", "dist");
     const site = "https://github.com/getpaseo/paseo-host-runtime/releases";
-    expect(check.hint).toMatch(new RegExp(`^curl -fsSL ${site}/(download/v\\S+|latest/download)/install\\.sh \\| sh -s -- (--version \\S+ )?--dir ${dir} --helper-npm {3}# the helper Paseo publishes on npm \\(@getpaseo/workspace-helper\\)`));
-    expect(check.alternatives![0]).toMatch(/ --helper-from HELPER_FILE_OR_URL --helper-sha256 HEX {3}# a helper file, or the package's npm tarball/);
+    expect(check.hint).toMatch(new RegExp(`^curl -fsSL ${site}/(download/v\\S+|latest/download)/install\\.sh \\| sh -s -- (--version \\S+ )?--dir ${dir} --helper-from PASEO_CHECKOUT/packages/workspace-helper/src/executable\\.mjs --helper-sha256 HEX {3}# the helper's one file, from a checkout of github\\.com/getpaseo/paseo`));
+    expect(check.alternatives![0]).toStartWith('# set "helperPath" (absolute)');
+    expect(JSON.stringify(check)).not.toContain("--helper-npm");
     for (const line of fixes(check)) expectSafeToPaste(line);
   });
 
@@ -380,8 +381,10 @@ describe("doctor: the helper's describe, run through the runtime", () => {
     const run = Bun.spawnSync([join(installed, "paseo-host-runtime"), "doctor", "--home", box.home, "--json"], { env: { ...box.env, TMPDIR: scratch, PATH: "/usr/bin:/bin" } });
     const recorded = (JSON.parse(run.stdout.toString()) as { checks: Check[] }).checks.find((c) => c.name === "workspace helper")!;
     expect(recorded.hint).toStartWith("curl -fsSL http://recorded.example/releases/");
-    expect(recorded.hint).toContain(` --dir ${installed} --helper-npm `);
-    expect(fixes(recorded).join("\n")).not.toContain("github.com");
+    // The mirror's install.sh defaults to the public site: the line names the mirror to it too, so it works pasted.
+    expect(recorded.hint).toContain(".sh | PASEO_HOST_RUNTIME_BASE_URL=http://recorded.example/releases sh -s -- ");
+    expect(recorded.hint).toContain(` --dir ${installed} --helper-from `);
+    expect(fixes(recorded).join("\n")).not.toContain("github.com/getpaseo/paseo-host-runtime");
   });
 });
 

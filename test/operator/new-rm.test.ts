@@ -62,14 +62,26 @@ describe("new and rm", () => {
 
     const removed = await runIn(box, ["rm", "--workspace-id", "feature-ws", "--home", box.home]);
     expect(removed.code).toBe(0);
-    expect(removed.stdout).toBe("workspace feature-ws destroyed\n");
+    // What it removed, and the branch it keeps (destroy never deletes a branch).
+    expect(removed.stdout).toBe(`workspace feature-ws destroyed: its worktree ${entry!.root} removed; branch feature kept in ${repo}\n`);
     expect(existsSync(entry!.root)).toBe(false);
     expect(existsSync(join(repo, "hello.txt"))).toBe(true);
     expect(await listed()).toEqual([]);
 
-    const again = await runIn(box, ["rm", "--workspace-id", "feature-ws", "--home", box.home, "--json"]);
+    // A person's rm of an id that is not there is a mistake, said so (exit 1, nothing changed), with the nearest id;
+    // --force accepts it, as the protocol's idempotent destroy does.
+    expect((await runIn(box, ["new", "--workspace-id", "feature-two", "--source", repo, "--branch", "two", "--base", "main", "--home", box.home])).code).toBe(0);
+    const typo = await runIn(box, ["rm", "--workspace-id", "feature-tow", "--home", box.home]);
+    expect(typo.code).toBe(1);
+    expect(typo.stdout).toBe("");
+    expect(typo.stderr).toBe(
+      `paseo-host-runtime: rm: no workspace "feature-tow" of owner "default" (did you mean "feature-two"?); nothing was changed. paseo-host-runtime ls --home ${box.home} lists them; rm --force accepts an id that does not exist\n`,
+    );
+    expect((await listed()).map((w) => w.workspaceId)).toEqual(["feature-two"]);
+    const again = await runIn(box, ["rm", "--workspace-id", "feature-ws", "--home", box.home, "--json", "--force"]);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toEqual({ workspaceId: "feature-ws", existed: false, destroyed: true, stoppedExecutions: 0 });
+    expect((await runIn(box, ["rm", "--workspace-id", "feature-two", "--home", box.home])).code).toBe(0);
   });
 
   test("new --json prints the create response; rm of an adopted directory leaves the directory", async () => {
@@ -83,6 +95,10 @@ describe("new and rm", () => {
     });
     const removed = await runIn(box, ["rm", "--workspace-id", "adopted", "--home", box.home, "--json"]);
     expect(JSON.parse(removed.stdout)).toEqual({ workspaceId: "adopted", existed: true, destroyed: true, stoppedExecutions: 0 });
+    expect(existsSync(join(repo, "hello.txt"))).toBe(true);
+    // Said to a person: the adopted directory is left as it was, not "destroyed".
+    expect((await runIn(box, ["new", "--workspace-id", "adopted", "--source", repo, "--home", box.home])).code).toBe(0);
+    expect((await runIn(box, ["rm", "--workspace-id", "adopted", "--home", box.home])).stdout).toBe(`workspace adopted removed; its adopted directory ${repo} is left as it was\n`);
     expect(existsSync(join(repo, "hello.txt"))).toBe(true);
   });
 
@@ -157,7 +173,7 @@ describe("rm with live executions", () => {
     const forced = await runIn(box, ["rm", "-w", "busy", "--home", box.home, "--force"]);
     expect(forced.stderr).toBe("");
     expect(forced.code).toBe(0);
-    expect(forced.stdout).toBe("workspace busy destroyed (1 live execution(s) stopped first)\n");
+    expect(forced.stdout).toBe(`workspace busy removed; its adopted directory ${dir} is left as it was (1 live execution(s) stopped first)\n`);
     await run.exited;
     expect(readFileSync(marker, "utf8")).toBe("TERM\n");
     expect(run.exitCode).toBe(0);

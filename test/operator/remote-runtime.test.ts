@@ -529,10 +529,39 @@ describe.skipIf(NO_SSHD)("a --remote runtime of the daemon's config, by hand", (
     expect(await onHost(b)).toEqual([]);
     expect(await onHost(a)).toEqual([wa]);
     const second = await op(["rm", "-w", wa]);
-    expect(second.stdout).toBe(`workspace ${wa} destroyed on ${hostKey(a)}\n`);
+    // A remote runtime clones a host directory on its host: what rm removed there is said.
+    expect(second.stdout).toMatch(new RegExp(`^workspace ${wa} destroyed on ${hostKey(a).replaceAll(".", "\\.")}: its (clone|copy) /\\S+ removed\n$`));
     expect(await onHost(a)).toEqual([]);
+    // A person's rm of an id the host does not have is a mistake, said so (exit 1); --force accepts it, as the protocol's destroy does.
     const again = await op(["rm", "-w", wa]);
-    expect(again.stdout).toBe(`workspace ${wa} did not exist on ${hostKey(a)}; nothing to do\n`);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`rm: no workspace "${wa}" of owner `);
+    expect(again.stderr).toContain(` on ${hostKey(a)}; nothing was changed. `);
+    const forced = await op(["rm", "-w", wa, "--force"]);
+    expect(forced.stdout).toBe(`workspace ${wa} did not exist on ${hostKey(a)}; nothing to do\n`);
+  });
+
+  test("a host of another version: new and run say so before they use it, and the fix pastes here (its ssh config, a site the host reaches)", async () => {
+    const ours = (await runBinary(["--version"], { env })).stdout.split(" ")[1]!;
+    writeFileSync(join(answers, "version"), "paseo-host-runtime 0.0.1 (linux-x64, bun 1.0.0)\n");
+    const host = parseSshUrl(c.url);
+    const ssh = `ssh -F ${a.configFile} -p ${host.port} ${host.user}@${host.host}`;
+    const script = /^\d+\.\d+\.\d+/.test(ours) ? `download/v${ours}/install.sh | sh -s -- --version ${ours}` : "latest/download/install.sh | sh -s --";
+    const fix = `${ssh} 'curl -fsSL https://github.com/getpaseo/paseo-host-runtime/releases/${script}'`;
+    const warning = `paseo-host-runtime: new: warning: ${hostKey(c)} runs "paseo-host-runtime 0.0.1 (linux-x64, bun 1.0.0)", this side is ${ours}: the daemon does not check, and a protocol change between them fails its calls; install the same version there: ${fix}   # install this version there\n`;
+    const made = await op(["new", "-w", "mismatched", "--source", repo], "forged");
+    expect(made.stderr).toStartWith(warning);
+    const ran = await op(["run", "-w", "mismatched", "--", "/bin/true"], "forged");
+    expect(ran.stderr).toStartWith(warning.replace(": new: ", ": run: "));
+    // doctor's fix line is the same; from a file:// mirror (a directory on this machine) the release is shipped over that ssh.
+    const doctor = await op(["doctor"], "forged");
+    expect(doctor.stdout).toContain(`fix: ${fix}   # install this version there\n`);
+    const mirrored = await runBinary(["remote", "doctor", c.url, "--ssh-config", a.configFile], { env: { ...env, PASEO_HOST_RUNTIME_BASE_URL: "file:///srv/paseo-mirror" } });
+    if (/^\d+\.\d+\.\d+/.test(ours)) {
+      const there = `d="$HOME/.cache/paseo-host-runtime/mirror" && mkdir -p "$d" && tar -C "$d" -xf - && PASEO_HOST_RUNTIME_BASE_URL="file://$d" sh "$d/download/v${ours}/install.sh" --version ${ours}`;
+      expect(mirrored.stdout).toContain(`fix: tar -C /srv/paseo-mirror -cf - download/v${ours} | ${ssh} '${there}'   # ships this side's release (file:///srv/paseo-mirror) there and installs it\n`);
+    }
+    expect(mirrored.stdout).not.toContain("curl -fsSL file:");
   });
 
   test("nothing this file started is left running", async () => {

@@ -318,7 +318,9 @@ describe.skipIf(NO_SSHD)("remote doctor", () => {
     expect(result.code).toBe(1);
     const binary = JSON.parse(result.stdout).checks.find((check: { name: string }) => check.name === "remote binary");
     expect(binary.status).toBe("fail");
-    expect(binary.hint).toMatch(new RegExp(`^ssh -p ${lab.port} root@127\\.0\\.0\\.1 'curl -fsSL http://mirror\\.example/releases/(download/v[^/]+|latest/download)/install\\.sh \\| sh -s --( --version \\S+)?' {3}# install this version there$`));
+    // Pasted here as printed: the runtime's ssh config (its known hosts), the mirror named to the script too, into the URL's directory.
+    const config = lab.configFile.replaceAll(".", "\\.");
+    expect(binary.hint).toMatch(new RegExp(`^ssh -F ${config} -p ${lab.port} root@127\\.0\\.0\\.1 'curl -fsSL http://mirror\\.example/releases/(download/v[^/]+|latest/download)/install\\.sh \\| PASEO_HOST_RUNTIME_BASE_URL=http://mirror\\.example/releases sh -s --( --version \\S+)? --dir /nonexistent' {3}# install this version there$`));
   });
 
   test("the homes a remote workspace filled hold only the runtime's entries: ssh/ here, mirrors/ there, and doctor says so", async () => {

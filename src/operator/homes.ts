@@ -1,0 +1,113 @@
+/**
+ * `homes [--config FILE] [--json]`: the runtime homes this binary works in, and what each holds:
+ * the home of every runtime of the daemon's config.json that runs paseo-host-runtime (this binary,
+ * or another copy: install.sh runs the one it uninstalls, which the config may name by another path), then the default
+ * home. What `install.sh --uninstall` shows (and stops at) before it removes the binary that
+ * could still remove those workspaces: a worktree stays registered in the user's repository,
+ * and a sandboxed workspace's files stay on disk, until `rm` removes them.
+ */
+import { existsSync } from "node:fs";
+import type { Invocation } from "../argv.ts";
+import { diagnose } from "../output.ts";
+import { readOptions } from "../options.ts";
+import { defaultHome, resolveHome } from "../store/home.ts";
+import { listWorkspaces } from "../store/workspaces.ts";
+import { openExistingStore, printJson, printLines, shellQuote } from "./common.ts";
+import { DaemonConfigError, defaultConfigPath, ourRuntimes, readDaemonConfig } from "./daemon-config.ts";
+
+/** One workspace as `homes` shows it: what destroying it would undo. */
+interface HomeWorkspace {
+  workspaceId: string;
+  owner: string;
+  kind: string | null;
+  root: string | null;
+  /** The user's repository a worktree of it is registered in, or null. */
+  repository: string | null;
+  isolation: string | null;
+}
+
+interface Home {
+  home: string;
+  exists: boolean;
+  /** Who uses it: `runtime NAME of FILE`, or `the default home`. */
+  usedBy: string[];
+  owner: string;
+  workspaces: HomeWorkspace[];
+}
+
+/** The homes of the config's runtimes that run this binary (remote ones keep their placements here), then the default home. */
+function homesInUse(configPath: string, explicit: boolean): { homes: Map<string, { usedBy: string[]; owner: string }>; notes: string[] } {
+  const homes = new Map<string, { usedBy: string[]; owner: string }>();
+  const notes: string[] = [];
+  const add = (home: string, by: string, owner: string) => {
+    const entry = homes.get(home) ?? { usedBy: [], owner };
+    entry.usedBy.push(by);
+    homes.set(home, entry);
+  };
+  if (explicit || existsSync(configPath)) {
+    const config = readDaemonConfig(configPath);
+    for (const runtime of ourRuntimes(config)) {
+      // Another copy too (install.sh runs the one it is uninstalling; the config may name it by another path).
+      if (!runtime.thisBinary && !runtime.otherCopy) continue;
+      const raw = typeof runtime.options === "object" && runtime.options !== null ? (runtime.options as Record<string, unknown>) : {};
+      let options;
+      try {
+        options = readOptions(raw);
+      } catch (error) {
+        notes.push(`runtime ${runtime.name} of ${config.path}: its options are refused (${(error as Error).message}); config check says more`);
+        continue;
+      }
+      add(resolveHome(options), `runtime ${runtime.name} of ${config.path}${runtime.thisBinary ? "" : `, running ${runtime.program}`}${runtime.remote === null ? "" : ` (remote: its workspaces live on its hosts; ls --config ${shellQuote(config.path)} --runtime ${shellQuote(runtime.name)})`}`, options.owner);
+    }
+  }
+  add(resolveHome({}), resolveHome({}) === defaultHome() ? "the default home" : "the home PASEO_HOST_RUNTIME_HOME names", readOptions({}).owner);
+  return { homes, notes };
+}
+
+/** What a home holds (any owner's workspaces). */
+function contents(home: string): HomeWorkspace[] {
+  const { store } = openExistingStore({ stateDirectory: home });
+  if (!store) return [];
+  try {
+    return listWorkspaces(store.db).map((record) => ({
+      workspaceId: record.workspaceId,
+      owner: record.owner,
+      kind: record.kind,
+      root: record.root,
+      repository: record.kind === "worktree" ? (record.details.repo ?? null) : null,
+      isolation: record.isolation?.isolation ?? null,
+    }));
+  } finally {
+    store.db.close();
+  }
+}
+
+function workspaceLine(home: string, w: HomeWorkspace): string {
+  const what = w.kind === "worktree" ? `a worktree registered in ${w.repository ?? "its repository"}` : w.kind === "adopted" ? `adopts ${w.root}` : `${w.kind ?? "not created yet"}${w.root ? ` ${w.root}` : ""}`;
+  const sandboxed = w.isolation === "sandbox" ? ", sandboxed" : "";
+  return `    ${w.workspaceId} (owner ${w.owner}${sandboxed}): ${what}; remove: ${shellQuote(process.execPath)} rm -w ${shellQuote(w.workspaceId)} --home ${shellQuote(home)} --owner ${shellQuote(w.owner)} --force`;
+}
+
+export function homes(invocation: Invocation): number {
+  const given = invocation.flags.get("config");
+  let found;
+  try {
+    found = homesInUse(given ?? defaultConfigPath(), given !== undefined);
+  } catch (error) {
+    if (!(error instanceof DaemonConfigError)) throw error;
+    diagnose(`homes: ${error.message}`);
+    return 1;
+  }
+  const report: Home[] = [...found.homes].map(([home, { usedBy, owner }]) => ({ home, exists: existsSync(home), usedBy, owner, workspaces: existsSync(home) ? contents(home) : [] }));
+  if (invocation.switches.has("json")) {
+    printJson({ homes: report, notes: found.notes });
+    return 0;
+  }
+  const lines: string[] = [];
+  for (const { home, exists, usedBy, workspaces } of report) {
+    const held = !exists ? "does not exist" : workspaces.length === 0 ? "no workspaces" : `${workspaces.length} workspace(s)`;
+    lines.push(`${home}: ${held} (${usedBy.join("; ")})`, ...workspaces.map((w) => workspaceLine(home, w)));
+  }
+  printLines([...lines, ...found.notes]);
+  return 0;
+}
