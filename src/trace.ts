@@ -10,19 +10,14 @@
 const FILE = process.env.PASEO_HOST_RUNTIME_TRACE;
 const marks: [string, number][] | null = FILE && FILE.startsWith("/") ? [["evaluated", performance.now()]] : null;
 
-let flushed = false;
-
-/** Appends this process's line (once), when tracing: at exit, or before an _exit (exec/mirror.ts). */
-export function flushTrace(): void {
-  if (marks === null || flushed) return;
-  flushed = true;
-  marks.push(["exiting", performance.now()]);
-  const line = { pid: process.pid, command: process.argv[2] ?? null, origin: performance.timeOrigin, marks };
-  // Loaded here: a static node:fs import would cost every call at start-up (platform/lazy.ts).
-  (require("node:fs") as typeof import("node:fs")).appendFileSync(FILE!, `${JSON.stringify(line)}\n`);
+if (marks !== null) {
+  process.on("exit", () => {
+    marks.push(["exiting", performance.now()]);
+    const line = { pid: process.pid, command: process.argv[2] ?? null, origin: performance.timeOrigin, marks };
+    // Loaded here: a static node:fs import would cost every call at start-up (platform/lazy.ts).
+    (require("node:fs") as typeof import("node:fs")).appendFileSync(FILE!, `${JSON.stringify(line)}\n`);
+  });
 }
-
-if (marks !== null) process.on("exit", flushTrace);
 
 /** Notes that the call reached `name` (a constant string), when tracing is on. */
 export function mark(name: string): void {

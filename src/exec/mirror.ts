@@ -1,12 +1,5 @@
 import { disableCoreDumps, exitImmediately } from "../platform/libc/exit.ts";
 import { signalNumber } from "../platform/signals.ts";
-import { flushTrace } from "../trace.ts";
-
-/** _exit, after the trace's line when tracing (its exit listener would not run). */
-function atOnceExit(status: number): never {
-  flushTrace();
-  return exitImmediately(status);
-}
 
 const CORE_SIGNALS = new Set(["SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGSEGV", "SIGSYS", "SIGXCPU", "SIGXFSZ"]);
 
@@ -14,12 +7,12 @@ const CORE_SIGNALS = new Set(["SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS
  * Ends the wrapper the way the workload ended: the same exit code, or death by the same
  * signal with its default disposition; 128+n when re-raising does not kill us (e.g. as PID 1,
  * or SIGPWR, which the JavaScript engine handles itself). A death by a signal without a name
- * arrives here as its exit code 128+n already (protocol/signal.ts). With `atOnce` it exits
- * through _exit: Bun's own exit would close the store, which checkpoints it (exec leaves that
- * to later calls), or die of SIGBUS doing it when the store became unwritable meanwhile.
+ * arrives here as its exit code 128+n already (protocol/signal.ts). With `storeAbandoned` (the
+ * store became unwritable while the workload ran) it exits at once: Bun's own exit would close
+ * the store and die of SIGBUS doing it.
  */
-export async function mirrorExit(code: number | null, signal: string | null, atOnce = false): Promise<never> {
-  const exit: (status: number) => never = atOnce ? atOnceExit : (status) => process.exit(status);
+export async function mirrorExit(code: number | null, signal: string | null, storeAbandoned = false): Promise<never> {
+  const exit: (status: number) => never = storeAbandoned ? exitImmediately : (status) => process.exit(status);
   if (signal === null) exit(code ?? 1);
   const number = signalNumber(signal) ?? 0;
   if (CORE_SIGNALS.has(signal)) disableCoreDumps();

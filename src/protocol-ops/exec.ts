@@ -45,8 +45,7 @@ export async function exec(invocation: Invocation): Promise<number> {
   }
   logExecExited(facts, outcome.code, outcome.signal);
   mark("log line");
-  // At once, without Bun's exit path: it would close the store, checkpointing (finishWorkload).
-  return mirrorExit(outcome.code, outcome.signal, true);
+  return mirrorExit(outcome.code, outcome.signal, plan.store.abandoned === true);
 }
 
 /** The runtime log of the home the envelope's options select; bad options are prepareLaunch's to report. */

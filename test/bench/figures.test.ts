@@ -112,7 +112,7 @@ describe("figures driven through the compiled binary", () => {
       expect(calls.map((c) => c.call)).toEqual(["inspect", "exec /bin/true, pipes", "exec /bin/true, PTY"]);
       const names = (call: string) => calls.find((c) => c.call === call)!.phases.map(([name]) => name);
       expect(names("inspect")).toEqual(["process start (exec, Bun, first modules)", "main", "command loaded", "request", "store open", "inspected", "responded", "store closed", "exiting", "process exit (seen by the caller)"]);
-      expect(names("exec /bin/true, pipes")).toEqual(expect.arrayContaining(["envelope", "store open", "reservation", "started", "exit event", "log line"]));
+      expect(names("exec /bin/true, pipes")).toEqual(expect.arrayContaining(["envelope", "store open", "reservation", "started", "exit event", "store closed", "log line"]));
       for (const c of calls) {
         expect(c.phases.every(([, ms]) => ms >= 0)).toBe(true);
         expect(c.phases.reduce((sum, [, ms]) => sum + ms, 0)).toBeCloseTo(c.wallMs, 6);
