@@ -7,8 +7,8 @@ import { closeDescriptor, leaveSpawnDirectory } from "../platform/directory.ts";
 import type { SpawnEnvelope } from "../protocol/index.ts";
 import type { Store } from "../store/db.ts";
 import type { CgroupScope, Origin } from "../containment/cgroup-scope.ts";
-import type { SandboxRequest } from "../containment/sandbox-protocol.ts";
-import type { GitSyncContext } from "../workspace/git-sync-state.ts";
+import type { SandboxRequest } from "../sandbox/init-protocol.ts";
+import type { GitSyncContext } from "../sandbox/git/sync-state.ts";
 
 /** A descriptor the spawn hands to the child at its index (Bun.spawn's stdio array). */
 type SpawnStdio = "inherit" | "ignore" | "pipe" | number;

@@ -17,16 +17,16 @@ import { duplicateDescriptor, memoryFile } from "../platform/libc/descriptors.ts
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { ownershipOf, type Ownership } from "../workspace/owner.ts";
 import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
-import { sandboxView } from "../workspace/sandbox-view.ts";
-import { gitForExec, type PreparedGit } from "../workspace/sandbox-git.ts";
-import { requestedIsolation, requireIsolation } from "../workspace/isolation.ts";
-import { userGitOf } from "../workspace/private-git.ts";
+import { sandboxView } from "../sandbox/workspace-view.ts";
+import { gitForExec, type PreparedGit } from "../sandbox/git/sandbox-git.ts";
+import { requestedIsolation, requireIsolation } from "../sandbox/isolation.ts";
+import { userGitOf } from "../sandbox/git/private-git.ts";
 import { helperFiles, helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
 import { releaseDirectories, type LaunchPlan, type SpawnStdioArray } from "./plan.ts";
 import { finishRecord, recordRefusal, reserveRecord } from "./record.ts";
-import type { SandboxRequest } from "../containment/sandbox-protocol.ts";
-import { SANDBOX_INIT_SOURCE, sandboxInitCommand } from "../containment/sandboxed.ts";
+import type { SandboxRequest } from "../sandbox/init-protocol.ts";
+import { SANDBOX_INIT_SOURCE, sandboxInitCommand } from "../sandbox/sandboxed.ts";
 import { isLinux } from "../platform/os.ts";
 import { mark } from "../trace.ts";
 

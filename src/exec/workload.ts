@@ -9,7 +9,7 @@ import { releaseDirectories, type LaunchPlan } from "./plan.ts";
 import { PreLaunchProtocolError } from "./program.ts";
 import type { Launched } from "./launch.ts";
 import { finishRecord } from "./record.ts";
-import { syncOut } from "../workspace/git-sync-out.ts";
+import { syncOut } from "../sandbox/git/sync-out.ts";
 import { logLine } from "../log/runtime-log.ts";
 import { mark } from "../trace.ts";
 

@@ -12,7 +12,7 @@ import { openExistingStore as openStoreIfPresent, type Store } from "../store/db
 import { missingHomeText, resolveHome } from "../store/home.ts";
 import { getWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { readOptions } from "../options.ts";
-import { isolationProblem, requestedIsolation } from "../workspace/isolation.ts";
+import { isolationProblem, requestedIsolation } from "../sandbox/isolation.ts";
 import { currentSelection, selection, selectionHint } from "./selection.ts";
 import { selfCommand, selfEnv } from "../client/self.ts";
 import { shellQuote } from "../shell-quote.ts";

@@ -10,12 +10,12 @@ import { branchMadeFor, claimCreate, finishCreate, madeFreshContent, noteIntent,
 import { createInputOf, effectiveHostDirectory, hostSourceDirectory, isDirectorySource, keptInput } from "../workspace/input.ts";
 import { childTracker, repoGuard } from "../workspace/lock.ts";
 import { materialize } from "../workspace/materialize.ts";
-import { workloadWrittenSource } from "../workspace/workload-sources.ts";
+import { workloadWrittenSource } from "../sandbox/git/workload-sources.ts";
 import { stateResponse } from "../workspace/state.ts";
 import { respond } from "../protocol/request.ts";
 import { readLifecycleCall } from "../workspace/call.ts";
-import { requestedIsolation } from "../workspace/isolation.ts";
-import { makeSandboxGit } from "../workspace/sandbox-git.ts";
+import { requestedIsolation } from "../sandbox/isolation.ts";
+import { makeSandboxGit } from "../sandbox/git/sandbox-git.ts";
 
 /**
  * `create`: idempotent. Everything is checked before anything changes; the intent is recorded

@@ -11,13 +11,13 @@
  */
 import { lstatSync, mkdirSync, opendirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { logLine } from "../log/runtime-log.ts";
-import { hasErrno, PATH_MISSING } from "../platform/errno.ts";
-import { moveBranches } from "./git-branch-policy.ts";
-import { GitError } from "./git.ts";
-import { uploadPackCommand } from "./git-jail.ts";
-import { namespaceOf, OBJECT_ID, readPrivateSide, readState, userGit, withGitLock, writeState, type GitSyncContext, type PrivateSide, type SyncState } from "./git-sync-state.ts";
-import { removeOwnedTree } from "./owned-tree.ts";
+import { logLine } from "../../log/runtime-log.ts";
+import { hasErrno, PATH_MISSING } from "../../platform/errno.ts";
+import { moveBranches } from "./branch-policy.ts";
+import { GitError } from "../../workspace/git.ts";
+import { uploadPackCommand } from "./jail.ts";
+import { namespaceOf, OBJECT_ID, readPrivateSide, readState, userGit, withGitLock, writeState, type GitSyncContext, type PrivateSide, type SyncState } from "./sync-state.ts";
+import { removeOwnedTree } from "../../workspace/owned-tree.ts";
 import { hasPrivateGit } from "./private-git.ts";
 
 /** The refs of P brought into the user's repository's namespace when the workload changed them. */

@@ -10,9 +10,9 @@ import { holdsPid, identityOfProcess, isSameProcess, readProcess, type ProcessId
 import { explainSandboxFailure, findInSandbox, SANDBOX_FDS, SANDBOX_INIT_PATH } from "../platform/sandbox.ts";
 import { realtimeSignals } from "../platform/libc/processes.ts";
 import { isSignalName } from "../platform/signals.ts";
-import type { SandboxReport, SandboxRequest } from "./sandbox-protocol.ts";
+import type { SandboxReport, SandboxRequest } from "./init-protocol.ts";
 // @ts-expect-error: a text import (the bundle embeds the file's text, not its code): see sandbox-init.ts.
-import INIT_SOURCE from "./sandbox-init.ts" with { type: "text" };
+import INIT_SOURCE from "./init.ts" with { type: "text" };
 
 /** The sandbox refused to start the workload (bwrap failed, the program is missing inside…): nothing ran; `code` as the wrapper exits. */
 export class SandboxRefused extends Error {

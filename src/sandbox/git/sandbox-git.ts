@@ -9,18 +9,18 @@
  */
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_GIT_TIMEOUT_MS, type RuntimeOptions } from "../options.ts";
-import { closeDescriptor } from "../platform/directory.ts";
-import { isLinux } from "../platform/os.ts";
-import { writeTransaction, type Store } from "../store/db.ts";
-import { getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
-import { openRoot, RootProblem } from "./confinement.ts";
-import { prepareGit } from "./git-sync-in.ts";
-import { releasePrivateGit } from "./git-sync-release.ts";
-import type { GitSyncContext } from "./git-sync-state.ts";
-import { isolationProblem, requestedIsolation } from "./isolation.ts";
-import type { Ownership } from "./owner.ts";
-import { refusalOf } from "./refusals.ts";
+import { DEFAULT_GIT_TIMEOUT_MS, type RuntimeOptions } from "../../options.ts";
+import { closeDescriptor } from "../../platform/directory.ts";
+import { isLinux } from "../../platform/os.ts";
+import { writeTransaction, type Store } from "../../store/db.ts";
+import { getWorkspace, updateWorkspace, type WorkspaceRecord } from "../../store/workspaces.ts";
+import { openRoot, RootProblem } from "../../workspace/confinement.ts";
+import { prepareGit } from "./sync-in.ts";
+import { releasePrivateGit } from "./sync-release.ts";
+import type { GitSyncContext } from "./sync-state.ts";
+import { isolationProblem, requestedIsolation } from "../isolation.ts";
+import type { Ownership } from "../../workspace/owner.ts";
+import { refusalOf } from "../../workspace/refusals.ts";
 import { enclosedSubmodules, hasPrivateGit, legacyAdoptedGit, privateGitPaths, userGitOf } from "./private-git.ts";
 
 /** A sandboxed exec's git, once prepared: the workspace's and the user's git dirs, and the submodule paths kept from the workload. */

@@ -8,8 +8,8 @@
  */
 import type { RuntimeOptions } from "../options.ts";
 import type { RecordedIsolation, WorkspaceRecord } from "../store/workspaces.ts";
-import { isInside } from "./paths.ts";
-import { WorkspaceRefused } from "./refusals.ts";
+import { isInside } from "../workspace/paths.ts";
+import { WorkspaceRefused } from "../workspace/refusals.ts";
 
 /** The request asks for less isolation than the workspace keeps. */
 export class LessIsolation extends WorkspaceRefused {}

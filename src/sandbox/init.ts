@@ -15,7 +15,7 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, writeSync, type BigIntStats } from "node:fs";
 import { dlopen, FFIType, read, type Pointer } from "bun:ffi";
-import type { SandboxReport, SandboxRequest } from "./sandbox-protocol.ts";
+import type { SandboxReport, SandboxRequest } from "./init-protocol.ts";
 
 /** The largest line either side sends (a request carries the envelope's env). */
 const MAX_LINE = 8 * 1024 * 1024;

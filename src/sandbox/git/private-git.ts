@@ -12,13 +12,13 @@
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
-import type { Overlay } from "../platform/sandbox.ts";
-import type { WorkspaceDetails, WorkspaceRecord } from "../store/workspaces.ts";
-import { gitCapture, gitRead } from "./git.ts";
-import type { GitSettings } from "./git-environment.ts";
-import { storageDir } from "./paths.ts";
-import { gitlinksOf, repoInfo } from "./repo.ts";
-import { removeOwnedTree } from "./owned-tree.ts";
+import type { Overlay } from "../../platform/sandbox.ts";
+import type { WorkspaceDetails, WorkspaceRecord } from "../../store/workspaces.ts";
+import { gitCapture, gitRead } from "../../workspace/git.ts";
+import type { GitSettings } from "../../workspace/git-environment.ts";
+import { storageDir } from "../../workspace/paths.ts";
+import { gitlinksOf, repoInfo } from "../../workspace/repo.ts";
+import { removeOwnedTree } from "../../workspace/owned-tree.ts";
 
 /** Where the user's objects directory is, inside every sandbox of a workspace with a private git dir (P's alternates name it). */
 export const USER_OBJECTS = "/.paseo-git-objects";
