@@ -14,7 +14,7 @@ import { workloadWrittenSource } from "../sandbox/git/workload-sources.ts";
 import { stateResponse } from "../workspace/state.ts";
 import { respond } from "../protocol/request.ts";
 import { readLifecycleCall } from "../workspace/call.ts";
-import { requestedIsolation } from "../sandbox/isolation.ts";
+import { requestedIsolation } from "../sandbox/settings.ts";
 import { makeSandboxGit } from "../sandbox/git/sandbox-git.ts";
 
 /**

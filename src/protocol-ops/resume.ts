@@ -10,7 +10,8 @@ import { restoreRoot } from "../workspace/restore.ts";
 import { stateResponse } from "../workspace/state.ts";
 import { respond } from "../protocol/request.ts";
 import { readLifecycleCall } from "../workspace/call.ts";
-import { requestedIsolation, requireIsolation } from "../sandbox/isolation.ts";
+import { requireIsolation } from "../sandbox/isolation.ts";
+import { requestedIsolation } from "../sandbox/settings.ts";
 
 /**
  * `resume`: paused → ready, ready → ready. The isolation asked for must be at least the one
