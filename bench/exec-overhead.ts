@@ -25,7 +25,8 @@ import { figure, skipped, type Figure } from "./report.ts";
 import { summarize, type Summary } from "./stats.ts";
 import { StampReader, type Sigstamp } from "./workloads.ts";
 import { listProcesses } from "../src/platform/process.ts";
-import { bwrapArguments, sandboxTool } from "../src/platform/sandbox.ts";
+import { bwrapArguments } from "../src/sandbox/bwrap.ts";
+import { sandboxTool } from "../src/sandbox/tool.ts";
 
 export interface ExecOptions {
   trials: number;

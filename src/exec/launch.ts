@@ -18,7 +18,7 @@ import type { CgroupScope } from "../containment/cgroup-scope.ts";
 import { Gate } from "../containment/gate.ts";
 import { GroupScope } from "../containment/group-scope.ts";
 import { SandboxScope } from "../containment/sandbox-scope.ts";
-import { SandboxedWorkload, SandboxRefused } from "../sandbox/sandboxed.ts";
+import { SandboxedWorkload, SandboxRefused } from "../sandbox/sandboxed-workload.ts";
 import type { ExecutionScope } from "../containment/scope.ts";
 import { spawnDirectory } from "../platform/directory.ts";
 import { hasErrno } from "../platform/errno.ts";

@@ -1,7 +1,11 @@
 import type { SpawnEnvelope } from "../protocol/index.ts";
 import { CgroupScope, originFor } from "../containment/cgroup-scope.ts";
 import { selfIdentity } from "../platform/process.ts";
-import { filesToShow, keptInPlace, SANDBOX_FDS, sandboxLaunch, sandboxTool, SandboxUnavailable, type Launch } from "../platform/sandbox.ts";
+import { filesToShow, type Launch } from "../sandbox/view.ts";
+import { keptInPlace } from "../sandbox/mount-plan.ts";
+import { SANDBOX_FDS } from "../sandbox/init-protocol.ts";
+import { sandboxLaunch } from "../sandbox/launch.ts";
+import { sandboxTool, SandboxUnavailable } from "../sandbox/tool.ts";
 import { openStore, type Store } from "../store/db.ts";
 import type { Reservation } from "../store/executions.ts";
 import { updateWorkspace } from "../store/workspaces.ts";
@@ -27,7 +31,7 @@ import { ProgramError, resolveProgram } from "./program.ts";
 import { releaseDirectories, type LaunchPlan, type SpawnStdioArray } from "./plan.ts";
 import { finishRecord, recordRefusal, reserveRecord } from "./record.ts";
 import type { SandboxRequest } from "../sandbox/init-protocol.ts";
-import { SANDBOX_INIT_SOURCE, sandboxInitCommand } from "../sandbox/sandboxed.ts";
+import { SANDBOX_INIT_SOURCE, sandboxInitCommand } from "../sandbox/launch.ts";
 import { isLinux } from "../platform/os.ts";
 import { mark } from "../trace.ts";
 

@@ -12,7 +12,8 @@ import { readOptions, type RuntimeOptions } from "../options.ts";
 import { availableControllers } from "../platform/cgroup.ts";
 import { resolveHome } from "../store/home.ts";
 import { checkLimits, ContainmentError, resolveContainment, type Containment } from "../containment/resolve.ts";
-import { BWRAP_PACKAGE, probeSandbox, sandboxTool } from "../platform/sandbox.ts";
+import { BWRAP_PACKAGE } from "../sandbox/bwrap.ts";
+import { probeSandbox, sandboxTool } from "../sandbox/tool.ts";
 import { operatorOptions, printJson } from "./common.ts";
 import { printable } from "../printable.ts";
 import { hostUrl } from "../remote/context.ts";
@@ -181,7 +182,7 @@ function checkSandboxTools(): Check {
  */
 function checkSandbox(options: RuntimeOptions): Check {
   const name = "sandbox";
-  const problem = probeSandbox(options.network);
+  const problem = probeSandbox(options);
   if (problem !== null) {
     return { name, status: "fail", detail: problem, hint: inWords(`install ${BWRAP_PACKAGE} on the daemon's PATH and allow it its namespaces (see the detail), or set isolation "none"`) };
   }

@@ -1,5 +1,5 @@
 import type { Invocation } from "../argv.ts";
-import { requireSandbox } from "../platform/sandbox.ts";
+import { requireSandbox } from "../sandbox/tool.ts";
 import { withStore } from "../store/db.ts";
 import { resolveHome } from "../store/home.ts";
 import { getWorkspace } from "../store/workspaces.ts";
@@ -26,7 +26,7 @@ import { makeSandboxGit } from "../sandbox/git/sandbox-git.ts";
 export async function create(invocation: Invocation): Promise<number> {
   const { request, options, owner } = readLifecycleCall();
   // Fail closed: a workspace meant to be sandboxed is never made usable without a working sandbox.
-  if (options.isolation === "sandbox") requireSandbox(options.network);
+  if (options.isolation === "sandbox") requireSandbox(options);
   const checked = createInputOf(request, invocation.flags.get("workspace-id")!, options.allowedGitProtocols);
   const hostDirectory = effectiveHostDirectory(checked, options.hostDirectory);
   const policy = { protocols: options.allowedGitProtocols, timeoutMs: options.gitTimeoutMs };

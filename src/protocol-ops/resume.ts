@@ -1,5 +1,5 @@
 import type { Invocation } from "../argv.ts";
-import { requireSandbox } from "../platform/sandbox.ts";
+import { requireSandbox } from "../sandbox/tool.ts";
 import { withStore, writeTransaction } from "../store/db.ts";
 import { resolveHome } from "../store/home.ts";
 import { applyWorkspaceLimits } from "../containment/cgroup-tree.ts";
@@ -22,7 +22,7 @@ import { requestedIsolation } from "../sandbox/settings.ts";
 export async function resume(invocation: Invocation): Promise<number> {
   const { options, owner } = readLifecycleCall();
   // Fail closed: a workspace meant to be sandboxed is never made usable without a working sandbox.
-  if (options.isolation === "sandbox") requireSandbox(options.network);
+  if (options.isolation === "sandbox") requireSandbox(options);
   const workspaceId = invocation.flags.get("workspace-id")!;
   const containment = resolveContainment(options, resolveHome(options));
   checkLimits(containment, options);

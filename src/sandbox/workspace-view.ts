@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import type { RuntimeOptions } from "../options.ts";
 import { isLinux } from "../platform/os.ts";
-import { placesInView, type Overlay, type SandboxView } from "../platform/sandbox.ts";
+import { placesInView, type Overlay, type SandboxView } from "./view.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import type { OpenRoot } from "../workspace/confinement.ts";
 import { isInside } from "../workspace/paths.ts";

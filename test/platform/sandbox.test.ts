@@ -5,7 +5,11 @@
  */
 import { describe, expect, test } from "bun:test";
 import { homedir } from "node:os";
-import { bwrapArguments, filesToShow, sandboxLaunch, sandboxProfile, SANDBOX_FDS, type SandboxView } from "../../src/platform/sandbox.ts";
+import { bwrapArguments } from "../../src/sandbox/bwrap.ts";
+import { filesToShow, type SandboxView } from "../../src/sandbox/view.ts";
+import { sandboxLaunch } from "../../src/sandbox/launch.ts";
+import { sandboxProfile } from "../../src/sandbox/seatbelt.ts";
+import { SANDBOX_FDS } from "../../src/sandbox/init-protocol.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 const view: SandboxView = {

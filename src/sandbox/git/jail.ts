@@ -7,7 +7,9 @@
  * a pack the receiving git checks (fetch.fsckObjects).
  */
 import { lazyChildProcess } from "../../platform/lazy.ts";
-import { bwrapArguments, filesToShow, sandboxTool, type Overlay, type SandboxView } from "../../platform/sandbox.ts";
+import { bwrapArguments } from "../bwrap.ts";
+import { filesToShow, type Overlay, type SandboxView } from "../view.ts";
+import { sandboxTool } from "../tool.ts";
 import { gitPath } from "../../workspace/git-environment.ts";
 import { objectOverlays, USER_OBJECTS, type PrivateGitPaths, type UserGit } from "./private-git.ts";
 

@@ -12,7 +12,7 @@
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
-import type { Overlay } from "../../platform/sandbox.ts";
+import type { Overlay } from "../view.ts";
 import type { WorkspaceDetails, WorkspaceRecord } from "../../store/workspaces.ts";
 import { gitCapture, gitRead } from "../../workspace/git.ts";
 import type { GitSettings } from "../../workspace/git-environment.ts";
