@@ -14,7 +14,7 @@ import { endedExecutions, settleEnded } from "../containment/executions.ts";
 import { WriterLockStalled } from "../store/writer-lock.ts";
 import type { OpenRoot } from "../workspace/confinement.ts";
 import { executionCgroupsOf, makeExecutionCgroup } from "../containment/cgroup-tree.ts";
-import { checkLimits, ContainmentError, resolveContainment } from "../containment/resolve.ts";
+import { checkLimits, resolveContainment } from "../containment/resolve.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { closeDescriptor, identityOf, openDirectory } from "../platform/directory.ts";
 import { duplicateDescriptor, memoryFile } from "../platform/libc/descriptors.ts";
@@ -79,12 +79,26 @@ function isolationTool(options: RuntimeOptions): string | null {
   }
 }
 
+/** What a sandboxed launch is made from: the launch, the tool, and the workspace it runs in (its record, proven root and cwd, the sandbox's git). */
+interface SandboxedAt {
+  launch: ResolvedLaunch;
+  tool: string;
+  mode: "pipes" | "pty";
+  home: string;
+  record: WorkspaceRecord;
+  root: OpenRoot;
+  cwd: { path: string; fd: number };
+  options: RuntimeOptions;
+  git: PreparedGit | null;
+}
+
 /**
  * The launch as spawned under the sandbox, and (Linux) what the sandbox init runs. The view
  * also shows the program's file and this binary (the init, and the engine of a JavaScript
  * helper) when the system directories do not already.
  */
-function sandboxed(launch: ResolvedLaunch, tool: string, mode: "pipes" | "pty", home: string, record: WorkspaceRecord, root: OpenRoot, cwd: { path: string; fd: number }, options: RuntimeOptions, git: PreparedGit | null) {
+function sandboxed(at: SandboxedAt) {
+  const { launch, tool, mode, home, record, root, cwd, options, git } = at;
   const view = sandboxView(home, record, root, options, git, userGitOf(record, root.seen.gitdir));
   view.readOnly.push(...filesToShow(isLinux ? [process.execPath, ...launch.files()] : launch.files(), view));
   const spawned = sandboxLaunch(launch, view, tool, sandboxInitCommand());
@@ -162,8 +176,8 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
 function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, reservation: Reservation, envelope: SpawnEnvelope, origin: LaunchPlan["origin"]): LaunchPlan {
   const { workspaceId, execId } = reservation;
   const tool = isolationTool(options);
-  const git = tool && isLinux ? refuseUncontained(() => gitForExec(store, workspaceId, owner, options)) : null;
-  const containment = refuseUncontained(() => {
+  const git = tool && isLinux ? refusingLaunch(() => gitForExec(store, workspaceId, owner, options)) : null;
+  const containment = refusingLaunch(() => {
     const found = resolveContainment(options, store.home);
     checkLimits(found, options);
     return found;
@@ -180,7 +194,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
     try {
       const resolved = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
       const { launch, sandbox } = tool
-        ? sandboxed(resolved, tool, envelope.stdio.kind, store.home, record, root, { path: cwd, fd: cwdFd }, options, git)
+        ? sandboxed({ launch: resolved, tool, mode: envelope.stdio.kind, home: store.home, record, root, cwd: { path: cwd, fd: cwdFd }, options, git })
         : { launch: resolved, sandbox: null };
       held = sandbox?.held ?? [];
       const { program, argv, env } = launch;
@@ -202,7 +216,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
     } catch (error) {
       finishRecord(plan);
       releaseDirectories(plan);
-      refuseUncontained(() => {
+      refusingLaunch(() => {
         throw error;
       });
     }
@@ -212,7 +226,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
 }
 
 /**
- * A workspace keeps its isolation (workspace/isolation.ts): an exec asking for less is refused
+ * A workspace keeps its isolation (sandbox/isolation.ts): an exec asking for less is refused
  * before launch; a workspace of before schema 3 records what its first exec asks (inside the
  * caller's transaction).
  */
@@ -222,12 +236,14 @@ function keepsIsolation(store: Store, record: WorkspaceRecord, options: RuntimeO
   if (record.isolation === null) updateWorkspace(store.db, record.workspaceId, { isolation: requested });
 }
 
-/** Containment problems refuse the exec before anything runs: exit 1, reason and fix on stderr. */
-function refuseUncontained<T>(fn: () => T): T {
+/**
+ * `fn()`, whose failure refuses the exec before anything runs (exit 1, reason and fix on
+ * stderr): what containment needs, and the sandbox's git dir brought up to date.
+ */
+function refusingLaunch<T>(fn: () => T): T {
   try {
     return fn();
   } catch (error) {
-    if (error instanceof ContainmentError) throw new ProgramError(`cannot launch: ${error.message}`, 1);
     if (error instanceof ProgramError) throw error;
     throw new ProgramError(`cannot launch: ${(error as Error).message}`, 1);
   }
