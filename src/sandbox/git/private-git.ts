@@ -12,6 +12,7 @@
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
+import { PATH_MISSING, tolerating } from "../../platform/errno.ts";
 import type { Overlay } from "../view.ts";
 import type { WorkspaceDetails, WorkspaceRecord } from "../../store/workspaces.ts";
 import { gitCapture, gitRead } from "../../workspace/git.ts";
@@ -113,12 +114,9 @@ export function objectOverlays(user: UserGit): Overlay[] {
 /** Absolute object directories `objects` borrows from (their own alternates too, as git follows them, 5 deep). */
 function alternatesOf(objects: string, depth: number): string[] {
   if (depth >= 5) return [];
-  let text: string;
-  try {
-    text = readFileSync(join(objects, "info", "alternates"), "utf8");
-  } catch {
-    return [];
-  }
+  // Most object directories borrow from none: no alternates file.
+  const text = tolerating(PATH_MISSING, null, () => readFileSync(join(objects, "info", "alternates"), "utf8"));
+  if (text === null) return [];
   const listed = text.split("\n").filter((line) => isAbsolute(line) && existsSync(line));
   return [...listed, ...listed.flatMap((path) => alternatesOf(path, depth + 1))];
 }
