@@ -37,7 +37,7 @@ export interface LaunchPlan {
   argv: string[];
   env: Record<string, string>;
   /**
-   * Under the Linux sandbox: program, argv and env above are bwrap's (src/platform/sandbox.ts),
+   * Under the Linux sandbox: program, argv and env above are bwrap's (src/sandbox/launch.ts),
    * the workload itself is what the sandbox init is asked to run, and the spawn hands over the
    * descriptors in `stdio` (numbers as SANDBOX_FDS says). Null otherwise (macOS's sandbox-exec
    * is only a different program and argv). `git`: the workspace's private git dir, whose

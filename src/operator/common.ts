@@ -105,7 +105,7 @@ export function recordedWorkspace(options: Record<string, unknown>, workspaceId:
 }
 
 /**
- * Operator commands follow the isolation a workspace keeps (workspace/isolation.ts): options
+ * Operator commands follow the isolation a workspace keeps (sandbox/isolation.ts): options
  * that ask for less than its record get the recorded isolation, network and paths instead, so
  * `run` or `workspace resume` without the daemon's options still confine it as created.
  */

@@ -15,7 +15,7 @@ import { requestedIsolation } from "../sandbox/settings.ts";
 
 /**
  * `resume`: paused → ready, ready → ready. The isolation asked for must be at least the one
- * recorded (workspace/isolation.ts); the root is checked again; a worktree whose directory
+ * recorded (sandbox/isolation.ts); the root is checked again; a worktree whose directory
  * vanished is re-added for its branch; the workspace cgroup's limits are written again (the
  * options may have changed). Missing → error.
  */

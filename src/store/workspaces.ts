@@ -53,7 +53,7 @@ export interface WorkspaceDetails {
    * repository's common dir, as they were at create (the sandbox never takes them from `.git`).
    * null: the root was not the top of a working tree then, and any `.git` there since is the
    * workspace's own. Absent only in a record made before the runtime kept them (fixed at its
-   * first sandboxed exec, src/workspace/sandbox-git.ts).
+   * first sandboxed exec, src/sandbox/git/sandbox-git.ts).
    */
   git?: { gitDir: string; commonDir: string; dotGit: "directory" | "file" } | null;
 }

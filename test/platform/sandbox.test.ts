@@ -1,5 +1,5 @@
 /**
- * The sandbox as a transformation of the launch (src/platform/sandbox.ts): the order of bwrap's
+ * The sandbox as a transformation of the launch (src/sandbox/launch.ts, bwrap.ts, seatbelt.ts): the order of bwrap's
  * mounts (a later one lies over an earlier one, so order is meaning), and the macOS profile,
  * which cannot be run here (see docs/design/sandbox.md): its text is all that can be checked.
  */
