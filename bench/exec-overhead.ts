@@ -25,7 +25,8 @@ import { figure, skipped, type Figure } from "./report.ts";
 import { summarize, type Summary } from "./stats.ts";
 import { StampReader, type Sigstamp } from "./workloads.ts";
 import { listProcesses } from "../src/platform/process.ts";
-import { bwrapArguments, sandboxTool } from "../src/platform/sandbox.ts";
+import { bwrapArguments } from "../src/sandbox/bwrap.ts";
+import { sandboxTool } from "../src/sandbox/tool.ts";
 
 export interface ExecOptions {
   trials: number;
@@ -109,7 +110,7 @@ async function holdingPeak(options: ExecOptions, mode: "pipes" | "pty") {
 
 /**
  * A worktree workspace (branch placement) of a fresh repository beside `sandboxed`'s, with the
- * same options: every exec in it prepares and syncs its private git dir (src/workspace/git-sync-in.ts, git-sync-out.ts).
+ * same options: every exec in it prepares and syncs its private git dir (src/sandbox/git/sync-in.ts, sync-out.ts).
  */
 export async function gitWorktreeWorkspace(sandboxed: { id: string; root: string; options: Record<string, unknown> }, name = "git"): Promise<{ id: string; options: Record<string, unknown> } | string> {
   const repo = join(dirname(sandboxed.root), `bench-repo-${name}`);

@@ -5,10 +5,11 @@
  */
 import { nearestWord } from "./nearest.ts";
 import * as v from "valibot";
-import { isAbsolute, normalize } from "node:path";
+import { isAbsolute } from "node:path";
 import { isSshUrl, SSH_URL_GRAMMAR } from "./ssh-url.ts";
 import { once } from "./platform/lazy.ts";
 import { issueMessage, jsonTypeName, quotableName } from "./protocol/common.ts";
+import { sandboxDefaults, sandboxOptionEntries } from "./sandbox/settings.ts";
 
 /** The owner stamped on workspaces when `options.owner` is absent. */
 export const DEFAULT_OWNER = "default";
@@ -40,11 +41,6 @@ function given<S extends v.GenericSchema>(build: () => S) {
   return v.lazy(once(build));
 }
 
-/** How workloads are confined: not at all (the default), or inside the platform's sandbox. */
-const ISOLATIONS = ["none", "sandbox"] as const;
-/** A sandboxed workload's network: the host's, or none. */
-const NETWORKS = ["host", "none"] as const;
-
 /**
  * A message naming the option, what it must be, and the type of what arrived: never its value
  * (options carry secrets, lifecycleEnvironment first, and a mistyped one lands in any key).
@@ -58,18 +54,6 @@ function absolutePath(name: string) {
   return v.pipe(
     v.string(message),
     v.check((path) => isAbsolute(path) && !path.includes("\0"), message),
-  );
-}
-
-/** A list of absolute, normalized paths (no `..`, `.`, `//` or trailing `/`), default []. */
-function absolutePaths(name: string) {
-  const message = mustBe(name, "a list of absolute paths (normalized, without NUL)");
-  return v.array(
-    v.pipe(
-      v.string(message),
-      v.check((path) => isAbsolute(path) && !path.includes("\0") && normalize(path) === path && (path === "/" || !path.endsWith("/")), message),
-    ),
-    message,
   );
 }
 
@@ -231,14 +215,8 @@ const RuntimeOptionsSchema = v.object({
   pidsMax: v.optional(given(() => limit("pidsMax", `"max" or a positive number of processes (pids.max syntax)`, /^(max|[1-9][0-9]*)$/))),
   /** cpu.max of each workspace's cgroup. */
   cpuMax: v.optional(given(() => limit("cpuMax", `"max", "QUOTA" or "QUOTA PERIOD" in microseconds, quota ≥ 1000, period 1000–1000000 (cpu.max syntax)`, /^(max|[0-9]+)( [0-9]+)?$/, cpuMaxInRange))),
-  /** `sandbox`: every workload runs under bubblewrap (macOS: sandbox-exec); `none` runs it as the daemon's user, unconfined. */
-  isolation: v.optional(given(() => v.picklist(ISOLATIONS, mustBe("isolation", `"none" or "sandbox"`)))),
-  /** Under the sandbox: `host` shares the host's network, `none` gives the workload no network at all. */
-  network: v.optional(given(() => v.picklist(NETWORKS, mustBe("network", `"host" or "none"`)))),
-  /** Under the sandbox: more host paths the workload sees read-only, at the same path. */
-  sandboxReadOnly: v.optional(given(() => absolutePaths("sandboxReadOnly"))),
-  /** Under the sandbox: more host paths the workload sees read-write, at the same path. */
-  sandboxReadWrite: v.optional(given(() => absolutePaths("sandboxReadWrite"))),
+  /** isolation, network, sandboxReadOnly, sandboxReadWrite: the sandbox settings (sandbox/settings.ts). */
+  ...sandboxOptionEntries(given, mustBe),
   /**
    * Set by a `--remote` caller on the options a host gets: the daemon configuration the call
    * comes from (remote/context.ts). Read by nothing but the configuration fingerprint.
@@ -263,10 +241,7 @@ function withDefaults(given: GivenOptions) {
     allowedGitProtocols: given.allowedGitProtocols ?? [...DEFAULT_GIT_PROTOCOLS],
     gitTimeoutMs: given.gitTimeoutMs ?? DEFAULT_GIT_TIMEOUT_MS,
     containment: given.containment ?? "auto",
-    isolation: given.isolation ?? "none",
-    network: given.network ?? "host",
-    sandboxReadOnly: given.sandboxReadOnly ?? [],
-    sandboxReadWrite: given.sandboxReadWrite ?? [],
+    ...sandboxDefaults(given),
   };
 }
 

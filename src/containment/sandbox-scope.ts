@@ -8,7 +8,7 @@
 import type { GroupHandle } from "../platform/pidfd.ts";
 import type { ExecutionScope } from "./scope.ts";
 
-/** The sandbox around the workload, as its end needs it (sandboxed.ts SandboxedWorkload). */
+/** The sandbox around the workload, as its end needs it (sandbox/sandboxed-workload.ts SandboxedWorkload). */
 interface Sandbox {
   /** Ends the sandbox once the workload's processes are gone; resolves when nothing of it remains. */
   release(): Promise<void>;

@@ -18,7 +18,7 @@ import type { CgroupScope } from "../containment/cgroup-scope.ts";
 import { Gate } from "../containment/gate.ts";
 import { GroupScope } from "../containment/group-scope.ts";
 import { SandboxScope } from "../containment/sandbox-scope.ts";
-import { SandboxedWorkload, SandboxRefused } from "../containment/sandboxed.ts";
+import { SandboxedWorkload, SandboxRefused } from "../sandbox/sandboxed-workload.ts";
 import type { ExecutionScope } from "../containment/scope.ts";
 import { spawnDirectory } from "../platform/directory.ts";
 import { hasErrno } from "../platform/errno.ts";
@@ -156,7 +156,7 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
 /**
  * The sandbox: what is spawned is bwrap (prepare.ts made the plan's program its), in the
  * execution's cgroup when there is one; the workload is the sandbox init's child, found through
- * the init's first report (sandboxed.ts), and its identity is what is recorded. No gate is
+ * the init's first report (sandbox/sandboxed-workload.ts), and its identity is what is recorded. No gate is
  * needed: bwrap dies with the wrapper (--die-with-parent), so a wrapper killed before the record
  * leaves nothing running. Once the workload exists, the sandbox's own processes (bwrap, its
  * init and the sandbox init) leave the execution's cgroup for the wrapper's: the cgroup then

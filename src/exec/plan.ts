@@ -7,8 +7,8 @@ import { closeDescriptor, leaveSpawnDirectory } from "../platform/directory.ts";
 import type { SpawnEnvelope } from "../protocol/index.ts";
 import type { Store } from "../store/db.ts";
 import type { CgroupScope, Origin } from "../containment/cgroup-scope.ts";
-import type { SandboxRequest } from "../containment/sandbox-protocol.ts";
-import type { GitSyncContext } from "../workspace/git-sync-state.ts";
+import type { SandboxRequest } from "../sandbox/init-protocol.ts";
+import type { GitSyncContext } from "../sandbox/git/sync-state.ts";
 
 /** A descriptor the spawn hands to the child at its index (Bun.spawn's stdio array). */
 type SpawnStdio = "inherit" | "ignore" | "pipe" | number;
@@ -37,7 +37,7 @@ export interface LaunchPlan {
   argv: string[];
   env: Record<string, string>;
   /**
-   * Under the Linux sandbox: program, argv and env above are bwrap's (src/platform/sandbox.ts),
+   * Under the Linux sandbox: program, argv and env above are bwrap's (src/sandbox/launch.ts),
    * the workload itself is what the sandbox init is asked to run, and the spawn hands over the
    * descriptors in `stdio` (numbers as SANDBOX_FDS says). Null otherwise (macOS's sandbox-exec
    * is only a different program and argv). `git`: the workspace's private git dir, whose

@@ -1,7 +1,11 @@
 import type { SpawnEnvelope } from "../protocol/index.ts";
 import { CgroupScope, originFor } from "../containment/cgroup-scope.ts";
 import { selfIdentity } from "../platform/process.ts";
-import { filesToShow, keptInPlace, SANDBOX_FDS, sandboxLaunch, sandboxTool, SandboxUnavailable, type Launch } from "../platform/sandbox.ts";
+import { filesToShow, type Launch } from "../sandbox/view.ts";
+import { keptInPlace } from "../sandbox/mount-plan.ts";
+import { SANDBOX_FDS } from "../sandbox/init-protocol.ts";
+import { sandboxLaunch } from "../sandbox/launch.ts";
+import { sandboxTool, SandboxUnavailable } from "../sandbox/tool.ts";
 import { openStore, type Store } from "../store/db.ts";
 import type { Reservation } from "../store/executions.ts";
 import { updateWorkspace } from "../store/workspaces.ts";
@@ -10,23 +14,24 @@ import { endedExecutions, settleEnded } from "../containment/executions.ts";
 import { WriterLockStalled } from "../store/writer-lock.ts";
 import type { OpenRoot } from "../workspace/confinement.ts";
 import { executionCgroupsOf, makeExecutionCgroup } from "../containment/cgroup-tree.ts";
-import { checkLimits, ContainmentError, resolveContainment } from "../containment/resolve.ts";
+import { checkLimits, resolveContainment } from "../containment/resolve.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { closeDescriptor, identityOf, openDirectory } from "../platform/directory.ts";
 import { duplicateDescriptor, memoryFile } from "../platform/libc/descriptors.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { ownershipOf, type Ownership } from "../workspace/owner.ts";
 import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
-import { sandboxView } from "../workspace/sandbox-view.ts";
-import { gitForExec, type PreparedGit } from "../workspace/sandbox-git.ts";
-import { requestedIsolation, requireIsolation } from "../workspace/isolation.ts";
-import { userGitOf } from "../workspace/private-git.ts";
+import { sandboxView } from "../sandbox/workspace-view.ts";
+import { gitForExec, type PreparedGit } from "../sandbox/git/sandbox-git.ts";
+import { requireIsolation } from "../sandbox/isolation.ts";
+import { requestedIsolation } from "../sandbox/settings.ts";
+import { userGitOf } from "../sandbox/git/private-git.ts";
 import { helperFiles, helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
 import { releaseDirectories, type LaunchPlan, type SpawnStdioArray } from "./plan.ts";
 import { finishRecord, recordRefusal, reserveRecord } from "./record.ts";
-import type { SandboxRequest } from "../containment/sandbox-protocol.ts";
-import { SANDBOX_INIT_SOURCE, sandboxInitCommand } from "../containment/sandboxed.ts";
+import type { SandboxRequest } from "../sandbox/init-protocol.ts";
+import { SANDBOX_INIT_SOURCE, sandboxInitCommand } from "../sandbox/launch.ts";
 import { isLinux } from "../platform/os.ts";
 import { mark } from "../trace.ts";
 
@@ -74,12 +79,26 @@ function isolationTool(options: RuntimeOptions): string | null {
   }
 }
 
+/** What a sandboxed launch is made from: the launch, the tool, and the workspace it runs in (its record, proven root and cwd, the sandbox's git). */
+interface SandboxedAt {
+  launch: ResolvedLaunch;
+  tool: string;
+  mode: "pipes" | "pty";
+  home: string;
+  record: WorkspaceRecord;
+  root: OpenRoot;
+  cwd: { path: string; fd: number };
+  options: RuntimeOptions;
+  git: PreparedGit | null;
+}
+
 /**
  * The launch as spawned under the sandbox, and (Linux) what the sandbox init runs. The view
  * also shows the program's file and this binary (the init, and the engine of a JavaScript
  * helper) when the system directories do not already.
  */
-function sandboxed(launch: ResolvedLaunch, tool: string, mode: "pipes" | "pty", home: string, record: WorkspaceRecord, root: OpenRoot, cwd: { path: string; fd: number }, options: RuntimeOptions, git: PreparedGit | null) {
+function sandboxed(at: SandboxedAt) {
+  const { launch, tool, mode, home, record, root, cwd, options, git } = at;
   const view = sandboxView(home, record, root, options, git, userGitOf(record, root.seen.gitdir));
   view.readOnly.push(...filesToShow(isLinux ? [process.execPath, ...launch.files()] : launch.files(), view));
   const spawned = sandboxLaunch(launch, view, tool, sandboxInitCommand());
@@ -157,8 +176,8 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
 function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, reservation: Reservation, envelope: SpawnEnvelope, origin: LaunchPlan["origin"]): LaunchPlan {
   const { workspaceId, execId } = reservation;
   const tool = isolationTool(options);
-  const git = tool && isLinux ? refuseUncontained(() => gitForExec(store, workspaceId, owner, options)) : null;
-  const containment = refuseUncontained(() => {
+  const git = tool && isLinux ? refusingLaunch(() => gitForExec(store, workspaceId, owner, options)) : null;
+  const containment = refusingLaunch(() => {
     const found = resolveContainment(options, store.home);
     checkLimits(found, options);
     return found;
@@ -175,7 +194,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
     try {
       const resolved = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
       const { launch, sandbox } = tool
-        ? sandboxed(resolved, tool, envelope.stdio.kind, store.home, record, root, { path: cwd, fd: cwdFd }, options, git)
+        ? sandboxed({ launch: resolved, tool, mode: envelope.stdio.kind, home: store.home, record, root, cwd: { path: cwd, fd: cwdFd }, options, git })
         : { launch: resolved, sandbox: null };
       held = sandbox?.held ?? [];
       const { program, argv, env } = launch;
@@ -197,7 +216,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
     } catch (error) {
       finishRecord(plan);
       releaseDirectories(plan);
-      refuseUncontained(() => {
+      refusingLaunch(() => {
         throw error;
       });
     }
@@ -207,7 +226,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
 }
 
 /**
- * A workspace keeps its isolation (workspace/isolation.ts): an exec asking for less is refused
+ * A workspace keeps its isolation (sandbox/isolation.ts): an exec asking for less is refused
  * before launch; a workspace of before schema 3 records what its first exec asks (inside the
  * caller's transaction).
  */
@@ -217,12 +236,14 @@ function keepsIsolation(store: Store, record: WorkspaceRecord, options: RuntimeO
   if (record.isolation === null) updateWorkspace(store.db, record.workspaceId, { isolation: requested });
 }
 
-/** Containment problems refuse the exec before anything runs: exit 1, reason and fix on stderr. */
-function refuseUncontained<T>(fn: () => T): T {
+/**
+ * `fn()`, whose failure refuses the exec before anything runs (exit 1, reason and fix on
+ * stderr): what containment needs, and the sandbox's git dir brought up to date.
+ */
+function refusingLaunch<T>(fn: () => T): T {
   try {
     return fn();
   } catch (error) {
-    if (error instanceof ContainmentError) throw new ProgramError(`cannot launch: ${error.message}`, 1);
     if (error instanceof ProgramError) throw error;
     throw new ProgramError(`cannot launch: ${(error as Error).message}`, 1);
   }

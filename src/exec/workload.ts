@@ -9,7 +9,7 @@ import { releaseDirectories, type LaunchPlan } from "./plan.ts";
 import { PreLaunchProtocolError } from "./program.ts";
 import type { Launched } from "./launch.ts";
 import { finishRecord } from "./record.ts";
-import { syncOut } from "../workspace/git-sync-out.ts";
+import { syncOut } from "../sandbox/git/sync-out.ts";
 import { logLine } from "../log/runtime-log.ts";
 import { mark } from "../trace.ts";
 
@@ -52,7 +52,7 @@ function outcomeOf(launched: Launched): Outcome {
  * workspace's git work into the user's repository, record, then `eof` and `exit`, then close
  * the store. Nothing here may keep `eof` and `exit` from the daemon: cleanup failures become an
  * error event, a store that refuses the record is reported (record.ts), and git's word on the
- * workspace's commits is the runtime log's and the state file's (git-sync-out.ts).
+ * workspace's commits is the runtime log's and the state file's (sandbox/git/sync-out.ts).
  */
 export async function finishWorkload(plan: LaunchPlan, launched: Launched, events: EventWriter, beforeEof?: () => Promise<void>): Promise<Outcome> {
   mark("leader reaped");

@@ -12,7 +12,8 @@ import { openExistingStore as openStoreIfPresent, type Store } from "../store/db
 import { missingHomeText, resolveHome } from "../store/home.ts";
 import { getWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
 import { readOptions } from "../options.ts";
-import { isolationProblem, requestedIsolation } from "../workspace/isolation.ts";
+import { isolationProblem } from "../sandbox/isolation.ts";
+import { requestedIsolation } from "../sandbox/settings.ts";
 import { currentSelection, selection, selectionHint } from "./selection.ts";
 import { selfCommand, selfEnv } from "../client/self.ts";
 import { shellQuote } from "../shell-quote.ts";
@@ -129,7 +130,7 @@ export function recordedWorkspace(options: Record<string, unknown>, workspaceId:
 }
 
 /**
- * Operator commands follow the isolation a workspace keeps (workspace/isolation.ts): options
+ * Operator commands follow the isolation a workspace keeps (sandbox/isolation.ts): options
  * that ask for less than its record get the recorded isolation, network and paths instead, so
  * `run` or `workspace resume` without the daemon's options still confine it as created.
  */
@@ -143,8 +144,7 @@ export function withRecordedIsolation(options: Record<string, unknown>, record: 
     return options;
   }
   if (isolationProblem(record.workspaceId, recorded, asked) === null) return options;
-  const { isolation, network, sandboxReadOnly, sandboxReadWrite } = recorded;
-  return { ...options, isolation, network, sandboxReadOnly, sandboxReadWrite };
+  return { ...options, ...recorded };
 }
 
 /**

@@ -5,14 +5,15 @@ import { bootId, listProcesses, readProcess } from "../platform/process.ts";
 import { SCHEMA_VERSION, readSchemaVersion, storePath } from "../store/db.ts";
 import { listWorkspaces } from "../store/workspaces.ts";
 import { liveHolder } from "../workspace/holder.ts";
-import { syncProblemOf } from "../workspace/git-sync-state.ts";
-import { privateGitPaths } from "../workspace/private-git.ts";
+import { syncProblemOf } from "../sandbox/git/sync-state.ts";
+import { privateGitPaths } from "../sandbox/git/private-git.ts";
 import { TARGET, VERSION } from "../version.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { availableControllers } from "../platform/cgroup.ts";
 import { resolveHome } from "../store/home.ts";
 import { checkLimits, ContainmentError, resolveContainment, type Containment } from "../containment/resolve.ts";
-import { BWRAP_PACKAGE, probeSandbox, sandboxTool } from "../platform/sandbox.ts";
+import { BWRAP_PACKAGE } from "../sandbox/bwrap.ts";
+import { probeSandbox, sandboxTool } from "../sandbox/tool.ts";
 import { operatorOptions, printJson } from "./common.ts";
 import { printable } from "../printable.ts";
 import { hostUrl } from "../remote/context.ts";
@@ -183,7 +184,7 @@ function checkSandboxTools(): Check {
  */
 function checkSandbox(options: RuntimeOptions): Check {
   const name = "sandbox";
-  const problem = probeSandbox(options.network);
+  const problem = probeSandbox(options);
   if (problem !== null) {
     return { name, status: "fail", detail: problem, hint: inWords(`install ${BWRAP_PACKAGE} on the daemon's PATH and allow it its namespaces (see the detail), or set isolation "none"`) };
   }

@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describeHelperResolution, HELPER_NAME, helperFiles, packageDirectoryOf, type HelperResolution } from "../exec/helper.ts";
-import { shownInView } from "../platform/sandbox.ts";
+import { shownInView } from "../sandbox/view.ts";
 import type { RuntimeOptions } from "../options.ts";
 import { lazyOs } from "../platform/lazy.ts";
 import { removeTemporaryTree } from "../workspace/owned-tree.ts";
@@ -129,7 +129,7 @@ function parseDescribe(stdout: string): Described {
  * package.json), else itself.
  */
 function unseenPaths(found: HelperResolution, failure: string, options: HelperOptions): string[] {
-  const view = { root: null, readOnly: [...options.sandboxReadOnly, ...helperFiles(found), process.execPath], readWrite: [...options.sandboxReadWrite], network: options.network };
+  const view = { root: null, readOnly: [...options.sandboxReadOnly, ...helperFiles(found), process.execPath], readWrite: [...options.sandboxReadWrite] };
   let text = failure;
   try {
     const head = readFileSync(found.path).subarray(0, 64 * 1024);

@@ -10,8 +10,8 @@ import { formatBytes, formatTable, missingHomeMessage, openExistingStore, operat
 import { liveExecutions } from "./ps.ts";
 import { hostItems, hostWorkspaces, printHostItems, remoteRuntime, reportHosts, type RemoteRuntime } from "./remote-hosts.ts";
 import { selection } from "./selection.ts";
-import { syncProblemOf } from "../workspace/git-sync-state.ts";
-import { privateGitPaths } from "../workspace/private-git.ts";
+import { syncProblemOf } from "../sandbox/git/sync-state.ts";
+import { privateGitPaths } from "../sandbox/git/private-git.ts";
 import type { WorkspaceSummary } from "./views.ts";
 
 function summarize(home: string, record: WorkspaceRecord, live: number): WorkspaceSummary {

@@ -7,8 +7,8 @@ import { isSameProcess, listProcesses, type ProcessInfo } from "../platform/proc
 import { cgroupMemoryBytes, commandLine, processMemory } from "../platform/resources.ts";
 import { unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
 import { listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
-import { syncProblemOf } from "../workspace/git-sync-state.ts";
-import { privateGitPaths } from "../workspace/private-git.ts";
+import { syncProblemOf } from "../sandbox/git/sync-state.ts";
+import { privateGitPaths } from "../sandbox/git/private-git.ts";
 import { leaderOf, wrapperOf } from "../containment/executions.ts";
 import { parseFormat, type Format, type FormatField } from "./ps-format.ts";
 import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printLines, quoteArgv } from "./common.ts";

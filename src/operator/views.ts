@@ -6,16 +6,12 @@
  * patch version may add fields, which are left out.
  */
 import * as v from "valibot";
+import { SandboxSettings } from "../sandbox/settings.ts";
 
 const text = v.string();
 const count = v.pipe(v.number(), v.integer(), v.minValue(0));
 const pid = v.pipe(v.number(), v.integer(), v.minValue(1));
 
-/** The isolation a workspace keeps (store/workspaces.ts RecordedIsolation). */
-const Isolation = v.variant("isolation", [
-  v.object({ isolation: v.literal("none") }),
-  v.object({ isolation: v.literal("sandbox"), network: v.picklist(["host", "none"]), sandboxReadOnly: v.array(text), sandboxReadWrite: v.array(text) }),
-]);
 
 /** A workspace as `ls` shows it. */
 export const WorkspaceSummary = v.object({
@@ -52,8 +48,8 @@ export const WorkspaceSummary = v.object({
   memoryCurrent: v.nullable(count),
   pidsCurrent: v.nullable(count),
   createdAt: text,
-  /** The isolation it keeps (workspace/isolation.ts); null: made before schema 3, recorded by its next resume or exec. */
-  isolation: v.nullable(Isolation),
+  /** The isolation it keeps (sandbox/isolation.ts); null: made before schema 3, recorded by its next resume or exec. */
+  isolation: v.nullable(SandboxSettings),
   /** Why the last sync of its sandbox's git into the user's repository failed (retried before the next exec and at destroy); absent from hosts of before it was kept. */
   gitSyncProblem: v.optional(v.nullable(text)),
 });

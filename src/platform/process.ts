@@ -185,3 +185,40 @@ function listWithPs(pid?: number): ProcessInfo[] {
   }
   return out;
 }
+
+/**
+ * The host pid of the process that is `nsPid` in the pid namespace of the sandbox whose bwrap
+ * is `monitor` (src/sandbox/sandboxed-workload.ts), started at `startTicks` (the same clock
+ * inside and out), and the host pid of that namespace's init. bwrap's one child is the init;
+ * the sandbox init is the init's child and the workload the sandbox init's: two levels are
+ * searched below the init.
+ */
+export function findInSandbox(monitor: number, nsPid: number, startTicks: number): { pid: number; init: number } | null {
+  const [init] = childrenOf(monitor);
+  if (init === undefined) return null;
+  let level = childrenOf(init);
+  for (let depth = 0; depth < 2 && level.length > 0; depth++) {
+    for (const pid of level) {
+      if (innermostPid(pid) === nsPid && holdsPid(identityOfProcess({ pid, startTicks }))) return { pid, init };
+    }
+    level = level.flatMap(childrenOf);
+  }
+  return null;
+}
+
+/** Children of `pid` made by its main thread (/proc/…/children), or by any thread where that file is missing. */
+function childrenOf(pid: number): number[] {
+  // ENOENT: the process is gone, or the kernel lacks CONFIG_PROC_CHILDREN; either way the process list says.
+  const children = tolerating(PROCESS_GONE, null, () => readFileSync(`/proc/${pid}/task/${pid}/children`, "latin1"));
+  if (children !== null) return children.split(" ").filter(Boolean).map(Number);
+  return listProcesses()
+    .filter((info) => info.ppid === pid)
+    .map((info) => info.pid);
+}
+
+/** The pid a process has in its own (innermost) pid namespace: the last NSpid field. */
+function innermostPid(pid: number): number | null {
+  const status = tolerating(PROCESS_GONE, null, () => readFileSync(`/proc/${pid}/status`, "latin1"));
+  const line = status?.split("\n").find((entry) => entry.startsWith("NSpid:"));
+  return line ? Number(line.trim().split(/\s+/).at(-1)) : null;
+}

@@ -1,5 +1,5 @@
 import type { Invocation } from "../argv.ts";
-import { requireSandbox } from "../platform/sandbox.ts";
+import { requireSandbox } from "../sandbox/tool.ts";
 import { withStore } from "../store/db.ts";
 import { resolveHome } from "../store/home.ts";
 import { getWorkspace } from "../store/workspaces.ts";
@@ -10,12 +10,12 @@ import { branchMadeFor, claimCreate, finishCreate, madeFreshContent, noteIntent,
 import { createInputOf, effectiveHostDirectory, hostSourceDirectory, isDirectorySource, keptInput } from "../workspace/input.ts";
 import { childTracker, repoGuard } from "../workspace/lock.ts";
 import { materialize } from "../workspace/materialize.ts";
-import { workloadWrittenSource } from "../workspace/workload-sources.ts";
+import { workloadWrittenSource } from "../sandbox/git/workload-sources.ts";
 import { stateResponse } from "../workspace/state.ts";
 import { respond } from "../protocol/request.ts";
 import { readLifecycleCall } from "../workspace/call.ts";
-import { requestedIsolation } from "../workspace/isolation.ts";
-import { makeSandboxGit } from "../workspace/sandbox-git.ts";
+import { requestedIsolation } from "../sandbox/settings.ts";
+import { makeSandboxGit } from "../sandbox/git/sandbox-git.ts";
 
 /**
  * `create`: idempotent. Everything is checked before anything changes; the intent is recorded
@@ -26,7 +26,7 @@ import { makeSandboxGit } from "../workspace/sandbox-git.ts";
 export async function create(invocation: Invocation): Promise<number> {
   const { request, options, owner } = readLifecycleCall();
   // Fail closed: a workspace meant to be sandboxed is never made usable without a working sandbox.
-  if (options.isolation === "sandbox") requireSandbox(options.network);
+  if (options.isolation === "sandbox") requireSandbox(options);
   const checked = createInputOf(request, invocation.flags.get("workspace-id")!, options.allowedGitProtocols);
   const hostDirectory = effectiveHostDirectory(checked, options.hostDirectory);
   const policy = { protocols: options.allowedGitProtocols, timeoutMs: options.gitTimeoutMs };

@@ -1,5 +1,5 @@
 import type { Invocation } from "../argv.ts";
-import { requireSandbox } from "../platform/sandbox.ts";
+import { requireSandbox } from "../sandbox/tool.ts";
 import { withStore, writeTransaction } from "../store/db.ts";
 import { resolveHome } from "../store/home.ts";
 import { applyWorkspaceLimits } from "../containment/cgroup-tree.ts";
@@ -10,18 +10,19 @@ import { restoreRoot } from "../workspace/restore.ts";
 import { stateResponse } from "../workspace/state.ts";
 import { respond } from "../protocol/request.ts";
 import { readLifecycleCall } from "../workspace/call.ts";
-import { requestedIsolation, requireIsolation } from "../workspace/isolation.ts";
+import { requireIsolation } from "../sandbox/isolation.ts";
+import { requestedIsolation } from "../sandbox/settings.ts";
 
 /**
  * `resume`: paused → ready, ready → ready. The isolation asked for must be at least the one
- * recorded (workspace/isolation.ts); the root is checked again; a worktree whose directory
+ * recorded (sandbox/isolation.ts); the root is checked again; a worktree whose directory
  * vanished is re-added for its branch; the workspace cgroup's limits are written again (the
  * options may have changed). Missing → error.
  */
 export async function resume(invocation: Invocation): Promise<number> {
   const { options, owner } = readLifecycleCall();
   // Fail closed: a workspace meant to be sandboxed is never made usable without a working sandbox.
-  if (options.isolation === "sandbox") requireSandbox(options.network);
+  if (options.isolation === "sandbox") requireSandbox(options);
   const workspaceId = invocation.flags.get("workspace-id")!;
   const containment = resolveContainment(options, resolveHome(options));
   checkLimits(containment, options);

@@ -21,7 +21,7 @@ import { mark } from "../trace.ts";
  *    left it behind, an orphan (orphaned_at); the made_branches table keeps the branches a
  *    create made for a workspace id after the workspace is gone (src/store/branches.ts).
  * 4: workspaces record the isolation they were created with (isolation, and sandbox_json for the
- *    sandbox's network and paths; see src/workspace/isolation.ts), which every later exec and
+ *    sandbox's network and paths; see src/sandbox/isolation.ts), which every later exec and
  *    resume must at least meet. NULL for older rows until their next resume or exec records it.
  * 5: each remote placement records the configuration that made or last listed it
  *    (remote_placements.configuration, src/store/placements.ts): a reconcile forgets only its

@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { ProcessIdentity } from "../platform/process.ts";
 import type { Dialect } from "../protocol/index.ts";
+import { fromSettingsColumn, settingsColumn, type RecordedIsolation } from "../sandbox/settings.ts";
 import { now } from "./db.ts";
 
 export type { ProcessIdentity };
@@ -52,7 +53,7 @@ export interface WorkspaceDetails {
    * repository's common dir, as they were at create (the sandbox never takes them from `.git`).
    * null: the root was not the top of a working tree then, and any `.git` there since is the
    * workspace's own. Absent only in a record made before the runtime kept them (fixed at its
-   * first sandboxed exec, src/workspace/sandbox-git.ts).
+   * first sandboxed exec, src/sandbox/git/sandbox-git.ts).
    */
   git?: { gitDir: string; commonDir: string; dotGit: "directory" | "file" } | null;
 }
@@ -69,12 +70,6 @@ export interface Confinement {
   /** A worktree's registration `<commonDir>/worktrees/<name>`, which its `.git` file names; else null. */
   gitdir: string | null;
 }
-
-/**
- * The isolation a workspace was created with, which every later exec and resume must at least
- * meet (src/workspace/isolation.ts): none, or the sandbox with its network and extra paths.
- */
-export type RecordedIsolation = { isolation: "none" } | { isolation: "sandbox"; network: "host" | "none"; sandboxReadOnly: string[]; sandboxReadWrite: string[] };
 
 /** One workspace row. */
 export interface WorkspaceRecord {
@@ -114,7 +109,11 @@ export interface WorkspaceRecord {
   listedAt: number;
   /** When a reconcile of another configuration of its owner took over its configuration and left it unlisted: an orphan. */
   orphanedAt: number | null;
-  /** The isolation it was created with; null for a workspace made before schema 4 until its next resume or exec. */
+  /**
+   * The isolation it was created with (sandbox/settings.ts), which every later exec and resume
+   * must at least meet (sandbox/isolation.ts); null for a workspace made before schema 4 until
+   * its next resume or exec.
+   */
   isolation: RecordedIsolation | null;
 }
 
@@ -151,7 +150,7 @@ interface Row {
 }
 
 function isolationOf(row: Row): RecordedIsolation | null {
-  if (row.isolation === "sandbox") return { isolation: "sandbox", ...(JSON.parse(row.sandbox_json ?? "{}") as Omit<Extract<RecordedIsolation, { isolation: "sandbox" }>, "isolation">) };
+  if (row.isolation === "sandbox") return fromSettingsColumn(row.sandbox_json);
   return row.isolation === "none" ? { isolation: "none" } : null;
 }
 
@@ -159,8 +158,7 @@ function isolationOf(row: Row): RecordedIsolation | null {
 function isolationColumns(isolation: RecordedIsolation | null): [string | null, string | null] {
   if (isolation === null) return [null, null];
   if (isolation.isolation === "none") return ["none", null];
-  const { network, sandboxReadOnly, sandboxReadWrite } = isolation;
-  return ["sandbox", JSON.stringify({ network, sandboxReadOnly, sandboxReadWrite })];
+  return ["sandbox", settingsColumn(isolation)];
 }
 
 function fromRow(row: Row): WorkspaceRecord {

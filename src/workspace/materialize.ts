@@ -32,7 +32,7 @@ import {
 } from "./repo.ts";
 import { addWorktree } from "./worktree.ts";
 import { removeOwnedTree } from "./owned-tree.ts";
-import { adoptedGit } from "./private-git.ts";
+import { adoptedGit } from "../sandbox/git/private-git.ts";
 
 /** What materialization needs from the create that runs it. */
 interface MaterializeContext {

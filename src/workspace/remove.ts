@@ -14,7 +14,7 @@ import { branchCommit, deleteScratchRef } from "./repo.ts";
 import { worktreeProblem } from "./confinement.ts";
 import { removeWorktree } from "./worktree.ts";
 import { removeOwnedTree } from "./owned-tree.ts";
-import { releaseSandboxGit, sandboxGitOf } from "./sandbox-git.ts";
+import { releaseSandboxGit, sandboxGitOf } from "../sandbox/git/sandbox-git.ts";
 
 /** Removes everything `record` owns on disk; with `undo`, also reverts a create's changes to the user's files. */
 export async function removeOwned(

@@ -13,7 +13,8 @@ import { create, createInput, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { hostGit, sandboxGitKit, workspaceRef } from "../support/sandbox-git.ts";
 import { record, withStore } from "../support/store.ts";
-import { bwrapArguments, sandboxProfile } from "../../src/platform/sandbox.ts";
+import { bwrapArguments } from "../../src/sandbox/bwrap.ts";
+import { sandboxProfile } from "../../src/sandbox/seatbelt.ts";
 import { git, makeRepo } from "../support/git.ts";
 
 const missing = missingTools("sandbox-git-edges.test.ts", ["bwrap", "git"]);

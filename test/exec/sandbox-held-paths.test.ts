@@ -15,7 +15,7 @@ import { create, createInput, later, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { AGENT_IDENTITY, hostGit, sandboxGitKit } from "../support/sandbox-git.ts";
 import { git, makeRepo } from "../support/git.ts";
-import { bwrapArguments } from "../../src/platform/sandbox.ts";
+import { bwrapArguments } from "../../src/sandbox/bwrap.ts";
 
 const missing = missingTools("sandbox-held-paths.test.ts", ["bwrap", "git"]);
 /** Creates raced against a flipping link (more with PASEO_STRESS=1). */

@@ -137,7 +137,7 @@ describe.skipIf(missing.length > 0)("a sandboxed workload cannot reach the host"
     mkdirSync(ro);
     mkdirSync(rw);
     writeFileSync(join(ro, "data"), "shared\n");
-    // A workspace keeps the paths it was created with: an exec may not add any (workspace/isolation.ts).
+    // A workspace keeps the paths it was created with: an exec may not add any (sandbox/isolation.ts).
     const ws = await readyWorkspace("sandbox-paths", "seed", { isolation: "sandbox", sandboxReadOnly: [ro, "/no/such/dir"], sandboxReadWrite: [rw] });
     try {
       const options = { ...ws.options, sandboxReadOnly: [ro] };

@@ -1,11 +1,15 @@
 /**
- * The sandbox as a transformation of the launch (src/platform/sandbox.ts): the order of bwrap's
+ * The sandbox as a transformation of the launch (src/sandbox/launch.ts, bwrap.ts, seatbelt.ts): the order of bwrap's
  * mounts (a later one lies over an earlier one, so order is meaning), and the macOS profile,
  * which cannot be run here (see docs/design/sandbox.md): its text is all that can be checked.
  */
 import { describe, expect, test } from "bun:test";
 import { homedir } from "node:os";
-import { bwrapArguments, filesToShow, sandboxLaunch, sandboxProfile, SANDBOX_FDS, type SandboxView } from "../../src/platform/sandbox.ts";
+import { bwrapArguments } from "../../src/sandbox/bwrap.ts";
+import { filesToShow, type SandboxView } from "../../src/sandbox/view.ts";
+import { sandboxLaunch } from "../../src/sandbox/launch.ts";
+import { sandboxProfile } from "../../src/sandbox/seatbelt.ts";
+import { SANDBOX_FDS } from "../../src/sandbox/init-protocol.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 const view: SandboxView = {

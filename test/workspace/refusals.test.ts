@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { identityOfProcess, readProcess, selfIdentity } from "../../src/platform/process.ts";
 import type { WorkspaceRecord } from "../../src/store/workspaces.ts";
-import { LessIsolation, requireIsolation } from "../../src/workspace/isolation.ts";
+import { LessIsolation, requireIsolation } from "../../src/sandbox/isolation.ts";
 import type { Ownership } from "../../src/workspace/owner.ts";
 import {
   BeingDestroyed,

@@ -7,12 +7,12 @@
  * the others stay (logged), and P goes, all under the git lock, whose wait is bounded.
  */
 import { existsSync, rmSync } from "node:fs";
-import { logLine } from "../log/runtime-log.ts";
-import { shellQuote } from "../shell-quote.ts";
-import { GitError } from "./git.ts";
-import { fetchObjects, refsToPublish, valueIn } from "./git-sync-out.ts";
-import { GitLockBusy, namespaceOf, readPrivateSide, readState, userGit, withGitLock, type GitSyncContext } from "./git-sync-state.ts";
-import { removeOwnedTree } from "./owned-tree.ts";
+import { logLine } from "../../log/runtime-log.ts";
+import { shellQuote } from "../../shell-quote.ts";
+import { GitError } from "../../workspace/git.ts";
+import { fetchObjects, refsToPublish, valueIn } from "./sync-out.ts";
+import { GitLockBusy, namespaceOf, readPrivateSide, readState, userGit, withGitLock, type GitSyncContext } from "./sync-state.ts";
+import { removeOwnedTree } from "../../workspace/owned-tree.ts";
 import { hasPrivateGit } from "./private-git.ts";
 
 /** How long destroy waits for a sync under way (each of its steps is bounded) before it stops as unfinished. */

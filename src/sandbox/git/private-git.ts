@@ -3,22 +3,23 @@
  * the user's git directories writable: inside the sandbox, its checkout's `.git` is a git
  * directory of the workspace's own (P, `<storage>/git`), whose objects are borrowed read-only
  * from the user's repository (objects/info/alternates names them at USER_OBJECTS) and whose
- * refs, HEAD and index the runtime writes from the user's (git-sync-in.ts). The user's common git
+ * refs, HEAD and index the runtime writes from the user's (sync-in.ts). The user's common git
  * dir is never shown writable; where another path would show it, it is shown read-only.
  *
  * Nothing on the host runs git in P or reads a file of it: the runtime reads and writes P only
- * through git run inside a sandbox of its own (git-jail.ts), and what comes out of P is ref
+ * through git run inside a sandbox of its own (jail.ts), and what comes out of P is ref
  * values (checked) and a pack (fsck'd by the receiving git).
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
-import type { Overlay } from "../platform/sandbox.ts";
-import type { WorkspaceDetails, WorkspaceRecord } from "../store/workspaces.ts";
-import { gitCapture, gitRead } from "./git.ts";
-import type { GitSettings } from "./git-environment.ts";
-import { storageDir } from "./paths.ts";
-import { gitlinksOf, repoInfo } from "./repo.ts";
-import { removeOwnedTree } from "./owned-tree.ts";
+import { PATH_MISSING, tolerating } from "../../platform/errno.ts";
+import type { Overlay } from "../view.ts";
+import type { WorkspaceDetails, WorkspaceRecord } from "../../store/workspaces.ts";
+import { gitCapture, gitRead } from "../../workspace/git.ts";
+import type { GitSettings } from "../../workspace/git-environment.ts";
+import { storageDir } from "../../workspace/paths.ts";
+import { gitlinksOf, repoInfo } from "../../workspace/repo.ts";
+import { removeOwnedTree } from "../../workspace/owned-tree.ts";
 
 /** Where the user's objects directory is, inside every sandbox of a workspace with a private git dir (P's alternates name it). */
 export const USER_OBJECTS = "/.paseo-git-objects";
@@ -42,11 +43,11 @@ export interface PrivateGitPaths {
   dir: string;
   /** The `.git` file shown over a worktree's own (`gitdir: P`). */
   link: string;
-  /** What the runtime last agreed with P and the user's repository (git-sync-state.ts); written last, so its presence says P is complete. */
+  /** What the runtime last agreed with P and the user's repository (sync-state.ts); written last, so its presence says P is complete. */
   state: string;
   /** Serializes the runtime's work on P and on the user's refs for this workspace. */
   lock: string;
-  /** Where a fetch from P finds the copy of P's refs and objects it reads (git-jail.ts uploadPackCommand); never shown to a workload. */
+  /** Where a fetch from P finds the copy of P's refs and objects it reads (jail.ts uploadPackCommand); never shown to a workload. */
   out: string;
 }
 
@@ -113,12 +114,9 @@ export function objectOverlays(user: UserGit): Overlay[] {
 /** Absolute object directories `objects` borrows from (their own alternates too, as git follows them, 5 deep). */
 function alternatesOf(objects: string, depth: number): string[] {
   if (depth >= 5) return [];
-  let text: string;
-  try {
-    text = readFileSync(join(objects, "info", "alternates"), "utf8");
-  } catch {
-    return [];
-  }
+  // Most object directories borrow from none: no alternates file.
+  const text = tolerating(PATH_MISSING, null, () => readFileSync(join(objects, "info", "alternates"), "utf8"));
+  if (text === null) return [];
   const listed = text.split("\n").filter((line) => isAbsolute(line) && existsSync(line));
   return [...listed, ...listed.flatMap((path) => alternatesOf(path, depth + 1))];
 }
@@ -150,7 +148,7 @@ export function workloadOverlays(user: UserGit, paths: PrivateGitPaths, places: 
  * The user's submodule paths of an adopted checkout, shown read-only in place (a missing
  * directory is made empty, as git makes one for a submodule not checked out; a file on the way
  * is pinned instead: nothing can be made below it). The directories on the way are held by the
- * sandbox's anchors, and every pin is identity-checked inside (platform/sandbox.ts keptInPlace).
+ * sandbox's anchors, and every pin is identity-checked inside (../mount-plan.ts keptInPlace).
  * A symbolic link on the way cannot be held (a mount follows it) and the workload could replace
  * it with a directory of its own: refused, naming the submodule.
  */
@@ -215,7 +213,7 @@ export function hasPrivateGit(paths: PrivateGitPaths): boolean {
 /**
  * Makes P afresh (anything left of an unfinished one first removed): its skeleton, HEAD as the
  * user's, a config of the repository's own settings, and alternates naming USER_OBJECTS. Its
- * refs, index and shallow file come with the first sync (git-sync-in.ts), which also writes the
+ * refs, index and shallow file come with the first sync (sync-in.ts), which also writes the
  * state file. Nothing here reads a file a workload could have written.
  */
 export function makePrivateGit(user: UserGit, paths: PrivateGitPaths, settings: GitSettings): void {

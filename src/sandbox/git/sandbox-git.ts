@@ -2,25 +2,26 @@
  * Which workspaces get a private git directory (private-git.ts), and when it is made: a
  * worktree or an adopted checkout of the user's repository, sandboxed, on Linux (macOS's
  * sandbox-exec cannot show one directory in place of another: there the user's git dirs are
- * only denied writes, see sandbox-view.ts). Made at create, or at
+ * only denied writes, see ../workspace-view.ts). Made at create, or at
  * the first sandboxed exec of a workspace that has none yet (one created without the sandbox,
  * or before this runtime made them), and brought up to date with the user's repository before
- * every sandboxed exec (git-sync-in.ts).
+ * every sandboxed exec (sync-in.ts).
  */
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_GIT_TIMEOUT_MS, type RuntimeOptions } from "../options.ts";
-import { closeDescriptor } from "../platform/directory.ts";
-import { isLinux } from "../platform/os.ts";
-import { writeTransaction, type Store } from "../store/db.ts";
-import { getWorkspace, updateWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
-import { openRoot, RootProblem } from "./confinement.ts";
-import { prepareGit } from "./git-sync-in.ts";
-import { releasePrivateGit } from "./git-sync-release.ts";
-import type { GitSyncContext } from "./git-sync-state.ts";
-import { isolationProblem, requestedIsolation } from "./isolation.ts";
-import type { Ownership } from "./owner.ts";
-import { refusalOf } from "./refusals.ts";
+import { DEFAULT_GIT_TIMEOUT_MS, type RuntimeOptions } from "../../options.ts";
+import { closeDescriptor } from "../../platform/directory.ts";
+import { isLinux } from "../../platform/os.ts";
+import { writeTransaction, type Store } from "../../store/db.ts";
+import { getWorkspace, updateWorkspace, type WorkspaceRecord } from "../../store/workspaces.ts";
+import { openRoot, RootProblem } from "../../workspace/confinement.ts";
+import { prepareGit } from "./sync-in.ts";
+import { releasePrivateGit } from "./sync-release.ts";
+import type { GitSyncContext } from "./sync-state.ts";
+import { isolationProblem } from "../isolation.ts";
+import { requestedIsolation } from "../settings.ts";
+import type { Ownership } from "../../workspace/owner.ts";
+import { refusalOf } from "../../workspace/refusals.ts";
 import { enclosedSubmodules, hasPrivateGit, legacyAdoptedGit, privateGitPaths, userGitOf } from "./private-git.ts";
 
 /** A sandboxed exec's git, once prepared: the workspace's and the user's git dirs, and the submodule paths kept from the workload. */
@@ -99,7 +100,7 @@ export function sandboxGitOf(home: string, record: WorkspaceRecord): GitSyncCont
  * For destroy, once the checkout is gone (what fills a disk is most often the workload's build
  * output there) and before the storage goes: what the workspace committed is brought into the
  * user's repository, the namespace released, the private git dir removed, so that no sync
- * still under way brings anything back afterwards (git-sync-release.ts releasePrivateGit).
+ * still under way brings anything back afterwards (sync-release.ts releasePrivateGit).
  */
 export function releaseSandboxGit(ctx: GitSyncContext | null): void {
   if (ctx) releasePrivateGit(ctx);

@@ -9,10 +9,10 @@
  */
 import { realpathSync } from "node:fs";
 import type { Database } from "bun:sqlite";
-import { tolerating } from "../platform/errno.ts";
-import { listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
-import { GitError, gitRead } from "./git.ts";
-import { isInside } from "./paths.ts";
+import { tolerating } from "../../platform/errno.ts";
+import { listWorkspaces, type WorkspaceRecord } from "../../store/workspaces.ts";
+import { GitError, gitRead } from "../../workspace/git.ts";
+import { isInside } from "../../workspace/paths.ts";
 
 /**
  * Why `source` (a real path) may not be a create's source, or null. A repeated create of

@@ -7,15 +7,15 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { logLine } from "../log/runtime-log.ts";
-import { PATH_MISSING, tolerating } from "../platform/errno.ts";
-import { GitError, gitCapture } from "./git.ts";
-import { runInJail } from "./git-jail.ts";
-import { publishChanges } from "./git-sync-out.ts";
-import { fileIdentity, jailBound, privateSide, readState, settingsOf, userSide, withGitLock, writeState, type GitSyncContext, type SyncState } from "./git-sync-state.ts";
-import { removeOwnedTree } from "./owned-tree.ts";
+import { logLine } from "../../log/runtime-log.ts";
+import { PATH_MISSING, tolerating } from "../../platform/errno.ts";
+import { GitError, gitCapture } from "../../workspace/git.ts";
+import { runInJail } from "./jail.ts";
+import { publishChanges } from "./sync-out.ts";
+import { fileIdentity, jailBound, privateSide, readState, settingsOf, userSide, withGitLock, writeState, type GitSyncContext, type SyncState } from "./sync-state.ts";
+import { removeOwnedTree } from "../../workspace/owned-tree.ts";
 import { hasPrivateGit, makePrivateGit } from "./private-git.ts";
-import { gitlinksOf } from "./repo.ts";
+import { gitlinksOf } from "../../workspace/repo.ts";
 
 /** The refs carried from the user into P. */
 const SYNCED = /^refs\/(heads|tags|remotes)\//;

@@ -6,19 +6,13 @@
  * show so) is refused before anything is launched, naming what was recorded. One edited option,
  * or a second configured runtime, cannot unsandbox the agent.
  */
-import type { RuntimeOptions } from "../options.ts";
-import type { RecordedIsolation, WorkspaceRecord } from "../store/workspaces.ts";
-import { isInside } from "./paths.ts";
-import { WorkspaceRefused } from "./refusals.ts";
+import type { WorkspaceRecord } from "../store/workspaces.ts";
+import { isInside } from "../workspace/paths.ts";
+import { WorkspaceRefused } from "../workspace/refusals.ts";
+import type { RecordedIsolation } from "./settings.ts";
 
 /** The request asks for less isolation than the workspace keeps. */
 export class LessIsolation extends WorkspaceRefused {}
-
-/** What `options` asks for, in the form a workspace records. */
-export function requestedIsolation(options: Pick<RuntimeOptions, "isolation" | "network" | "sandboxReadOnly" | "sandboxReadWrite">): RecordedIsolation {
-  if (options.isolation !== "sandbox") return { isolation: "none" };
-  return { isolation: "sandbox", network: options.network, sandboxReadOnly: [...options.sandboxReadOnly], sandboxReadWrite: [...options.sandboxReadWrite] };
-}
 
 /** `isolation "sandbox" (network "host", sandboxReadOnly [...], sandboxReadWrite [...])`, for messages. */
 export function describeIsolation(isolation: RecordedIsolation): string {

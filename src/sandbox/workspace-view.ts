@@ -8,12 +8,12 @@
 import { existsSync } from "node:fs";
 import type { RuntimeOptions } from "../options.ts";
 import { isLinux } from "../platform/os.ts";
-import { placesInView, type Overlay, type SandboxView } from "../platform/sandbox.ts";
+import { placesInView, type Overlay, type SandboxView } from "./view.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
-import type { OpenRoot } from "./confinement.ts";
-import { isInside } from "./paths.ts";
-import { submodulePins, untrustedDotGit, workloadOverlays, type UserGit } from "./private-git.ts";
-import type { PreparedGit } from "./sandbox-git.ts";
+import type { OpenRoot } from "../workspace/confinement.ts";
+import { isInside } from "../workspace/paths.ts";
+import { submodulePins, untrustedDotGit, workloadOverlays, type UserGit } from "./git/private-git.ts";
+import type { PreparedGit } from "./git/sandbox-git.ts";
 
 /**
  * The view for `record`, whose root was just proven to be `root`. What is bound from the

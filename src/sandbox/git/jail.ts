@@ -6,9 +6,11 @@
  * stdout, which callers parse as ref values only, or, for a fetch into the user's repository,
  * a pack the receiving git checks (fetch.fsckObjects).
  */
-import { lazyChildProcess } from "../platform/lazy.ts";
-import { bwrapArguments, filesToShow, sandboxTool, type Overlay, type SandboxView } from "../platform/sandbox.ts";
-import { gitPath } from "./git-environment.ts";
+import { lazyChildProcess } from "../../platform/lazy.ts";
+import { bwrapArguments } from "../bwrap.ts";
+import { filesToShow, type Overlay, type SandboxView } from "../view.ts";
+import { sandboxTool } from "../tool.ts";
+import { gitPath } from "../../workspace/git-environment.ts";
 import { objectOverlays, USER_OBJECTS, type PrivateGitPaths, type UserGit } from "./private-git.ts";
 
 /** The jail's whole environment: no variable of the daemon's reaches what P's config runs. */

@@ -1,5 +1,5 @@
 /**
- * What the wrapper and the sandbox init (sandbox-init.ts, inside the Linux sandbox)
+ * What the wrapper and the sandbox init (init.ts, inside the Linux sandbox)
  * say to each other on the init's control socket, one JSON object per line:
  *
  *   wrapper → init  SandboxRequest            what to run, where, with which env
@@ -12,6 +12,16 @@
  * workload's pid stays the workload (alive or zombie) while the wrapper looks it up.
  */
 
+/**
+ * Descriptor numbers in bwrap (and in the sandbox init after it), set by the spawn's stdio
+ * array. bwrap closes `root` once it is mounted and `init` once it is copied; only the
+ * sandbox init inherits the others (stdin, stdout and stderr in pipes mode only).
+ */
+export const SANDBOX_FDS = { control: 3, root: 4, init: 5, stdin: 6, stdout: 7, stderr: 8 } as const;
+
+/** Where the sandbox init's script is, inside the sandbox (bwrap copies it from SANDBOX_FDS.init). */
+export const SANDBOX_INIT_PATH = "/.paseo-sandbox-init.ts";
+
 /** The workload, as the wrapper resolved and checked it. */
 export interface SandboxRequest {
   type: "run";
@@ -23,7 +33,7 @@ export interface SandboxRequest {
   cwd: string;
   cwdIdentity: string;
   /**
-   * Binds whose source the wrapper looked at before bwrap resolved its path (platform/sandbox.ts
+   * Binds whose source the wrapper looked at before bwrap resolved its path (mount-plan.ts
    * keptInPlace): each target, inside, must be that very entry (`device:inode`), or nothing starts.
    */
   pinned: { path: string; identity: string }[];

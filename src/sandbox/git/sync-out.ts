@@ -2,7 +2,7 @@
  * After each sandboxed exec, before its `exit` is written (syncOut): every branch, tag and stash
  * the workload changed in the private git dir (P), and a detached HEAD, are fetched into the
  * user's repository under refs/paseo-host-runtime/workspaces/<key>/, where the operator sees
- * them; then the branch policy (git-branch-policy.ts) moves the user's branches it may.
+ * them; then the branch policy (branch-policy.ts) moves the user's branches it may.
  *
  * Bounded whatever the workload made: one fetch, one listing and one ref transaction per sync,
  * at most PUBLISH_CAP refs fetched per sync (the rest stay in P, are counted in the state file
@@ -11,13 +11,13 @@
  */
 import { lstatSync, mkdirSync, opendirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { logLine } from "../log/runtime-log.ts";
-import { hasErrno, PATH_MISSING } from "../platform/errno.ts";
-import { moveBranches } from "./git-branch-policy.ts";
-import { GitError } from "./git.ts";
-import { uploadPackCommand } from "./git-jail.ts";
-import { namespaceOf, OBJECT_ID, readPrivateSide, readState, userGit, withGitLock, writeState, type GitSyncContext, type PrivateSide, type SyncState } from "./git-sync-state.ts";
-import { removeOwnedTree } from "./owned-tree.ts";
+import { logLine } from "../../log/runtime-log.ts";
+import { hasErrno, PATH_MISSING } from "../../platform/errno.ts";
+import { moveBranches } from "./branch-policy.ts";
+import { GitError } from "../../workspace/git.ts";
+import { uploadPackCommand } from "./jail.ts";
+import { namespaceOf, OBJECT_ID, readPrivateSide, readState, userGit, withGitLock, writeState, type GitSyncContext, type PrivateSide, type SyncState } from "./sync-state.ts";
+import { removeOwnedTree } from "../../workspace/owned-tree.ts";
 import { hasPrivateGit } from "./private-git.ts";
 
 /** The refs of P brought into the user's repository's namespace when the workload changed them. */
@@ -160,7 +160,7 @@ function refStorageOf(dir: string): string {
 /**
  * Fetches the objects of `values` (ref values read from P) into the user's repository, writing
  * no ref: the caller writes the refs it decided on. The runtime writes the values as the only
- * refs the jailed upload-pack advertises (git-jail.ts), each once, so the fetch asks for each
+ * refs the jailed upload-pack advertises (jail.ts), each once, so the fetch asks for each
  * by its id, however many refs share it. Null when done, else what went wrong.
  */
 export function fetchObjects(ctx: GitSyncContext, values: readonly string[]): string | null {

@@ -3,11 +3,11 @@
  * bwrap's own init, which reaps orphans). It starts the workload and tells the wrapper, over
  * its control socket, exactly how it ended: bwrap itself reports a death by signal n only as
  * status 128+n, so exit 143 and SIGTERM would look alike. The conversation is in
- * sandbox-protocol.ts.
+ * init-protocol.ts.
  *
  * This file is not part of the runtime's bundle: the bundle holds its text, bwrap copies it
  * into the sandbox (SANDBOX_INIT_PATH), and the runtime's embedded engine runs it there
- * (`BUN_BE_BUN=1 <runtime> <that file> init FD`, see sandboxed.ts), which starts in about half
+ * (`BUN_BE_BUN=1 <runtime> <that file> init FD`, see launch.ts), which starts in about half
  * the time the whole runtime takes. So it stays self-contained: node:fs and bun:ffi only (type
  * imports are erased), its errno checks written out rather than taken from platform/errno.ts.
  * In PTY mode it runs a second time, as `exec FD`: the stage that takes the terminal's
@@ -15,7 +15,7 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, writeSync, type BigIntStats } from "node:fs";
 import { dlopen, FFIType, read, type Pointer } from "bun:ffi";
-import type { SandboxReport, SandboxRequest } from "./sandbox-protocol.ts";
+import type { SandboxReport, SandboxRequest } from "./init-protocol.ts";
 
 /** The largest line either side sends (a request carries the envelope's env). */
 const MAX_LINE = 8 * 1024 * 1024;

@@ -19,10 +19,10 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { logLine } from "../log/runtime-log.ts";
-import { PATH_MISSING, tolerating } from "../platform/errno.ts";
-import { GitError, gitCapture } from "./git.ts";
-import { fileIdentity, namespaceOf, refLines, settingsOf, userGit, type GitSyncContext, type SyncState } from "./git-sync-state.ts";
+import { logLine } from "../../log/runtime-log.ts";
+import { PATH_MISSING, tolerating } from "../../platform/errno.ts";
+import { GitError, gitCapture } from "../../workspace/git.ts";
+import { fileIdentity, namespaceOf, refLines, settingsOf, userGit, type GitSyncContext, type SyncState } from "./sync-state.ts";
 import { readHead } from "./private-git.ts";
 
 /** Each branch moved or kept gets a log line of its own up to this many per sync; the rest are counted in one line. */

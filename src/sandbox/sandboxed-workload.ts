@@ -1,18 +1,16 @@
 /**
  * The wrapper's side of a Linux sandbox. What was spawned is bwrap; the workload is the
- * sandbox init's child (sandbox-init.ts), found on the host from the init's reports,
+ * sandbox init's child (init.ts), found on the host from the init's reports,
  * and its exact end (exit code, or the signal that killed it) comes from the init too.
  */
 import type { Subprocess } from "bun";
 import { writeSync } from "node:fs";
 import { PEER_GONE, tolerating } from "../platform/errno.ts";
-import { holdsPid, identityOfProcess, isSameProcess, readProcess, type ProcessIdentity } from "../platform/process.ts";
-import { explainSandboxFailure, findInSandbox, SANDBOX_FDS, SANDBOX_INIT_PATH } from "../platform/sandbox.ts";
+import { findInSandbox, holdsPid, identityOfProcess, isSameProcess, readProcess, type ProcessIdentity } from "../platform/process.ts";
 import { realtimeSignals } from "../platform/libc/processes.ts";
 import { isSignalName } from "../platform/signals.ts";
-import type { SandboxReport, SandboxRequest } from "./sandbox-protocol.ts";
-// @ts-expect-error: a text import (the bundle embeds the file's text, not its code): see sandbox-init.ts.
-import INIT_SOURCE from "./sandbox-init.ts" with { type: "text" };
+import { SANDBOX_FDS, type SandboxReport, type SandboxRequest } from "./init-protocol.ts";
+import { explainSandboxFailure } from "./tool.ts";
 
 /** The sandbox refused to start the workload (bwrap failed, the program is missing inside…): nothing ran; `code` as the wrapper exits. */
 export class SandboxRefused extends Error {
@@ -22,19 +20,6 @@ export class SandboxRefused extends Error {
   ) {
     super(message);
   }
-}
-
-/** sandbox-init.ts's text, which bwrap copies into the sandbox at SANDBOX_INIT_PATH. */
-export const SANDBOX_INIT_SOURCE = INIT_SOURCE as string;
-
-/**
- * How bwrap starts the sandbox init: this binary's embedded engine running sandbox-init.ts,
- * with no .env, bunfig or auto-install, talking on SANDBOX_FDS.control. Its env is its own (the
- * workload's travels on the control socket).
- */
-export function sandboxInitCommand(): { argv: string[]; env: Record<string, string> } {
-  const flags = ["--no-env-file", "--config=/dev/null", "--no-install"];
-  return { argv: [process.execPath, ...flags, SANDBOX_INIT_PATH, "init", String(SANDBOX_FDS.control)], env: { BUN_BE_BUN: "1" } };
 }
 
 /** How long release waits for the sandbox's pid namespace to be gone once bwrap exited. */

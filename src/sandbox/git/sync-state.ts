@@ -8,13 +8,13 @@
  */
 import { closeSync, existsSync, lstatSync, openSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { logLine } from "../log/runtime-log.ts";
-import { hasErrno, PATH_MISSING, tolerating } from "../platform/errno.ts";
-import { tryLockExclusive } from "../platform/libc/locks.ts";
-import type { GitSettings } from "./git-environment.ts";
-import { gitCapture } from "./git.ts";
-import { runInJail } from "./git-jail.ts";
-import { workspaceKey } from "./paths.ts";
+import { logLine } from "../../log/runtime-log.ts";
+import { hasErrno, PATH_MISSING, tolerating } from "../../platform/errno.ts";
+import { tryLockExclusive } from "../../platform/libc/locks.ts";
+import type { GitSettings } from "../../workspace/git-environment.ts";
+import { gitCapture } from "../../workspace/git.ts";
+import { runInJail } from "./jail.ts";
+import { workspaceKey } from "../../workspace/paths.ts";
 import { readHead, type PrivateGitPaths, type UserGit } from "./private-git.ts";
 
 /** One workspace's git, as the syncs see it. */
