@@ -30,6 +30,8 @@ import { releaseDirectories, type LaunchPlan } from "./plan.ts";
 import { ProgramError } from "./program.ts";
 import { finishRecord, recordLeader, whileReserved } from "./record.ts";
 import { mark } from "../trace.ts";
+import { openEgress } from "../sandbox/network/egress.ts";
+import { logLine } from "../log/runtime-log.ts";
 
 /** How pipes.ts and pty.ts want the child's stdio: inherited descriptors, or a fresh terminal. */
 type StdioShape = { stdio: ["inherit", "inherit", "inherit"]; detached: true } | { terminal: Bun.TerminalOptions };
@@ -168,6 +170,10 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
   const spawn = () => Bun.spawn([plan.program, ...plan.argv.slice(1)], { ...spawnOptions, cwd: spawnDirectory(plan.cwdFd) } as Parameters<typeof Bun.spawn>[1]);
   let proc: Subprocess | undefined;
   try {
+    // The way out first: its socket must exist for bwrap to show it, and the workload must never run without it.
+    if (sandbox.egress) sandbox.egress.opened = await openEgress(sandbox.egress.plan).catch((error: Error) => {
+      throw new ProgramError(`the sandbox's network policy could not be set up (${error.message}); nothing was launched`, 1);
+    });
     if (plan.cgroup) {
       if (plan.origin === null) throw new Error("this process's own cgroup is not visible");
       const [cgroup, origin] = [plan.cgroup, plan.origin.dir];
@@ -182,6 +188,7 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
     if (plan.cgroup && proc) plan.cgroup.kill();
     proc?.kill("SIGKILL");
     proc?.terminal?.close();
+    await closeEgress(plan);
     if (error instanceof ProgramError) throw error;
     throw launchFailed(plan, error);
   } finally {
@@ -208,6 +215,7 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
     if (plan.cgroup) await plan.cgroup.end(0).catch((cleanup: Error) => diagnose(`cannot end the cgroup of a failed launch: ${cleanup.message}`));
     group?.close();
     bwrap.terminal?.close();
+    await closeEgress(plan);
     finishRecord(plan);
     plan.cgroup?.remove();
     if (error instanceof ProgramError) throw error;
@@ -218,4 +226,13 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
   workload.confirmed();
   const base = plan.cgroup ?? new GroupScope(leader, { handle: group });
   return { proc: workload, leader, scope: new SandboxScope(workload, base, group), mayForward: () => workload.mayForward() };
+}
+
+/** The execution's way out under an allowlist, closed once its workload ended (or never started); a failure to close is logged (stderr may be the workload's by then), not thrown. */
+export async function closeEgress(plan: LaunchPlan): Promise<void> {
+  const egress = plan.sandbox?.egress;
+  if (!egress?.opened) return;
+  const opened = egress.opened;
+  egress.opened = null;
+  await opened.close().catch((error: Error) => logLine("error", "net-error", { message: `the sandbox's network proxy did not close cleanly: ${error.message}` }));
 }

@@ -9,11 +9,18 @@ import type { Store } from "../store/db.ts";
 import type { CgroupScope, Origin } from "../containment/cgroup-scope.ts";
 import type { SandboxRequest } from "../sandbox/init-protocol.ts";
 import type { GitSyncContext } from "../sandbox/git/sync-state.ts";
+import type { Egress, EgressPlan } from "../sandbox/network/egress.ts";
 
 /** A descriptor the spawn hands to the child at its index (Bun.spawn's stdio array). */
 type SpawnStdio = "inherit" | "ignore" | "pipe" | number;
 /** Bun.spawn's stdio array: fds 0–2, then any further descriptors. */
 export type SpawnStdioArray = [SpawnStdio, SpawnStdio, SpawnStdio, ...SpawnStdio[]];
+
+/** Under a network allowlist: where its proxy will be, and once launched the open proxy (closed when the workload ended). */
+export interface SandboxEgress {
+  plan: EgressPlan;
+  opened: Egress | null;
+}
 
 /** Everything validated before launch: nothing here has started a process. */
 export interface LaunchPlan {
@@ -43,7 +50,7 @@ export interface LaunchPlan {
    * is only a different program and argv). `git`: the workspace's private git dir, whose
    * changes reach the user's repository once the sandbox ended, before `eof` and `exit`.
    */
-  sandbox: { request: SandboxRequest; stdio: SpawnStdioArray; held: number[]; git: GitSyncContext | null } | null;
+  sandbox: { request: SandboxRequest; stdio: SpawnStdioArray; held: number[]; git: GitSyncContext | null; egress: SandboxEgress | null } | null;
   /** Start time of this wrapper: the workload cannot be older. */
   wrapperStartTicks: number;
   /** The execution's own cgroup (made, recorded, empty), or null under process-group containment. */

@@ -20,15 +20,16 @@ import { closeDescriptor, identityOf, openDirectory } from "../platform/director
 import { duplicateDescriptor, memoryFile } from "../platform/libc/descriptors.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { ownershipOf, type Ownership } from "../workspace/owner.ts";
-import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
+import { checkRelativePath, joinInside, openInside, storageDir } from "../workspace/paths.ts";
 import { sandboxView } from "../sandbox/workspace-view.ts";
 import { gitForExec, type PreparedGit } from "../sandbox/git/sandbox-git.ts";
 import { requireIsolation } from "../sandbox/isolation.ts";
-import { requestedIsolation } from "../sandbox/settings.ts";
+import { isAllowlist, requestedIsolation } from "../sandbox/settings.ts";
+import { EGRESS_PORT, EGRESS_SOCKET, egressEnvironment, planEgress } from "../sandbox/network/egress.ts";
 import { userGitOf } from "../sandbox/git/private-git.ts";
 import { helperFiles, helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
-import { releaseDirectories, type LaunchPlan, type SpawnStdioArray } from "./plan.ts";
+import { releaseDirectories, type LaunchPlan, type SandboxEgress, type SpawnStdioArray } from "./plan.ts";
 import { finishRecord, recordRefusal, reserveRecord } from "./record.ts";
 import type { SandboxRequest } from "../sandbox/init-protocol.ts";
 import { SANDBOX_INIT_SOURCE, sandboxInitCommand } from "../sandbox/launch.ts";
@@ -90,6 +91,7 @@ interface SandboxedAt {
   cwd: { path: string; fd: number };
   options: RuntimeOptions;
   git: PreparedGit | null;
+  execId: string;
 }
 
 /**
@@ -98,14 +100,18 @@ interface SandboxedAt {
  * helper) when the system directories do not already.
  */
 function sandboxed(at: SandboxedAt) {
-  const { launch, tool, mode, home, record, root, cwd, options, git } = at;
+  const { launch, tool, mode, home, record, root, cwd, options, git, execId } = at;
   const view = sandboxView(home, record, root, options, git, userGitOf(record, root.seen.gitdir));
   view.readOnly.push(...filesToShow(isLinux ? [process.execPath, ...launch.files()] : launch.files(), view));
+  const egress = egressOf(options, home, record.workspaceId, execId);
+  if (egress) view.overlays = [...(view.overlays ?? []), { source: egress.plan.socketPath, target: EGRESS_SOCKET, writable: true }];
   const spawned = sandboxLaunch(launch, view, tool, sandboxInitCommand());
   if (!isLinux) return { launch: spawned, sandbox: null };
   const syncOut = git?.ctx ?? null;
   const stdio = mode === "pipes" ? ([SANDBOX_FDS.stdin, SANDBOX_FDS.stdout, SANDBOX_FDS.stderr] as [number, number, number]) : null;
-  const request: SandboxRequest = { type: "run", mode, program: launch.program, argv: launch.argv, env: launch.env, cwd: cwd.path, cwdIdentity: identityOf(cwd.fd), pinned: keptInPlace(view), stdio };
+  const env = egress ? { ...launch.env, ...egressEnvironment() } : launch.env;
+  const forward = egress ? { port: EGRESS_PORT, socket: EGRESS_SOCKET } : null;
+  const request: SandboxRequest = { type: "run", mode, program: launch.program, argv: launch.argv, env, cwd: cwd.path, cwdIdentity: identityOf(cwd.fd), pinned: keptInPlace(view), stdio, egress: forward };
   const held: number[] = [];
   try {
     let bound = root.fd;
@@ -113,16 +119,27 @@ function sandboxed(at: SandboxedAt) {
     const script = memoryFile("paseo-sandbox-init", SANDBOX_INIT_SOURCE);
     held.push(script);
     // Index = descriptor number in bwrap (SANDBOX_FDS).
-    if (mode === "pty") return { launch: spawned, sandbox: { request, stdio: ["inherit", "inherit", "inherit", "pipe", bound, script] as SpawnStdioArray, held, git: syncOut } };
+    if (mode === "pty") return { launch: spawned, sandbox: { request, stdio: ["inherit", "inherit", "inherit", "pipe", bound, script] as SpawnStdioArray, held, git: syncOut, egress } };
     // Pipes: bwrap's own stdio is /dev/null and a pipe for its messages; the daemon's fds 0-2 go
     // to the init alone (as duplicates: the spawn replaces 0-2 before it would copy them).
     const copies = [0, 1, 2].map(duplicateDescriptor);
     held.push(...copies);
-    return { launch: spawned, sandbox: { request, stdio: ["ignore", "ignore", "pipe", "pipe", bound, script, ...copies] as SpawnStdioArray, held, git: syncOut } };
+    return { launch: spawned, sandbox: { request, stdio: ["ignore", "ignore", "pipe", "pipe", bound, script, ...copies] as SpawnStdioArray, held, git: syncOut, egress } };
   } catch (error) {
     for (const fd of held) closeDescriptor(fd);
     throw error;
   }
+}
+
+/**
+ * Under a network allowlist, where the execution's proxy will be (it starts at launch, before
+ * the sandbox): Linux only. macOS's sandbox has no network namespace of its own, so there an
+ * allowlist cannot hold by construction: refused, never run with another network.
+ */
+function egressOf(options: RuntimeOptions, home: string, workspaceId: string, execId: string): SandboxEgress | null {
+  if (!isAllowlist(options.network)) return null;
+  if (!isLinux) throw new ProgramError(`options.network {"allow": [...]} needs a network namespace of the sandbox's own (Linux); this platform's sandbox cannot confine a workload to an allowlist: use "none" or "host"; nothing was launched`, 1);
+  return { plan: planEgress(storageDir(home, workspaceId), execId, options.network.allow), opened: null };
 }
 
 /**
@@ -194,7 +211,7 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
     try {
       const resolved = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
       const { launch, sandbox } = tool
-        ? sandboxed({ launch: resolved, tool, mode: envelope.stdio.kind, home: store.home, record, root, cwd: { path: cwd, fd: cwdFd }, options, git })
+        ? sandboxed({ launch: resolved, tool, mode: envelope.stdio.kind, home: store.home, record, root, cwd: { path: cwd, fd: cwdFd }, options, git, execId })
         : { launch: resolved, sandbox: null };
       held = sandbox?.held ?? [];
       const { program, argv, env } = launch;

@@ -7,7 +7,7 @@ import { exitBySignal, type ExitStatus } from "../protocol/index.ts";
 import type { EventWriter } from "./events.ts";
 import { releaseDirectories, type LaunchPlan } from "./plan.ts";
 import { PreLaunchProtocolError } from "./program.ts";
-import type { Launched } from "./launch.ts";
+import { closeEgress, type Launched } from "./launch.ts";
 import { finishRecord } from "./record.ts";
 import { syncOut } from "../sandbox/git/sync-out.ts";
 import { logLine } from "../log/runtime-log.ts";
@@ -58,6 +58,7 @@ export async function finishWorkload(plan: LaunchPlan, launched: Launched, event
   mark("leader reaped");
   const outcome = outcomeOf(launched);
   await launched.scope.end(LEFTOVER_GRACE_MS).catch((error: Error) => events.error(error.message));
+  await closeEgress(plan);
   if (beforeEof) await beforeEof().catch((error: Error) => events.error(error.message));
   if (plan.sandbox?.git) bringGitBack(plan.sandbox.git);
   mark("scope ended");

@@ -15,7 +15,8 @@ export const BWRAP_PACKAGE = "bubblewrap";
  *   monitor, its init and the command).
  * - `--unshare-pid`: its own pid namespace, so no host process is visible; bwrap's init is
  *   pid 1 and reaps orphans. `--unshare-ipc`: no host SysV IPC or POSIX message queues.
- *   `--unshare-net` with network "none": only a loopback interface of its own.
+ *   `--unshare-net` with any network but "host": only a loopback interface of its own (an
+ *   allowlist reaches the proxy through a socket shown inside, network/egress.ts).
  * - `--cap-drop ALL`: when the daemon runs as root, bwrap would otherwise leave the command
  *   its capabilities (uid 0 stays, but with no capability and no way to regain one).
  * - `--chdir /`: bwrap's own working directory inside; the init starts the workload in the
@@ -23,7 +24,7 @@ export const BWRAP_PACKAGE = "bubblewrap";
  */
 export function bwrapArguments(view: SandboxView): string[] {
   const args = ["--die-with-parent", "--unshare-pid", "--unshare-ipc"];
-  if (view.network === "none") args.push("--unshare-net");
+  if (view.network !== "host") args.push("--unshare-net");
   args.push("--cap-drop", "ALL", "--chdir", "/");
   for (const step of mountPlan(view)) args.push(...bwrapStep(step));
   return args;

@@ -8,13 +8,14 @@
  * This file is not part of the runtime's bundle: the bundle holds its text, bwrap copies it
  * into the sandbox (SANDBOX_INIT_PATH), and the runtime's embedded engine runs it there
  * (`BUN_BE_BUN=1 <runtime> <that file> init FD`, see launch.ts), which starts in about half
- * the time the whole runtime takes. So it stays self-contained: node:fs and bun:ffi only (type
+ * the time the whole runtime takes. So it stays self-contained: node:fs, node:net and bun:ffi only (type
  * imports are erased), its errno checks written out rather than taken from platform/errno.ts.
  * In PTY mode it runs a second time, as `exec FD`: the stage that takes the terminal's
  * foreground and execs into the workload.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, writeSync, type BigIntStats } from "node:fs";
 import { dlopen, FFIType, read, type Pointer } from "bun:ffi";
+import { connect, createServer } from "node:net";
 import type { SandboxReport, SandboxRequest } from "./init-protocol.ts";
 
 /** The largest line either side sends (a request carries the envelope's env). */
@@ -90,6 +91,7 @@ async function init(control: number): Promise<number> {
   const request = JSON.parse(line) as SandboxRequest;
   let workload;
   try {
+    if (request.egress) await forwardEgress(request.egress);
     workload = await start(request);
   } catch (error) {
     const code = error instanceof LaunchError ? error.code : 1;
@@ -105,6 +107,26 @@ async function init(control: number): Promise<number> {
   send(control, { type: "exited", code: signal === null ? workload.exitCode : null, signal } satisfies SandboxReport);
   reader.next();
   return 0;
+}
+
+/**
+ * Under a network allowlist: the sandbox's own loopback `port` forwarded to the policy proxy's
+ * socket (shown at `socket`), for as long as the init lives, listening before the workload
+ * starts. The sandbox's network namespace has nothing else: this is its only way out.
+ */
+async function forwardEgress(egress: { port: number; socket: string }): Promise<void> {
+  const server = createServer({ allowHalfOpen: true }, (client) => {
+    const upstream = connect({ path: egress.socket, allowHalfOpen: true });
+    client.pipe(upstream);
+    upstream.pipe(client);
+    // A reset or error on one side ends the other: there is nothing left to carry for it.
+    client.on("error", () => upstream.destroy());
+    upstream.on("error", () => client.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error) => reject(new LaunchError(`the network proxy's port ${egress.port} cannot be opened inside the sandbox: ${error.message}`, 1)));
+    server.listen(egress.port, "127.0.0.1", resolve);
+  });
 }
 
 /**

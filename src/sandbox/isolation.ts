@@ -9,7 +9,7 @@
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { isInside } from "../workspace/paths.ts";
 import { WorkspaceRefused } from "../workspace/refusals.ts";
-import type { RecordedIsolation } from "./settings.ts";
+import type { Network, RecordedIsolation } from "./settings.ts";
 
 /** The request asks for less isolation than the workspace keeps. */
 export class LessIsolation extends WorkspaceRefused {}
@@ -25,12 +25,25 @@ export function describeIsolation(isolation: RecordedIsolation): string {
 function weakerPart(recorded: RecordedIsolation, requested: RecordedIsolation): string | null {
   if (recorded.isolation === "none") return null;
   if (requested.isolation === "none") return 'isolation "none"';
-  if (recorded.network === "none" && requested.network !== "none") return `network ${JSON.stringify(requested.network)}`;
+  const network = widerNetwork(recorded.network, requested.network);
+  if (network !== null) return network;
   const writable = requested.sandboxReadWrite.find((path) => !shownBy(path, recorded.sandboxReadWrite));
   if (writable !== undefined) return `${JSON.stringify(writable)} read-write`;
   const visible = requested.sandboxReadOnly.find((path) => !shownBy(path, [...recorded.sandboxReadOnly, ...recorded.sandboxReadWrite]));
   if (visible !== undefined) return `${JSON.stringify(visible)} read-only`;
   return null;
+}
+
+/**
+ * What of the requested network reaches further than the recorded one, or null. From the
+ * narrowest: none, an allowlist, the host's; an allowlist is within another when each of its
+ * entries is one of the other's (compared as recorded: canonical spelling).
+ */
+function widerNetwork(recorded: Network, requested: Network): string | null {
+  if (recorded === "host" || requested === "none") return null;
+  if (requested === "host" || recorded === "none") return `network ${JSON.stringify(requested)}`;
+  const extra = requested.allow.find((entry) => !recorded.allow.includes(entry));
+  return extra === undefined ? null : `network allow entry ${JSON.stringify(extra)}, which the recorded allowlist does not have`;
 }
 
 /** `path` is one of `paths` or lies beneath one. */

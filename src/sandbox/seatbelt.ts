@@ -39,7 +39,8 @@ export function sandboxProfile(view: SandboxView, launch: Launch): string {
   for (const overlay of (view.overlays ?? []).filter((entry) => entry.source === entry.target)) {
     lines.push(`(${overlay.writable ? "allow" : "deny"} file-write* (subpath ${quote(overlay.source)}))`);
   }
-  if (view.network === "none") lines.push("(deny network*)");
+  // An allowlist is refused on macOS before a profile is made (sandboxed-workload.ts): no network namespace, no construction.
+  if (view.network !== "host") lines.push("(deny network*)");
   return lines.join("\n");
 }
 

@@ -3,16 +3,23 @@
  * `sandboxReadWrite`), and the form a workspace records them in: one schema, every type derived
  * from it. The option schema (options.ts), the record and its JSON column (store/workspaces.ts),
  * the `ls` view (operator/views.ts) and the "at least as confined" rule (isolation.ts) all read
- * them from here, so a new setting is written here once. A leaf: it imports nothing of the
- * project, so options.ts and the store can use it.
+ * them from here, so a new setting is written here once. Nearly a leaf: it imports only the
+ * allowlist's own schema (network/allowlist.ts, which imports nothing above it), so options.ts
+ * and the store can use it.
  */
 import * as v from "valibot";
 import { isAbsolute, normalize } from "node:path";
+import { allowSettingSchema } from "./network/allowlist.ts";
 
 /** How workloads are confined: not at all (the default), or inside the platform's sandbox. */
 const ISOLATIONS = ["none", "sandbox"] as const;
-/** A sandboxed workload's network: the host's, or none. */
+/** A sandboxed workload's network: the host's, none, or only what an allowlist names (through the policy proxy, network/). */
 const NETWORKS = ["host", "none"] as const;
+
+/** The network setting as a schema: one of NETWORKS, or `{"allow": [entries]}` (entries in canonical spelling). */
+function networkSchema(message?: (issue: v.BaseIssue<unknown>) => string) {
+  return v.union([v.picklist(NETWORKS), allowSettingSchema()], message);
+}
 
 /**
  * What a workspace keeps of the settings it was created with (store/workspaces.ts): no sandbox,
@@ -21,7 +28,7 @@ const NETWORKS = ["host", "none"] as const;
  */
 export const SandboxSettings = v.variant("isolation", [
   v.object({ isolation: v.literal("none") }),
-  v.object({ isolation: v.literal("sandbox"), network: v.picklist(NETWORKS), sandboxReadOnly: v.array(v.string()), sandboxReadWrite: v.array(v.string()) }),
+  v.object({ isolation: v.literal("sandbox"), network: networkSchema(), sandboxReadOnly: v.array(v.string()), sandboxReadWrite: v.array(v.string()) }),
 ]);
 
 /** The recorded settings: `{ isolation: "none" }`, or the sandbox with its network and paths. */
@@ -37,6 +44,20 @@ export type SandboxOptions = Omit<Sandboxed, "isolation"> & { isolation: Recorde
 type MustBe = (name: string, what: string) => (issue: v.BaseIssue<unknown>) => string;
 /** An option's schema, built the first time a map carries it (options.ts given). */
 type Given = <S extends v.GenericSchema>(build: () => S) => v.LazySchema<S>;
+
+/** The network option's message: an allow object's own issue (an entry's position and what a good one looks like) when it has one. */
+function networkMessage(mustBe: MustBe) {
+  const general = mustBe("network", `"host", "none" or {"allow": ["api.example.com", "*.example.org", "10.0.0.5:5432"]}`);
+  return (issue: v.BaseIssue<unknown>) => {
+    const inner = (issue.issues ?? []).find((entry) => entry.message.includes(".allow"));
+    return inner?.message ?? general(issue);
+  };
+}
+
+/** Whether `network` is an allowlist (the setting's object form). */
+export function isAllowlist(network: Network): network is Extract<Network, { allow: string[] }> {
+  return typeof network === "object";
+}
 
 /** A list of absolute, normalized paths (no `..`, `.`, `//` or trailing `/`), default []. */
 function absolutePaths(name: string, mustBe: MustBe) {
@@ -55,8 +76,8 @@ export function sandboxOptionEntries(given: Given, mustBe: MustBe) {
   return {
     /** `sandbox`: every workload runs under bubblewrap (macOS: sandbox-exec); `none` runs it as the daemon's user, unconfined. */
     isolation: v.optional(given(() => v.picklist(ISOLATIONS, mustBe("isolation", `"none" or "sandbox"`)))),
-    /** Under the sandbox: `host` shares the host's network, `none` gives the workload no network at all. */
-    network: v.optional(given(() => v.picklist(NETWORKS, mustBe("network", `"host" or "none"`)))),
+    /** Under the sandbox: `host` shares the host's network, `none` gives the workload no network at all, `{"allow": [...]}` only what the list names. */
+    network: v.optional(given(() => networkSchema(networkMessage(mustBe)))),
     /** Under the sandbox: more host paths the workload sees read-only, at the same path. */
     sandboxReadOnly: v.optional(given(() => absolutePaths("sandboxReadOnly", mustBe))),
     /** Under the sandbox: more host paths the workload sees read-write, at the same path. */
@@ -80,7 +101,8 @@ export function sandboxDefaults(given: GivenSandboxOptions): SandboxOptions {
 /** What `options` asks for, in the form a workspace records. */
 export function requestedIsolation(options: SandboxOptions): RecordedIsolation {
   if (options.isolation !== "sandbox") return { isolation: "none" };
-  return { isolation: "sandbox", network: options.network, sandboxReadOnly: [...options.sandboxReadOnly], sandboxReadWrite: [...options.sandboxReadWrite] };
+  const network = isAllowlist(options.network) ? { allow: [...options.network.allow] } : options.network;
+  return { isolation: "sandbox", network, sandboxReadOnly: [...options.sandboxReadOnly], sandboxReadWrite: [...options.sandboxReadWrite] };
 }
 
 /** The recorded settings of a sandboxed workspace as its JSON column holds them: every field but `isolation`, in the schema's order. */

@@ -37,11 +37,39 @@ export interface EgressStats {
 
 /** One execution's way out, open until `close`. */
 export interface Egress {
-  /** The proxy's socket on the host, to be shown at EGRESS_SOCKET. */
-  socketPath: string;
-  /** The proxy variables the workload gets (proxy-env.ts). */
-  env: Record<string, string>;
   close(): Promise<void>;
+}
+
+/** Where one execution's way out will be, decided before the sandbox's view is made. */
+export interface EgressPlan {
+  /** The proxy's socket on the host, shown inside at EGRESS_SOCKET. */
+  socketPath: string;
+  /** The workspace's storage, where the counts file is. */
+  dir: string;
+  execId: string;
+  /** The allowlist's entries, as recorded. */
+  allow: readonly string[];
+  /** A directory made for the socket because the storage's path is too long for one; removed at close. */
+  temporary: string | null;
+}
+
+/** The plan of execution `execId`'s way out in `dir` (the workspace's storage, made 0700 if need be). */
+export function planEgress(dir: string, execId: string, allow: readonly string[]): EgressPlan {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const name = `egress-${execId}.sock`;
+  const temporary = join(dir, name).length > SOCKET_PATH_MAX ? mkdtempSync(join(tmpdir(), "phr-egress-")) : null;
+  return { socketPath: join(temporary ?? dir, name), dir, execId, allow, temporary };
+}
+
+/** What the workload's environment gains under an allowlist (proxy-env.ts). */
+export function egressEnvironment(): Record<string, string> {
+  return proxyEnvironment(EGRESS_PORT);
+}
+
+/** The host a refusal names, without the port an HTTP authority carries (`[v6]:443` → `[v6]`). */
+function hostOf(refusal: RefusalEvent): string | null {
+  const suffix = `:${refusal.port}`;
+  return refusal.host !== null && refusal.port !== null && refusal.host.endsWith(suffix) ? refusal.host.slice(0, -suffix.length) : refusal.host;
 }
 
 /** The counts file of execution `execId` in `dir` (the workspace's storage). */
@@ -62,18 +90,10 @@ export function readEgressStats(dir: string, execId: string): EgressStats | null
   }
 }
 
-/**
- * Starts the proxy of execution `execId` for `allow` (entries as the setting recorded them),
- * its socket and counts in `dir` (made 0700 if need be; a temporary 0700 directory when the
- * socket's path would be too long).
- */
-export async function openEgress(options: { dir: string; execId: string; allow: readonly string[] }): Promise<Egress> {
-  mkdirSync(options.dir, { recursive: true, mode: 0o700 });
-  let socketDir = options.dir;
-  let temporary: string | null = null;
-  if (join(socketDir, `egress-${options.execId}.sock`).length > SOCKET_PATH_MAX) socketDir = temporary = mkdtempSync(join(tmpdir(), "phr-egress-"));
-  const socketPath = join(socketDir, `egress-${options.execId}.sock`);
-  const statsPath = egressStatsPath(options.dir, options.execId);
+/** Starts the proxy of `plan` (its socket, its counts): the sandbox can start once this returned. */
+export async function openEgress(plan: EgressPlan): Promise<Egress> {
+  const { socketPath, temporary } = plan;
+  const statsPath = egressStatsPath(plan.dir, plan.execId);
   const stats: EgressStats = { denied: 0, failed: 0, hosts: {} };
   let proxy: PolicyProxy | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -87,13 +107,13 @@ export async function openEgress(options: { dir: string; execId: string; allow: 
   const refused = (event: "net-denied" | "net-failed") => (refusal: RefusalEvent) => {
     if (event === "net-denied") stats.denied++;
     else stats.failed++;
-    logLine("warn", event, { host: refusal.host, port: refusal.port, address: refusal.address, protocol: refusal.protocol, reason: refusal.reason });
+    logLine("warn", event, { host: hostOf(refusal), port: refusal.port, address: refusal.address, protocol: refusal.protocol, reason: refusal.reason });
     changed();
   };
   rmSync(socketPath, { force: true });
   proxy = await startPolicyProxy({
     socketPath,
-    allowlist: compileAllowlist(options.allow),
+    allowlist: compileAllowlist(plan.allow),
     onDenied: refused("net-denied"),
     onFailure: refused("net-failed"),
     onConnection: changed,
@@ -101,8 +121,6 @@ export async function openEgress(options: { dir: string; execId: string; allow: 
   });
   save();
   return {
-    socketPath,
-    env: proxyEnvironment(EGRESS_PORT),
     close: async () => {
       if (timer) clearTimeout(timer);
       await proxy!.close();
