@@ -29,10 +29,10 @@ import {
   resolveCommitOrRemote,
   worktreeOnBranch,
   type RepoInfo,
+  adoptedGit,
 } from "./repo.ts";
 import { addWorktree } from "./worktree.ts";
 import { removeOwnedTree } from "./owned-tree.ts";
-import { adoptedGit } from "../sandbox/git/private-git.ts";
 
 /** What materialization needs from the create that runs it. */
 interface MaterializeContext {

@@ -1,4 +1,7 @@
 /** Questions about a git repository and the few ref changes a create makes in it. */
+import { lstatSync } from "node:fs";
+import { join } from "node:path";
+import type { WorkspaceDetails } from "../store/workspaces.ts";
 import type { GitSettings } from "./git-environment.ts";
 import { GitError, gitQuery, gitRead, gitRun, type ChildTracker } from "./git.ts";
 
@@ -140,4 +143,16 @@ export function gitlinksOf(listed: string): string[] {
     .filter((entry) => entry.startsWith("160000 "))
     .map((entry) => entry.slice(entry.indexOf("\t") + 1))
     .filter((path) => path !== "");
+}
+
+/**
+ * For an adopted directory at create: its git dirs when the directory is the top of a working
+ * tree (where its `.git` is), else null. What the sandbox's private git dir syncs with
+ * (sandbox/git/private-git.ts), recorded here so it is the record's word, never the checkout's.
+ */
+export function adoptedGit(root: string): WorkspaceDetails["git"] {
+  const info = repoInfo(root);
+  if (!info || info.toplevel !== root) return null;
+  const gitDir = gitRead(root, ["rev-parse", "--path-format=absolute", "--git-dir"]);
+  return { gitDir, commonDir: info.commonDir, dotGit: lstatSync(join(root, ".git")).isDirectory() ? "directory" : "file" };
 }

@@ -57,17 +57,6 @@ export function privateGitPaths(home: string, workspaceId: string): PrivateGitPa
 }
 
 /**
- * For an adopted directory at create: its git dirs when the directory is the top of a working
- * tree (where its `.git` is), else null (the sandbox shows no git there, as before).
- */
-export function adoptedGit(root: string): WorkspaceDetails["git"] {
-  const info = repoInfo(root);
-  if (!info || info.toplevel !== root) return null;
-  const gitDir = gitRead(root, ["rev-parse", "--path-format=absolute", "--git-dir"]);
-  return { gitDir, commonDir: info.commonDir, dotGit: lstatSync(join(root, ".git")).isDirectory() ? "directory" : "file" };
-}
-
-/**
  * The user's git dirs of a worktree or adopted workspace (`gitdir`: the worktree registration its
  * root was proven to name), or null when its checkout has none of the user's (a clone's or
  * copy's git dir is its own, and so is a `.git` made in an adopted directory that had none at
