@@ -7,6 +7,7 @@
  */
 import { ignoreSignal, realtimeSignals } from "../platform/libc/processes.ts";
 import { isSignalName, signalNumber } from "../platform/signals.ts";
+import { LIBRARY_MISSING, tolerating } from "../platform/errno.ts";
 
 /** What the daemon sends a pipes wrapper (SPEC §4): also all that the daemon-side `run` forwards. */
 export const DAEMON_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
@@ -69,12 +70,11 @@ export function forwardedSignals(mode: "pipes" | "pty"): NodeJS.Signals[] {
 
 /** SIG_IGN for what the engine cannot catch, so that they cannot kill the wrapper. */
 function ignoreUncatchable(): void {
-  try {
+  // libc cannot be loaded (dlopen): those signals keep their default action. Not said on fd 2,
+  // which may already be the workload's stderr to the daemon; nothing else depends on it.
+  tolerating(LIBRARY_MISSING, undefined, () => {
     for (const number of [...realtimeSignals(), ...UNCATCHABLE.map(signalNumber)]) if (number !== undefined) ignoreSignal(number);
-  } catch {
-    // libc cannot be loaded (dlopen): those signals keep their default action. Not said on fd 2,
-    // which may already be the workload's stderr to the daemon; nothing else depends on it.
-  }
+  });
 }
 
 type Deliver = (signal: NodeJS.Signals) => void;
