@@ -242,8 +242,9 @@ class Server {
       let events: ProcessEvent[];
       try {
         events = decoder.push(chunk);
-      } catch {
+      } catch (error) {
         // Broken events of the remote exec travel as they are: the local side judges them.
+        if (!(error instanceof ProtocolError)) throw error;
         this.#send(encodeMux(MuxType.DATA, Channel.EVENTS, chunk));
         return;
       }

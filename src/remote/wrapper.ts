@@ -24,6 +24,7 @@ import { diagnose, writeAll } from "../output.ts";
 import { printableLines } from "../printable.ts";
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { dup2 } from "../platform/libc/descriptors.ts";
+import { hasErrno, PEER_GONE } from "../platform/errno.ts";
 import { CONTROL_FD, Control, FrameDecoder, LimitError, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
 import { closeSync, openSync } from "node:fs";
 import { hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall } from "./context.ts";
@@ -373,8 +374,9 @@ class Session {
           at += n;
         }
       }
-    } catch {
+    } catch (error) {
       // fd 0 failing is the daemon going away; the workload's fate is decided by the remote side.
+      if (!hasErrno(error, PEER_GONE)) throw error;
     } finally {
       reader.releaseLock();
     }

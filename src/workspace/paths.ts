@@ -52,10 +52,17 @@ export function isInside(dir: string, path: string): boolean {
  * no NUL, not absolute, no `..` component. "" and "." mean the base itself.
  */
 export function checkRelativePath(path: string, what: string): void {
-  if (path.includes("\0")) throw new Error(`${what} must not contain a NUL byte`);
+  const problem = relativePathProblem(path, what);
+  if (problem !== null) throw new Error(problem);
+}
+
+/** What checkRelativePath refuses `path` for, or null when its shape is fine. */
+export function relativePathProblem(path: string, what: string): string | null {
+  if (path.includes("\0")) return `${what} must not contain a NUL byte`;
   // The path is not repeated back: it comes from a request or an envelope (outside input).
-  if (isAbsolute(path)) throw new Error(`${what} must be relative to the workspace, got an absolute path`);
-  if (path.split(/[\\/]+/).includes("..")) throw new Error(`${what} must stay inside the workspace, got a path with a ".." component`);
+  if (isAbsolute(path)) return `${what} must be relative to the workspace, got an absolute path`;
+  if (path.split(/[\\/]+/).includes("..")) return `${what} must stay inside the workspace, got a path with a ".." component`;
+  return null;
 }
 
 /**
