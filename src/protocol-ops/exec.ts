@@ -9,7 +9,7 @@ import { NotLaunched } from "../exec/program.ts";
 import { SignalForwarder } from "../exec/signals.ts";
 import { refuseUnreadEnvelope } from "../exec/events.ts";
 import { diagnose } from "../output.ts";
-import { readOptions } from "../options.ts";
+import { validOptions } from "../options.ts";
 import { LimitError, ProtocolError, type SpawnEnvelope } from "../protocol/index.ts";
 import { mark } from "../trace.ts";
 import { attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../log/call-log.ts";
@@ -51,13 +51,8 @@ export async function exec(invocation: Invocation): Promise<number> {
 
 /** The runtime log of the home the envelope's options select; bad options are prepareLaunch's to report. */
 function logTo(invocation: Invocation, envelope: SpawnEnvelope): void {
-  let options;
-  try {
-    options = readOptions(envelope.options);
-  } catch {
-    return;
-  }
-  attachExecLog(invocation, envelope, options);
+  const options = validOptions(envelope.options);
+  if (options !== null) attachExecLog(invocation, envelope, options);
 }
 
 /** Nothing was launched: log why, then answer like before (a NotLaunched's code, else thrown). */

@@ -4,7 +4,7 @@
  */
 import { lstatSync, readlinkSync } from "node:fs";
 import { closeDescriptor, openBeneath, openDirectory } from "../platform/directory.ts";
-import { errnoOf } from "../platform/errno.ts";
+import { errnoOf, hasErrno, PATH_MISSING } from "../platform/errno.ts";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { homeEntry } from "../store/home.ts";
 
@@ -121,8 +121,9 @@ function whyUnreachable(base: string, path: string, error: NodeJS.ErrnoException
       }
       if (!stat.isDirectory()) return i === parts.length ? `is not a directory in ${base}` : `goes through ${JSON.stringify(prefix)}, which is not a directory, in ${base}`;
     }
-  } catch {
-    // Changed while we looked: the kernel's answer below is all there is.
+  } catch (error) {
+    // Changed while we looked (gone, or no longer a symlink to read): the kernel's answer below is all there is.
+    if (!hasErrno(error, [...PATH_MISSING, "EINVAL", "ELOOP"])) throw error;
   }
   const code = errnoOf(error) ?? error.message;
   if (code === "ELOOP" || code === "ENOTDIR") return `cannot be opened in ${base} without following a symlink (${code}); it is being changed right now`;

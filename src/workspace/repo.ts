@@ -54,7 +54,9 @@ export function branchCommit(repo: string, name: string): string | null {
 function checkBranchName(repo: string, name: string, what: string): void {
   try {
     gitRead(repo, ["check-ref-format", "--branch", name]);
-  } catch {
+  } catch (error) {
+    // git refuses the name by exiting 128 ("fatal: '…' is not a valid branch name").
+    if (!(error instanceof GitError && error.exitCode === 128)) throw error;
     throw new Error(`${what} ${JSON.stringify(name)} is not a valid git branch name`);
   }
 }
