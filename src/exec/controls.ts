@@ -1,4 +1,5 @@
 import { describeDescriptor, type DescriptorKind } from "../platform/descriptor.ts";
+import { unlessPeerGone } from "../platform/errno.ts";
 import { CONTROL_FD, Control, EVENT_FD, FrameDecoder, MAX_FRAME_BYTES, ProtocolError } from "../protocol/index.ts";
 
 
@@ -84,8 +85,11 @@ export class ControlReader {
   async drain(): Promise<void> {
     this.#chunk = new Uint8Array(0);
     while (!this.#done) {
-      // A read error is the daemon's end going away: nothing is left to drain.
-      const { done } = await this.#reader.read().catch(() => ({ done: true }));
+      // A read error is the daemon's end going away (PEER_GONE): nothing is left to drain.
+      const { done } = await this.#reader.read().catch((error: unknown) => {
+        unlessPeerGone(error);
+        return { done: true };
+      });
       if (done) this.#done = true;
     }
   }

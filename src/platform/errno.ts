@@ -35,6 +35,10 @@ export const CGROUP_GONE = ["ENOENT", "ENODEV"] as const;
 export const PATH_MISSING = ["ENOENT", "ENOTDIR"] as const;
 /** A write to a peer that closed its end: EPIPE, or ECONNRESET when it left data unread. */
 export const PEER_GONE = ["EPIPE", "ECONNRESET"] as const;
+/** An `error` listener for a stream whose peer may leave first (PEER_GONE: its exit says why); any other failure is thrown. */
+export function unlessPeerGone(error: unknown): void {
+  if (!hasErrno(error, PEER_GONE)) throw error;
+}
 /** A descriptor someone else made non-blocking has no data or no room right now: wait, then retry. */
 export const WOULD_BLOCK = ["EAGAIN"] as const;
 /** A descriptor that is not open (or never was): EBADF. */

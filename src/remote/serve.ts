@@ -13,6 +13,7 @@ import type { Readable, Writable } from "node:stream";
 import { killExecution } from "../client/cleanup.ts";
 import { spawnExec } from "../client/spawn.ts";
 import { isSignalName } from "../platform/signals.ts";
+import { unlessPeerGone } from "../platform/errno.ts";
 import { CONTROL_FD, FrameDecoder, ProcessEvent, ProtocolError, SpawnEnvelope, decodeOwnOutput, encodeFrame, parseMessage } from "../protocol/index.ts";
 import { VERSION } from "../version.ts";
 import { Channel, MuxDecoder, MuxType, SendCredit, encodeCredit, encodeMux, creditOf, type MuxFrame } from "./mux.ts";
@@ -251,7 +252,8 @@ class Server {
       for (const event of events) this.#onEvent(event);
     });
     stream.on("end", () => void this.#releaseEvents().then(() => this.#send(encodeMux(MuxType.EOF, Channel.EVENTS))));
-    stream.on("error", () => {});
+    // The remote exec ending with unread events closes its end: its exit says why.
+    stream.on("error", unlessPeerGone);
   }
 
   #onEvent(event: ProcessEvent): void {

@@ -24,7 +24,7 @@ import { diagnose, writeAll } from "../output.ts";
 import { printableLines } from "../printable.ts";
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { dup2 } from "../platform/libc/descriptors.ts";
-import { hasErrno, PEER_GONE } from "../platform/errno.ts";
+import { hasErrno, PEER_GONE, unlessPeerGone } from "../platform/errno.ts";
 import { CONTROL_FD, Control, FrameDecoder, LimitError, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
 import { closeSync, openSync } from "node:fs";
 import { hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall } from "./context.ts";
@@ -169,7 +169,8 @@ class Session {
     });
     await spawned;
     const toRemote = this.#ssh.stdin!;
-    toRemote.on("error", () => {});
+    // ssh ending closes its stdin: the session's end says why.
+    toRemote.on("error", unlessPeerGone);
     this.#send(encodeMux(MuxType.OPEN, 0, remoteEnvelope));
     signals.attach((signal) => {
       if (!this.#ended) this.#send(encodeMux(MuxType.SIGNAL, 0, signal));
