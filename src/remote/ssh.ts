@@ -9,6 +9,7 @@ import { isAbsolute, join } from "node:path";
 import { KEEPALIVE_ENV } from "../keepalive.ts";
 import { writeAll } from "../output.ts";
 import { printableStream } from "../printable.ts";
+import { posixQuote } from "../shell-quote.ts";
 import { hasErrno } from "../platform/errno.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { homeEntry } from "../store/home.ts";
@@ -34,12 +35,6 @@ export const SSH_FAILED = 255;
  * Linux), and ssh first binds a temporary name 17 characters longer than ControlPath.
  */
 const MAX_CONTROL_PATH = 104 - 1 - 17;
-
-/** Quotes one word for the remote user's POSIX shell (sshd runs every command through it). */
-export function shellQuote(word: string): string {
-  if (word.includes("\0")) throw new Error("a remote command word must not contain a NUL byte");
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
 
 /**
  * The control socket of one host: a short hash of everything that selects the connection, so
@@ -144,7 +139,9 @@ function sshOptions(host: RemoteHost, settings: SshSettings): string[] {
 
 /** The whole ssh argv running `words` (already the remote program and its arguments) on `host`. */
 export function sshArgv(host: RemoteHost, settings: SshSettings, words: readonly string[]): string[] {
-  return [sshProgram(), ...sshOptions(host, settings), "--", host.host, words.map(shellQuote).join(" ")];
+  // sshd runs the command through the remote user's POSIX shell; no shell word can hold a NUL.
+  if (words.some((word) => word.includes("\0"))) throw new Error("a remote command word must not contain a NUL byte");
+  return [sshProgram(), ...sshOptions(host, settings), "--", host.host, words.map(posixQuote).join(" ")];
 }
 
 /**
