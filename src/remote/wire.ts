@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { relativePathProblem } from "../workspace/paths.ts";
+import { OBJECT_ID } from "../workspace/repo.ts";
 import { ProtocolError, jsonMap, parseJsonText, parseStrict, prefixed, utf8OrNull } from "../protocol/index.ts";
 
 /** https/ssh/git URLs or scp-like `user@host:path`, with no password or token in them. */
@@ -31,7 +32,7 @@ export const ReceiveHeader = v.strictObject({
         v.string(),
         v.check((name) => name === "" || (!name.startsWith("-") && !/[\s\0]/.test(name)), "must be a branch name"),
       ),
-      commit: v.pipe(v.string(), v.regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/, "must be a commit id")),
+      commit: v.pipe(v.string(), v.regex(OBJECT_ID, "must be a commit id")),
       prefix: relative,
       remotes: v.array(
         v.strictObject({

@@ -2,6 +2,9 @@
 import type { GitSettings } from "./git-environment.ts";
 import { GitError, gitQuery, gitRead, gitRun, type ChildTracker } from "./git.ts";
 
+/** A git object id: SHA-1 (40 hex digits) or SHA-256 (64), lowercase as git prints it. The one pattern. */
+export const OBJECT_ID = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
+
 /** Where a directory sits in its repository. */
 export interface RepoInfo {
   /** Top level of the working tree holding the directory. */
