@@ -1,5 +1,5 @@
 import { UsageError, type Invocation } from "../argv.ts";
-import { ControlReader, protocolFdsProblem } from "../exec/controls.ts";
+import { ControlReader, protocolFdsProblem, readSpawnEnvelope } from "../exec/controls.ts";
 import { mirrorExit } from "../exec/mirror.ts";
 import { runPipes } from "../exec/pipes.ts";
 import { runPty } from "../exec/pty.ts";
@@ -7,10 +7,9 @@ import { primeOwnCgroup } from "../containment/cgroup-scope.ts";
 import { prepareLaunch } from "../exec/prepare.ts";
 import { NotLaunched } from "../exec/program.ts";
 import { SignalForwarder } from "../exec/signals.ts";
-import { refuseUnreadEnvelope } from "../exec/events.ts";
 import { diagnose } from "../output.ts";
 import { validOptions } from "../options.ts";
-import { LimitError, ProtocolError, type SpawnEnvelope } from "../protocol/index.ts";
+import type { SpawnEnvelope } from "../protocol/index.ts";
 import { mark } from "../trace.ts";
 import { attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../log/call-log.ts";
 
@@ -26,7 +25,7 @@ export async function exec(invocation: Invocation): Promise<number> {
   primeOwnCgroup();
   mark("signals, fds, prime");
   const controls = new ControlReader();
-  const envelope = await readEnvelope(controls, invocation);
+  const envelope = await readSpawnEnvelope(controls, invocation);
   mark("envelope");
   if (envelope.stdio.kind === "pty") signals.keepJobControl();
   const facts = { mode: envelope.stdio.kind, purpose: envelope.purpose.kind };
@@ -61,14 +60,4 @@ function refused(facts: { mode: string; purpose: string }, error: unknown): numb
   if (!(error instanceof NotLaunched)) throw error;
   diagnose(error.message);
   return error.code;
-}
-
-async function readEnvelope(controls: ControlReader, invocation: Invocation): Promise<SpawnEnvelope> {
-  const first = await controls.next().catch((error: unknown) => {
-    if (error instanceof LimitError) refuseUnreadEnvelope(invocation, error);
-    throw error;
-  });
-  if (!first) throw new ProtocolError("fd 3 reached EOF before the spawn envelope");
-  if (first.type !== "spawn") throw new ProtocolError(`the first fd 3 frame must be a spawn envelope, got ${first.type}`);
-  return first;
 }

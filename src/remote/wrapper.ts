@@ -14,8 +14,8 @@
 import type { ChildProcess } from "node:child_process";
 import type { Readable } from "node:stream";
 import { UsageError, type Invocation } from "../argv.ts";
-import { protocolFdsProblem } from "../exec/controls.ts";
-import { EventWriter, refuseUnreadEnvelope } from "../exec/events.ts";
+import { ControlReader, protocolFdsProblem, readSpawnEnvelope } from "../exec/controls.ts";
+import { EventWriter } from "../exec/events.ts";
 import { mirrorExit } from "../exec/mirror.ts";
 import { SignalForwarder } from "../exec/signals.ts";
 import { addOutcomeFacts, attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../log/call-log.ts";
@@ -25,7 +25,7 @@ import { printableLines } from "../printable.ts";
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { dup2 } from "../platform/libc/descriptors.ts";
 import { hasErrno, PEER_GONE, unlessPeerGone } from "../platform/errno.ts";
-import { CONTROL_FD, Control, FrameDecoder, LimitError, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
+import { FrameDecoder, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
 import { closeSync, openSync } from "node:fs";
 import { hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall } from "./context.ts";
 import { Channel, MAX_DATA, MuxDecoder, MuxError, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux, type MuxFrame } from "./mux.ts";
@@ -49,11 +49,10 @@ export async function execThroughRemote(call: RemoteCall, invocation: Invocation
   process.chdir("/");
   const notTheDaemons = protocolFdsProblem();
   if (notTheDaemons !== null) throw new UsageError(notTheDaemons, "exec");
-  const controls = new RawControls();
-  const envelope = await controls.envelope().catch((error: unknown) => {
-    if (error instanceof LimitError) refuseUnreadEnvelope(invocation, error);
-    throw error;
-  });
+  // The envelope is decoded here (to route and rewrite it); what follows it on fd 3 travels
+  // undecoded (nextBytes), so the remote `exec` judges the controls itself.
+  const controls = new ControlReader();
+  const envelope = await readSpawnEnvelope(controls, invocation);
   const ctx = remoteContext(call, envelope.options);
   attachExecLog(invocation, envelope, ctx.options);
   logNoReuse(ctx);
@@ -76,46 +75,6 @@ export async function execThroughRemote(call: RemoteCall, invocation: Invocation
   } catch (error) {
     logExecFailed(facts, error);
     throw error;
-  }
-}
-
-/**
- * fd 3 as bytes: the first line is the spawn envelope (decoded here, to route and rewrite it);
- * everything after it travels unchanged, so the remote `exec` judges the controls itself.
- */
-class RawControls {
-  readonly #reader = Bun.file(CONTROL_FD).stream().getReader();
-  #rest: Uint8Array = new Uint8Array(0);
-
-  async envelope(): Promise<SpawnEnvelope> {
-    const decoder = new FrameDecoder(Control, "fd 3 control", MAX_FRAME_BYTES, "fd 3");
-    for (;;) {
-      const { done, value } = await this.#reader.read().catch((error: Error) => {
-        throw new ProtocolError(`cannot read fd 3: ${error.message}`);
-      });
-      if (done) {
-        decoder.end();
-        throw new ProtocolError("fd 3 reached EOF before the spawn envelope");
-      }
-      const nl = value.indexOf(0x0a);
-      // The decoder holds a partial envelope and refuses it past MAX_FRAME_BYTES.
-      const [frame] = decoder.push(nl === -1 ? value : value.subarray(0, nl + 1));
-      if (!frame) continue;
-      if (frame.type !== "spawn") throw new ProtocolError(`the first fd 3 frame must be a spawn envelope, got ${frame.type}`);
-      this.#rest = value.subarray(nl + 1);
-      return frame;
-    }
-  }
-
-  /** The bytes after the envelope, chunk by chunk, until EOF (null). */
-  async next(): Promise<Uint8Array | null> {
-    if (this.#rest.length > 0) {
-      const rest = this.#rest;
-      this.#rest = new Uint8Array(0);
-      return rest;
-    }
-    const { done, value } = await this.#reader.read().catch(() => ({ done: true as const, value: undefined }));
-    return done ? null : value;
   }
 }
 
@@ -159,7 +118,7 @@ class Session {
     this.#events = new EventWriter(envelope.stdio.kind);
   }
 
-  async run(remoteEnvelope: string, controls: RawControls, signals: SignalForwarder): Promise<number> {
+  async run(remoteEnvelope: string, controls: ControlReader, signals: SignalForwarder): Promise<number> {
     const [program, ...args] = this.argv;
     // Its own process group: a signal meant for us never cuts the connection behind our back.
     this.#ssh = lazyChildProcess().spawn(program!, args, { stdio: ["pipe", "pipe", "pipe"], detached: true, env: sshEnv() });
@@ -384,8 +343,8 @@ class Session {
   }
 
   /** fd 3 after the envelope → channel 3, unchanged. */
-  async #pumpControls(controls: RawControls): Promise<void> {
-    for (let chunk = await controls.next(); chunk; chunk = await controls.next()) {
+  async #pumpControls(controls: ControlReader): Promise<void> {
+    for (let chunk = await controls.nextBytes(); chunk; chunk = await controls.nextBytes()) {
       for (let at = 0; at < chunk.length; at += MAX_DATA) {
         if (!this.#ended) this.#send(encodeMux(MuxType.DATA, Channel.CONTROLS, chunk.subarray(at, at + MAX_DATA)));
       }
