@@ -18,10 +18,10 @@ import { CONTROL_FD, FrameDecoder, ProcessEvent, ProtocolError, SpawnEnvelope, d
 import { VERSION } from "../version.ts";
 import { Channel, MuxDecoder, MuxType, SendCredit, encodeCredit, encodeMux, creditOf, type MuxFrame } from "./mux.ts";
 import { FdSink } from "./sink.ts";
+import { drainWhileMoving } from "./output-drain.ts";
 import type { WrapperExit } from "./wire.ts";
 
-/** After `eof`, how long events wait for the rest of the output when none is moving, and at most. */
-const OUTPUT_IDLE_MS = 250;
+/** After `eof`, how long events wait at most for the rest of the output (a stray process may hold stdout open). */
 const OUTPUT_MAX_MS = 2000;
 /** On a lost session before `started`: how long the wrapper may take to launch (then it is killed). */
 const LAUNCH_WAIT_MS = 5000;
@@ -283,14 +283,14 @@ class Server {
    * them anyway), and at most OUTPUT_MAX_MS (a stray process holding stdout open).
    */
   #releaseEvents(): Promise<void> {
-    this.#releasing ??= (async () => {
-      const since = performance.now();
-      while (this.#outputs.some((output) => !output.ended)) {
-        const now = performance.now();
-        if (now - this.#lastOutput > OUTPUT_IDLE_MS || now - since > OUTPUT_MAX_MS) break;
-        await Promise.race([Promise.all(this.#outputs.map((output) => output.done)), Bun.sleep(OUTPUT_IDLE_MS / 5)]);
-      }
-    })();
+    this.#releasing ??= drainWhileMoving(
+      {
+        pending: () => this.#outputs.some((output) => !output.ended),
+        done: () => Promise.all(this.#outputs.map((output) => output.done)),
+        lastProgress: () => this.#lastOutput,
+      },
+      OUTPUT_MAX_MS,
+    );
     return this.#releasing.then(() => {
       for (const event of this.#heldEvents.splice(0)) this.#sendEvent(event);
     });

@@ -31,12 +31,11 @@ import { hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall } from 
 import { Channel, MAX_DATA, MuxDecoder, MuxError, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux, type MuxFrame } from "./mux.ts";
 import { routeWorkspace } from "./placement.ts";
 import { FdSink } from "./sink.ts";
+import { drainWhileMoving } from "./output-drain.ts";
 import { IdleWatch, SSH_FAILED, firstLine, keepaliveMs, sshArgv, sshEnv, type SshSettings } from "./ssh.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { Hello, WrapperExit, parseWire } from "./wire.ts";
 
-/** How long `eof`/`exit` wait for earlier output when the daemon's reader makes no progress. */
-const OUTPUT_IDLE_MS = 250;
 /** How long, after `exit`, we keep draining fd 0 and fd 3 so the daemon's ends are not reset. */
 const HANGUP_WAIT_MS = 250;
 /** How much of ssh's own stderr is kept for a failure report. */
@@ -283,9 +282,11 @@ class Session {
   }
 
   async #outputWritten(): Promise<void> {
-    while ((this.#stdout.pending > 0 || this.#stderr.pending > 0) && performance.now() - this.#lastProgress < OUTPUT_IDLE_MS) {
-      await Promise.race([Promise.all([this.#stdout.drained(), this.#stderr.drained()]), Bun.sleep(OUTPUT_IDLE_MS / 5)]);
-    }
+    await drainWhileMoving({
+      pending: () => this.#stdout.pending > 0 || this.#stderr.pending > 0,
+      done: () => Promise.all([this.#stdout.drained(), this.#stderr.drained()]),
+      lastProgress: () => this.#lastProgress,
+    });
   }
 
   #emit(event: ProcessEvent): void {
