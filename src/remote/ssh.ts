@@ -10,6 +10,7 @@ import { KEEPALIVE_ENV } from "../keepalive.ts";
 import { writeAll } from "../output.ts";
 import { printableStream } from "../printable.ts";
 import { posixQuote } from "../shell-quote.ts";
+import { selfEnv } from "../client/self.ts";
 import { hasErrno } from "../platform/errno.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { homeEntry } from "../store/home.ts";
@@ -187,16 +188,10 @@ export function sshProgram(): string {
 }
 
 /**
- * The environment for ssh: ours, minus what would make an embedded Bun behave differently in
- * a child (ssh itself ignores it, but ProxyCommand children inherit it).
+ * The environment for ssh: selfEnv's (ssh itself ignores what it leaves out, but ProxyCommand
+ * children inherit it, and one may be this binary).
  */
-export function sshEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && key !== "BUN_OPTIONS" && key !== "BUN_BE_BUN") env[key] = value;
-  }
-  return env;
-}
+export const sshEnv = selfEnv;
 
 /** What one remote command printed and how it ended. */
 interface RemoteResult {
