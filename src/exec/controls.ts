@@ -1,6 +1,7 @@
 import { describeDescriptor, type DescriptorKind } from "../platform/descriptor.ts";
 import { unlessPeerGone } from "../platform/errno.ts";
-import type { Invocation } from "../argv.ts";
+import { UsageError, type Invocation } from "../argv.ts";
+import { SignalForwarder } from "./signals.ts";
 import { CONTROL_FD, Control, EVENT_FD, FrameDecoder, LimitError, MAX_FRAME_BYTES, ProtocolError, type SpawnEnvelope } from "../protocol/index.ts";
 import { refuseUnreadEnvelope } from "./events.ts";
 
@@ -22,6 +23,19 @@ export function protocolFdsProblem(): string | null {
     }
   }
   return null;
+}
+
+/**
+ * The first steps of every `exec` wrapper (local, or the local half of a remote one): the
+ * signal handlers before anything else (a SIGTERM landing before its handler would kill the
+ * wrapper and leave nothing to forward it), `/` as cwd, then fd 3 and 4 must be the daemon's.
+ */
+export function startWrapper(): SignalForwarder {
+  const signals = new SignalForwarder().install();
+  process.chdir("/");
+  const notTheDaemons = protocolFdsProblem();
+  if (notTheDaemons !== null) throw new UsageError(notTheDaemons, "exec");
+  return signals;
 }
 
 /**

@@ -1,12 +1,11 @@
-import { UsageError, type Invocation } from "../argv.ts";
-import { ControlReader, protocolFdsProblem, readSpawnEnvelope } from "../exec/controls.ts";
+import type { Invocation } from "../argv.ts";
+import { ControlReader, readSpawnEnvelope, startWrapper } from "../exec/controls.ts";
 import { mirrorExit } from "../exec/mirror.ts";
 import { runPipes } from "../exec/pipes.ts";
 import { runPty } from "../exec/pty.ts";
 import { primeOwnCgroup } from "../containment/cgroup-scope.ts";
 import { prepareLaunch } from "../exec/prepare.ts";
 import { NotLaunched } from "../exec/program.ts";
-import { SignalForwarder } from "../exec/signals.ts";
 import { diagnose } from "../output.ts";
 import { validOptions } from "../options.ts";
 import type { SpawnEnvelope } from "../protocol/index.ts";
@@ -18,10 +17,7 @@ import { attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../
  * lifecycle on fd 4, then die the way it died.
  */
 export async function exec(invocation: Invocation): Promise<number> {
-  const signals = new SignalForwarder().install();
-  process.chdir("/");
-  const notTheDaemons = protocolFdsProblem();
-  if (notTheDaemons !== null) throw new UsageError(notTheDaemons, "exec");
+  const signals = startWrapper();
   primeOwnCgroup();
   mark("signals, fds, prime");
   const controls = new ControlReader();

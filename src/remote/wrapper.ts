@@ -13,11 +13,11 @@
  */
 import type { ChildProcess } from "node:child_process";
 import type { Readable } from "node:stream";
-import { UsageError, type Invocation } from "../argv.ts";
-import { ControlReader, protocolFdsProblem, readSpawnEnvelope } from "../exec/controls.ts";
+import type { Invocation } from "../argv.ts";
+import { ControlReader, readSpawnEnvelope, startWrapper } from "../exec/controls.ts";
 import { EventWriter } from "../exec/events.ts";
 import { mirrorExit } from "../exec/mirror.ts";
-import { SignalForwarder } from "../exec/signals.ts";
+import type { SignalForwarder } from "../exec/signals.ts";
 import { addOutcomeFacts, attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../log/call-log.ts";
 import { setLogRemote } from "../log/runtime-log.ts";
 import { diagnose, writeAll } from "../output.ts";
@@ -43,11 +43,7 @@ const MAX_SSH_MESSAGES = 16 * 1024;
 
 /** `exec --workspace-id W` through `--remote`. */
 export async function execThroughRemote(call: RemoteCall, invocation: Invocation): Promise<number> {
-  // First of all: a SIGTERM landing before its handler would kill us and leave nothing to forward it.
-  const signals = new SignalForwarder().install();
-  process.chdir("/");
-  const notTheDaemons = protocolFdsProblem();
-  if (notTheDaemons !== null) throw new UsageError(notTheDaemons, "exec");
+  const signals = startWrapper();
   // The envelope is decoded here (to route and rewrite it); what follows it on fd 3 travels
   // undecoded (nextBytes), so the remote `exec` judges the controls itself.
   const controls = new ControlReader();
