@@ -11,6 +11,7 @@
  * Never on `exec-remote`: its stdout is the multiplex, which has keepalive frames of its own.
  */
 import { writeAll } from "./output.ts";
+import { hasErrno, PEER_GONE } from "./platform/errno.ts";
 
 /** Set (to an interval in milliseconds) by a `--remote` caller on a remote command. */
 export const KEEPALIVE_ENV = "PASEO_HOST_RUNTIME_KEEPALIVE_MS";
@@ -44,7 +45,8 @@ export function pulse(): void {
   last = now;
   try {
     writeAll(1, NUL);
-  } catch {
+  } catch (error) {
+    if (!hasErrno(error, PEER_GONE)) throw error;
     // The caller went away: nothing listens for keepalives any more.
     intervalMs = 0;
     lost = true;

@@ -252,9 +252,19 @@ export const KNOWN_OPTIONS: readonly string[] = Object.keys(RuntimeOptionsSchema
 
 /** Validates the options every operation relies on; throws the first problem, naming the option. */
 export function readOptions(options: Record<string, unknown>): RuntimeOptions {
-  const result = v.safeParse(RuntimeOptionsSchema, options, { abortEarly: true, message: issueMessage });
+  const result = parseOptions(options);
   if (result.success) return withDefaults(result.output);
   throw new Error(result.issues[0].message);
+}
+
+function parseOptions(options: Record<string, unknown>) {
+  return v.safeParse(RuntimeOptionsSchema, options, { abortEarly: true, message: issueMessage });
+}
+
+/** readOptions, or null when they are not valid: for a caller that is not the one to say why. */
+export function validOptions(options: Record<string, unknown>): RuntimeOptions | null {
+  const result = parseOptions(options);
+  return result.success ? withDefaults(result.output) : null;
 }
 
 /**

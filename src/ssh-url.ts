@@ -36,11 +36,14 @@ function problem(text: string): string | null {
   return null;
 }
 
-/** Parses an ssh URL or throws an Error whose message says what is wrong with it. */
+/** What parseSshUrl throws: the message says what is wrong with the URL. */
+export class SshUrlError extends Error {}
+
+/** Parses an ssh URL or throws an SshUrlError whose message says what is wrong with it. */
 export function parseSshUrl(text: string): RemoteHost {
   const shape = `${SSH_HOST_GRAMMAR}[/absolute/path/to/paseo-host-runtime], got ${JSON.stringify(text)}`;
   const why = problem(text);
-  if (why) throw new Error(`a remote must be ${shape}: ${why}`);
+  if (why) throw new SshUrlError(`a remote must be ${shape}: ${why}`);
   const rest = text.slice("ssh://".length);
   const slash = rest.indexOf("/");
   const authority = slash === -1 ? rest : rest.slice(0, slash);
@@ -48,27 +51,27 @@ export function parseSshUrl(text: string): RemoteHost {
   const at = authority.lastIndexOf("@");
   const user = at === -1 ? null : authority.slice(0, at);
   const hostPort = at === -1 ? authority : authority.slice(at + 1);
-  if (user !== null && !USER.test(user)) throw new Error(`a remote must be ${shape}: the user must be letters, digits, "." "_" "-" (no password, no leading "-")`);
+  if (user !== null && !USER.test(user)) throw new SshUrlError(`a remote must be ${shape}: the user must be letters, digits, "." "_" "-" (no password, no leading "-")`);
   let host: string;
   let portText: string | null = null;
   if (hostPort.startsWith("[")) {
     const close = hostPort.indexOf("]");
     host = close === -1 ? "" : hostPort.slice(1, close);
     const after = close === -1 ? "" : hostPort.slice(close + 1);
-    if (close === -1 || !IPV6.test(host) || (after !== "" && !after.startsWith(":"))) throw new Error(`a remote must be ${shape}: a bracketed IPv6 address is malformed`);
+    if (close === -1 || !IPV6.test(host) || (after !== "" && !after.startsWith(":"))) throw new SshUrlError(`a remote must be ${shape}: a bracketed IPv6 address is malformed`);
     if (after !== "") portText = after.slice(1);
   } else {
     const colon = hostPort.indexOf(":");
     host = colon === -1 ? hostPort : hostPort.slice(0, colon);
     if (colon !== -1) portText = hostPort.slice(colon + 1);
-    if (!NAME.test(host)) throw new Error(`a remote must be ${shape}: the host must be a name or an address (letters, digits, "." "-", not starting with "-")`);
+    if (!NAME.test(host)) throw new SshUrlError(`a remote must be ${shape}: the host must be a name or an address (letters, digits, "." "-", not starting with "-")`);
   }
   let port: number | null = null;
   if (portText !== null) {
     port = /^[0-9]{1,5}$/.test(portText) ? Number(portText) : NaN;
-    if (!(port >= 1 && port <= 65535)) throw new Error(`a remote must be ${shape}: the port must be a number from 1 to 65535`);
+    if (!(port >= 1 && port <= 65535)) throw new SshUrlError(`a remote must be ${shape}: the port must be a number from 1 to 65535`);
   }
-  if (path.split("/").includes("..") || path.includes("//")) throw new Error(`a remote must be ${shape}: the program path must be a plain absolute path`);
+  if (path.split("/").includes("..") || path.includes("//")) throw new SshUrlError(`a remote must be ${shape}: the program path must be a plain absolute path`);
   const binary = path === "" || path === "/" ? DEFAULT_REMOTE_BINARY : path;
   const shownHost = host.includes(":") ? `[${host}]` : host;
   const key = `${user === null ? "" : `${user}@`}${shownHost}${port === null ? "" : `:${port}`}`;
@@ -80,7 +83,8 @@ export function isSshUrl(text: string): boolean {
   try {
     parseSshUrl(text);
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    if (error instanceof SshUrlError) return false;
+    throw error;
   }
 }

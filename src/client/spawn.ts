@@ -7,6 +7,7 @@
 import type { ChildProcess } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { lazyChildProcess } from "../platform/lazy.ts";
+import { unlessPeerGone } from "../platform/errno.ts";
 import { CONTROL_FD, EVENT_FD, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
 import { selfCommand, selfEnv } from "./self.ts";
 
@@ -55,8 +56,8 @@ export function spawnExec(workspaceId: string, envelope: SpawnEnvelope, options:
   });
   const controls = child.stdio[CONTROL_FD] as Writable;
   // A wrapper that ends early closes its ends of fd 0 and fd 3: its exit status and fd 4 tell why.
-  controls.on("error", () => {});
-  child.stdin?.on("error", () => {});
+  controls.on("error", unlessPeerGone);
+  child.stdin?.on("error", unlessPeerGone);
   const exited = new Promise<WrapperStatus>((resolve, reject) => {
     child.on("exit", (code, signal) => resolve({ code, signal }));
     child.on("error", reject);

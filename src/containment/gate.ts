@@ -35,7 +35,8 @@ const chunk = Buffer.alloc(65536);
 const parts = [];
 for (;;) {
   let n = 0;
-  try { n = fs.readSync(3, chunk, 0, chunk.length, null); } catch { process.exit(125); }
+  // Whatever stops the read (EBADF, EIO), the gate learns nothing it may run: it runs nothing.
+  try { n = fs.readSync(3, chunk, 0, chunk.length, null); } catch (_) { process.exit(125); }
   if (n === 0) process.exit(125);
   parts.push(Buffer.from(chunk.subarray(0, n)));
   if (chunk[n - 1] === 10) break;
@@ -135,7 +136,9 @@ async function gateOutcome(statusFd: number): Promise<GateFailure | null> {
   if (text === "") return null;
   try {
     return JSON.parse(text) as { code: number; message: string };
-  } catch {
+  } catch (error) {
+    // Not the gate's JSON line (it died writing it, or something else wrote fd 4): said as it is.
+    if (!(error instanceof SyntaxError)) throw error;
     return { code: 126, message: `the launch gate failed: ${text.trim()}` };
   }
 }

@@ -6,10 +6,10 @@
  * Otherwise process-group containment: a workload is its session and process group, trusted
  * only while its leader proves them its own (group-scope.ts).
  */
-import { realpathSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { availableControllers, cgroupV1Controllers, cgroupV2Mounts, isCgroup, kernelVersion, mountOf, ownCgroupDir, supportsKill, writable } from "../platform/cgroup.ts";
 import { isLinux } from "../platform/os.ts";
+import { realPathOrNull } from "../platform/lookup.ts";
 import type { RuntimeOptions } from "../options.ts";
 
 /** What holds the executions started by this call. */
@@ -97,12 +97,8 @@ function findCgroupRoot(options: Pick<RuntimeOptions, "cgroupRoot">): { root: st
 
 /** `<root>/paseo-<hash of the home's real path>`: the runtime home's cgroup, above its workspaces'. */
 export function homeCgroupOf(root: string, home: string): string {
-  let real = home;
-  try {
-    real = realpathSync(home);
-  } catch {
-    // A home not made yet: its path is its name.
-  }
+  // A home not made yet: its path is its name.
+  const real = realPathOrNull(home) ?? home;
   return join(root, `paseo-${new Bun.CryptoHasher("sha256").update(real).digest("hex").slice(0, 16)}`);
 }
 

@@ -1,5 +1,9 @@
 import { describeDescriptor, type DescriptorKind } from "../platform/descriptor.ts";
-import { CONTROL_FD, Control, EVENT_FD, FrameDecoder, MAX_FRAME_BYTES, ProtocolError } from "../protocol/index.ts";
+import { unlessPeerGone } from "../platform/errno.ts";
+import { UsageError, type Invocation } from "../argv.ts";
+import { SignalForwarder } from "./signals.ts";
+import { CONTROL_FD, Control, EVENT_FD, FrameDecoder, LimitError, MAX_FRAME_BYTES, ProtocolError, type SpawnEnvelope } from "../protocol/index.ts";
+import { refuseUnreadEnvelope } from "./events.ts";
 
 
 /** What fd 3 may be (`3< envelope.json` is a file), and fd 4 (`4>&1` on a terminal is a character device). */
@@ -19,6 +23,33 @@ export function protocolFdsProblem(): string | null {
     }
   }
   return null;
+}
+
+/**
+ * The first steps of every `exec` wrapper (local, or the local half of a remote one): the
+ * signal handlers before anything else (a SIGTERM landing before its handler would kill the
+ * wrapper and leave nothing to forward it), `/` as cwd, then fd 3 and 4 must be the daemon's.
+ */
+export function startWrapper(): SignalForwarder {
+  const signals = new SignalForwarder().install();
+  process.chdir("/");
+  const notTheDaemons = protocolFdsProblem();
+  if (notTheDaemons !== null) throw new UsageError(notTheDaemons, "exec");
+  return signals;
+}
+
+/**
+ * The spawn envelope, the first frame of fd 3: how every `exec` (local, or the local half of a
+ * remote one) reads it. One too large (LimitError) is answered on fd 4 at once, then thrown.
+ */
+export async function readSpawnEnvelope(controls: ControlReader, invocation: Invocation): Promise<SpawnEnvelope> {
+  const first = await controls.next().catch((error: unknown) => {
+    if (error instanceof LimitError) refuseUnreadEnvelope(invocation, error);
+    throw error;
+  });
+  if (!first) throw new ProtocolError("fd 3 reached EOF before the spawn envelope");
+  if (first.type !== "spawn") throw new ProtocolError(`the first fd 3 frame must be a spawn envelope, got ${first.type}`);
+  return first;
 }
 
 /**
@@ -78,14 +109,40 @@ export class ControlReader {
   }
 
   /**
+   * The bytes after the frames taken so far, chunk by chunk as they come, until EOF (null): for
+   * a caller that passes fd 3 on undecoded after the envelope (a frame boundary: nothing is
+   * held by the decoder then). A read error is the daemon's end going away (PEER_GONE): EOF.
+   */
+  async nextBytes(): Promise<Uint8Array | null> {
+    if (this.#chunk.length > 0) {
+      const rest = this.#chunk;
+      this.#chunk = new Uint8Array(0);
+      return rest;
+    }
+    if (this.#done) return null;
+    const { done, value } = await this.#reader.read().catch((error: unknown) => {
+      unlessPeerGone(error);
+      return { done: true, value: undefined };
+    });
+    if (done || !value) {
+      this.#done = true;
+      return null;
+    }
+    return value;
+  }
+
+  /**
    * Reads and discards everything until the daemon closes fd 3. A socket closed with unread
    * bytes resets the daemon's end (ECONNRESET), so a wrapper done with controls still drains.
    */
   async drain(): Promise<void> {
     this.#chunk = new Uint8Array(0);
     while (!this.#done) {
-      // A read error is the daemon's end going away: nothing is left to drain.
-      const { done } = await this.#reader.read().catch(() => ({ done: true }));
+      // A read error is the daemon's end going away (PEER_GONE): nothing is left to drain.
+      const { done } = await this.#reader.read().catch((error: unknown) => {
+        unlessPeerGone(error);
+        return { done: true };
+      });
       if (done) this.#done = true;
     }
   }

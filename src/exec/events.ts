@@ -53,11 +53,8 @@ export class EventWriter {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    try {
-      closeSync(this.fd);
-    } catch {
-      // Already closed by the peer's side of things: nothing more to tell.
-    }
+    // #closed makes this the one close of our descriptor: a failure is a real one, and thrown.
+    closeSync(this.fd);
   }
 
   #emit(event: ProcessEvent): void {

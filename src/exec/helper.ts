@@ -3,7 +3,9 @@
  * there is no PATH to search; the runtime looks in a fixed, documented order instead (the
  * later dialect adds the host's PATH at the end).
  */
-import { closeSync, existsSync, openSync, readSync, realpathSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync } from "node:fs";
+import { hasErrno, NO_ACCESS, PATH_MISSING } from "../platform/errno.ts";
+import { realPathOrNull, statOrNull } from "../platform/lookup.ts";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import { ProgramError, resolveProgram } from "./program.ts";
 
@@ -33,45 +35,45 @@ export function resolveHelper(program: string, env: Record<string, string>, cwd:
   const looked: string[] = [];
   const found = (path: string, source: string): HelperResolution => ({ path, source, javascript: isJavaScript(path) });
   if (env.PATH) {
-    try {
-      return found(resolveProgram(program, env, cwd), "PATH");
-    } catch {
-      looked.push(`PATH=${env.PATH}`);
-    }
+    const path = lookFor(() => resolveProgram(program, env, cwd));
+    if (typeof path === "string") return found(path, "PATH");
+    looked.push(`PATH=${env.PATH}`);
   } else looked.push("the envelope env (no PATH)");
   const configured = helperPath;
   if (configured !== undefined) {
-    try {
-      return found(checkHelperFile(configured, cwd), "options.helperPath");
-    } catch (error) {
-      looked.push(`options.helperPath=${configured} (${(error as Error).message})`);
-    }
+    const path = lookFor(() => checkHelperFile(configured, cwd));
+    if (typeof path === "string") return found(path, "options.helperPath");
+    looked.push(`options.helperPath=${configured} (${path.message})`);
   } else looked.push("options.helperPath (not set)");
   const besideRuntime = join(dirname(process.execPath), basename(program));
-  try {
-    return found(checkHelperFile(besideRuntime, cwd), "runtime directory");
-  } catch {
-    looked.push(besideRuntime);
-  }
+  const beside = lookFor(() => checkHelperFile(besideRuntime, cwd));
+  if (typeof beside === "string") return found(beside, "runtime directory");
+  looked.push(besideRuntime);
   // Only absolute entries: a relative one ("." or empty) would find a file of the workspace itself.
   const hostDirs = hostPath?.split(":").filter((dir) => isAbsolute(dir)).join(":");
   if (hostDirs) {
-    try {
-      return found(resolveProgram(program, { PATH: hostDirs }, cwd), "host PATH");
-    } catch {
-      looked.push(`the host PATH=${hostDirs}`);
-    }
+    const path = lookFor(() => resolveProgram(program, { PATH: hostDirs }, cwd));
+    if (typeof path === "string") return found(path, "host PATH");
+    looked.push(`the host PATH=${hostDirs}`);
   }
   throw new ProgramError(`workspace helper ${JSON.stringify(program)} not found; looked in: ${looked.join("; ")}`, 127);
 }
 
+/** The path `find` resolves, or the ProgramError it refused with (not found, not executable): the next place is tried. Anything else is thrown. */
+function lookFor(find: () => string): string | ProgramError {
+  try {
+    return find();
+  } catch (error) {
+    if (error instanceof ProgramError) return error;
+    throw error;
+  }
+}
+
 /** An absolute helper path: a JavaScript file only needs to be readable, others executable. */
 function checkHelperFile(path: string, cwd: string): string {
-  try {
-    if (statSync(path).isFile() && isJavaScript(path)) return path;
-  } catch {
-    throw new ProgramError(`${path} does not exist`, 127);
-  }
+  const stat = statOrNull(path);
+  if (stat === null) throw new ProgramError(`${path} does not exist`, 127);
+  if (stat.isFile() && isJavaScript(path)) return path;
   return resolveProgram(path, {}, cwd);
 }
 
@@ -85,8 +87,10 @@ function isJavaScript(path: string): boolean {
     const n = readSync(fd, head, 0, head.length, 0);
     const line = head.subarray(0, n).toString("latin1").split("\n")[0]!;
     return line.startsWith("#!") && /\bnode(js)?\b/.test(line);
-  } catch {
-    return false;
+  } catch (error) {
+    // Execute-only (a native program we may not read), or gone since it was found: not a script.
+    if (hasErrno(error, [...NO_ACCESS, ...PATH_MISSING])) return false;
+    throw error;
   } finally {
     if (fd >= 0) closeSync(fd);
   }
@@ -114,12 +118,8 @@ export function helperLaunch(helper: HelperResolution, argv: readonly string[], 
  */
 export function helperFiles(helper: HelperResolution): string[] {
   if (!helper.javascript) return [helper.path];
-  let real: string;
-  try {
-    real = realpathSync(helper.path);
-  } catch {
-    return [helper.path];
-  }
+  const real = realPathOrNull(helper.path);
+  if (real === null) return [helper.path];
   const packageDir = packageDirectoryOf(real);
   if (packageDir === null) return [helper.path];
   // Outermost first: a directory shown makes the paths below it visible (filesToShow).

@@ -1,4 +1,5 @@
 import { disableCoreDumps, exitImmediately } from "../platform/libc/exit.ts";
+import { tolerating } from "../platform/errno.ts";
 import { signalNumber } from "../platform/signals.ts";
 
 const CORE_SIGNALS = new Set(["SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGSEGV", "SIGSYS", "SIGXCPU", "SIGXFSZ"]);
@@ -21,12 +22,9 @@ export async function mirrorExit(code: number | null, signal: string | null, sto
   const restore = () => {};
   process.on(name, restore);
   process.removeAllListeners(name);
-  try {
-    // By number: Bun's process.kill does not know every name of the table (SIGSTKFLT, SIGPWR).
-    process.kill(process.pid, number);
-  } catch {
-    // Not deliverable to ourselves: the exit status below says it instead.
-  }
+  // By number: Bun's process.kill does not know every name of the table (SIGSTKFLT, SIGPWR).
+  // A number this kernel does not have (EINVAL): the exit status below says it instead.
+  tolerating(["EINVAL"], undefined, () => process.kill(process.pid, number));
   await Bun.sleep(20);
   return exit(128 + number);
 }

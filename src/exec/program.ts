@@ -1,4 +1,6 @@
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, constants } from "node:fs";
+import { NO_ACCESS, tolerating } from "../platform/errno.ts";
+import { statOrNull } from "../platform/lookup.ts";
 import { resolve } from "node:path";
 
 /** Why nothing was launched; `code` is the status the wrapper exits with (stderr says the message). */
@@ -37,17 +39,13 @@ export function resolveProgram(program: string, env: Record<string, string>, cwd
 }
 
 function checkExecutable(path: string, shown: string): string {
-  let isFile: boolean;
-  try {
-    isFile = statSync(path).isFile();
-  } catch {
-    throw new ProgramError(`program ${JSON.stringify(shown)} not found`, 127);
-  }
-  try {
+  const stat = statOrNull(path);
+  if (stat === null) throw new ProgramError(`program ${JSON.stringify(shown)} not found`, 127);
+  const executable = tolerating(NO_ACCESS, false, () => {
     accessSync(path, constants.X_OK);
-  } catch {
-    throw new ProgramError(`program ${JSON.stringify(shown)} is not executable`, 126);
-  }
-  if (!isFile) throw new ProgramError(`program ${JSON.stringify(shown)} is not a regular file`, 126);
+    return true;
+  });
+  if (!executable) throw new ProgramError(`program ${JSON.stringify(shown)} is not executable`, 126);
+  if (!stat.isFile()) throw new ProgramError(`program ${JSON.stringify(shown)} is not a regular file`, 126);
   return path;
 }

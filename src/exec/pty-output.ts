@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readlinkSync } from "node:fs";
+import { hasErrno, PATH_MISSING, PEER_GONE, PROCESS_GONE, TERMINAL_HUNG_UP, tolerating } from "../platform/errno.ts";
 import { setTerminalOutput } from "../platform/libc/terminal.ts";
 import { readProcess } from "../platform/process.ts";
 import { isLinux } from "../platform/os.ts";
@@ -48,6 +49,8 @@ export class PtyOutput {
   #pending: Promise<unknown> | null = null;
   /** Set once fd 1 failed (the daemon closed it): from then on output is discarded. */
   #lost = false;
+  /** A failure of fd 1 other than the daemon going away: output is discarded too, and finish() throws it. */
+  #failure: unknown = null;
   #masterClosed: () => void = () => {};
   /** Resolves when the PTY reported EOF/EIO on the master: every byte has been read. */
   readonly masterClosed = new Promise<void>((resolve) => (this.#masterClosed = resolve));
@@ -68,10 +71,10 @@ export class PtyOutput {
     if (this.#lost) return;
     try {
       const written = this.#sink.write(chunk);
-      if (written instanceof Promise) written.catch(() => this.#lose());
+      if (written instanceof Promise) written.catch((error: unknown) => this.#lose(error));
       this.#track(this.#sink.flush());
-    } catch {
-      this.#lose();
+    } catch (error) {
+      this.#lose(error);
     }
   }
 
@@ -103,13 +106,15 @@ export class PtyOutput {
 
   /** Writes out everything received, however long the daemon takes to read it, then closes the sink. */
   async finish(): Promise<void> {
-    if (this.#lost) return;
-    try {
-      await this.#drained();
-      await this.#sink.end();
-    } catch {
-      this.#lose();
+    if (!this.#lost) {
+      try {
+        await this.#drained();
+        await this.#sink.end();
+      } catch (error) {
+        this.#lose(error);
+      }
     }
+    if (this.#failure !== null) throw this.#failure;
   }
 
   /** Resolves once no flush is pending any more. */
@@ -126,7 +131,7 @@ export class PtyOutput {
     }
     if (this.#pending) {
       // Already waiting on an earlier flush, whose completion re-checks; only failures matter here.
-      flushed.catch(() => this.#lose());
+      flushed.catch((error: unknown) => this.#lose(error));
       return;
     }
     this.#setRunning(false);
@@ -135,12 +140,16 @@ export class PtyOutput {
         this.#pending = null;
         if (!this.#lost) this.#track(this.#sink.flush());
       },
-      () => this.#lose(),
+      (error: unknown) => this.#lose(error),
     );
   }
 
-  /** fd 1 is gone: discard output, and never leave the workload blocked on a stopped terminal. */
-  #lose(): void {
+  /**
+   * fd 1 failed: discard output, and never leave the workload blocked on a stopped terminal.
+   * The daemon closing it (PEER_GONE) is expected; any other failure is kept for finish().
+   */
+  #lose(error: unknown): void {
+    if (!hasErrno(error, PEER_GONE)) this.#failure ??= error;
     this.#lost = true;
     this.#pending = null;
     this.#setRunning(true);
@@ -177,18 +186,16 @@ export class PtyOutput {
       if (processesOutput(this.#terminal.outputFlags)) return false;
       stop();
       return (this.#suspended = true);
-    } catch {
-      // A terminal that cannot be stopped is not throttled.
-      return false;
+    } catch (error) {
+      // A terminal hung up cannot be stopped: it is not throttled.
+      if (hasErrno(error, TERMINAL_HUNG_UP)) return false;
+      throw error;
     }
   }
 
   #restart(): void {
-    try {
-      if (this.#slave >= 0) setTerminalOutput(this.#slave, true);
-    } catch {
-      // One that cannot be restarted is hung up by the close that follows the workload's end.
-    }
+    // One hung up cannot be restarted, and needs not be: nothing writes to it any more.
+    if (this.#slave >= 0) tolerating(TERMINAL_HUNG_UP, undefined, () => setTerminalOutput(this.#slave, true));
     this.#suspended = false;
   }
 }
@@ -204,19 +211,18 @@ function openSlave(pid: number): number {
   const minor = (tty & 0xff) | ((tty >> 12) & 0xfff00);
   const candidates = major === PTS_MAJOR ? [`/dev/pts/${minor}`] : [];
   for (const fd of [0, 1, 2]) {
-    try {
-      candidates.push(readlinkSync(`/proc/${pid}/fd/${fd}`));
-    } catch {
-      // Not open, or no /proc: try the next.
-    }
+    // Not open, or the process is gone: try the next.
+    const target = tolerating(PROCESS_GONE, null, () => readlinkSync(`/proc/${pid}/fd/${fd}`));
+    if (target !== null) candidates.push(target);
   }
   for (const path of candidates) {
     let fd = -1;
     try {
       fd = openSync(path, constants.O_RDWR | constants.O_NOCTTY | constants.O_NONBLOCK);
       if (fstatSync(fd).rdev === tty) return fd;
-    } catch {
-      // Gone or not ours: try the next.
+    } catch (error) {
+      // Gone (a pipe:[…] or socket:[…] is no path), not ours (EACCES), or a terminal hung up (EIO, ENXIO): try the next.
+      if (!hasErrno(error, [...PATH_MISSING, "EACCES", "ENXIO", ...TERMINAL_HUNG_UP])) throw error;
     }
     if (fd >= 0) closeSync(fd);
   }

@@ -1,5 +1,6 @@
 import type { Subprocess } from "bun";
 import type { ResizeControl } from "../protocol/index.ts";
+import { hasErrno, PEER_GONE } from "../platform/errno.ts";
 import { processOf, sendSignal, type ProcessIdentity } from "../platform/process.ts";
 import type { ControlReader } from "./controls.ts";
 import { EventWriter } from "./events.ts";
@@ -129,8 +130,9 @@ async function pumpInput(terminal: NonNullable<Subprocess["terminal"]>, session:
       }
       if (open) terminal.write(value);
     }
-  } catch {
+  } catch (error) {
     // fd 0 failing is the daemon going away; the workload's fate is decided elsewhere.
+    if (!hasErrno(error, PEER_GONE)) throw error;
   }
 }
 

@@ -6,27 +6,11 @@
  * is queued, then delivered in order.
  */
 import { ignoreSignal, realtimeSignals } from "../platform/libc/processes.ts";
-import { isSignalName, signalNumber } from "../platform/signals.ts";
+import { signalNames, signalNumber } from "../platform/signals.ts";
+import { LIBRARY_MISSING, tolerating } from "../platform/errno.ts";
 
 /** What the daemon sends a pipes wrapper (SPEC §4): also all that the daemon-side `run` forwards. */
 export const DAEMON_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
-
-/** Forwarded in both modes (SIGINFO exists on macOS only). */
-const FORWARDED = [
-  ...DAEMON_SIGNALS,
-  "SIGQUIT",
-  "SIGUSR1",
-  "SIGUSR2",
-  "SIGALRM",
-  "SIGVTALRM",
-  "SIGPROF",
-  "SIGXCPU",
-  "SIGURG",
-  "SIGIO",
-  "SIGWINCH",
-  "SIGCONT",
-  "SIGINFO",
-] as const;
 
 /**
  * Terminal job control. Forwarded in pipes mode. In PTY mode the workload's terminal makes
@@ -61,20 +45,19 @@ export const WRAPPER_OWN: Readonly<Record<string, string>> = {
 /** Named signals the engine has no handler for: ignored (SIG_IGN) so they cannot kill the wrapper. */
 const UNCATCHABLE = ["SIGSTKFLT"] as const;
 
-/** The names this platform has, of those the wrapper catches to forward. */
+/** What the wrapper catches to forward: the signal table less the wrapper's own, and in PTY mode less job control. */
 export function forwardedSignals(mode: "pipes" | "pty"): NodeJS.Signals[] {
-  const names: readonly string[] = mode === "pipes" ? [...FORWARDED, ...JOB_CONTROL] : FORWARDED;
-  return names.filter(isSignalName);
+  const kept: readonly string[] = mode === "pipes" ? [] : JOB_CONTROL;
+  return signalNames().filter((name) => !Object.hasOwn(WRAPPER_OWN, name) && !kept.includes(name));
 }
 
 /** SIG_IGN for what the engine cannot catch, so that they cannot kill the wrapper. */
 function ignoreUncatchable(): void {
-  try {
+  // libc cannot be loaded (dlopen): those signals keep their default action. Not said on fd 2,
+  // which may already be the workload's stderr to the daemon; nothing else depends on it.
+  tolerating(LIBRARY_MISSING, undefined, () => {
     for (const number of [...realtimeSignals(), ...UNCATCHABLE.map(signalNumber)]) if (number !== undefined) ignoreSignal(number);
-  } catch {
-    // libc cannot be loaded (dlopen): those signals keep their default action. Not said on fd 2,
-    // which may already be the workload's stderr to the daemon; nothing else depends on it.
-  }
+  });
 }
 
 type Deliver = (signal: NodeJS.Signals) => void;

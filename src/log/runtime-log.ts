@@ -11,7 +11,7 @@
 import { diagnoseOnStderr, setDiagnosticLog } from "../output.ts";
 import type { LogLevel, RuntimeOptions } from "../options.ts";
 import { redactCredentials } from "../redact.ts";
-import { resolveHome } from "../store/home.ts";
+import { HomeSettingError, resolveHome } from "../store/home.ts";
 import { appendLine, ensureLogDirectory } from "./files.ts";
 
 /** A line's level. `warn` lines are kept at logLevel `info` and `debug`. */
@@ -94,8 +94,9 @@ export function attachLog(options: RuntimeOptions, secrets: Record<string, strin
   let home: string;
   try {
     home = resolveHome(options);
-  } catch {
-    return; // The operation reports the same problem itself.
+  } catch (error) {
+    if (error instanceof HomeSettingError) return; // The operation reports the same problem itself.
+    throw error;
   }
   scope.destination = { home, level: options.logLevel, maxBytes: options.logMaxBytes, owner: options.owner };
   scope.secrets = Object.entries(secrets)

@@ -3,11 +3,12 @@
  * A cgroup is a directory; a process joins one by writing its pid to `cgroup.procs`, and
  * `cgroup.kill` SIGKILLs every process of a cgroup and its descendants, forks included.
  */
-import { accessSync, closeSync, constants, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, writeFile, writeFileSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFile, writeFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { lazyOs } from "./lazy.ts";
 import { ESRCH, pidfdOpen, pidfdSignal } from "./libc/processes.ts";
-import { CGROUP_GONE, hasErrno, PROCESS_GONE, tolerating } from "./errno.ts";
+import { CGROUP_GONE, hasErrno, NO_ACCESS, PATH_MISSING, PROCESS_GONE, tolerating } from "./errno.ts";
+import { statOrNull } from "./lookup.ts";
 import { signalNumber } from "./signals.ts";
 import { isLinux } from "./os.ts";
 
@@ -112,21 +113,15 @@ export function kernelVersion(): [number, number] {
 
 /** Whether the current user may write `path`. */
 export function writable(path: string): boolean {
-  try {
+  return tolerating([...NO_ACCESS, ...PATH_MISSING], false, () => {
     accessSync(path, constants.W_OK);
     return true;
-  } catch {
-    return false;
-  }
+  });
 }
 
 /** True when `dir` is a cgroup directory (it has `cgroup.procs`). */
 export function isCgroup(dir: string): boolean {
-  try {
-    return statSync(join(dir, "cgroup.procs")).isFile();
-  } catch {
-    return false;
-  }
+  return statOrNull(join(dir, "cgroup.procs"))?.isFile() ?? false;
 }
 
 /** Creates a cgroup (mkdir); true when it was made now, false when it existed. */
@@ -311,12 +306,10 @@ export function writeInterface(dir: string, file: string, value: string): void {
 
 /** A counter such as `memory.current` or `pids.current`, or null when the file is not there. */
 export function readCounter(dir: string, file: string): number | null {
-  try {
-    const value = Number(readFileSync(join(dir, file), "utf8").trim());
-    return Number.isFinite(value) ? value : null;
-  } catch {
-    return null;
-  }
+  const text = tolerating(CGROUP_GONE, null, () => readFileSync(join(dir, file), "utf8"));
+  if (text === null) return null;
+  const value = Number(text.trim());
+  return Number.isFinite(value) ? value : null;
 }
 
 /** Whether `dir` is the top of its hierarchy (the root cgroup has no cgroup.kill of its own). */

@@ -1,6 +1,6 @@
 /** What an inherited descriptor is, as far as the exec protocol cares. */
 import { fstatSync, readlinkSync } from "node:fs";
-import { tolerating } from "./errno.ts";
+import { FD_NOT_OPEN, tolerating } from "./errno.ts";
 import { isLinux } from "./os.ts";
 
 /** The kinds a daemon's descriptor can be; "other" is anything else (an epoll or eventfd of Bun's own). */
@@ -12,15 +12,11 @@ export type DescriptorKind = "closed" | "pipe" | "socket" | "file" | "character 
  * file whatever mode the kernel gives it; elsewhere fstat's file type decides.
  */
 export function describeDescriptor(fd: number): { kind: DescriptorKind; what: string } {
-  const stat = tolerating(["EBADF"], null, () => fstatSync(fd));
+  const stat = tolerating(FD_NOT_OPEN, null, () => fstatSync(fd));
   if (stat === null) return { kind: "closed", what: "not open" };
   if (isLinux) {
-    let target = "";
-    try {
-      target = readlinkSync(`/proc/self/fd/${fd}`);
-    } catch {
-      // No /proc (a container without it): fstat alone decides below.
-    }
+    // No /proc (a container without it): fstat alone decides below.
+    const target = tolerating(["ENOENT"], "", () => readlinkSync(`/proc/self/fd/${fd}`));
     if (target.startsWith("anon_inode:")) return { kind: "other", what: `${target}, this process's own` };
   }
   if (stat.isFIFO()) return { kind: "pipe", what: "a pipe" };

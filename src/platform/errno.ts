@@ -35,5 +35,19 @@ export const CGROUP_GONE = ["ENOENT", "ENODEV"] as const;
 export const PATH_MISSING = ["ENOENT", "ENOTDIR"] as const;
 /** A write to a peer that closed its end: EPIPE, or ECONNRESET when it left data unread. */
 export const PEER_GONE = ["EPIPE", "ECONNRESET"] as const;
+/** An `error` listener for a stream whose peer may leave first (PEER_GONE: its exit says why); any other failure is thrown. */
+export function unlessPeerGone(error: unknown): void {
+  if (!hasErrno(error, PEER_GONE)) throw error;
+}
 /** A descriptor someone else made non-blocking has no data or no room right now: wait, then retry. */
 export const WOULD_BLOCK = ["EAGAIN"] as const;
+/** A descriptor that is not open (or never was): EBADF. */
+export const FD_NOT_OPEN = ["EBADF"] as const;
+/** What access(2) answers when this user may not: EACCES, or EROFS for a write on a read-only filesystem. */
+export const NO_ACCESS = ["EACCES", "EROFS"] as const;
+/** A /proc/PID file of a process that is gone, or of another user's that we may not read (ptrace access, hidepid). */
+export const PROCESS_UNREADABLE = [...PROCESS_GONE, "EACCES"] as const;
+/** A terminal whose other side went away: tcflow and reads of its slave fail with EIO. */
+export const TERMINAL_HUNG_UP = ["EIO"] as const;
+/** bun:ffi could not load a shared library (its error's code: Bun's, not an errno). */
+export const LIBRARY_MISSING = ["ERR_DLOPEN_FAILED"] as const;

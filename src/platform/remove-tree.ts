@@ -10,7 +10,7 @@
 import { fchmodSync, fstatSync, rmdirSync, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { closeDescriptor, type DirectoryPath, type EntryName, entryPath, identityOf, listEntries, lstatEntry, makeSubdirectoryOwnable, openDirectory, pathText, openSubdirectory, openSubdirectoryOnSameMount, mayNotBeUtf8, undecodedNames } from "./directory.ts";
-import { errnoOf } from "./errno.ts";
+import { errnoOf, PATH_MISSING, tolerating } from "./errno.ts";
 
 /** What a removal had to leave, each left exactly as it was found. */
 export interface Leftovers {
@@ -195,11 +195,8 @@ function openDirectoryEntry(dirFd: number, dirPath: DirectoryPath, name: EntryNa
 function makeWritable(fd: number): void {
   const mode = fstatSync(fd).mode & 0o7777;
   if ((mode & 0o700) === 0o700) return;
-  try {
-    fchmodSync(fd, mode | 0o700);
-  } catch {
-    // Not ours to change (another user's directory): what it stops is reported entry by entry.
-  }
+  // Not ours to change (another user's directory, a read-only mount): what it stops is reported entry by entry.
+  tolerating(["EPERM", "EROFS"], undefined, () => fchmodSync(fd, mode | 0o700));
 }
 
 /** Unlinks a non-directory; "directory" when it turned out to be one (EISDIR), to be emptied first. */
@@ -234,9 +231,6 @@ function leftBehind(path: string, error: unknown, left: Leftovers): false {
 }
 
 function isDirectoryEntry(dirFd: number, dirPath: DirectoryPath, name: EntryName): boolean {
-  try {
-    return lstatEntry(dirFd, dirPath, name).isDirectory();
-  } catch {
-    return false;
-  }
+  // Gone since it was listed: nothing to descend into.
+  return tolerating(PATH_MISSING, false, () => lstatEntry(dirFd, dirPath, name).isDirectory());
 }

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { readCounter } from "./cgroup.ts";
 import { isLinux } from "./os.ts";
+import { PROCESS_UNREADABLE, tolerating } from "./errno.ts";
 
 /** A process's command line: its argv where the kernel tells it exactly, else ps(1)'s text. */
 interface CommandLine {
@@ -14,18 +15,13 @@ interface CommandLine {
   text: string;
 }
 
-/** The command line of `pid`, or null when it is gone, a zombie, or unreadable. */
+/** The command line of `pid`, or null when it is gone, a zombie, or another user's we may not read. */
 export function commandLine(pid: number): CommandLine | null {
   if (!isLinux) {
     const text = psField(pid, "args");
     return text === null || text === "" ? null : { argv: null, text };
   }
-  let raw: string;
-  try {
-    raw = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-  } catch {
-    return null;
-  }
+  const raw = tolerating(PROCESS_UNREADABLE, "", () => readFileSync(`/proc/${pid}/cmdline`, "utf8"));
   if (raw === "") return null;
   const argv = (raw.endsWith("\0") ? raw.slice(0, -1) : raw).split("\0");
   return { argv, text: argv.join(" ") };
@@ -57,12 +53,9 @@ export function processMemory(pids: readonly number[]): { bytes: number; source:
 
 /** The `FIELD:  N kB` line of /proc/<pid>/FILE in KiB (NaN when unreadable or absent, e.g. a kernel thread). */
 function procKib(pid: number, file: "smaps_rollup" | "status", field: string): number {
-  try {
-    const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(readFileSync(`/proc/${pid}/${file}`, "latin1"));
-    return match ? Number(match[1]) : Number.NaN;
-  } catch {
-    return Number.NaN;
-  }
+  const text = tolerating(PROCESS_UNREADABLE, "", () => readFileSync(`/proc/${pid}/${file}`, "latin1"));
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(text);
+  return match ? Number(match[1]) : Number.NaN;
 }
 
 /** A cgroup v2 directory's memory.current (every process in it, page cache included), or null. */

@@ -1,3 +1,4 @@
+import { FD_NOT_OPEN, tolerating } from "./errno.ts";
 import { lazyFs } from "./lazy.ts";
 
 /** Whether a descriptor is a terminal, without loading node:tty at start-up (see lazy.ts). */
@@ -11,11 +12,7 @@ export function isTerminal(fd: number): boolean {
  * character device (a terminal, or /dev/null).
  */
 export function isTerminalQuick(fd: number): boolean {
-  try {
-    if (!lazyFs().fstatSync(fd).isCharacterDevice()) return false;
-  } catch {
-    return false;
-  }
+  if (!tolerating(FD_NOT_OPEN, false, () => lazyFs().fstatSync(fd).isCharacterDevice())) return false;
   return isTerminal(fd);
 }
 

@@ -1,16 +1,14 @@
-import { UsageError, type Invocation } from "../argv.ts";
-import { ControlReader, protocolFdsProblem } from "../exec/controls.ts";
+import type { Invocation } from "../argv.ts";
+import { ControlReader, readSpawnEnvelope, startWrapper } from "../exec/controls.ts";
 import { mirrorExit } from "../exec/mirror.ts";
 import { runPipes } from "../exec/pipes.ts";
 import { runPty } from "../exec/pty.ts";
 import { primeOwnCgroup } from "../containment/cgroup-scope.ts";
 import { prepareLaunch } from "../exec/prepare.ts";
 import { NotLaunched } from "../exec/program.ts";
-import { SignalForwarder } from "../exec/signals.ts";
-import { refuseUnreadEnvelope } from "../exec/events.ts";
 import { diagnose } from "../output.ts";
-import { readOptions } from "../options.ts";
-import { LimitError, ProtocolError, type SpawnEnvelope } from "../protocol/index.ts";
+import { validOptions } from "../options.ts";
+import type { SpawnEnvelope } from "../protocol/index.ts";
 import { mark } from "../trace.ts";
 import { attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../log/call-log.ts";
 
@@ -19,14 +17,11 @@ import { attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../
  * lifecycle on fd 4, then die the way it died.
  */
 export async function exec(invocation: Invocation): Promise<number> {
-  const signals = new SignalForwarder().install();
-  process.chdir("/");
-  const notTheDaemons = protocolFdsProblem();
-  if (notTheDaemons !== null) throw new UsageError(notTheDaemons, "exec");
+  const signals = startWrapper();
   primeOwnCgroup();
   mark("signals, fds, prime");
   const controls = new ControlReader();
-  const envelope = await readEnvelope(controls, invocation);
+  const envelope = await readSpawnEnvelope(controls, invocation);
   mark("envelope");
   if (envelope.stdio.kind === "pty") signals.keepJobControl();
   const facts = { mode: envelope.stdio.kind, purpose: envelope.purpose.kind };
@@ -50,13 +45,8 @@ export async function exec(invocation: Invocation): Promise<number> {
 
 /** The runtime log of the home the envelope's options select; bad options are prepareLaunch's to report. */
 function logTo(invocation: Invocation, envelope: SpawnEnvelope): void {
-  let options;
-  try {
-    options = readOptions(envelope.options);
-  } catch {
-    return;
-  }
-  attachExecLog(invocation, envelope, options);
+  const options = validOptions(envelope.options);
+  if (options !== null) attachExecLog(invocation, envelope, options);
 }
 
 /** Nothing was launched: log why, then answer like before (a NotLaunched's code, else thrown). */
@@ -65,14 +55,4 @@ function refused(facts: { mode: string; purpose: string }, error: unknown): numb
   if (!(error instanceof NotLaunched)) throw error;
   diagnose(error.message);
   return error.code;
-}
-
-async function readEnvelope(controls: ControlReader, invocation: Invocation): Promise<SpawnEnvelope> {
-  const first = await controls.next().catch((error: unknown) => {
-    if (error instanceof LimitError) refuseUnreadEnvelope(invocation, error);
-    throw error;
-  });
-  if (!first) throw new ProtocolError("fd 3 reached EOF before the spawn envelope");
-  if (first.type !== "spawn") throw new ProtocolError(`the first fd 3 frame must be a spawn envelope, got ${first.type}`);
-  return first;
 }

@@ -1,5 +1,5 @@
 import { LimitError, ProtocolError, parseMessage, parseStrict, prefixed, type MessageInput, type MessageOutput, type MessageSchema } from "./errors.ts";
-import { strictUtf8 } from "./utf8.ts";
+import { strictUtf8, utf8OrNull } from "./utf8.ts";
 
 /** Largest frame the decoder accepts, newline excluded. Envelopes carry env maps, so be generous. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
@@ -103,11 +103,7 @@ export class FrameDecoder<S extends MessageSchema> {
   }
 
   #decodeSpan(bytes: Uint8Array): string | null {
-    try {
-      return this.#utf8.decode(bytes);
-    } catch {
-      return null;
-    }
+    return utf8OrNull(bytes, this.#utf8);
   }
 
   #hold(part: Uint8Array): void {
@@ -129,12 +125,8 @@ export class FrameDecoder<S extends MessageSchema> {
     const bytes = this.#pending.length === 0 ? tail : concatBytes([...this.#pending, tail], length);
     if (this.#pending.length > 0) this.#pending = [];
     this.#pendingBytes = 0;
-    let text: string;
-    try {
-      text = this.#utf8.decode(bytes);
-    } catch {
-      throw new ProtocolError(`${this.what} frame ${++this.#frames}: not valid UTF-8`);
-    }
+    const text = utf8OrNull(bytes, this.#utf8);
+    if (text === null) throw new ProtocolError(`${this.what} frame ${++this.#frames}: not valid UTF-8`);
     return this.#parse(length, text);
   }
 

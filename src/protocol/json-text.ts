@@ -18,7 +18,8 @@ export function parseJsonText(text: string): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
     throw new ProtocolError(`malformed JSON ${syntaxProblem(text)}`);
   }
   if (opensMoreThan(text, MAX_JSON_DEPTH) && nestedDeeperThan(value, MAX_JSON_DEPTH)) throw new LimitError(`nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`);

@@ -6,7 +6,7 @@ import type { Dialect } from "./dialect.ts";
 import { LimitError, ProtocolError, parseMessage } from "./errors.ts";
 import { concatBytes, encodeFrame, sizeText } from "./frame.ts";
 import { LifecycleRequest, lifecycleResponseOf, type LifecycleResponse } from "./lifecycle.ts";
-import { strictUtf8 } from "./utf8.ts";
+import { utf8OrNull } from "./utf8.ts";
 import { writeStdout } from "../output.ts";
 import { hasErrno, WOULD_BLOCK } from "../platform/errno.ts";
 
@@ -40,12 +40,8 @@ function readBounded(fd: number): string {
     if (total > MAX_REQUEST_BYTES) throw new LimitError(`lifecycle request on stdin larger than ${sizeText(MAX_REQUEST_BYTES)}`);
     chunks.push(buffer.slice(0, n));
   }
-  let text: string;
-  try {
-    text = strictUtf8().decode(concatBytes(chunks, total));
-  } catch {
-    throw new ProtocolError("lifecycle request on stdin is not valid UTF-8");
-  }
+  const text = utf8OrNull(concatBytes(chunks, total));
+  if (text === null) throw new ProtocolError("lifecycle request on stdin is not valid UTF-8");
   if (text.trim() === "") throw new ProtocolError("expected one lifecycle request JSON value on stdin, got nothing");
   return text;
 }

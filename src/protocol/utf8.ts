@@ -9,11 +9,22 @@ export function strictUtf8(): TextDecoder {
   return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 }
 
+/**
+ * `bytes` as text, or null when they are not valid UTF-8 (the fatal decoder throws a
+ * TypeError: that, and nothing else, is tolerated). `decoder` for a caller that keeps one.
+ */
+export function utf8OrNull(bytes: Uint8Array, decoder = strictUtf8()): string | null {
+  try {
+    return decoder.decode(bytes);
+  } catch (error) {
+    if (error instanceof TypeError) return null;
+    throw error;
+  }
+}
+
 /** Bytes our own binary wrote as JSON (a remote host's answers): text, or a ProtocolError naming `what`. */
 export function decodeOwnOutput(bytes: Uint8Array, what: string): string {
-  try {
-    return strictUtf8().decode(bytes);
-  } catch {
-    throw new ProtocolError(`invalid ${what}: not valid UTF-8`);
-  }
+  const text = utf8OrNull(bytes);
+  if (text === null) throw new ProtocolError(`invalid ${what}: not valid UTF-8`);
+  return text;
 }

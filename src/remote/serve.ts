@@ -13,14 +13,15 @@ import type { Readable, Writable } from "node:stream";
 import { killExecution } from "../client/cleanup.ts";
 import { spawnExec } from "../client/spawn.ts";
 import { isSignalName } from "../platform/signals.ts";
+import { unlessPeerGone } from "../platform/errno.ts";
 import { CONTROL_FD, FrameDecoder, ProcessEvent, ProtocolError, SpawnEnvelope, decodeOwnOutput, encodeFrame, parseMessage } from "../protocol/index.ts";
 import { VERSION } from "../version.ts";
 import { Channel, MuxDecoder, MuxType, SendCredit, encodeCredit, encodeMux, creditOf, type MuxFrame } from "./mux.ts";
 import { FdSink } from "./sink.ts";
+import { drainWhileMoving } from "./output-drain.ts";
 import type { WrapperExit } from "./wire.ts";
 
-/** After `eof`, how long events wait for the rest of the output when none is moving, and at most. */
-const OUTPUT_IDLE_MS = 250;
+/** After `eof`, how long events wait at most for the rest of the output (a stray process may hold stdout open). */
 const OUTPUT_MAX_MS = 2000;
 /** On a lost session before `started`: how long the wrapper may take to launch (then it is killed). */
 const LAUNCH_WAIT_MS = 5000;
@@ -242,15 +243,17 @@ class Server {
       let events: ProcessEvent[];
       try {
         events = decoder.push(chunk);
-      } catch {
+      } catch (error) {
         // Broken events of the remote exec travel as they are: the local side judges them.
+        if (!(error instanceof ProtocolError)) throw error;
         this.#send(encodeMux(MuxType.DATA, Channel.EVENTS, chunk));
         return;
       }
       for (const event of events) this.#onEvent(event);
     });
     stream.on("end", () => void this.#releaseEvents().then(() => this.#send(encodeMux(MuxType.EOF, Channel.EVENTS))));
-    stream.on("error", () => {});
+    // The remote exec ending with unread events closes its end: its exit says why.
+    stream.on("error", unlessPeerGone);
   }
 
   #onEvent(event: ProcessEvent): void {
@@ -280,14 +283,14 @@ class Server {
    * them anyway), and at most OUTPUT_MAX_MS (a stray process holding stdout open).
    */
   #releaseEvents(): Promise<void> {
-    this.#releasing ??= (async () => {
-      const since = performance.now();
-      while (this.#outputs.some((output) => !output.ended)) {
-        const now = performance.now();
-        if (now - this.#lastOutput > OUTPUT_IDLE_MS || now - since > OUTPUT_MAX_MS) break;
-        await Promise.race([Promise.all(this.#outputs.map((output) => output.done)), Bun.sleep(OUTPUT_IDLE_MS / 5)]);
-      }
-    })();
+    this.#releasing ??= drainWhileMoving(
+      {
+        pending: () => this.#outputs.some((output) => !output.ended),
+        done: () => Promise.all(this.#outputs.map((output) => output.done)),
+        lastProgress: () => this.#lastOutput,
+      },
+      OUTPUT_MAX_MS,
+    );
     return this.#releasing.then(() => {
       for (const event of this.#heldEvents.splice(0)) this.#sendEvent(event);
     });

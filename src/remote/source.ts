@@ -11,7 +11,7 @@ import { lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CreateInput } from "../protocol/index.ts";
 import { PATH_MISSING, tolerating } from "../platform/errno.ts";
-import { gitRead } from "../workspace/git.ts";
+import { gitQuery } from "../workspace/git.ts";
 import { gitEnvironment, gitPath } from "../workspace/git-environment.ts";
 import { hostSourceDirectory, isDirectorySource } from "../workspace/input.ts";
 import { currentBranch, headCommit, repoInfo } from "../workspace/repo.ts";
@@ -81,12 +81,9 @@ function localRepository(path: string): LocalRepository {
 
 /** The repository's remotes that mean the same thing on another machine: network URLs without credentials. */
 function shareableRemotes(toplevel: string): { name: string; url: string }[] {
-  let text: string;
-  try {
-    text = gitRead(toplevel, ["config", "--get-regexp", "^remote\\..*\\.url$"]);
-  } catch {
-    return [];
-  }
+  // git config --get-regexp answers "none" by exiting 1 (gitQuery's null); any other failure is thrown.
+  const text = gitQuery(toplevel, ["config", "--get-regexp", "^remote\\..*\\.url$"]);
+  if (text === null) return [];
   const remotes: { name: string; url: string }[] = [];
   for (const line of text.split("\n")) {
     const match = /^remote\.([A-Za-z0-9._-]+)\.url (.+)$/.exec(line);

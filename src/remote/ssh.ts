@@ -9,6 +9,8 @@ import { isAbsolute, join } from "node:path";
 import { KEEPALIVE_ENV } from "../keepalive.ts";
 import { writeAll } from "../output.ts";
 import { printableStream } from "../printable.ts";
+import { posixQuote } from "../shell-quote.ts";
+import { selfEnv } from "../client/self.ts";
 import { hasErrno } from "../platform/errno.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { homeEntry } from "../store/home.ts";
@@ -34,12 +36,6 @@ export const SSH_FAILED = 255;
  * Linux), and ssh first binds a temporary name 17 characters longer than ControlPath.
  */
 const MAX_CONTROL_PATH = 104 - 1 - 17;
-
-/** Quotes one word for the remote user's POSIX shell (sshd runs every command through it). */
-export function shellQuote(word: string): string {
-  if (word.includes("\0")) throw new Error("a remote command word must not contain a NUL byte");
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
 
 /**
  * The control socket of one host: a short hash of everything that selects the connection, so
@@ -144,7 +140,9 @@ function sshOptions(host: RemoteHost, settings: SshSettings): string[] {
 
 /** The whole ssh argv running `words` (already the remote program and its arguments) on `host`. */
 export function sshArgv(host: RemoteHost, settings: SshSettings, words: readonly string[]): string[] {
-  return [sshProgram(), ...sshOptions(host, settings), "--", host.host, words.map(shellQuote).join(" ")];
+  // sshd runs the command through the remote user's POSIX shell; no shell word can hold a NUL.
+  if (words.some((word) => word.includes("\0"))) throw new Error("a remote command word must not contain a NUL byte");
+  return [sshProgram(), ...sshOptions(host, settings), "--", host.host, words.map(posixQuote).join(" ")];
 }
 
 /**
@@ -190,16 +188,10 @@ export function sshProgram(): string {
 }
 
 /**
- * The environment for ssh: ours, minus what would make an embedded Bun behave differently in
- * a child (ssh itself ignores it, but ProxyCommand children inherit it).
+ * The environment for ssh: selfEnv's (ssh itself ignores what it leaves out, but ProxyCommand
+ * children inherit it, and one may be this binary).
  */
-export function sshEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && key !== "BUN_OPTIONS" && key !== "BUN_BE_BUN") env[key] = value;
-  }
-  return env;
-}
+export const sshEnv = selfEnv;
 
 /** What one remote command printed and how it ended. */
 interface RemoteResult {

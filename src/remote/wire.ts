@@ -4,8 +4,9 @@
  * types derived from them, like src/protocol/.
  */
 import * as v from "valibot";
-import { checkRelativePath } from "../workspace/paths.ts";
-import { ProtocolError, jsonMap, parseJsonText, parseStrict, prefixed, strictUtf8 } from "../protocol/index.ts";
+import { relativePathProblem } from "../workspace/paths.ts";
+import { OBJECT_ID } from "../workspace/repo.ts";
+import { ProtocolError, jsonMap, parseJsonText, parseStrict, prefixed, utf8OrNull } from "../protocol/index.ts";
 
 /** https/ssh/git URLs or scp-like `user@host:path`, with no password or token in them. */
 export function isShareableUrl(url: string): boolean {
@@ -17,14 +18,7 @@ export function isShareableUrl(url: string): boolean {
 
 const relative = v.pipe(
   v.string(),
-  v.check((path) => {
-    try {
-      checkRelativePath(path, "prefix");
-      return true;
-    } catch {
-      return false;
-    }
-  }, "must be a relative path inside the repository"),
+  v.check((path) => relativePathProblem(path, "prefix") === null, "must be a relative path inside the repository"),
 );
 
 /** What `receive-source` reads before the bundle. */
@@ -38,7 +32,7 @@ export const ReceiveHeader = v.strictObject({
         v.string(),
         v.check((name) => name === "" || (!name.startsWith("-") && !/[\s\0]/.test(name)), "must be a branch name"),
       ),
-      commit: v.pipe(v.string(), v.regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/, "must be a commit id")),
+      commit: v.pipe(v.string(), v.regex(OBJECT_ID, "must be a commit id")),
       prefix: relative,
       remotes: v.array(
         v.strictObject({
@@ -77,12 +71,8 @@ export type Hello = v.InferOutput<typeof Hello>;
 
 /** Parses one of these JSON texts (they carry no protocolVersion of the Paseo protocol). */
 export function parseWire<S extends v.GenericSchema>(schema: S, text: string | Uint8Array, what: string): v.InferOutput<S> {
-  let decoded: string;
-  try {
-    decoded = typeof text === "string" ? text : strictUtf8().decode(text);
-  } catch {
-    throw new ProtocolError(`${what} is not valid UTF-8`);
-  }
+  const decoded = typeof text === "string" ? text : utf8OrNull(text);
+  if (decoded === null) throw new ProtocolError(`${what} is not valid UTF-8`);
   let value: unknown;
   try {
     value = parseJsonText(decoded);

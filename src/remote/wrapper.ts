@@ -13,29 +13,29 @@
  */
 import type { ChildProcess } from "node:child_process";
 import type { Readable } from "node:stream";
-import { UsageError, type Invocation } from "../argv.ts";
-import { protocolFdsProblem } from "../exec/controls.ts";
-import { EventWriter, refuseUnreadEnvelope } from "../exec/events.ts";
+import type { Invocation } from "../argv.ts";
+import { ControlReader, readSpawnEnvelope, startWrapper } from "../exec/controls.ts";
+import { EventWriter } from "../exec/events.ts";
 import { mirrorExit } from "../exec/mirror.ts";
-import { SignalForwarder } from "../exec/signals.ts";
+import type { SignalForwarder } from "../exec/signals.ts";
 import { addOutcomeFacts, attachExecLog, logExecExited, logExecFailed, logExecRefused } from "../log/call-log.ts";
 import { setLogRemote } from "../log/runtime-log.ts";
 import { diagnose, writeAll } from "../output.ts";
 import { printableLines } from "../printable.ts";
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { dup2 } from "../platform/libc/descriptors.ts";
-import { CONTROL_FD, Control, FrameDecoder, LimitError, MAX_FRAME_BYTES, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
+import { hasErrno, PEER_GONE, unlessPeerGone } from "../platform/errno.ts";
+import { FrameDecoder, ProcessEvent, ProtocolError, SpawnEnvelope, encodeFrame } from "../protocol/index.ts";
 import { closeSync, openSync } from "node:fs";
 import { hostLogins, hostUrl, logNoReuse, remoteContext, type RemoteCall } from "./context.ts";
 import { Channel, MAX_DATA, MuxDecoder, MuxError, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux, type MuxFrame } from "./mux.ts";
 import { routeWorkspace } from "./placement.ts";
 import { FdSink } from "./sink.ts";
+import { drainWhileMoving } from "./output-drain.ts";
 import { IdleWatch, SSH_FAILED, firstLine, keepaliveMs, sshArgv, sshEnv, type SshSettings } from "./ssh.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { Hello, WrapperExit, parseWire } from "./wire.ts";
 
-/** How long `eof`/`exit` wait for earlier output when the daemon's reader makes no progress. */
-const OUTPUT_IDLE_MS = 250;
 /** How long, after `exit`, we keep draining fd 0 and fd 3 so the daemon's ends are not reset. */
 const HANGUP_WAIT_MS = 250;
 /** How much of ssh's own stderr is kept for a failure report. */
@@ -43,16 +43,11 @@ const MAX_SSH_MESSAGES = 16 * 1024;
 
 /** `exec --workspace-id W` through `--remote`. */
 export async function execThroughRemote(call: RemoteCall, invocation: Invocation): Promise<number> {
-  // First of all: a SIGTERM landing before its handler would kill us and leave nothing to forward it.
-  const signals = new SignalForwarder().install();
-  process.chdir("/");
-  const notTheDaemons = protocolFdsProblem();
-  if (notTheDaemons !== null) throw new UsageError(notTheDaemons, "exec");
-  const controls = new RawControls();
-  const envelope = await controls.envelope().catch((error: unknown) => {
-    if (error instanceof LimitError) refuseUnreadEnvelope(invocation, error);
-    throw error;
-  });
+  const signals = startWrapper();
+  // The envelope is decoded here (to route and rewrite it); what follows it on fd 3 travels
+  // undecoded (nextBytes), so the remote `exec` judges the controls itself.
+  const controls = new ControlReader();
+  const envelope = await readSpawnEnvelope(controls, invocation);
   const ctx = remoteContext(call, envelope.options);
   attachExecLog(invocation, envelope, ctx.options);
   logNoReuse(ctx);
@@ -75,46 +70,6 @@ export async function execThroughRemote(call: RemoteCall, invocation: Invocation
   } catch (error) {
     logExecFailed(facts, error);
     throw error;
-  }
-}
-
-/**
- * fd 3 as bytes: the first line is the spawn envelope (decoded here, to route and rewrite it);
- * everything after it travels unchanged, so the remote `exec` judges the controls itself.
- */
-class RawControls {
-  readonly #reader = Bun.file(CONTROL_FD).stream().getReader();
-  #rest: Uint8Array = new Uint8Array(0);
-
-  async envelope(): Promise<SpawnEnvelope> {
-    const decoder = new FrameDecoder(Control, "fd 3 control", MAX_FRAME_BYTES, "fd 3");
-    for (;;) {
-      const { done, value } = await this.#reader.read().catch((error: Error) => {
-        throw new ProtocolError(`cannot read fd 3: ${error.message}`);
-      });
-      if (done) {
-        decoder.end();
-        throw new ProtocolError("fd 3 reached EOF before the spawn envelope");
-      }
-      const nl = value.indexOf(0x0a);
-      // The decoder holds a partial envelope and refuses it past MAX_FRAME_BYTES.
-      const [frame] = decoder.push(nl === -1 ? value : value.subarray(0, nl + 1));
-      if (!frame) continue;
-      if (frame.type !== "spawn") throw new ProtocolError(`the first fd 3 frame must be a spawn envelope, got ${frame.type}`);
-      this.#rest = value.subarray(nl + 1);
-      return frame;
-    }
-  }
-
-  /** The bytes after the envelope, chunk by chunk, until EOF (null). */
-  async next(): Promise<Uint8Array | null> {
-    if (this.#rest.length > 0) {
-      const rest = this.#rest;
-      this.#rest = new Uint8Array(0);
-      return rest;
-    }
-    const { done, value } = await this.#reader.read().catch(() => ({ done: true as const, value: undefined }));
-    return done ? null : value;
   }
 }
 
@@ -158,7 +113,7 @@ class Session {
     this.#events = new EventWriter(envelope.stdio.kind);
   }
 
-  async run(remoteEnvelope: string, controls: RawControls, signals: SignalForwarder): Promise<number> {
+  async run(remoteEnvelope: string, controls: ControlReader, signals: SignalForwarder): Promise<number> {
     const [program, ...args] = this.argv;
     // Its own process group: a signal meant for us never cuts the connection behind our back.
     this.#ssh = lazyChildProcess().spawn(program!, args, { stdio: ["pipe", "pipe", "pipe"], detached: true, env: sshEnv() });
@@ -168,7 +123,8 @@ class Session {
     });
     await spawned;
     const toRemote = this.#ssh.stdin!;
-    toRemote.on("error", () => {});
+    // ssh ending closes its stdin: the session's end says why.
+    toRemote.on("error", unlessPeerGone);
     this.#send(encodeMux(MuxType.OPEN, 0, remoteEnvelope));
     signals.attach((signal) => {
       if (!this.#ended) this.#send(encodeMux(MuxType.SIGNAL, 0, signal));
@@ -322,9 +278,11 @@ class Session {
   }
 
   async #outputWritten(): Promise<void> {
-    while ((this.#stdout.pending > 0 || this.#stderr.pending > 0) && performance.now() - this.#lastProgress < OUTPUT_IDLE_MS) {
-      await Promise.race([Promise.all([this.#stdout.drained(), this.#stderr.drained()]), Bun.sleep(OUTPUT_IDLE_MS / 5)]);
-    }
+    await drainWhileMoving({
+      pending: () => this.#stdout.pending > 0 || this.#stderr.pending > 0,
+      done: () => Promise.all([this.#stdout.drained(), this.#stderr.drained()]),
+      lastProgress: () => this.#lastProgress,
+    });
   }
 
   #emit(event: ProcessEvent): void {
@@ -373,16 +331,17 @@ class Session {
           at += n;
         }
       }
-    } catch {
+    } catch (error) {
       // fd 0 failing is the daemon going away; the workload's fate is decided by the remote side.
+      if (!hasErrno(error, PEER_GONE)) throw error;
     } finally {
       reader.releaseLock();
     }
   }
 
   /** fd 3 after the envelope → channel 3, unchanged. */
-  async #pumpControls(controls: RawControls): Promise<void> {
-    for (let chunk = await controls.next(); chunk; chunk = await controls.next()) {
+  async #pumpControls(controls: ControlReader): Promise<void> {
+    for (let chunk = await controls.nextBytes(); chunk; chunk = await controls.nextBytes()) {
       for (let at = 0; at < chunk.length; at += MAX_DATA) {
         if (!this.#ended) this.#send(encodeMux(MuxType.DATA, Channel.CONTROLS, chunk.subarray(at, at + MAX_DATA)));
       }

@@ -280,27 +280,36 @@ export function openDatabase(path: string): Database {
 
 /** The schema version the database records, or null when it has none (no `meta` table yet). */
 function storedVersion(db: Database): number | null {
-  const hasMeta = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
-  if (!hasMeta) return null;
+  const recorded = recordedVersion(db);
+  return recorded === null ? null : Number(recorded);
+}
+
+/** Whether the database has our `meta` table (a new file has no table at all). */
+function hasMetaTable(db: Database): boolean {
+  return Boolean(db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get());
+}
+
+/** The schema version as the `meta` table records it (text), or null without that table or its row: the one query of it. */
+function recordedVersion(db: Database): string | null {
+  if (!hasMetaTable(db)) return null;
   const row = db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | null;
-  return row === null ? null : Number(row.value);
+  return row?.value ?? null;
 }
 
 /** Creates the schema or migrates an older one; true when an existing database was migrated. */
 function migrate(db: Database, path: string): boolean {
-  const hasMeta = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
-  if (!hasMeta) {
+  if (!hasMetaTable(db)) {
     const tables = db.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number };
     if (tables.n > 0) throw new Error(`${path} is not a paseo-host-runtime database (tables without a schema version); refusing to touch it`);
     db.run(SCHEMA);
     db.run("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", [String(SCHEMA_VERSION)]);
     return false;
   }
-  const row = db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | null;
-  let version = Number(row?.value);
+  const recorded = recordedVersion(db);
+  let version = Number(recorded ?? Number.NaN);
   if (!Number.isInteger(version) || version < 1 || version > SCHEMA_VERSION) {
     throw new Error(
-      `${path} has schema version ${row?.value ?? "(none)"}, this binary understands versions 1 to ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,
+      `${path} has schema version ${recorded ?? "(none)"}, this binary understands versions 1 to ${SCHEMA_VERSION}; refusing to change it (use a matching paseo-host-runtime or another stateDirectory)`,
     );
   }
   if (version === SCHEMA_VERSION) return false;
@@ -369,9 +378,7 @@ export function readSchemaVersion(path: string): { db: Database; version: number
   const db = new Database(path, { readonly: true, strict: true });
   try {
     db.run("PRAGMA busy_timeout = 10000");
-    const hasMeta = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
-    const row = hasMeta ? (db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | null) : null;
-    const version = row === null ? null : Number(row.value);
+    const version = storedVersion(db);
     return { db, version: Number.isInteger(version) ? version : null };
   } catch (error) {
     db.close();

@@ -1,5 +1,6 @@
 import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
+import { hasErrno, NO_ACCESS, PATH_MISSING, tolerating } from "../platform/errno.ts";
 import { lazyOs } from "../platform/lazy.ts";
 import { isMacOS } from "../platform/os.ts";
 import { withoutProgramName } from "../output.ts";
@@ -43,8 +44,11 @@ export function missingHomeIn(stderr: string): string | null {
   return line.startsWith(MISSING_HOME[0]) && end !== -1 ? line.slice(MISSING_HOME[0].length, end) : null;
 }
 
+/** A home setting (PASEO_HOST_RUNTIME_HOME, XDG_STATE_HOME) that cannot name a home. */
+export class HomeSettingError extends Error {}
+
 function requireAbsolute(path: string, name: string): string {
-  if (!isAbsolute(path)) throw new Error(`${name} must be an absolute path, got ${JSON.stringify(path)}`);
+  if (!isAbsolute(path)) throw new HomeSettingError(`${name} must be an absolute path, got ${JSON.stringify(path)}`);
   return path;
 }
 
@@ -101,12 +105,11 @@ function isHomeEntry(name: string): boolean {
  * (sticky, like /tmp): only then is changing its owner or mode a fix rather than a hazard.
  */
 export function isOwnHome(dir: string): boolean {
-  try {
+  // Missing, or one we may not look into: nothing says it is a home of ours.
+  return tolerating([...PATH_MISSING, "EACCES"], false, () => {
     if ((lstatSync(dir).mode & 0o1000) !== 0) return false;
     return readdirSync(dir).every(isHomeEntry);
-  } catch {
-    return false;
-  }
+  });
 }
 
 /**
@@ -174,16 +177,13 @@ export function checkPrivateDirectory(path: string, what: string, ownDirectory: 
 export function creationProblem(home: string): HomeError | null {
   let ancestor = dirname(home);
   while (!existsSync(ancestor) && ancestor !== dirname(ancestor)) ancestor = dirname(ancestor);
-  let isDirectory = false;
-  try {
-    isDirectory = statSync(ancestor).isDirectory();
-  } catch {
-    // A dangling symlink or an unreadable entry: not a directory we can create anything in.
-  }
+  // A dangling symlink, a loop or an unreadable entry: not a directory we can create anything in.
+  const isDirectory = tolerating([...PATH_MISSING, "EACCES", "ELOOP"], false, () => statSync(ancestor).isDirectory());
   if (!isDirectory) return new HomeError(`runtime home ${home} cannot be created: ${ancestor} is not a directory`, "ancestor-not-directory", ancestor);
   try {
     accessSync(ancestor, constants.W_OK | constants.X_OK);
-  } catch {
+  } catch (error) {
+    if (!hasErrno(error, NO_ACCESS)) throw error;
     const uid = process.getuid?.();
     return new HomeError(
       `runtime home ${home} does not exist and cannot be created: ${ancestor} is not writable by this user${uid === undefined ? "" : ` (uid ${uid})`}`,

@@ -12,7 +12,8 @@
 import { lstatSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { closeDescriptor, identityOf, openBeneath, openDirectory, pathOfDescriptor, readSmallFileBeneath } from "../platform/directory.ts";
-import { errnoOf, hasErrno, PATH_MISSING } from "../platform/errno.ts";
+import { errnoOf, hasErrno, PATH_MISSING, tolerating } from "../platform/errno.ts";
+import { realPathOrNull } from "../platform/lookup.ts";
 import type { Confinement, WorkspaceRecord } from "../store/workspaces.ts";
 import { isInside } from "./paths.ts";
 
@@ -207,17 +208,12 @@ function requireOurWorktree(checkoutFd: number, checkout: string, record: RootRe
 
 /** Where a registration's `gitdir` file points (absolute), or null. */
 function registrationTarget(registration: string): string | null {
-  try {
-    return resolve(registration, readFileSync(join(registration, "gitdir"), "utf8").trim());
-  } catch {
-    return null;
-  }
+  const text = tolerating(PATH_MISSING, null, () => readFileSync(join(registration, "gitdir"), "utf8"));
+  return text === null ? null : resolve(registration, text.trim());
 }
 
 function sameDirectory(a: string, b: string): boolean {
-  try {
-    return a === b || realpathSync(a) === realpathSync(b);
-  } catch {
-    return false;
-  }
+  if (a === b) return true;
+  const real = realPathOrNull(a);
+  return real !== null && real === realPathOrNull(b);
 }

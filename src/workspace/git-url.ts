@@ -129,7 +129,8 @@ function decoded(text: string, what: string): string {
   let value: string;
   try {
     value = decodeURIComponent(text);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof URIError)) throw error;
     throw new Error(`${what} has a malformed %-escape in its credentials`);
   }
   if (/[\0\r\n]/.test(value)) throw new Error(`${what} has a NUL or line break in its credentials, which git refuses`);

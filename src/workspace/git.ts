@@ -5,6 +5,7 @@
  */
 import { isTerminal } from "../platform/tty.ts";
 import { writeAll } from "../output.ts";
+import { PEER_GONE, tolerating } from "../platform/errno.ts";
 import { redactCredentials } from "../redact.ts";
 import { printableLines } from "../printable.ts";
 import { bootId, readProcess } from "../platform/process.ts";
@@ -206,12 +207,11 @@ async function expire(proc: GatedGit, startTicks: number, group: GroupHandle | n
 
 /** Sends the watchdog its last line (none: it ends git) and closes the pipe (it may be gone already). */
 function tellWatchdog(proc: GatedGit, line: string | null): void {
-  try {
+  // The watchdog is gone (EPIPE): nothing listens.
+  tolerating(PEER_GONE, undefined, () => {
     if (line !== null) proc.stdin.write(`${line}\n`);
     void proc.stdin.end();
-  } catch {
-    // The gate never opened (pipe already closed) or the watchdog is gone: nothing listens.
-  }
+  });
 }
 
 /** git's words, which may be a server's (`remote: …`) or a commit subject: redacted, and escaped but for the line breaks. */

@@ -3,7 +3,8 @@
  * the disk is announced first with `note` (the durable intent), so that a create killed at any
  * instant can be undone exactly by whoever comes next (see remove.ts).
  */
-import { constants, copyFileSync, lstatSync, mkdirSync, statSync } from "node:fs";
+import { constants, copyFileSync, mkdirSync } from "node:fs";
+import { lstatOrNull, statOrNull } from "../platform/lookup.ts";
 import { dirname, join } from "node:path";
 import type { CreateInput } from "../protocol/index.ts";
 import type { MaterializationKind, WorkspaceDetails } from "../store/workspaces.ts";
@@ -254,18 +255,9 @@ function relativeCwd(ctx: MaterializeContext): string {
 }
 
 function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
+  return statOrNull(path)?.isFile() ?? false;
 }
 
 function exists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
+  return lstatOrNull(path) !== null;
 }

@@ -4,7 +4,7 @@
  */
 import { lstatSync, readlinkSync } from "node:fs";
 import { closeDescriptor, openBeneath, openDirectory } from "../platform/directory.ts";
-import { errnoOf } from "../platform/errno.ts";
+import { errnoOf, hasErrno, PATH_MISSING } from "../platform/errno.ts";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { homeEntry } from "../store/home.ts";
 
@@ -52,10 +52,17 @@ export function isInside(dir: string, path: string): boolean {
  * no NUL, not absolute, no `..` component. "" and "." mean the base itself.
  */
 export function checkRelativePath(path: string, what: string): void {
-  if (path.includes("\0")) throw new Error(`${what} must not contain a NUL byte`);
+  const problem = relativePathProblem(path, what);
+  if (problem !== null) throw new Error(problem);
+}
+
+/** What checkRelativePath refuses `path` for, or null when its shape is fine. */
+export function relativePathProblem(path: string, what: string): string | null {
+  if (path.includes("\0")) return `${what} must not contain a NUL byte`;
   // The path is not repeated back: it comes from a request or an envelope (outside input).
-  if (isAbsolute(path)) throw new Error(`${what} must be relative to the workspace, got an absolute path`);
-  if (path.split(/[\\/]+/).includes("..")) throw new Error(`${what} must stay inside the workspace, got a path with a ".." component`);
+  if (isAbsolute(path)) return `${what} must be relative to the workspace, got an absolute path`;
+  if (path.split(/[\\/]+/).includes("..")) return `${what} must stay inside the workspace, got a path with a ".." component`;
+  return null;
 }
 
 /**
@@ -114,8 +121,9 @@ function whyUnreachable(base: string, path: string, error: NodeJS.ErrnoException
       }
       if (!stat.isDirectory()) return i === parts.length ? `is not a directory in ${base}` : `goes through ${JSON.stringify(prefix)}, which is not a directory, in ${base}`;
     }
-  } catch {
-    // Changed while we looked: the kernel's answer below is all there is.
+  } catch (error) {
+    // Changed while we looked (gone, or no longer a symlink to read): the kernel's answer below is all there is.
+    if (!hasErrno(error, [...PATH_MISSING, "EINVAL", "ELOOP"])) throw error;
   }
   const code = errnoOf(error) ?? error.message;
   if (code === "ELOOP" || code === "ENOTDIR") return `cannot be opened in ${base} without following a symlink (${code}); it is being changed right now`;

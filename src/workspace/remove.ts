@@ -4,6 +4,7 @@
  * create also reverts the branch it made and the paseo.json it seeded, when still untouched.
  */
 import { existsSync, readFileSync, rmSync, unlinkSync } from "node:fs";
+import { PATH_MISSING, tolerating } from "../platform/errno.ts";
 import { join } from "node:path";
 import { diagnose } from "../output.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
@@ -84,9 +85,8 @@ function revertBranch(record: WorkspaceRecord): void {
 function removeSeeded(record: WorkspaceRecord): void {
   const seeded = record.details.seeded;
   if (!seeded || record.kind !== "adopted") return;
-  try {
+  // Either file is gone: nothing of ours is left to remove.
+  tolerating(PATH_MISSING, undefined, () => {
     if (readFileSync(seeded.into).equals(readFileSync(seeded.from))) unlinkSync(seeded.into);
-  } catch {
-    // Either file is gone: nothing of ours is left to remove.
-  }
+  });
 }

@@ -5,6 +5,9 @@ import type { WorkspaceDetails } from "../store/workspaces.ts";
 import type { GitSettings } from "./git-environment.ts";
 import { GitError, gitQuery, gitRead, gitRun, type ChildTracker } from "./git.ts";
 
+/** A git object id: SHA-1 (40 hex digits) or SHA-256 (64), lowercase as git prints it. The one pattern. */
+export const OBJECT_ID = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
+
 /** Where a directory sits in its repository. */
 export interface RepoInfo {
   /** Top level of the working tree holding the directory. */
@@ -57,7 +60,9 @@ export function branchCommit(repo: string, name: string): string | null {
 function checkBranchName(repo: string, name: string, what: string): void {
   try {
     gitRead(repo, ["check-ref-format", "--branch", name]);
-  } catch {
+  } catch (error) {
+    // git refuses the name by exiting 128 ("fatal: '…' is not a valid branch name").
+    if (!(error instanceof GitError && error.exitCode === 128)) throw error;
     throw new Error(`${what} ${JSON.stringify(name)} is not a valid git branch name`);
   }
 }

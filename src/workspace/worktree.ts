@@ -2,7 +2,9 @@
  * Worktrees of the user's repository kept in owned storage: adding one, re-adding one whose
  * directory vanished, and removing exactly ours (never another worktree's bookkeeping).
  */
-import { existsSync, lstatSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { PATH_MISSING, tolerating } from "../platform/errno.ts";
+import { lstatOrNull } from "../platform/lookup.ts";
 import { dirname, join, resolve } from "node:path";
 import { diagnose } from "../output.ts";
 import type { WorkspaceDetails } from "../store/workspaces.ts";
@@ -66,11 +68,7 @@ export async function removeWorktree(details: WorkspaceDetails, guard: RepoGuard
  * (remove.ts) unlinks the link; trying to remove through it would fail every destroy forever.
  */
 function inDirectory(path: string): boolean {
-  try {
-    return lstatSync(dirname(path)).isDirectory();
-  } catch {
-    return false;
-  }
+  return lstatOrNull(dirname(path))?.isDirectory() ?? false;
 }
 
 /** Deletes `<commonDir>/worktrees/<name>` of the worktree at `checkout`, if registered. */
@@ -82,21 +80,13 @@ function forgetRegistration(commonDir: string, checkout: string): void {
 /** The registration directory whose `gitdir` points at `checkout`, or null. */
 function registrationOf(commonDir: string, checkout: string): string | null {
   const dir = join(commonDir, "worktrees");
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return null;
-  }
+  const names = tolerating(PATH_MISSING, null, () => readdirSync(dir));
+  if (names === null) return null;
   const expected = join(checkout, ".git");
   for (const name of names) {
-    let gitdir: string;
-    try {
-      gitdir = readFileSync(join(dir, name, "gitdir"), "utf8").trim();
-    } catch {
-      continue;
-    }
-    if (resolve(dir, name, gitdir) === expected) return join(dir, name);
+    // A registration without its gitdir file (being made or removed by git) points nowhere.
+    const gitdir = tolerating(PATH_MISSING, null, () => readFileSync(join(dir, name, "gitdir"), "utf8").trim());
+    if (gitdir !== null && resolve(dir, name, gitdir) === expected) return join(dir, name);
   }
   return null;
 }

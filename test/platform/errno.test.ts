@@ -4,12 +4,15 @@
  * "gone". And the libc calls whose result used to go unchecked say when they fail.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { cgroupPathOf } from "../../src/platform/cgroup.ts";
 import { errnoOf, hasErrno, PROCESS_GONE, tolerating } from "../../src/platform/errno.ts";
 import { openat } from "../../src/platform/libc/files.ts";
 import { readProcess } from "../../src/platform/process.ts";
+import { lstatOrNull, realPathOrNull, statOrNull } from "../../src/platform/lookup.ts";
+import { utf8OrNull } from "../../src/protocol/utf8.ts";
+import { tempDir } from "../../kit/scratch.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** A pid above the kernel's pid_max: no process can have it. */
@@ -95,5 +98,31 @@ describe.skipIf(linuxOnly("platform/errno.test.ts, setrlimit through bun:ffi", "
     expect(child.stderr.toString()).toBe("");
     expect(child.exitCode).toBe(0);
     expect(child.stdout.toString()).toMatch(/^Max core file size\s+0\s+0\s+bytes\s*$/m);
+  });
+});
+
+describe("a path looked up when it may not be there (lookup.ts)", () => {
+  test("missing, or a dangling symlink: null; a symlink loop is not \"missing\" and is thrown", () => {
+    const dir = tempDir("phr-lookup-");
+    try {
+      symlinkSync("nowhere", join(dir.path, "dangling"));
+      symlinkSync("loop", join(dir.path, "loop"));
+      expect(realPathOrNull(join(dir.path, "absent"))).toBeNull();
+      expect(realPathOrNull(join(dir.path, "dangling"))).toBeNull();
+      expect(statOrNull(join(dir.path, "dangling"))).toBeNull();
+      expect(lstatOrNull(join(dir.path, "dangling"))?.isSymbolicLink()).toBe(true);
+      expect(lstatOrNull(join(dir.path, "absent", "below"))).toBeNull();
+      expect(() => realPathOrNull(join(dir.path, "loop"))).toThrow(expect.objectContaining({ code: "ELOOP" }));
+      expect(() => statOrNull(join(dir.path, "loop"))).toThrow(expect.objectContaining({ code: "ELOOP" }));
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
+
+describe("bytes that are not UTF-8 (utf8OrNull)", () => {
+  test("null for invalid UTF-8 only; a valid text, BOM kept, passes through", () => {
+    expect(utf8OrNull(new Uint8Array([0x61, 0xff]))).toBeNull();
+    expect(utf8OrNull(new Uint8Array([0xef, 0xbb, 0xbf, 0x61]))).toBe("\ufeffa");
   });
 });

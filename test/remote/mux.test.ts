@@ -3,7 +3,8 @@ import { describe, expect, test } from "bun:test";
 import { Channel, MAX_DATA, MUX_WINDOW, MuxDecoder, MuxError, MuxType, ReceiveWindow, SendCredit, creditOf, encodeCredit, encodeMux } from "../../src/remote/mux.ts";
 import { remoteContext } from "../../src/remote/context.ts";
 import { hashPlacement } from "../../src/remote/placement.ts";
-import { shellQuote, sshArgv, type SshSettings } from "../../src/remote/ssh.ts";
+import { sshArgv, type SshSettings } from "../../src/remote/ssh.ts";
+import { posixQuote } from "../../src/shell-quote.ts";
 import { parseSshUrl } from "../../src/ssh-url.ts";
 import { isShareableUrl } from "../../src/remote/wire.ts";
 
@@ -138,7 +139,7 @@ describe("ssh command lines", () => {
 
   test("a quoted word reaches the program unchanged through /bin/sh", () => {
     for (const word of ["plain", "", "a b", "it's", '"$HOME"', "`id`", "\\n", "λ", "-rf", "*", "~"]) {
-      const result = Bun.spawnSync(["/bin/sh", "-c", `printf %s ${shellQuote(word)}`], { stdout: "pipe" });
+      const result = Bun.spawnSync(["/bin/sh", "-c", `printf %s ${posixQuote(word)}`], { stdout: "pipe" });
       expect(result.stdout.toString(), word).toBe(word);
     }
   });
