@@ -11,7 +11,7 @@ import { LifecycleResponse, parseMessage, type Dialect } from "../protocol/index
 import { openExistingStore as openStoreIfPresent, type Store } from "../store/db.ts";
 import { missingHomeText, resolveHome } from "../store/home.ts";
 import { getWorkspace, type WorkspaceRecord } from "../store/workspaces.ts";
-import { readOptions } from "../options.ts";
+import { validOptions } from "../options.ts";
 import { isolationProblem } from "../sandbox/isolation.ts";
 import { requestedIsolation } from "../sandbox/settings.ts";
 import { currentSelection, selection, selectionHint } from "./selection.ts";
@@ -137,12 +137,10 @@ export function recordedWorkspace(options: Record<string, unknown>, workspaceId:
 export function withRecordedIsolation(options: Record<string, unknown>, record: Pick<WorkspaceRecord, "workspaceId" | "isolation"> | null): Record<string, unknown> {
   const recorded = record?.isolation;
   if (!recorded || recorded.isolation === "none") return options;
-  let asked;
-  try {
-    asked = requestedIsolation(readOptions(options));
-  } catch {
-    return options;
-  }
+  // Options that are not valid are the operation's to refuse, with its own words.
+  const valid = validOptions(options);
+  if (valid === null) return options;
+  const asked = requestedIsolation(valid);
   if (isolationProblem(record.workspaceId, recorded, asked) === null) return options;
   return { ...options, ...recorded };
 }

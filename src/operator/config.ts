@@ -10,7 +10,7 @@
 import type { Invocation } from "../argv.ts";
 import { diagnose } from "../output.ts";
 import { DEFAULT_OWNER, optionProblems, readOptions, unknownOptions, type RuntimeOptions } from "../options.ts";
-import { resolveHome } from "../store/home.ts";
+import { HomeError, HomeSettingError, resolveHome } from "../store/home.ts";
 import { printJson, shellQuote } from "./common.ts";
 import { askedLimits, checkLimits, ContainmentError, hostContainmentProblem, resolveContainment, wantsLimits } from "../containment/resolve.ts";
 import { printable } from "../printable.ts";
@@ -70,8 +70,9 @@ function judge(runtime: CommandRuntime): RuntimeReport {
   add({ ...check, name: "home" });
   try {
     report.home = resolveHome(settings);
-  } catch {
+  } catch (error) {
     // Already reported by the home check.
+    if (!(error instanceof HomeSettingError || error instanceof HomeError)) throw error;
   }
   const limits = report.home !== null && optionProblems(options).length === 0 ? containmentCheck(readOptions(options), report.home) : null;
   if (limits) add(limits);

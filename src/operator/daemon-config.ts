@@ -8,7 +8,8 @@
  * `exe` itself: absolute as is, `.`-prefixed relative to its home, `@scope/name` as a package's
  * bin, anything else on its PATH.
  */
-import { readFileSync, realpathSync } from "node:fs";
+import { realPathOrNull } from "../platform/lookup.ts";
+import { readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { lazyOs } from "../platform/lazy.ts";
 import { errnoOf } from "../platform/errno.ts";
@@ -118,20 +119,12 @@ function commandRuntime(name: string, entry: { command?: unknown; options?: unkn
   }
   runtime.program = program;
   if (program !== null) {
-    const real = realOrNull(program);
-    runtime.thisBinary = real !== null && real === realOrNull(process.execPath);
+    const real = realPathOrNull(program);
+    runtime.thisBinary = real !== null && real === realPathOrNull(process.execPath);
     runtime.otherCopy = !runtime.thisBinary && basename(program) === PROGRAM_NAME;
     if (real === null) runtime.note = `${program} does not exist`;
   }
   return runtime;
-}
-
-function realOrNull(path: string): string | null {
-  try {
-    return realpathSync(path);
-  } catch {
-    return null;
-  }
 }
 
 /** The URL of a `--remote URL` / `--remote=URL` among the fixed arguments, or null. */

@@ -5,6 +5,7 @@
  * throwaway one: its own runtime home and directory in a temp dir, destroyed and removed after,
  * so doctor leaves nothing behind.
  */
+import { NO_ACCESS, PATH_MISSING, tolerating } from "../platform/errno.ts";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describeHelperResolution, HELPER_NAME, helperFiles, packageDirectoryOf, type HelperResolution } from "../exec/helper.ts";
@@ -110,7 +111,8 @@ function parseDescribe(stdout: string): Described {
   let value: unknown;
   try {
     value = JSON.parse(stdout);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
     return { ok: false, reason: `describe did not print one JSON value: ${JSON.stringify(stdout.slice(0, 120))}` };
   }
   const capabilities = (value as { capabilities?: unknown } | null)?.capabilities;
@@ -131,12 +133,9 @@ function parseDescribe(stdout: string): Described {
 function unseenPaths(found: HelperResolution, failure: string, options: HelperOptions): string[] {
   const view = { root: null, readOnly: [...options.sandboxReadOnly, ...helperFiles(found), process.execPath], readWrite: [...options.sandboxReadWrite] };
   let text = failure;
-  try {
-    const head = readFileSync(found.path).subarray(0, 64 * 1024);
-    if (!head.includes(0)) text += `\n${head.toString("utf8")}`;
-  } catch {
-    // Not readable here: only the failure's words are left.
-  }
+  // Not readable here (gone, not ours to read, a directory): only the failure's words are left.
+  const head = tolerating([...PATH_MISSING, ...NO_ACCESS, "EISDIR"], null, () => readFileSync(found.path).subarray(0, 64 * 1024));
+  if (head !== null && !head.includes(0)) text += `\n${head.toString("utf8")}`;
   const named = [...new Set(text.match(/\/[^\s'"`:;,()<>|&$]+/g) ?? [])].filter((path) => path.length > 1 && existsSync(path) && !shownInView(path, view));
   return [...new Set(named.map((path) => packageDirectoryOf(path) ?? path))];
 }

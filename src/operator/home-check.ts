@@ -3,8 +3,10 @@
  * Every hint is safe to paste: it only ever changes a directory that is already a runtime home
  * of its own (or nothing at all), never a shared one like /tmp or someone's home directory.
  */
+import { lstatOrNull } from "../platform/lookup.ts";
+import { PATH_MISSING, tolerating } from "../platform/errno.ts";
 import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync } from "node:fs";
-import { HomeError, checkHome, creationProblem, defaultHome, isOwnHome, resolveHome, type HomeOptions } from "../store/home.ts";
+import { HomeError, HomeSettingError, checkHome, creationProblem, defaultHome, isOwnHome, resolveHome, type HomeOptions } from "../store/home.ts";
 import { inWords, type Check } from "./report.ts";
 import { shellQuote } from "./common.ts";
 
@@ -21,13 +23,11 @@ function message(error: unknown): string {
  */
 function userName(): string {
   const uid = process.getuid?.() ?? 0;
-  try {
-    for (const line of readFileSync("/etc/passwd", "utf8").split("\n")) {
-      const [name, , id] = line.split(":");
-      if (name && Number(id) === uid && /^[a-z_][\w.-]*$/i.test(name)) return name;
-    }
-  } catch {
-    // No /etc/passwd (macOS keeps users in Directory Services): the uid is exact anyway.
+  // No /etc/passwd (macOS keeps users in Directory Services): the uid is exact anyway.
+  const passwd = tolerating(PATH_MISSING, "", () => readFileSync("/etc/passwd", "utf8"));
+  for (const line of passwd.split("\n")) {
+    const [name, , id] = line.split(":");
+    if (name && Number(id) === uid && /^[a-z_][\w.-]*$/i.test(name)) return name;
   }
   return String(uid);
 }
@@ -44,7 +44,9 @@ function ownHomeAdvice(home: string): string | null {
   let own: string;
   try {
     own = defaultHome();
-  } catch {
+  } catch (error) {
+    // A home setting of the environment that is no home (a relative path): nothing to advise.
+    if (!(error instanceof HomeSettingError)) throw error;
     return null;
   }
   if (own === home) return null;
@@ -79,11 +81,7 @@ export function checkRuntimeHome(options: HomeOptions): { check: Check; home: st
 }
 
 function isSymlink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
+  return lstatOrNull(path)?.isSymbolicLink() ?? false;
 }
 
 /** `hint` and `alternatives` from the fixes given, the first being the hint. */
@@ -111,12 +109,8 @@ function refused(home: string, error: HomeError): Check {
   const check = (hints: Pick<Check, "hint" | "alternatives">, detail = error.message): Check => ({ name: NAME, status: "fail", detail, ...hints });
   switch (error.problem) {
     case "symlink": {
-      let target: string | null = null;
-      try {
-        target = realpathSync(home);
-      } catch {
-        // A dangling link: there is no directory to point at.
-      }
+      // A dangling link, or a loop of them: there is no directory to point at.
+      const target = tolerating([...PATH_MISSING, "ELOOP"], null, () => realpathSync(home));
       return check(advice(target === null ? null : `# give the directory itself: --home ${shellQuote(target)}`, own));
     }
     case "not-directory":

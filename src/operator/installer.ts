@@ -3,6 +3,7 @@
  * site in use: PASEO_HOST_RUNTIME_BASE_URL (install.sh sets it when it runs doctor), else the
  * `base` line install.sh recorded beside this binary, else the project's GitHub releases.
  */
+import { NO_ACCESS, PATH_MISSING, tolerating } from "../platform/errno.ts";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { RELEASE_VERSION_PATTERN, VERSION } from "../version.ts";
@@ -15,13 +16,9 @@ const MANIFEST = ".paseo-host-runtime.installed";
 /** The release site this binary came from (see above), without a trailing slash. */
 export function releaseSite(env: NodeJS.ProcessEnv = process.env): string {
   if (env.PASEO_HOST_RUNTIME_BASE_URL) return env.PASEO_HOST_RUNTIME_BASE_URL.replace(/\/+$/, "");
-  try {
-    const recorded = /^base (\S+)$/m.exec(readFileSync(join(dirname(process.execPath), MANIFEST), "utf8"))?.[1];
-    if (recorded) return recorded;
-  } catch {
-    // Not installed by install.sh (or its manifest is unreadable): the default site.
-  }
-  return DEFAULT_SITE;
+  // Not installed by install.sh (no manifest), or its manifest not ours to read: the default site.
+  const manifest = tolerating([...PATH_MISSING, ...NO_ACCESS], null, () => readFileSync(join(dirname(process.execPath), MANIFEST), "utf8"));
+  return (manifest === null ? undefined : /^base (\S+)$/m.exec(manifest)?.[1]) ?? DEFAULT_SITE;
 }
 
 /**

@@ -14,7 +14,7 @@ import { missingHomeMessage, operatorOptions } from "./common.ts";
 import { selection } from "./selection.ts";
 import { printable, terminalJson } from "../printable.ts";
 import { callerLost } from "../keepalive.ts";
-import { decodeOwnOutput } from "../protocol/utf8.ts";
+import { utf8OrNull } from "../protocol/utf8.ts";
 import { redactCredentials } from "../redact.ts";
 import { hostUrl } from "../remote/context.ts";
 import { runRemote } from "../remote/ssh.ts";
@@ -159,12 +159,9 @@ async function followHost(runtime: RemoteRuntime, host: RemoteHost, words: strin
     for (let nl = pending.indexOf(0x0a); nl !== -1; nl = pending.indexOf(0x0a)) {
       const line = pending.subarray(0, nl);
       pending = pending.subarray(nl + 1);
-      let entry: Entry | null = null;
-      try {
-        entry = parse(decodeOwnOutput(line, `log line of ${host.key}`));
-      } catch {
-        // Not UTF-8: counted below, like a line that is not JSON.
-      }
+      // Not UTF-8: counted below, like a line that is not JSON.
+      const text = utf8OrNull(line);
+      const entry = text === null ? null : parse(text);
       if (entry) onEntry(entry);
       else shown.malformed++;
     }
@@ -221,7 +218,8 @@ function parse(line: string): Entry | null {
   try {
     const value = JSON.parse(line);
     return value !== null && typeof value === "object" && !Array.isArray(value) ? value : null;
-  } catch {
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
     return null;
   }
 }

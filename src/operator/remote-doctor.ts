@@ -188,7 +188,9 @@ async function remoteChecks(host: RemoteHost, settings: SshSettings, { remoteHom
       ...(check.hint === undefined ? {} : { hint: fixThere(host, check.hint) }),
       ...(check.alternatives === undefined ? {} : { alternatives: check.alternatives.map((line) => fixThere(host, line)) }),
     }));
-  } catch {
+  } catch (error) {
+    // Not JSON, or not a report (no checks to map): the host's doctor did not answer.
+    if (!(error instanceof SyntaxError || error instanceof TypeError)) throw error;
     return [{ name: "remote doctor", status: "fail", detail: `doctor --json on ${host.key} exited ${result.status} without a report` }];
   }
 }

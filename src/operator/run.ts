@@ -5,6 +5,7 @@
  * what works here works for the daemon. It exits with the workload's code or dies by its
  * signal. The envelope its flags describe is run-envelope.ts; the raw terminal raw-terminal.ts.
  */
+import { hasErrno, PEER_GONE, TERMINAL_HUNG_UP, tolerating } from "../platform/errno.ts";
 import { UsageError, type Invocation } from "../argv.ts";
 import { ExecClient, type Ending } from "../client/exec-client.ts";
 import { ResizeQueue } from "../client/resize.ts";
@@ -77,7 +78,11 @@ async function runPty(workspaceId: string, envelope: SpawnEnvelope, terminal: Ra
   resizes.onRelease((chunks) => chunks.forEach(copyIn));
   stdin.on("data", copyIn);
   stdin.on("end", () => resizes.whenIdle(() => input.end()));
-  stdin.on("error", () => {});
+  // The operator's terminal hung up (EIO) or its pipe closed: the workload sees its stdin end.
+  stdin.on("error", (error) => {
+    if (!hasErrno(error, [...PEER_GONE, ...TERMINAL_HUNG_UP])) throw error;
+    input.end();
+  });
 
   const outputDone = new Promise<void>((resolve) => {
     // A hung-up terminal cannot take output any more; keep draining so the wrapper never blocks.
@@ -86,7 +91,9 @@ async function runPty(workspaceId: string, envelope: SpawnEnvelope, terminal: Ra
       if (terminalGone) return;
       try {
         writeAll(1, chunk);
-      } catch {
+      } catch (error) {
+        // The terminal hung up (EIO) or our stdout's reader left: drain on, show nothing more.
+        if (!hasErrno(error, [...PEER_GONE, ...TERMINAL_HUNG_UP])) throw error;
         terminalGone = true;
       }
     });
@@ -94,11 +101,8 @@ async function runPty(workspaceId: string, envelope: SpawnEnvelope, terminal: Ra
     client.child.stdout!.on("error", () => resolve());
   });
   client.child.stderr!.on("data", (chunk: Buffer) => {
-    try {
-      writeAll(2, terminal.raw ? chunk.toString().replace(/\r?\n/g, "\r\n") : chunk);
-    } catch {
-      // stderr is gone with the terminal; the exit status still tells.
-    }
+    // stderr is gone with the terminal (EIO) or its reader: the exit status still tells.
+    tolerating([...PEER_GONE, ...TERMINAL_HUNG_UP], undefined, () => writeAll(2, terminal.raw ? chunk.toString().replace(/\r?\n/g, "\r\n") : chunk));
   });
   client.onEvent((event) => {
     if (event.type === "exit") client.closeControls();

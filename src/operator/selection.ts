@@ -133,8 +133,9 @@ export function selectionHint(chosen: Selection | null): string {
   let runtimes: string[] = [];
   try {
     if (existsSync(path)) runtimes = ourRuntimes(readDaemonConfig(path)).map((entry) => entry.name);
-  } catch {
+  } catch (error) {
     // An unreadable config is config check's to report.
+    if (!(error instanceof DaemonConfigError)) throw error;
   }
   const theirs = runtimes.length > 0 ? ` (${path} has ${runtimes.map((name) => JSON.stringify(name)).join(", ")})` : "";
   return `check --home, options.stateDirectory or PASEO_HOST_RUNTIME_HOME, or take the daemon's runtime with --config FILE --runtime NAME${theirs}`;

@@ -5,7 +5,7 @@
  */
 import type { Subprocess } from "bun";
 import { writeSync } from "node:fs";
-import { PEER_GONE, tolerating } from "../platform/errno.ts";
+import { FD_NOT_OPEN, hasErrno, PEER_GONE, TERMINAL_HUNG_UP, tolerating } from "../platform/errno.ts";
 import { findInSandbox, holdsPid, identityOfProcess, isSameProcess, readProcess, type ProcessIdentity } from "../platform/process.ts";
 import { realtimeSignals } from "../platform/libc/processes.ts";
 import { isSignalName } from "../platform/signals.ts";
@@ -202,8 +202,9 @@ async function collect(stream: Subprocess["stderr"]): Promise<string> {
     for await (const chunk of stream as ReadableStream<Uint8Array>) {
       if (text.length < DIAGNOSTIC_LIMIT) text += Buffer.from(chunk).toString("utf8");
     }
-  } catch {
-    // A read error is the sandbox going away; what was read is what we have.
+  } catch (error) {
+    // The sandbox going away under the read (its pipe reset or closed): what was read is what we have.
+    if (!hasErrno(error, [...PEER_GONE, ...TERMINAL_HUNG_UP, ...FD_NOT_OPEN])) throw error;
   }
   return text.slice(0, DIAGNOSTIC_LIMIT).trim();
 }

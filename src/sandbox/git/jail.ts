@@ -6,6 +6,7 @@
  * stdout, which callers parse as ref values only, or, for a fetch into the user's repository,
  * a pack the receiving git checks (fetch.fsckObjects).
  */
+import { posixQuote } from "../../shell-quote.ts";
 import { lazyChildProcess } from "../../platform/lazy.ts";
 import { bwrapArguments } from "../bwrap.ts";
 import { filesToShow, type Overlay, type SandboxView } from "../view.ts";
@@ -70,10 +71,6 @@ export function runInJail(user: UserGit, paths: PrivateGitPaths, argv: string[],
   return { ok: false, stdout: result.stdout.toString(), problem };
 }
 
-/** A word for sh, always quoted. */
-function quote(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
-}
 
 /**
  * The `--upload-pack` command with which host git fetches from P: git-upload-pack in the jail,
@@ -90,23 +87,23 @@ function quote(word: string): string {
  * caller fetches, however many refs P has.
  */
 export function uploadPackCommand(user: UserGit, paths: PrivateGitPaths, objectFormat: string): string {
-  const env = Object.entries(JAIL_ENV).map(([key, value]) => quote(`${key}=${value}`));
+  const env = Object.entries(JAIL_ENV).map(([key, value]) => posixQuote(`${key}=${value}`));
   const out = `${paths.out}/r`;
   const want = `${paths.out}/want`;
   const config = `[core]\n\trepositoryformatversion = ${objectFormat === "sha1" ? 0 : 1}\n\tbare = true\n${objectFormat === "sha1" ? "" : `[extensions]\n\tobjectformat = ${objectFormat}\n`}`;
   const script = [
     "set -e",
-    `rm -rf ${quote(out)} && mkdir ${quote(out)} && cd ${quote(paths.dir)}`,
-    `if [ -e shallow ] || [ -L shallow ]; then cp -a shallow ${quote(out)}/; fi`,
-    `cp -al objects ${quote(out)}/ && mkdir ${quote(out)}/refs && cp ${quote(want)}/HEAD ${quote(want)}/packed-refs ${quote(out)}/`,
-    `odd=$(find ${quote(out)} ! -type f ! -type d -print | head -1)`,
+    `rm -rf ${posixQuote(out)} && mkdir ${posixQuote(out)} && cd ${posixQuote(paths.dir)}`,
+    `if [ -e shallow ] || [ -L shallow ]; then cp -a shallow ${posixQuote(out)}/; fi`,
+    `cp -al objects ${posixQuote(out)}/ && mkdir ${posixQuote(out)}/refs && cp ${posixQuote(want)}/HEAD ${posixQuote(want)}/packed-refs ${posixQuote(out)}/`,
+    `odd=$(find ${posixQuote(out)} ! -type f ! -type d -print | head -1)`,
     `if [ -n "$odd" ]; then echo "the workspace's git directory holds $odd, which is not a file or directory: not read" >&2; exit 1; fi`,
-    `rm -f ${quote(out)}/objects/info/alternates && echo ${USER_OBJECTS} > ${quote(out)}/objects/info/alternates`,
-    `printf '${config}' > ${quote(out)}/config`,
-    `exec ${quote(gitPath())} upload-pack ${quote(out)}`,
+    `rm -f ${posixQuote(out)}/objects/info/alternates && echo ${USER_OBJECTS} > ${posixQuote(out)}/objects/info/alternates`,
+    `printf '${config}' > ${posixQuote(out)}/config`,
+    `exec ${posixQuote(gitPath())} upload-pack ${posixQuote(out)}`,
   ].join("\n");
   // P and paths.out under one mount: a hard link cannot cross mount points. Nothing of the workload's runs here.
   const view = jailView(user, paths, [{ source: paths.storage, target: paths.storage, writable: true }]);
-  const jail = [sandboxTool(), ...bwrapArguments(view), "--", "/bin/sh", "-c", script, "sh"].map(quote);
+  const jail = [sandboxTool(), ...bwrapArguments(view), "--", "/bin/sh", "-c", script, "sh"].map(posixQuote);
   return `exec /usr/bin/env -i ${env.join(" ")} GIT_PROTOCOL="$GIT_PROTOCOL" ${jail.join(" ")}`;
 }

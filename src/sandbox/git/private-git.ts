@@ -10,6 +10,7 @@
  * through git run inside a sandbox of its own (jail.ts), and what comes out of P is ref
  * values (checked) and a pack (fsck'd by the receiving git).
  */
+import { OBJECT_ID } from "../../workspace/repo.ts";
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import { PATH_MISSING, tolerating } from "../../platform/errno.ts";
@@ -251,6 +252,6 @@ function copiedConfig(user: UserGit, settings: GitSettings): [string, string][] 
 /** The user's HEAD as git writes it (`ref: refs/heads/x`, or a commit id); a malformed one is refused. */
 export function readHead(gitDir: string): string {
   const text = readFileSync(join(gitDir, "HEAD"), "utf8").trim();
-  if (/^ref: refs\/[^\s]+$/.test(text) || /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(text)) return text;
+  if (/^ref: refs\/[^\s]+$/.test(text) || OBJECT_ID.test(text)) return text;
   throw new Error(`${join(gitDir, "HEAD")} is not a HEAD git would write (${JSON.stringify(text.slice(0, 80))})`);
 }

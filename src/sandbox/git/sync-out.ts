@@ -16,7 +16,8 @@ import { hasErrno, PATH_MISSING } from "../../platform/errno.ts";
 import { moveBranches } from "./branch-policy.ts";
 import { GitError } from "../../workspace/git.ts";
 import { uploadPackCommand } from "./jail.ts";
-import { namespaceOf, OBJECT_ID, readPrivateSide, readState, userGit, withGitLock, writeState, type GitSyncContext, type PrivateSide, type SyncState } from "./sync-state.ts";
+import { OBJECT_ID } from "../../workspace/repo.ts";
+import { namespaceOf, readPrivateSide, readState, userGit, withGitLock, writeState, type GitSyncContext, type PrivateSide, type SyncState } from "./sync-state.ts";
 import { removeOwnedTree } from "../../workspace/owned-tree.ts";
 import { hasPrivateGit } from "./private-git.ts";
 

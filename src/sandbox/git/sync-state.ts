@@ -6,6 +6,7 @@
  * accepts them). Nothing here reads a file of P: only the state file and lock, which are the
  * runtime's, and P's refs as a jailed git prints them.
  */
+import { OBJECT_ID } from "../../workspace/repo.ts";
 import { closeSync, existsSync, lstatSync, openSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { logLine } from "../../log/runtime-log.ts";
@@ -67,7 +68,6 @@ export interface UserSide {
   shallow: string;
 }
 
-export const OBJECT_ID = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
 
 /**
  * The bound on a jailed read or copy of P: they are quick whatever P's size, and what runs there

@@ -7,6 +7,7 @@
  * (a private git dir is shown over it), and a worktree's checkout (its `.git` is a file of the
  * user's, read-only inside).
  */
+import { realPathOrNull } from "../../platform/lookup.ts";
 import { realpathSync } from "node:fs";
 import type { Database } from "bun:sqlite";
 import { tolerating } from "../../platform/errno.ts";
@@ -50,13 +51,13 @@ function gitDirsOf(source: string): string[] {
     if (error instanceof GitError && /not a git repository/i.test(error.stderr)) return [];
     throw error;
   }
-  return listed.split("\n").flatMap((path) => (path === "" ? [] : [realOrNull(path) ?? path]));
+  return listed.split("\n").flatMap((path) => (path === "" ? [] : [realPathOrNull(path) ?? path]));
 }
 
 /** The git dirs a workspace's sandbox shows as its private git dir (an adopted root's recorded ones): never the workload's to write. */
 function heldGitDirs(record: WorkspaceRecord): string[] {
   const git = record.kind === "adopted" ? record.details.git : null;
-  return git ? [git.gitDir, git.commonDir].map((path) => realOrNull(path) ?? path) : [];
+  return git ? [git.gitDir, git.commonDir].map((path) => realPathOrNull(path) ?? path) : [];
 }
 
 /** What a sandboxed workspace's workloads write, and whether the `.git` at its top is the runtime's to hold. */
@@ -68,7 +69,4 @@ function writableDirectories(record: WorkspaceRecord): { dir: string; heldGit: b
   return extra;
 }
 
-/** Its real path; null when it is gone (a destroyed checkout, a removed option path). */
-function realOrNull(path: string): string | null {
-  return tolerating(["ENOENT", "ENOTDIR"], null, () => realpathSync(path));
-}
+
