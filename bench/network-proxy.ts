@@ -3,8 +3,8 @@
  * CONNECT → a loopback server) against a direct loopback connection to the same server, in
  * the same run, alternating, median of the runs. Issue 32's aim: at least 0.8×.
  *
- * `bun bench/network-proxy.ts [--quick]`. Not yet a figure of bench/run.ts (wired in with
- * the sandbox integration); it prints its own lines. Loopback only.
+ * A figure of bench/run.ts's network family (network.ts); `bun bench/network-proxy.ts [--quick]`
+ * alone prints its own line. Loopback only.
  *
  * First measurement (2 shared cores): ~400–600 MiB/s proxied against ~1.3–2.2 GiB/s direct,
  * 0.25–0.37×, the same with the proxy and forwarder in processes of their own: two user-space

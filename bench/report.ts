@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "nod
 import { cpus, loadavg, release, totalmem, type } from "node:os";
 import { join } from "node:path";
 
-export type Family = "parser" | "signals" | "exec" | "lifecycle" | "throughput" | "remote" | "containment" | "peer" | "click" | "breakdown" | "git";
+export type Family = "parser" | "signals" | "exec" | "lifecycle" | "throughput" | "remote" | "containment" | "peer" | "click" | "breakdown" | "git" | "network";
 
 /**
  * A process-level figure next to the two floors of a process, measured alternately with it in
@@ -137,6 +137,7 @@ const FAMILY_TITLES: Record<Family, string> = {
   breakdown: "10. Where each call's time goes (printed below the table)",
   click: "9. Per click: the daemon's calls, serialised, against the same calls run directly (p50)",
   git: "11. The sandbox's git bridge under a flood of refs (issue 30)",
+  network: "12. The network allowlist: its cost per exec, throughput through its proxy (issue 32)",
 };
 
 /** The one readable table: one section per family, one row per figure, then the details. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * `npm run bench [-- --quick] [-- --only=parser,signals,exec,lifecycle,throughput,remote,containment,peer,click,breakdown,git]`
+ * `npm run bench [-- --quick] [-- --only=parser,signals,exec,lifecycle,throughput,remote,containment,peer,click,breakdown,git,network]`
  *
  * Runs every figure family against dist/paseo-host-runtime (build it first: `npm run build`),
  * prints one table and writes bench/results/latest.json. `--quick` (CI) trims trial counts and
@@ -29,8 +29,9 @@ import { peerFigures } from "./peer.ts";
 import { clickFigures } from "./click.ts";
 import { breakdown, renderBreakdown, type CallBreakdown } from "./breakdown.ts";
 import { floodFigures } from "./git-flood.ts";
+import { networkFigures } from "./network.ts";
 
-const FAMILIES: Family[] = ["parser", "signals", "exec", "lifecycle", "throughput", "remote", "containment", "peer", "click", "breakdown", "git"];
+const FAMILIES: Family[] = ["parser", "signals", "exec", "lifecycle", "throughput", "remote", "containment", "peer", "click", "breakdown", "git", "network"];
 const MiB = 2 ** 20;
 
 /** Trial counts: the issue's minimums in quick mode, more in a full run. */
@@ -47,6 +48,7 @@ function settings(quick: boolean) {
     click: { trials: quick ? 8 : 40, warmup: quick ? 1 : 3 },
     breakdown: { trials: quick ? 10 : 30, warmup: 2 },
     git: { refs: quick ? 2000 : 10_000 },
+    network: { trials: quick ? 20 : 60, warmup: quick ? 3 : 5, throughputBytes: (quick ? 128 : 512) * MiB, runs: quick ? 3 : 7 },
   };
 }
 
@@ -101,6 +103,13 @@ async function main(): Promise<void> {
     if (typeof plain === "string") return plain;
     return await gitWorktreeWorkspace(plain);
   };
+  /** A sandboxed workspace under a network allowlist (the exec's policy is pinned to it), or why there is none. */
+  const allowlistedWorkspace = async () => {
+    if (!Bun.which("bwrap")) return "bwrap not on PATH (apt-get install bubblewrap)";
+    const policed = await readyWorkspace("bench-net", "seed", { isolation: "sandbox", network: { allow: ["example.com"] } });
+    onCleanup(policed.cleanup);
+    return policed;
+  };
   for (const family of flags.only) {
     const begin = performance.now();
     console.error(`bench: ${family}…`);
@@ -121,6 +130,7 @@ async function main(): Promise<void> {
         phases = { calls: await breakdown({ ...config.breakdown, workspace: await needWorkspace(), sandboxed }), sandboxSkipped: typeof sandboxed === "string" ? sandboxed : null };
       }
       if (family === "git") figures.push(...(await floodFigures({ ...config.git, sandboxed: await sandboxedWorkspace() })));
+      if (family === "network") figures.push(...(await networkFigures({ ...config.network, allowlisted: await allowlistedWorkspace() })));
       if (family === "throughput") figures.push(...(await throughputFigures({ ...config.throughput, workspace: await needWorkspace() })));
     } catch (error) {
       console.error(`bench: ${family} failed: ${(error as Error).stack ?? error}`);

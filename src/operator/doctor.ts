@@ -22,6 +22,7 @@ import { remoteRuntime, type RemoteRuntime } from "./remote-hosts.ts";
 import { selection } from "./selection.ts";
 import { checkHelper } from "./helper-check.ts";
 import { checkRuntimeHome } from "./home-check.ts";
+import { checkNetworkPolicy } from "./network-check.ts";
 import { inWords, renderChecks, summaryLine, type Check } from "./report.ts";
 import { isLinux, isMacOS } from "../platform/os.ts";
 import { findGit, MIN_GIT } from "../workspace/git-environment.ts";
@@ -204,6 +205,7 @@ async function runChecks(options: RuntimeOptions): Promise<Check[]> {
     await checkHelper(options),
     checkContainment(options, home.home),
     options.isolation === "sandbox" ? checkSandbox(options) : checkSandboxTools(),
+    ...(await checkNetworkPolicy(options)),
   ];
 }
 

@@ -15,10 +15,12 @@ import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingSt
 import { printable } from "../printable.ts";
 import { askHosts, hostItems, hostWords, printHostItems, remoteRuntime, reportHosts, type RemoteRuntime } from "./remote-hosts.ts";
 import { selection } from "./selection.ts";
-import { ExecutionList, type ExecutionDetails } from "./views.ts";
+import { ExecutionList, type EgressCounts, type ExecutionDetails } from "./views.ts";
+import { readEgressStats } from "../sandbox/network/egress.ts";
+import { storageDir } from "../workspace/paths.ts";
 
 /** A live execution as the store and the kernel tell it (views.ts ExecutionDetails without what `ps` adds for people). */
-type LiveExecution = Omit<ExecutionDetails, "argv" | "command" | "memoryBytes" | "memorySource">;
+type LiveExecution = Omit<ExecutionDetails, "argv" | "command" | "memoryBytes" | "memorySource" | "network">;
 
 interface Live {
   entry: LiveExecution;
@@ -94,7 +96,19 @@ function executionMemory(members: readonly ProcessInfo[], cgroupDir: string | nu
   return { bytes: memory?.bytes ?? null, source: memory?.source ?? null };
 }
 
-function withDetails({ entry, members, record }: Live): ExecutionDetails {
+/**
+ * What the way out of an execution under a network allowlist counted so far: its counts file
+ * lives in the workspace's storage while the execution does (sandbox/network/egress.ts); none
+ * means no allowlist. Hosts in name order, as an array: a host is named by the workload.
+ */
+function egressCounts(home: string, entry: LiveExecution): EgressCounts | null {
+  const stats = readEgressStats(storageDir(home, entry.workspaceId), entry.execId);
+  if (stats === null) return null;
+  const hosts = Object.entries(stats.hosts).map(([host, counts]) => ({ host, connections: counts.connections, bytesIn: counts.bytesIn, bytesOut: counts.bytesOut }));
+  return { denied: stats.denied, failed: stats.failed, hosts: hosts.sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0)) };
+}
+
+function withDetails({ entry, members, record }: Live, home: string): ExecutionDetails {
   const line = entry.pid === null ? null : commandLine(entry.pid);
   const memory = executionMemory(members, record.cgroup);
   return {
@@ -104,6 +118,7 @@ function withDetails({ entry, members, record }: Live): ExecutionDetails {
     command: line === null ? printable(entry.argv0) : line.argv ? quoteArgv(line.argv) : printable(line.text),
     memoryBytes: memory.bytes,
     memorySource: memory.source,
+    network: egressCounts(home, entry),
   };
 }
 
@@ -146,13 +161,26 @@ const DEFAULT_COLUMNS: [string, FormatField][] = [
   ["COMMAND", "command"],
 ];
 
-function render(rows: readonly Row[], format: Format): string {
+/** A column of the default table that is not a `--format` field. */
+type Cell = (row: Row, now: number) => string;
+
+/**
+ * The default table's REFUSED column, shown only when some execution runs under a network
+ * allowlist (so the table is unchanged for everyone else): requests its policy refused, and
+ * those whose upstream could not be reached; the runtime log (`logs`) has a line for each.
+ */
+const REFUSED: [string, Cell] = ["REFUSED", ({ e }) => (e.network ? `${e.network.denied}${e.network.failed > 0 ? ` (+${e.network.failed} failed)` : ""}` : "-")];
+
+function render(rows: readonly Row[], format: Format, extra: [string, Cell][] = []): string {
   const now = Date.now();
   if (format.kind === "template") {
     return rows.map((row) => format.template.replace(/\{\{\s*\.?([\w-]+)\s*\}\}/g, (_, name: string) => printable(FIELDS[name as FormatField](row, now)))).join("\n");
   }
-  const cells = rows.map((row) => format.columns.map(([, field]) => printable(FIELDS[field](row, now))));
-  return formatTable(format.columns.map(([header]) => header), cells);
+  const columns: [string, Cell][] = [...format.columns.map(([header, field]): [string, Cell] => [header, FIELDS[field]])];
+  // Extra columns go before the last (COMMAND), which may be long.
+  columns.splice(Math.max(0, columns.length - 1), 0, ...extra);
+  const cells = rows.map((row) => columns.map(([, cell]) => printable(cell(row, now))));
+  return formatTable(columns.map(([header]) => header), cells);
 }
 
 /** `ps [-w W] [-q] [--format F] [--json]`: live executions of this home. */
@@ -177,7 +205,7 @@ export async function ps(invocation: Invocation): Promise<number> {
         const owned = new Set(listWorkspaces(store.db, owner).map((w) => w.workspaceId));
         found = found.filter(({ entry }) => owned.has(entry.workspaceId));
       }
-      executions = found.map(withDetails);
+      executions = found.map((one) => withDetails(one, home));
       failing = gitSyncNotes(home, listWorkspaces(store.db, owner).filter((w) => workspaceId === undefined || w.workspaceId === workspaceId));
     } finally {
       store.db.close();
@@ -237,5 +265,6 @@ function printExecutions(invocation: Invocation, rows: readonly Row[], none: str
     return;
   }
   const remote = rows.some((row) => row.host !== null);
-  console.log(render(rows, { kind: "table", columns: [...(remote ? ([["HOST", "host"]] as [string, FormatField][]) : []), ...DEFAULT_COLUMNS] }));
+  const policed = rows.some((row) => row.e.network);
+  console.log(render(rows, { kind: "table", columns: [...(remote ? ([["HOST", "host"]] as [string, FormatField][]) : []), ...DEFAULT_COLUMNS] }, policed ? [REFUSED] : []));
 }

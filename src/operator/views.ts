@@ -58,6 +58,13 @@ export type WorkspaceSummary = v.InferOutput<typeof WorkspaceSummary>;
 /** `ls --json`: the home and its workspaces. */
 export const WorkspaceList = v.object({ home: text, workspaces: v.array(WorkspaceSummary) });
 
+/** One host an execution under an allowlist reached: its connections ended so far and their bytes (in: from the host). */
+export const EgressHost = v.object({ host: text, connections: count, bytesIn: count, bytesOut: count });
+
+/** An execution's way out under a network allowlist (sandbox/network/egress.ts): refusals by the policy, upstreams that could not be reached, and the hosts reached. */
+export const EgressCounts = v.object({ denied: count, failed: count, hosts: v.array(EgressHost) });
+export type EgressCounts = v.InferOutput<typeof EgressCounts>;
+
 /** A live execution as `ps` shows it. Never its environment: that may hold secrets. */
 export const ExecutionDetails = v.object({
   workspaceId: text,
@@ -84,6 +91,8 @@ export const ExecutionDetails = v.object({
   memoryBytes: v.nullable(count),
   /** Where memoryBytes comes from: "cgroup", "pss" (proportional set sizes, summed) or "rss" (resident sizes summed: an upper bound). */
   memorySource: v.nullable(v.picklist(["pss", "rss", "cgroup"])),
+  /** Under a network allowlist: what its way out counted so far; null otherwise. Absent from hosts of before it was counted. */
+  network: v.optional(v.nullable(EgressCounts)),
 });
 export type ExecutionDetails = v.InferOutput<typeof ExecutionDetails>;
 

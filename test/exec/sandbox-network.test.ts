@@ -8,9 +8,10 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import type { ExecutionDetails } from "../../src/operator/views.ts";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { BIN } from "../../kit/binary.ts";
+import { BIN, runBinary } from "../../kit/binary.ts";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { lab, tempDir, type Lab } from "../../kit/scratch.ts";
 import { isLinux } from "../../src/platform/os.ts";
@@ -166,6 +167,36 @@ describe.skipIf(skip)("a sandboxed workload under an allowlist reaches only what
     ok(await op("resume", "w", { options: policy() }));
     const result = await run(`curl -s -o /dev/null -w '%{http_code}\\n' http://elsewhere.test/; curl -sS http://allowed.test:${port()}/again`);
     expect(result.stdout.toString()).toBe("403\nhello /again\n");
+  });
+
+  test("ps counts per execution: the refusals, and the bytes of each host reached, while it runs; the table gains a REFUSED column", async () => {
+    await workspace();
+    const stop = join(t.dir, "project", "stop");
+    const script = `curl -sS http://allowed.test:${port()}/counted && curl -s -o /dev/null -w '%{http_code}\\n' http://elsewhere.test/ && echo checked && while [ ! -e stop ]; do sleep 0.05; done`;
+    const handle = startExec("w", envelope(["/bin/sh", "-c", script], { options: policy(), env: { PATH } }), { bin: runtime });
+    handle.closeStdin();
+    try {
+      await handle.waitStdout("checked\n");
+      expect(handle.stdoutText()).toBe("hello /counted\n403\nchecked\n");
+      // The counts file is rewritten at most every 250 ms: asked again until it says both.
+      let shown: ExecutionDetails | undefined;
+      for (let tries = 0; tries < 100; tries++) {
+        const listed = await runBinary(["ps", "--json", "--home", t.home]);
+        shown = (JSON.parse(listed.stdout) as { executions: ExecutionDetails[] }).executions[0];
+        if (shown?.network?.denied === 1 && shown.network.hosts.length === 1) break;
+        await Bun.sleep(50);
+      }
+      expect(shown!.network).toEqual({ denied: 1, failed: 0, hosts: [{ host: `allowed.test:${port()}`, connections: 1, bytesIn: expect.any(Number), bytesOut: expect.any(Number) }] });
+      expect(shown!.network!.hosts[0]!.bytesIn).toBeGreaterThan("hello /counted\n".length);
+      expect(shown!.network!.hosts[0]!.bytesOut).toBeGreaterThan(0);
+      const table = await runBinary(["ps", "--home", t.home]);
+      const [header, row] = table.stdout.split("\n");
+      expect(header).toMatch(/^WORKSPACE +EXEC ID +PID +MODE +PURPOSE +AGE +MEMORY +REFUSED +COMMAND$/);
+      expect(row!.slice(header!.indexOf("REFUSED")).startsWith("1 ")).toBe(true);
+    } finally {
+      writeFileSync(stop, "");
+      await handle.done;
+    }
   });
 
   test("SOCKS5 to another TCP service (a raw server on an allowed port), as git over ssh with a ProxyCommand would", async () => {

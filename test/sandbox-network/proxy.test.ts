@@ -50,6 +50,8 @@ describe("allowed", () => {
     await until("the connection's report", () => kit.connections.length === 1);
     expect(kit.connections[0]).toMatchObject({ protocol: "http", host: `Allowed.Test:${WEB}`, port: WEB, address: "127.0.0.1" });
     expect(kit.connections[0]!.bytesIn).toBe(response.length);
+    // The rewritten head the upstream got counts as sent to it.
+    expect(kit.connections[0]!.bytesOut).toBeGreaterThan(`GET /hello?x=1 HTTP/1.1\r\nhost: Allowed.Test:${WEB}\r\n\r\n`.length);
     expect(kit.proxy.stats().get(`Allowed.Test:${WEB}`)).toEqual({ connections: 1, bytesIn: response.length, bytesOut: kit.connections[0]!.bytesOut });
   });
 

@@ -145,8 +145,9 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
     }
     if (client.destroyed) return void outcome.upstream.destroy();
     if (request.kind === "connect") client.write(CONNECT_ESTABLISHED);
-    else outcome.upstream.write(request.upstreamHead);
-    opened(client, outcome.upstream, { rest: reader.release(), ended: reader.ended }, { protocol, host: request.authority, port: request.target.port, address: outcome.address });
+    // A forwarded request's head goes first, counted with the bytes sent to the upstream.
+    const rest = request.kind === "connect" ? reader.release() : Buffer.concat([request.upstreamHead, reader.release()]);
+    opened(client, outcome.upstream, { rest, ended: reader.ended }, { protocol, host: request.authority, port: request.target.port, address: outcome.address });
   }
 
   async function serveSocks(client: Socket, reader: OpeningReader, opened_: () => void) {

@@ -1,0 +1,92 @@
+/**
+ * The network allowlist's cost (issue 32), two figures:
+ *
+ * - exec /bin/true, pipes, sandboxed under an allowlist, beside the same exec with network
+ *   "none" in the same workspace, alternating (the policy proxy and its counts file start and
+ *   stop with every execution; the init's forwarder listens before the workload starts). Aim:
+ *   at most a few ms added.
+ * - throughput through the init's forwarder and the policy proxy (CONNECT to a loopback
+ *   server) against a direct loopback connection to the same server (network-proxy.ts). Aim:
+ *   at least 0.8×.
+ */
+import { msBetween } from "./clock.ts";
+import { BenchExec, describeFailure, envelope } from "./driver.ts";
+import { withTimeout } from "./procs.ts";
+import { figure, skipped, type Figure } from "./report.ts";
+import { summarize } from "./stats.ts";
+import { networkProxyThroughput } from "./network-proxy.ts";
+
+export interface NetworkOptions {
+  trials: number;
+  warmup: number;
+  /** A workspace created under isolation "sandbox" with an allowlist; why not, when there is none. */
+  allowlisted: { id: string; options: Record<string, unknown> } | string;
+  throughputBytes: number;
+  runs: number;
+}
+
+const TRUE = "/bin/true";
+const RUN_TIMEOUT_MS = 10_000;
+const MiB = 2 ** 20;
+
+async function execTrue(id: string, options: Record<string, unknown>): Promise<number> {
+  const exec = new BenchExec(id, envelope([TRUE], { options, stdio: { kind: "pipes" } }));
+  exec.closeStdin();
+  const done = await withTimeout(exec.done, RUN_TIMEOUT_MS, `sandboxed exec of ${TRUE}`);
+  exec.closeControls();
+  const failure = describeFailure(done);
+  if (failure) throw new Error(`sandboxed exec of ${TRUE}: ${failure}`);
+  return msBetween(exec.spawnedAt, done.endedAt);
+}
+
+async function allowlistExecFigure(options: NetworkOptions): Promise<Figure> {
+  const title = "exec /bin/true, pipes, sandboxed under a network allowlist: wall time";
+  if (typeof options.allowlisted === "string") return skipped({ id: "network.exec-allowlist", family: "network", title, unit: "ms", better: "lower", reason: options.allowlisted });
+  const { id, options: policed } = options.allowlisted;
+  const none = { ...policed, network: "none" };
+  const allow: number[] = [];
+  const closed: number[] = [];
+  for (let i = 0; i < options.warmup + options.trials; i++) {
+    const first = i % 2 === 0;
+    const n1 = first ? await execTrue(id, none) : null;
+    const a = await execTrue(id, policed);
+    const n2 = first ? null : await execTrue(id, none);
+    if (i < options.warmup) continue;
+    allow.push(a);
+    closed.push((n1 ?? n2)!);
+  }
+  const a = summarize(allow);
+  const n = summarize(closed);
+  return figure({
+    id: "network.exec-allowlist",
+    family: "network",
+    title,
+    unit: "ms",
+    better: "lower",
+    value: a.p50,
+    baseline: { label: 'the same sandboxed exec with network "none"', value: n.p50 },
+    aim: { text: "≤ a few ms added (≤ +5 ms p50)", check: ({ value, baseline }) => value - baseline <= 5 },
+    detail: `the allowlist adds ${(a.p50 - n.p50).toFixed(2)} ms (p50); under it p50 ${a.p50.toFixed(2)} / p90 ${a.p90.toFixed(2)} ms; "none" p50 ${n.p50.toFixed(2)} / p90 ${n.p90.toFixed(2)} ms`,
+    stats: { trials: options.trials, allowlist: a, none: n, overheadMsP50: a.p50 - n.p50 },
+  });
+}
+
+async function throughputFigure(options: NetworkOptions): Promise<Figure> {
+  const result = await networkProxyThroughput(options.throughputBytes, options.runs);
+  return figure({
+    id: "network.proxy-throughput",
+    family: "network",
+    title: "TCP throughput through the forwarder and the policy proxy (CONNECT), loopback",
+    unit: "MiB/s",
+    better: "higher",
+    value: result.proxiedMiBps,
+    baseline: { label: "a direct loopback connection to the same server", value: result.directMiBps },
+    aim: { text: "≥ 0.8× direct", check: ({ ratio }) => ratio >= 0.8 },
+    detail: `${result.runs} runs of ${result.bytes / MiB} MiB each way, alternating, median`,
+    stats: result,
+  });
+}
+
+export async function networkFigures(options: NetworkOptions): Promise<Figure[]> {
+  return [await allowlistExecFigure(options), await throughputFigure(options)];
+}
