@@ -12,6 +12,7 @@ import { runBinary } from "../../kit/binary.ts";
 import { envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
+import { runtimeLogPath } from "../support/store.ts";
 
 setDefaultTimeout(60_000);
 
@@ -25,13 +26,13 @@ afterAll(() => ws.cleanup());
 
 /** The runtime log of the workspace's home, as entries. */
 function logEntries(): Record<string, unknown>[] {
-  const path = join(ws.home, "log", "runtime.log");
+  const path = runtimeLogPath(ws.home);
   if (!existsSync(path)) return [];
   return readFileSync(path, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
 }
 
 function logText(): string {
-  const path = join(ws.home, "log", "runtime.log");
+  const path = runtimeLogPath(ws.home);
   return existsSync(path) ? readFileSync(path, "utf8") : "";
 }
 

@@ -5,6 +5,7 @@ import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { ISOLATIONS, cannotIsolate } from "../support/containment.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
+import { until } from "../support/poll.ts";
 import { processesWith } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
 
@@ -230,8 +231,7 @@ for (const isolation of ISOLATIONS) {
         const handle = startExec(ws.id, envelope(["sleep", tag], { options: ws.options, env: { PATH } }), { holdEnvelope: true });
         // SigCgt shows the wrapper catches SIGTERM (bit 15 - 1): its handlers are installed.
         const catches = () => BigInt(`0x${/SigCgt:\s*([0-9a-f]+)/.exec(readFileSync(`/proc/${handle.pid}/status`, "latin1"))?.[1] ?? "0"}`);
-        for (let i = 0; i < 500 && (catches() & (1n << 14n)) === 0n; i++) await Bun.sleep(5);
-        expect(catches() & (1n << 14n)).not.toBe(0n);
+        await until("the wrapper to catch SIGTERM", () => (catches() & (1n << 14n)) !== 0n);
         process.kill(handle.pid, "SIGTERM");
         await Bun.sleep(20);
         handle.sendEnvelope();
@@ -244,7 +244,7 @@ for (const isolation of ISOLATIONS) {
         const tag = `${30 + Math.floor(Math.random() * 1000) / 1000}`;
         const handle = startExec(ws.id, envelope(["sh", "-c", `sleep ${tag} & wait`], { options: ws.options, env: { PATH } }));
         await handle.waitEvent("started");
-        for (let i = 0; i < 100 && processesWith(`sleep\u0000${tag}`).length === 0; i++) await Bun.sleep(10);
+        await until("the background sleep", () => processesWith(`sleep\u0000${tag}`).length > 0);
         expect(processesWith(`sleep\u0000${tag}`).length).toBe(1);
         process.kill(handle.pid, "SIGTERM");
         expectComplete(await handle.done, null, "SIGTERM");

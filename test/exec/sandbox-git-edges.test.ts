@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { missingTools } from "../support/tools.ts";
-import { create, createInput, ok, op } from "../support/operation.ts";
+import { create, createInput, destroyed, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { hostGit, sandboxGitKit, workspaceRef } from "../support/sandbox-git.ts";
 import { record, withStore } from "../support/store.ts";
@@ -20,7 +20,7 @@ import { git, makeRepo } from "../support/git.ts";
 const missing = missingTools("sandbox-git-edges.test.ts", ["bwrap", "git"]);
 
 let t: Lab;
-const { sandboxed, sh, logged } = sandboxGitKit(() => t);
+const { sandboxed, sh, logged, givenUp } = sandboxGitKit(() => t);
 /** Where a command planted by the workload leaves a mark when something on the host runs it. */
 let marks: string;
 
@@ -30,8 +30,11 @@ beforeEach(() => {
   mkdirSync(marks);
 });
 afterEach(async () => {
-  await op("destroy", "w", { options: sandboxed() }).catch(() => {});
-  t.cleanup();
+  try {
+    await destroyed("w", sandboxed());
+  } finally {
+    t.cleanup();
+  }
 });
 
 /** A git dir's hooks and config that leave a mark when any git on the host uses them. */
@@ -116,6 +119,7 @@ describe.skipIf(missing.length > 0)("what the sync reads of P is ref values only
     // A P git cannot read (the dangerous packed ref) is not synced at all: nothing of it reaches the user's refs.
     expect(git(repo, "rev-parse", "main")).toBe(main);
     expect(git(repo, "for-each-ref", "--format=%(refname) %(objectname)")).toBe(refsBefore);
+    await givenUp("w");
   });
 });
 
@@ -131,6 +135,7 @@ describe.skipIf(missing.length > 0)("a P git cannot list loses nothing already b
     const garbled = await sh("w", `printf 'not a packed ref\n' >> "$(git rev-parse --git-dir)/packed-refs" && echo garbled`);
     expect(garbled.stdout.toString()).toBe("garbled\n");
     expect(git(repo, "rev-parse", keptRef)).toBe(kept.stdout.toString().trim());
+    await givenUp("w");
   });
 });
 
@@ -146,6 +151,7 @@ describe.skipIf(missing.length > 0)("the sync never waits on the workload", () =
     expect(git(repo, "rev-parse", "topic")).toBe(topic);
     expect(git(repo, "for-each-ref", "refs/paseo-host-runtime/")).toBe("");
     expect(logged("git-error").at(-1)?.message).toContain("which is not a file or directory: not read");
+    await givenUp("w");
   }, 60_000);
 });
 

@@ -13,7 +13,7 @@ import { lab, tempDir, type Lab } from "../../kit/scratch.ts";
 import { tryLockExclusive } from "../../src/platform/libc/locks.ts";
 import { isLinux } from "../../src/platform/os.ts";
 import { git, makeRepo } from "../support/git.ts";
-import { create, createInput, ok, op } from "../support/operation.ts";
+import { create, createInput, destroyed, ok, op } from "../support/operation.ts";
 import { skipBecause } from "../support/platform.ts";
 import { hostGit, sandboxGitKit, workspaceRef } from "../support/sandbox-git.ts";
 import { missingTools } from "../support/tools.ts";
@@ -46,9 +46,12 @@ beforeEach(() => {
   mounts = [];
 });
 afterEach(async () => {
-  await op("destroy", "w", { options: sandboxed() });
-  for (const mount of mounts.reverse()) Bun.spawnSync(["umount", "-l", mount]);
-  t.cleanup();
+  try {
+    await destroyed("w", sandboxed());
+  } finally {
+    for (const mount of mounts.reverse()) Bun.spawnSync(["umount", "-l", mount]);
+    t.cleanup();
+  }
 });
 
 /** A tmpfs of `size` at `dir`, unmounted by afterEach. */
@@ -97,9 +100,9 @@ describe.skipIf(missing.length > 0 || noTmpfs)("nothing the agent commits is los
     // The sync found no room: the user's branch is where it was, and the commit in no ref of theirs.
     expect(git(repo, "rev-parse", "topic")).toBe(git(repo, "rev-parse", "main"));
     expect(reachable(commit)).toBe(false);
-    const destroyed = await op("destroy", "w", { options });
-    expect(destroyed.stderr).toBe("");
-    expect(destroyed.code).toBe(0);
+    const answer = await op("destroy", "w", { options });
+    expect(answer.stderr).toBe("");
+    expect(answer.code).toBe(0);
     expect(reachable(commit)).toBe(true);
   });
 

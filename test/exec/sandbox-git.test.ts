@@ -15,14 +15,14 @@ import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
 import { GIT_TEST_ENV, git, makeRepo } from "../support/git.ts";
-import { create, createInput, ok, op } from "../support/operation.ts";
+import { create, createInput, destroyed, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { AGENT_IDENTITY, hostGit, sandboxGitKit, workspaceRef } from "../support/sandbox-git.ts";
 
 const missing = missingTools("sandbox-git.test.ts", ["bwrap", "git"]);
 
 let t: Lab;
-const { sandboxed, sh, logged } = sandboxGitKit(() => t);
+const { sandboxed, sh, logged, givenUp } = sandboxGitKit(() => t);
 let repo: string;
 /** Where a command planted by the workload leaves a mark when the host's git runs it. */
 let marks: string;
@@ -34,8 +34,11 @@ beforeEach(() => {
   repo = userRepository(t.dir, marks);
 });
 afterEach(async () => {
-  await op("destroy", "w", { options: sandboxed() }).catch(() => {});
-  t.cleanup();
+  try {
+    await destroyed("w", sandboxed());
+  } finally {
+    t.cleanup();
+  }
 });
 
 /**
@@ -158,6 +161,8 @@ describe.skipIf(missing.length > 0)("nothing a sandboxed workload writes runs on
   test("adopted checkout (existing placement): the user's .git is not the workload's", async () => {
     ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: repo })));
     await attack({ common: join(repo, ".git"), gitDir: null, theirs: theirAdmin(), evil: join(repo, ".evil"), submodule: join(repo, "sub") }, [repo, join(t.dir, "theirs")]);
+    // What the attack planted leaves the private git dir unreadable to destroy's sync (git: "Invalid path"): finished by hand.
+    await givenUp("w");
   });
 
   test("worktree placement: the repository's common git dir, the user's other worktree and the workspace's own registration", async () => {

@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
-import { create, createInput, later, ok, op } from "../support/operation.ts";
+import { create, createInput, destroyed, later, ok, op } from "../support/operation.ts";
+import { until } from "../support/poll.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { AGENT_IDENTITY, hostGit, sandboxGitKit } from "../support/sandbox-git.ts";
 import { git, makeRepo } from "../support/git.ts";
@@ -31,9 +32,11 @@ beforeEach(() => {
   mkdirSync(marks);
 });
 afterEach(async () => {
-  await op("destroy", "w", { options: sandboxed() }).catch(() => {});
-  for (const id of ["w2", ...Array.from({ length: RACES }, (_, i) => `v${i}`)]) await op("destroy", id, { options: sandboxed() }).catch(() => {});
-  t.cleanup();
+  try {
+    for (const id of ["w", "w2", ...Array.from({ length: RACES }, (_, i) => `v${i}`)]) await destroyed(id, sandboxed());
+  } finally {
+    t.cleanup();
+  }
 });
 
 function fsmonitorRepo(dir: string, mark: string): string {
@@ -115,7 +118,7 @@ describe.skipIf(missing.length > 0)("a directory or git dir a sandboxed workload
     const flip = `while [ ! -e stop ]; do ln -sfn ${area}/bad l2 && mv -T l2 link; ln -sfn ${good} l2 && mv -T l2 link; done`;
     const handle = startExec("w", envelope(["/bin/sh", "-c", `git init -q bad && git -C bad commit -q --allow-empty -m x && ${hook} && touch started && ${flip}`], { options: sandboxed(), env: { PATH, ...AGENT_IDENTITY } }));
     handle.closeStdin();
-    while (!existsSync(join(area, "started"))) await Bun.sleep(20);
+    await until("the workload to start flipping the link", () => existsSync(join(area, "started")));
     for (let i = 0; i < RACES && readdirSync(marks).length === 0; i++) {
       await create(t.options, createInput(`v${i}`, { kind: "host-directory", path: join(area, "link") }, { kind: "branch", branchName: `b${i}`, baseRef: "HEAD" }));
     }
@@ -148,7 +151,8 @@ describe.skipIf(missing.length > 0)("what the view binds stays where it was show
     const result = await sh("w", "mv state state.old 2>/dev/null; mkdir -p state/home && echo forged > state/home/x; echo done", options);
     expect(result.stdout.toString()).toBe("done\n");
     expect(readdirSync(join(area, "state", "home")).sort()).toEqual(before);
-    await op("destroy", "w", { options }).catch(() => {});
+    // Its home is not the lab's: the afterEach would not find it there.
+    await destroyed("w", options);
   });
 
   test("sandboxReadWrite above the repository: the workload cannot move the user's repository away and put a git dir of its own at its path", async () => {

@@ -4,8 +4,9 @@ import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "n
 import { join } from "node:path";
 import { openDatabase } from "../../src/store/db.ts";
 import { getExecution } from "../../src/store/executions.ts";
-import { insertExecution } from "../support/store.ts";
-import { bootId, listProcesses, readProcess } from "../../src/platform/process.ts";
+import { executionOf } from "../support/records.ts";
+import { insertExecution, storePath } from "../support/store.ts";
+import { listProcesses, readProcess } from "../../src/platform/process.ts";
 import { request, runBinary } from "../../kit/binary.ts";
 import { PATH, envelope, newExecId } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
@@ -53,7 +54,7 @@ describe("signal: the bounded cleanup path", () => {
     const handle = startExec(ws.id, env);
     await handle.waitEvent("started");
     const workload = await workloadOf(handle.pid);
-    for (let i = 0; i < 100 && sessionMembers(workload).length < 3; i++) await Bun.sleep(10);
+    await until("the shell and its two sleeps", () => sessionMembers(workload).length >= 3);
     expect(sessionMembers(workload).length).toBe(3);
     process.kill(handle.pid, "SIGKILL");
     await handle.exited;
@@ -82,7 +83,7 @@ describe("signal: the bounded cleanup path", () => {
     const bystander = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
     try {
       const info = readProcess(bystander.pid!)!;
-      const db = openDatabase(`${ws.home}/state.sqlite`);
+      const db = openDatabase(storePath(ws.home));
       const finished = getExecution(db, ws.id, execId)!;
       expect(finished.finishedAt).not.toBeNull();
       // As if the workload's pid now belonged to a live process whose identity matches the
@@ -94,7 +95,7 @@ describe("signal: the bounded cleanup path", () => {
       expect(result.stderr).toBe("");
       await Bun.sleep(50);
       expect(readProcess(bystander.pid!)).toMatchObject({ startTicks: info.startTicks, state: "S" });
-      const after = openDatabase(`${ws.home}/state.sqlite`);
+      const after = openDatabase(storePath(ws.home));
       expect(getExecution(after, ws.id, execId)).toMatchObject({ finishedAt: finished.finishedAt, exitCode: finished.exitCode, exitSignal: finished.exitSignal });
       after.close();
     } finally {
@@ -117,21 +118,9 @@ describe("signal: the bounded cleanup path", () => {
     const bystander = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
     try {
       const info = readProcess(bystander.pid!)!;
-      const db = openDatabase(`${ws.home}/state.sqlite`);
+      const db = openDatabase(storePath(ws.home));
       const execId = newExecId();
-      insertExecution(db, {
-        workspaceId: ws.id,
-        execId,
-        mode: "pipes",
-        purpose: "git",
-        argv0: "sleep",
-        pid: info.pid,
-        pgid: info.pgid,
-        startTicks: info.startTicks - 1,
-        bootId: bootId(),
-        wrapperPid: 999999,
-        wrapperStartTicks: 1,
-      });
+      insertExecution(db, executionOf(ws.id, execId, info.pid, { purpose: "git", startTicks: info.startTicks - 1, wrapperPid: 999999, wrapperStartTicks: 1 }));
       db.close();
       const result = await signalOp(ws, execId);
       expect(result.code).toBe(0);

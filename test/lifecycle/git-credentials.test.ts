@@ -12,7 +12,7 @@ import { createInput, ok, op } from "../support/operation.ts";
 import { git, makeRepo } from "../support/git.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { processesWith } from "../support/procs.ts";
-import { SCHEMA_V1, ownedEntries, record, records } from "../support/store.ts";
+import { ownedEntries, record, records, SCHEMA_V1, storePath } from "../support/store.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc/<pid>/cmdline). */
@@ -204,7 +204,7 @@ test.skipIf(PROC)("a version 1 home that stored a credential URL is migrated: th
   mkdirSync(root, { recursive: true, mode: 0o700 });
   chmodSync(t.home, 0o700);
   // Opened as 0.1.0 opens it: WAL kept between processes, so old frames stay in the -wal file.
-  const db = new Database(join(t.home, "state.sqlite"), { create: true });
+  const db = new Database(storePath(t.home), { create: true });
   db.run("PRAGMA journal_mode = WAL");
   db.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
   db.run(SCHEMA_V1);
@@ -216,7 +216,7 @@ test.skipIf(PROC)("a version 1 home that stored a credential URL is migrated: th
   );
   for (let i = 2; i < 8; i++) db.run("UPDATE workspaces SET updated_at = ?", [i]);
   db.close();
-  expect(filesContaining(t.home, TOKEN).sort()).toEqual([join(t.home, "state.sqlite"), join(t.home, "state.sqlite-wal")]);
+  expect(filesContaining(t.home, TOKEN).sort()).toEqual([storePath(t.home), join(t.home, "state.sqlite-wal")]);
 
   expect(ok(await op("inspect", "old", { options: options() })).inspection.status).toBe("ready");
   expect(filesContaining(t.home, TOKEN)).toEqual([]);

@@ -15,7 +15,7 @@ import { startExec, type ExecResult } from "../support/daemon.ts";
 import { missingTools } from "../support/tools.ts";
 import { create, createInput, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
-import { SCHEMA_V1, record } from "../support/store.ts";
+import { record, SCHEMA_V1, storePath } from "../support/store.ts";
 
 const missing = missingTools("isolation.test.ts", ["bwrap"]);
 let t: Lab;
@@ -82,7 +82,7 @@ describe.skipIf(missing.length > 0)("a workspace created sandboxed stays sandbox
 
   test("a workspace recorded before isolation was (schema 2) records what its first exec asks, and keeps it", async () => {
     ok(await create(sandboxed(), createInput("w", { kind: "host-directory", path: project })));
-    const db = new Database(join(t.home, "state.sqlite"));
+    const db = new Database(storePath(t.home));
     db.run("UPDATE workspaces SET isolation = NULL, sandbox_json = NULL");
     db.close();
     expect(record(t.home, "w")!.isolation).toBeNull();
@@ -120,12 +120,12 @@ test("a migrated store is exactly a new one: the isolation columns are added, NU
   };
   const old = join(t.dir, "old-home");
   mkdirSync(old, { mode: 0o700 });
-  const v1 = new Database(join(old, "state.sqlite"));
+  const v1 = new Database(storePath(old));
   v1.run(SCHEMA_V1);
   v1.run("INSERT INTO meta (key, value) VALUES ('schema_version', '1')");
   v1.run("INSERT INTO workspaces (workspace_id, owner, status, input_json, host_directory, kind, root, details_json, created_at, updated_at) VALUES ('v', 'default', 'ready', '{}', 'adopt', 'adopted', ?, '{}', 1, 1)", [project]);
   v1.close();
   ok(await op("inspect", "v", { options: { stateDirectory: old } }));
-  expect(columns(join(old, "state.sqlite"))).toEqual(columns(join(t.home, "state.sqlite")));
+  expect(columns(storePath(old))).toEqual(columns(storePath(t.home)));
   expect(record(old, "v")!.isolation).toBeNull();
 });

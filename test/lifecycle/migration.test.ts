@@ -16,7 +16,7 @@ import { create, createInput, ok, op } from "../support/operation.ts";
 import { makeRepo } from "../support/git.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { SCHEMA_VERSION } from "../../src/store/db.ts";
-import { SCHEMA_V1, record } from "../support/store.ts";
+import { record, SCHEMA_V1, storePath } from "../support/store.ts";
 import { linuxOnly } from "../support/platform.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc/self/cgroup). */
@@ -32,7 +32,7 @@ afterEach(() => t.cleanup());
 
 /** Rewrites the home's store as schema 1 would have written it: the v1 schema text, the same rows. */
 function downgradeToV1(): void {
-  const path = join(t.home, "state.sqlite");
+  const path = storePath(t.home);
   const current = new Database(path);
   const rows = current.query(`SELECT ${V1_COLUMNS} FROM workspaces`).all() as Record<string, unknown>[];
   current.close();
@@ -46,7 +46,7 @@ function downgradeToV1(): void {
 }
 
 function schemaVersion(): string {
-  const db = new Database(join(t.home, "state.sqlite"));
+  const db = new Database(storePath(t.home));
   try {
     return (db.query("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string }).value;
   } finally {
@@ -113,7 +113,7 @@ test.skipIf(PROC)("schema 1 executions survive the upgrade as process-group exec
   const old = Bun.spawn(["sleep", "60"], { detached: true, stdio: ["ignore", "ignore", "ignore"] });
   try {
     const info = readProcess(old.pid)!;
-    const v1 = new Database(join(t.home, "state.sqlite"));
+    const v1 = new Database(storePath(t.home));
     v1.query(
       `INSERT INTO executions (workspace_id, exec_id, mode, purpose, argv0, pid, pgid, start_ticks, boot_id, wrapper_pid, wrapper_start_ticks, started_at)
        VALUES ('w', 'old', 'pipes', 'workspace-script', 'sleep', ?1, ?1, ?2, ?3, ?4, ?5, 1)`,
@@ -126,7 +126,7 @@ test.skipIf(PROC)("schema 1 executions survive the upgrade as process-group exec
     const ran = await handle.done;
     expect(ran.code, ran.stderr).toBe(0);
     expect(schemaVersion()).toBe(String(SCHEMA_VERSION));
-    const rows = new Database(join(t.home, "state.sqlite"), { readonly: true });
+    const rows = new Database(storePath(t.home), { readonly: true });
     const cgroups = rows.query("SELECT exec_id AS id, cgroup FROM executions ORDER BY started_at").all() as { id: string; cgroup: string | null }[];
     rows.close();
     expect(cgroups[0]).toEqual({ id: "old", cgroup: null });

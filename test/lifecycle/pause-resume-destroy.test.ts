@@ -2,7 +2,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bootId, readProcess } from "../../src/platform/process.ts";
+import { readProcess } from "../../src/platform/process.ts";
+import { executionOf } from "../support/records.ts";
 import { insertExecution, liveExecutionRows, ownedEntries, records, withStore } from "../support/store.ts";
 import { request, runBinary } from "../../kit/binary.ts";
 import { tempDir, type Lab } from "../../kit/scratch.ts";
@@ -28,24 +29,9 @@ async function liveExecution(workspaceId: string, execId: string, argv = ["sleep
   const proc = Bun.spawn(argv, { detached: true, stdio: ["ignore", "ignore", "ignore"] });
   spawned.push(proc);
   // The start time is fixed at fork and survives exec, so it can be read at once.
-  const info = readProcess(proc.pid);
+  const record = executionOf(workspaceId, execId, proc.pid, { argv0: argv[0]! });
   await Bun.sleep(50); // let a shell install its trap before anyone signals it
-  const wrapper = readProcess(process.pid)!;
-  withStore(t.home, (db) =>
-    insertExecution(db, {
-      workspaceId,
-      execId,
-      mode: "pipes",
-      purpose: "terminal",
-      argv0: argv[0]!,
-      pid: proc.pid,
-      pgid: proc.pid,
-      startTicks: info!.startTicks,
-      bootId: bootId(),
-      wrapperPid: process.pid,
-      wrapperStartTicks: wrapper.startTicks,
-    }),
-  );
+  withStore(t.home, (db) => insertExecution(db, record));
   return proc;
 }
 

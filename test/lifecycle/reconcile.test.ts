@@ -3,6 +3,7 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { bootId, readProcess } from "../../src/platform/process.ts";
+import { executionOf } from "../support/records.ts";
 import { insertExecution, liveExecutionRows, ownedEntries, records, withStore } from "../support/store.ts";
 import { insertCreating } from "../../src/store/workspaces.ts";
 import { storageDir } from "../../src/workspace/paths.ts";
@@ -92,9 +93,9 @@ test("reconcile marks dead executions finished and kills a live workload whose w
   const deadWrapper = Bun.spawnSync(["true"]).pid;
   try {
     withStore(t.home, (db) => {
-      const base = { workspaceId: "a1", mode: "pipes" as const, purpose: "terminal", bootId: bootId(), wrapperPid: deadWrapper, wrapperStartTicks: 1 };
-      insertExecution(db, { ...base, execId: "orphaned", argv0: "sleep", pid: workload.pid, pgid: workload.pid, startTicks: readProcess(workload.pid)!.startTicks });
-      insertExecution(db, { ...base, execId: "dead", argv0: "true", pid: finished.pid, pgid: finished.pid, startTicks: 1 });
+      const deadWrapperOf = { wrapperPid: deadWrapper, wrapperStartTicks: 1 };
+      insertExecution(db, executionOf("a1", "orphaned", workload.pid, deadWrapperOf));
+      insertExecution(db, executionOf("a1", "dead", finished.pid, { ...deadWrapperOf, argv0: "true", pgid: finished.pid, startTicks: 1 }));
     });
     expect(liveExecutionRows(t.home, "a1")).toHaveLength(2);
     ok(await op("reconcile", null, { options: alice(), workspaceIds: ["a1"] }));
@@ -113,19 +114,7 @@ test("reconcile never touches another owner's executions, even abandoned ones", 
   const deadWrapper = Bun.spawnSync(["true"]).pid;
   try {
     withStore(t.home, (db) =>
-      insertExecution(db, {
-        workspaceId: "b1",
-        execId: "bobs",
-        mode: "pipes",
-        purpose: "terminal",
-        argv0: "sleep",
-        pid: workload.pid,
-        pgid: workload.pid,
-        startTicks: readProcess(workload.pid)!.startTicks,
-        bootId: bootId(),
-        wrapperPid: deadWrapper,
-        wrapperStartTicks: 1,
-      }),
+      insertExecution(db, executionOf("b1", "bobs", workload.pid, { wrapperPid: deadWrapper, wrapperStartTicks: 1 })),
     );
     ok(await op("reconcile", null, { options: alice(), workspaceIds: [] }));
     await Bun.sleep(50);

@@ -8,7 +8,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { SCHEMA_VERSION } from "../../src/store/db.ts";
-import { SCHEMA_V2, record } from "../support/store.ts";
+import { record, SCHEMA_V2, storePath } from "../support/store.ts";
 import { createInput, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 
@@ -22,7 +22,7 @@ test("a version 2 database is migrated in place: its workspaces keep working, li
   const project = join(t.dir, "project");
   mkdirSync(project);
   mkdirSync(t.home, { mode: 0o700 });
-  const db = new Database(join(t.home, "state.sqlite"));
+  const db = new Database(storePath(t.home));
   db.run(SCHEMA_V2);
   db.run("INSERT INTO meta (key, value) VALUES ('schema_version', '2')");
   const input = JSON.stringify(createInput("w1", { kind: "host-directory", path: project }));
@@ -34,7 +34,7 @@ test("a version 2 database is migrated in place: its workspaces keep working, li
   db.close();
 
   expect(ok(await op("inspect", "w1", { options: t.options })).inspection.status).toBe("ready");
-  const raw = new Database(join(t.home, "state.sqlite"), { readonly: true });
+  const raw = new Database(storePath(t.home), { readonly: true });
   try {
     expect(raw.query("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: String(SCHEMA_VERSION) });
     expect(raw.query("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'made_branches'").get()).toEqual({ n: 1 });

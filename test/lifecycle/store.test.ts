@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { create, createInput, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { SCHEMA_VERSION } from "../../src/store/db.ts";
-import { SCHEMA_V1, record } from "../support/store.ts";
+import { record, SCHEMA_V1, storePath } from "../support/store.ts";
 
 /** The schema 1 text, as the last schema 1 release shipped it. */
 
@@ -17,7 +17,7 @@ beforeEach(() => {
 afterEach(() => t.cleanup());
 
 function rawQuery<T>(sql: string): T {
-  const db = new Database(join(t.home, "state.sqlite"));
+  const db = new Database(storePath(t.home));
   try {
     return db.query(sql).get() as T;
   } finally {
@@ -28,7 +28,7 @@ function rawQuery<T>(sql: string): T {
 test("a database from an unknown schema version is refused with a clear error and left untouched", async () => {
   mkdirSync(join(t.dir, "project"));
   ok(await create(t.options, createInput("w1", { kind: "host-directory", path: join(t.dir, "project") })));
-  const db = new Database(join(t.home, "state.sqlite"));
+  const db = new Database(storePath(t.home));
   db.run("UPDATE meta SET value = '99' WHERE key = 'schema_version'");
   db.close();
   for (const name of ["inspect", "pause", "destroy"] as const) {
@@ -47,7 +47,7 @@ test("a version 1 database is migrated to the current version in place: its work
   mkdirSync(project);
   mkdirSync(t.home, { mode: 0o700 });
   // Exactly what a version 1 binary left behind: its schema text, its rows.
-  const db = new Database(join(t.home, "state.sqlite"));
+  const db = new Database(storePath(t.home));
   db.run(SCHEMA_V1);
   db.run("INSERT INTO meta (key, value) VALUES ('schema_version', '1')");
   const input = JSON.stringify(createInput("old", { kind: "host-directory", path: project }));
@@ -76,7 +76,7 @@ test("a version 1 database is migrated to the current version in place: its work
 
 test("a foreign SQLite file in the home is refused, never migrated", async () => {
   mkdirSync(t.home, { mode: 0o700 });
-  const db = new Database(join(t.home, "state.sqlite"));
+  const db = new Database(storePath(t.home));
   db.run("CREATE TABLE notes (text TEXT)");
   db.close();
   const result = await op("inspect", "w1", { options: t.options });
@@ -109,7 +109,7 @@ test("the runtime home: options.stateDirectory, then PASEO_HOST_RUNTIME_HOME, th
   for (const [options, vars, expected] of cases) {
     const result = await op("create", "w1", { input, options }, vars);
     expect(result.code, result.stderr).toBe(0);
-    const stat = Bun.file(join(expected, "state.sqlite"));
+    const stat = Bun.file(storePath(expected));
     expect(await stat.exists()).toBe(true);
     expect(statSync(expected).mode & 0o777).toBe(0o700);
   }
@@ -125,7 +125,7 @@ test("a version 1 database is migrated to the current version in place: its work
   const project = join(t.dir, "project");
   mkdirSync(project);
   mkdirSync(t.home, { mode: 0o700 });
-  const v1 = new Database(join(t.home, "state.sqlite"));
+  const v1 = new Database(storePath(t.home));
   v1.run(SCHEMA_V1);
   v1.run("INSERT INTO meta (key, value) VALUES ('schema_version', '1')");
   const input = createInput("w1", { kind: "host-directory", path: project });

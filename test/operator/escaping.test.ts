@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { request } from "../../kit/binary.ts";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec, type ExecHandle } from "../support/daemon.ts";
+import { destroyed } from "../support/operation.ts";
 import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
 
 /** A forged log line after a newline, a title change (OSC … BEL), a screen clear (ESC [2J) and a C1 CSI. */
@@ -38,8 +39,11 @@ beforeAll(async () => {
 afterAll(async () => {
   process.kill(exec.pid, "SIGTERM");
   await exec.done;
-  await runIn(box, ["destroy", "--workspace-id", HOSTILE], { stdin: request(options) });
-  box.cleanup();
+  try {
+    await destroyed(HOSTILE, options);
+  } finally {
+    box.cleanup();
+  }
 });
 
 /** No raw control character, no line that is the forged one, and the id shown escaped. */

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { BIN } from "../../kit/binary.ts";
-import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
+import { background, removed, runIn, sandbox, teardown, type Sandbox } from "../support/operator.ts";
 import { linuxOnly } from "../support/platform.ts";
 import { until } from "../support/poll.ts";
 import { processesWith, rssKiB } from "../support/procs.ts";
@@ -11,7 +10,6 @@ import { processesWith, rssKiB } from "../support/procs.ts";
 const EXACT_ARGV = linuxOnly("operator/ls-ps.test.ts, ps's exact argv (from /proc/<pid>/cmdline)", "/proc/<pid>/cmdline");
 
 let box: Sandbox;
-const started: Bun.Subprocess[] = [];
 
 beforeAll(async () => {
   box = sandbox();
@@ -23,13 +21,7 @@ beforeAll(async () => {
   }
 });
 
-afterAll(async () => {
-  for (const proc of started) if (proc.exitCode === null) proc.kill("SIGTERM");
-  await Promise.all(started.map((proc) => proc.exited));
-  // destroy kills whatever a failed test left running in these workspaces.
-  for (const [id, owner] of [["alpha", "team-a"], ["beta", "team-b"]] as const) await runIn(box, ["rm", "--workspace-id", id, "--home", box.home, "--owner", owner]);
-  box.cleanup();
-});
+afterAll(() => teardown(box, [["alpha", "--owner", "team-a"], ["beta", "--owner", "team-b"]]));
 
 interface Live {
   workspaceId: string;
@@ -113,11 +105,7 @@ describe("ls", () => {
 describe("ps", () => {
   test("shows a running execution (human and JSON) without its env, and forgets it once it ended", async () => {
     expect(await psJson()).toEqual([]);
-    const run = Bun.spawn([BIN, "run", "--workspace-id", "alpha", "--home", box.home, "--owner", "team-a", ...box.cgroupArgs, "--env", "SECRET=hunter2-value", "--", "/bin/sleep", "30"], {
-      env: { ...process.env, ...box.env },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    started.push(run);
+    const run = background(box, ["run", "--workspace-id", "alpha", "--home", box.home, "--owner", "team-a", ...box.cgroupArgs, "--env", "SECRET=hunter2-value", "--", "/bin/sleep", "30"]).proc;
     // Between claiming its identity and launching, the wrapper's execution shows as "starting".
     const [live] = await until("the sleep to show in ps as running", async () => {
       const list = await psJson();
@@ -154,11 +142,7 @@ const FORMAT_ALL = "workspaceId,execId,pid,wrapperPid,mode,purpose,state,started
 describe("ps fields: the whole argv (quoted), age, memory, -q and --format", () => {
   test.skipIf(EXACT_ARGV)("a workload with spaces and quotes in its argv", async () => {
     const argv = ["/bin/sh", "-c", "sleep 30; echo 'done it'", "name with space"];
-    const run = Bun.spawn([BIN, "run", "-w", "beta", "--home", box.home, "--owner", "team-b", "--env", "TOKEN=do-not-show", "--", ...argv], {
-      env: { ...process.env, ...box.env },
-      stdio: ["ignore", "ignore", "ignore"],
-    });
-    started.push(run);
+    const run = background(box, ["run", "-w", "beta", "--home", box.home, "--owner", "team-b", "--env", "TOKEN=do-not-show", "--", ...argv]).proc;
     const [live] = await until("the workload to run", async () => {
       const list = await psJson("-w", "beta");
       return list.length && list.every((e) => e.state === "running") ? list : undefined;
@@ -187,14 +171,11 @@ describe("ps fields: the whole argv (quoted), age, memory, -q and --format", () 
   test.skipIf(linuxOnly("ls-ps.test.ts, ps memory as proportional set size", "/proc/<pid>/smaps_rollup"))("without a cgroup of its own, memory is the proportional set size: 20 sleeps sharing their pages count far less than their resident sizes added up", async () => {
     const dir = join(box.dir, "gamma");
     mkdirSync(dir);
-    const options = ["--home", box.home, "--owner", "team-c", "--options-json", JSON.stringify({ containment: "process-group" })];
+    const scope = ["--owner", "team-c", "--options-json", JSON.stringify({ containment: "process-group" })];
+    const options = ["--home", box.home, ...scope];
     expect((await runIn(box, ["new", "-w", "gamma", "--source", dir, ...options])).code).toBe(0);
     const tag = `61.${process.pid}`;
-    const run = Bun.spawn([BIN, "run", "-w", "gamma", ...options, "--env", "PATH=/usr/bin:/bin", "--", "/bin/sh", "-c", `for i in $(seq 20); do sleep ${tag} & done; wait`], {
-      env: { ...process.env, ...box.env },
-      stdio: ["ignore", "ignore", "ignore"],
-    });
-    started.push(run);
+    const run = background(box, ["run", "-w", "gamma", ...options, "--env", "PATH=/usr/bin:/bin", "--", "/bin/sh", "-c", `for i in $(seq 20); do sleep ${tag} & done; wait`]).proc;
     try {
       const [live] = await until("the shell and its 20 sleeps", async () => {
         const list = await psJson("-w", "gamma");
@@ -208,7 +189,7 @@ describe("ps fields: the whole argv (quoted), age, memory, -q and --format", () 
     } finally {
       run.kill("SIGTERM");
       await run.exited;
-      await runIn(box, ["rm", "-w", "gamma", ...options]);
+      await removed(box, "gamma", ...scope);
     }
   });
 
@@ -232,8 +213,7 @@ describe("ps fields: the whole argv (quoted), age, memory, -q and --format", () 
 describe.skipIf(EXACT_ARGV)("ps never writes a workload's control characters raw", () => {
   test("an argv with ESC and C1 sequences is shown escaped, in the table, --format and --json", async () => {
     const hostile = ["/bin/sh", "-c", "sleep 30", "x\x1b]0;pwned\x07y", "\u009b31mred"];
-    const run = Bun.spawn([BIN, "run", "-w", "alpha", "--home", box.home, "--owner", "team-a", "--", ...hostile], { env: { ...process.env, ...box.env }, stdio: ["ignore", "ignore", "ignore"] });
-    started.push(run);
+    const run = background(box, ["run", "-w", "alpha", "--home", box.home, "--owner", "team-a", "--", ...hostile]).proc;
     const [live] = await until("the workload to run", async () => {
       const list = await psJson("-w", "alpha");
       return list.length && list.every((e) => e.state === "running") ? list : undefined;

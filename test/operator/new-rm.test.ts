@@ -3,48 +3,27 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { laterRequest, BIN } from "../../kit/binary.ts";
 import { INSTANCE_ID } from "../../kit/envelope.ts";
-import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
+import { background, listed, runIn, sandbox, teardown, type Sandbox } from "../support/operator.ts";
 import { oneCommitRepo } from "../support/git.ts";
 import { until } from "../support/poll.ts";
 
 let box: Sandbox;
 let repo: string;
-const started: Bun.Subprocess[] = [];
 beforeAll(() => {
   box = sandbox();
   repo = oneCommitRepo(join(box.dir, "repo"));
 });
-afterAll(async () => {
-  for (const proc of started) if (proc.exitCode === null) proc.kill("SIGKILL");
-  await Promise.all(started.map((proc) => proc.exited));
-  box.cleanup();
-});
+// Each test removes what it made (and asserts ls is empty after).
+afterAll(() => teardown(box));
 
-/** Starts `run` of `argv` in a workspace in the background (its stderr collected). */
-function background(workspaceId: string, argv: string[], extra: string[] = []): Bun.Subprocess<"ignore", "ignore", "pipe"> {
-  const proc = Bun.spawn([BIN, "run", "-w", workspaceId, "--home", box.home, ...extra, "--", ...argv], { env: { ...process.env, ...box.env }, stdio: ["ignore", "ignore", "pipe"] });
-  started.push(proc);
-  return proc;
+/** Starts `run` of `argv` in a workspace in the background. */
+function started(workspaceId: string, argv: string[], extra: string[] = []): Bun.Subprocess {
+  return background(box, ["run", "-w", workspaceId, "--home", box.home, ...extra, "--", ...argv]).proc;
 }
 
 async function liveExecIds(workspaceId: string): Promise<string[]> {
   const result = await runIn(box, ["ps", "--home", box.home, "-w", workspaceId, "--json"]);
   return (JSON.parse(result.stdout) as { executions: { execId: string; state: string }[] }).executions.filter((e) => e.state === "running").map((e) => e.execId);
-}
-
-interface Listed {
-  workspaceId: string;
-  status: string;
-  source: string;
-  placement: string;
-  kind: string;
-  root: string;
-}
-
-async function listed(): Promise<Listed[]> {
-  const result = await runIn(box, ["ls", "--home", box.home, "--json"]);
-  expect(result.code).toBe(0);
-  return (JSON.parse(result.stdout) as { workspaces: Listed[] }).workspaces;
 }
 
 describe("new and rm", () => {
@@ -56,7 +35,7 @@ describe("new and rm", () => {
     expect(made.stdout).toContain("  placement    new branch feature from main in its own worktree\n");
     expect(made.stdout).toContain("  env          PASEO_BRANCH_NAME=feature\n");
     expect(made.stdout).toContain(`next: paseo-host-runtime run --workspace-id feature-ws --home ${box.home} -- COMMAND...`);
-    const [entry] = await listed();
+    const [entry] = await listed(box);
     expect(entry).toMatchObject({ workspaceId: "feature-ws", status: "ready", source: "host-directory", placement: "branch", kind: "worktree" });
     expect(readFileSync(join(entry!.root, "hello.txt"), "utf8")).toBe("hello\n");
 
@@ -66,7 +45,7 @@ describe("new and rm", () => {
     expect(removed.stdout).toBe(`workspace feature-ws destroyed: its worktree ${entry!.root} removed; branch feature kept in ${repo}\n`);
     expect(existsSync(entry!.root)).toBe(false);
     expect(existsSync(join(repo, "hello.txt"))).toBe(true);
-    expect(await listed()).toEqual([]);
+    expect(await listed(box)).toEqual([]);
 
     // A person's rm of an id that is not there is a mistake, said so (exit 1, nothing changed), with the nearest id;
     // --force accepts it, as the protocol's idempotent destroy does.
@@ -77,7 +56,7 @@ describe("new and rm", () => {
     expect(typo.stderr).toBe(
       `paseo-host-runtime: rm: no workspace "feature-tow" of owner "default" (did you mean "feature-two"?); nothing was changed. paseo-host-runtime ls --home ${box.home} lists them; rm --force accepts an id that does not exist\n`,
     );
-    expect((await listed()).map((w) => w.workspaceId)).toEqual(["feature-two"]);
+    expect((await listed(box)).map((w) => w.workspaceId)).toEqual(["feature-two"]);
     const again = await runIn(box, ["rm", "--workspace-id", "feature-ws", "--home", box.home, "--json", "--force"]);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toEqual({ workspaceId: "feature-ws", existed: false, destroyed: true, stoppedExecutions: 0 });
@@ -108,7 +87,7 @@ describe("new and rm", () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("ownership mismatch");
     expect(refused.stderr).toContain('rm: destroy of workspace "owned" failed');
-    expect((await listed()).map((w) => w.workspaceId)).toEqual(["owned"]);
+    expect((await listed(box)).map((w) => w.workspaceId)).toEqual(["owned"]);
     expect((await runIn(box, ["rm", "--workspace-id", "owned", "--home", box.home, "--owner", "alice"])).code).toBe(0);
   });
 
@@ -122,7 +101,7 @@ describe("new and rm", () => {
     const removed = await runIn(box, ["rm", "--workspace-id", "later-ws", "--home", box.home, "--owner", "alice", "--json"]);
     expect(removed.stderr).toBe("");
     expect(JSON.parse(removed.stdout)).toEqual({ workspaceId: "later-ws", existed: true, destroyed: true, stoppedExecutions: 0 });
-    expect((await listed()).map((w) => w.workspaceId)).not.toContain("later-ws");
+    expect((await listed(box)).map((w) => w.workspaceId)).not.toContain("later-ws");
     expect(existsSync(JSON.parse(created.stdout).placement.cwd)).toBe(false);
   });
 
@@ -143,7 +122,7 @@ describe("new and rm", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(message);
     expect(result.stderr).toContain("Usage: paseo-host-runtime new --workspace-id W --source PATH|URL");
-    expect(await listed()).toEqual([]);
+    expect(await listed(box)).toEqual([]);
   });
 });
 
@@ -156,7 +135,7 @@ describe("rm with live executions", () => {
     mkdirSync(dir);
     expect((await runIn(box, ["new", "-w", "busy", "--source", dir, "--home", box.home])).code).toBe(0);
     const marker = join(box.dir, "busy.term");
-    const run = background("busy", termRecorder(marker));
+    const run = started("busy", termRecorder(marker));
     const [execId] = await until("the workload to run", async () => ((await liveExecIds("busy")).length ? await liveExecIds("busy") : undefined));
     const refused = await runIn(box, ["rm", "-w", "busy", "--home", box.home]);
     expect(refused.code).toBe(1);
@@ -164,7 +143,7 @@ describe("rm with live executions", () => {
     expect(refused.stderr).toBe(
       `paseo-host-runtime: rm: workspace "busy" has 1 live execution(s) (${execId}); nothing was changed. Stop them first (paseo-host-runtime workspace pause -w busy --home ${box.home}), or pass --force (SIGTERM, the stopTimeoutMs grace, then SIGKILL)\n`,
     );
-    expect((await listed()).map((w) => [w.workspaceId, w.status])).toEqual([["busy", "ready"]]);
+    expect((await listed(box)).map((w) => [w.workspaceId, w.status])).toEqual([["busy", "ready"]]);
     expect(await liveExecIds("busy")).toEqual([execId!]);
     expect(run.exitCode).toBeNull();
     expect(existsSync(marker)).toBe(false);
@@ -177,7 +156,7 @@ describe("rm with live executions", () => {
     await run.exited;
     expect(readFileSync(marker, "utf8")).toBe("TERM\n");
     expect(run.exitCode).toBe(0);
-    expect(await listed()).toEqual([]);
+    expect(await listed(box)).toEqual([]);
     expect(existsSync(dir)).toBe(true);
   });
 
@@ -185,14 +164,14 @@ describe("rm with live executions", () => {
     const dir = join(box.dir, "stubborn");
     mkdirSync(dir);
     expect((await runIn(box, ["new", "-w", "stubborn", "--source", dir, "--home", box.home])).code).toBe(0);
-    const run = background("stubborn", ["/bin/sh", "-c", "trap '' TERM; while :; do /bin/sleep 0.05; done"]);
+    const run = started("stubborn", ["/bin/sh", "-c", "trap '' TERM; while :; do /bin/sleep 0.05; done"]);
     await until("the workload to run", async () => ((await liveExecIds("stubborn")).length ? true : undefined));
     const forced = await runIn(box, ["rm", "-f", "-w", "stubborn", "--home", box.home, "--options-json", '{"stopTimeoutMs":300}', "--json"]);
     expect(forced.code).toBe(0);
     expect(JSON.parse(forced.stdout)).toEqual({ workspaceId: "stubborn", existed: true, destroyed: true, stoppedExecutions: 1 });
     await run.exited;
     expect(run.signalCode).toBe("SIGKILL");
-    expect(await listed()).toEqual([]);
+    expect(await listed(box)).toEqual([]);
   });
 });
 
@@ -214,8 +193,7 @@ describe("new and run take the daemon's whole options", () => {
     expect(made.code).toBe(0);
     expect(made.stdout).toContain("  env          TEAM=blue\n");
     expect(made.stdout).toContain(`next: paseo-host-runtime run --workspace-id cfg --config ${config} -- COMMAND...`);
-    const listing = JSON.parse((await runIn(box, ["ls", "--home", home, "--json"])).stdout);
-    expect(listing.workspaces.map((w: { workspaceId: string; owner: string }) => [w.workspaceId, w.owner])).toEqual([["cfg", "from-config"]]);
+    expect((await listed({ home, env: box.env })).map((w) => [w.workspaceId, w.owner])).toEqual([["cfg", "from-config"]]);
     const ran = await runIn(box, ["run", "-w", "cfg", "--config", config, "--runtime", "host", "-e", "X=1", "--", "/usr/bin/env"]);
     expect(ran.code).toBe(0);
     expect(ran.stdout).toBe("X=1\n");
@@ -231,8 +209,7 @@ describe("new and run take the daemon's whole options", () => {
     const made = await runIn(box, ["new", "-w", "inline", "--source", repo, "--options-json", JSON.stringify({ stateDirectory: join(box.dir, "ignored"), owner: "x", exposeHostVisiblePath: false }), "--home", home, "--owner", "y", "--json"]);
     expect(made.code).toBe(0);
     expect(JSON.parse(made.stdout).placement).toEqual({ cwd: repo });
-    const listing = JSON.parse((await runIn(box, ["ls", "--home", home, "--json"])).stdout);
-    expect(listing.workspaces.map((w: { owner: string }) => w.owner)).toEqual(["y"]);
+    expect((await listed({ home, env: box.env })).map((w) => w.owner)).toEqual(["y"]);
     expect(existsSync(join(box.dir, "ignored"))).toBe(false);
     expect((await runIn(box, ["rm", "-w", "inline", "--home", home, "--owner", "y"])).code).toBe(0);
   });
@@ -247,7 +224,7 @@ describe("new and run take the daemon's whole options", () => {
     const result = await runIn(box, ["new", "-w", "bad-options", "--source", repo, "--home", box.home, ...extra]);
     expect(result.code).toBe(2);
     expect(result.stderr).toStartWith(`paseo-host-runtime: ${message}`);
-    expect(await listed()).toEqual([]);
+    expect(await listed(box)).toEqual([]);
   });
 
   test("--config with several runtimes of this binary needs --runtime", async () => {

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { missingTools } from "../support/tools.ts";
 import { BIN } from "../../kit/binary.ts";
-import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
+import { background, runIn, sandbox, teardown, type Ended, type Sandbox } from "../support/operator.ts";
 import { until } from "../support/poll.ts";
 import { PATH } from "../../kit/envelope.ts";
 
@@ -11,7 +11,6 @@ import { PATH } from "../../kit/envelope.ts";
 const PATH_ENV = `PATH=${PATH}`;
 let box: Sandbox;
 let workspace: string;
-const children: Bun.Subprocess[] = [];
 
 beforeAll(async () => {
   box = sandbox();
@@ -21,44 +20,14 @@ beforeAll(async () => {
   if (made.code !== 0) throw new Error(`new failed: ${made.stderr}`);
 });
 
-afterAll(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
-  await runIn(box, ["rm", "--workspace-id", "w", "--home", box.home]);
-  box.cleanup();
-});
+afterAll(() => teardown(box, ["w"]));
 
-interface Ran {
-  code: number | null;
-  signal: string | null;
-  stdout: Buffer;
-  stderr: string;
-}
-
-/** Starts `run` with piped stdio; `stdin` is written then closed (or left open with `keepStdin`). */
+/** Starts `run` in workspace w with piped stdio; `stdin` is written then closed (or left open with `keepStdin`). */
 function start(args: string[], stdin?: string | Uint8Array, keepStdin = false) {
-  const proc = Bun.spawn([BIN, "run", "--workspace-id", "w", "--home", box.home, ...box.cgroupArgs, ...args], {
-    env: { ...process.env, ...box.env },
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  children.push(proc);
-  if (stdin !== undefined) proc.stdin.write(stdin);
-  if (!keepStdin) proc.stdin.end();
-  const stdout: Buffer[] = [];
-  const reading = (async () => {
-    for await (const chunk of proc.stdout) stdout.push(Buffer.from(chunk));
-  })();
-  const done: Promise<Ran> = Promise.all([reading, new Response(proc.stderr).text(), proc.exited]).then(([, stderr]) => ({
-    code: proc.exitCode,
-    signal: proc.signalCode === null ? null : String(proc.signalCode),
-    stdout: Buffer.concat(stdout),
-    stderr,
-  }));
-  return { proc, done, stdoutText: () => Buffer.concat(stdout).toString() };
+  return background(box, ["run", "--workspace-id", "w", "--home", box.home, ...box.cgroupArgs, ...args], stdin, keepStdin);
 }
 
-function run(args: string[], stdin?: string | Uint8Array): Promise<Ran> {
+function run(args: string[], stdin?: string | Uint8Array): Promise<Ended> {
   return start(args, stdin).done;
 }
 

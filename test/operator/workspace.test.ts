@@ -2,22 +2,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import { laterRequest, BIN } from "../../kit/binary.ts";
+import { laterRequest } from "../../kit/binary.ts";
 import { INSTANCE_ID } from "../../kit/envelope.ts";
-import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
+import { background, lsIds, runIn, sandbox, teardown, type Sandbox } from "../support/operator.ts";
 import { until } from "../support/poll.ts";
 
 let box: Sandbox;
-const started: Bun.Subprocess[] = [];
 
 beforeAll(() => {
   box = sandbox();
 });
-afterAll(async () => {
-  for (const proc of started) if (proc.exitCode === null) proc.kill("SIGKILL");
-  await Promise.all(started.map((proc) => proc.exited));
-  box.cleanup();
-});
+afterAll(() => teardown(box));
 
 async function newWorkspace(id: string, owner = "default"): Promise<string> {
   const dir = join(box.dir, `src-${id}`);
@@ -27,16 +22,12 @@ async function newWorkspace(id: string, owner = "default"): Promise<string> {
   return dir;
 }
 
-async function ids(owner?: string): Promise<string[]> {
-  const result = await runIn(box, ["ls", "--home", box.home, "--json", ...(owner ? ["--owner", owner] : [])]);
-  return (JSON.parse(result.stdout) as { workspaces: { workspaceId: string }[] }).workspaces.map((w) => w.workspaceId);
-}
+const ids = (owner?: string) => lsIds(box, ...(owner ? ["--owner", owner] : []));
 
 describe("workspace pause, resume and inspect", () => {
   test("pause stops what runs (SIGTERM) and refuses new runs; inspect shows paused; resume makes it ready", async () => {
     const dir = await newWorkspace("life");
-    const sleeper = Bun.spawn([BIN, "run", "-w", "life", "--home", box.home, ...box.cgroupArgs, "--", "/bin/sleep", "60"], { env: { ...process.env, ...box.env }, stdio: ["ignore", "ignore", "ignore"] });
-    started.push(sleeper);
+    const sleeper = background(box, ["run", "-w", "life", "--home", box.home, ...box.cgroupArgs, "--", "/bin/sleep", "60"]).proc;
     await until("the sleep to run", async () => {
       const list = JSON.parse((await runIn(box, ["ps", "--home", box.home, "--json"])).stdout).executions as { state: string }[];
       return list.length === 1 && list[0]!.state === "running" ? true : undefined;
@@ -139,8 +130,7 @@ describe("workspace reconcile", () => {
     // Had --keep-all listed conf-b, it would now belong to configuration a, and this would destroy it.
     const kept = await runIn(box, ["workspace", "reconcile", "--keep", "conf-a", ...a]);
     expect(kept.stdout).toBe('nothing destroyed (owner "default")\n');
-    const listed = JSON.parse((await runIn(box, ["ls", "--home", home, "--json"])).stdout) as { workspaces: { workspaceId: string }[] };
-    expect(listed.workspaces.map((w) => w.workspaceId).sort()).toEqual(["conf-a", "conf-b"]);
+    expect((await lsIds({ home, env: box.env })).sort()).toEqual(["conf-a", "conf-b"]);
   });
 
   test.each([

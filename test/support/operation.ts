@@ -47,6 +47,16 @@ export function later(body: Record<string, unknown>, instanceId = INSTANCE_ID): 
   return { runtimeInstanceId: instanceId, ...body };
 }
 
+/**
+ * A teardown's destroy: throws, with its stderr, unless it answered ok, so a workspace a test
+ * leaves behind fails the file instead of being swallowed. A workspace already gone answers ok;
+ * a test that leaves a destroy unfinished on purpose finishes it itself before this runs.
+ */
+export async function destroyed(workspaceId: string, options: Record<string, unknown>, prefix: readonly string[] = []): Promise<void> {
+  const result = await op("destroy", workspaceId, { options }, {}, prefix);
+  if (result.code !== 0 || result.json?.type !== "ok") throw new Error(`teardown: destroy of workspace "${workspaceId}" did not succeed (exit ${result.code}): ${result.stderr}${result.stdout}`);
+}
+
 /** Asserts an operation succeeded and returns its JSON. */
 export function ok(result: OpResult): any {
   if (result.code !== 0) throw new Error(`expected exit 0, got ${result.code}: ${result.stderr}`);

@@ -5,14 +5,15 @@ type NotYet = undefined | null | false;
 
 /**
  * Polls `probe` (sync or async) until it answers something other than undefined, null or false,
- * and returns that answer; throws after `ms`, saying what never happened.
+ * and returns that answer; throws after `ms`, saying what never happened (`what` may be a
+ * function, read then, to tell what was seen instead).
  */
-export async function until<T>(what: string, probe: () => T | NotYet | Promise<T | NotYet>, ms = 10_000): Promise<T> {
+export async function until<T>(what: string | (() => string), probe: () => T | NotYet | Promise<T | NotYet>, ms = 10_000): Promise<T> {
   const deadline = performance.now() + ms;
   for (;;) {
     const value = await probe();
     if (value !== undefined && value !== null && value !== false) return value as T;
-    if (performance.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    if (performance.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${typeof what === "string" ? what : what()}`);
     await Bun.sleep(10);
   }
 }

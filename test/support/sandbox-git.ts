@@ -1,14 +1,16 @@
 /**
  * The kit of the sandbox's git tests: a lab's sandboxed options, a shell run in a sandboxed
  * workspace as an agent (with a git identity of its own), git run on the host as the operator
- * runs it, and what the runtime logged and where it keeps a workspace's commits.
+ * runs it, what the runtime logged and where it keeps a workspace's commits, and the end of a
+ * test that left a private git dir unreadable.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import type { Lab } from "../../kit/scratch.ts";
 import { startExec, type ExecResult } from "./daemon.ts";
 import { GIT_TEST_ENV } from "./git.ts";
+import { destroyed, op } from "./operation.ts";
+import { runtimeLogPath } from "./store.ts";
 
 /** The git identity an agent commits with inside the sandbox. */
 export const AGENT_IDENTITY = { GIT_AUTHOR_NAME: "Agent", GIT_AUTHOR_EMAIL: "agent@example.invalid", GIT_COMMITTER_NAME: "Agent", GIT_COMMITTER_EMAIL: "agent@example.invalid" };
@@ -25,7 +27,7 @@ export function sandboxGitKit(lab: () => Lab) {
   };
   /** The runtime log's lines of `event` (none before the log exists). */
   const logged = (event: string): Record<string, unknown>[] => {
-    const path = join(lab().home, "log", "runtime.log");
+    const path = runtimeLogPath(lab().home);
     if (!existsSync(path)) return [];
     return readFileSync(path, "utf8")
       .split("\n")
@@ -33,7 +35,19 @@ export function sandboxGitKit(lab: () => Lab) {
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .filter((line) => line.event === event);
   };
-  return { sandboxed, sh, logged };
+  /**
+   * The end of a test whose workload left its private git dir unreadable on purpose: destroy
+   * stops unfinished, keeping the dir (its commits could not be brought out) and naming it;
+   * once they are given up as its message says (rm -rf the dir), destroy finishes.
+   */
+  const givenUp = async (workspaceId: string, options = sandboxed()): Promise<void> => {
+    const kept = await op("destroy", workspaceId, { options });
+    const dir = /or give them up with rm -rf (\S+) and destroy again/.exec(kept.stderr)?.[1];
+    if (kept.code === 0 || dir === undefined) throw new Error(`expected destroy to stop unfinished and name the private git dir it kept; got exit ${kept.code}: ${kept.stderr}`);
+    rmSync(dir, { recursive: true, force: true });
+    await destroyed(workspaceId, options);
+  };
+  return { sandboxed, sh, logged, givenUp };
 }
 
 /** git as the operator runs it by hand: its exit status is not the point, what it runs is. */

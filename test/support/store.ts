@@ -7,12 +7,24 @@ import { Database } from "bun:sqlite";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { openDatabase } from "../../src/store/db.ts";
-import { recordLaunch, reserveExecution, unfinishedExecutions, type ExecutionRecord } from "../../src/store/executions.ts";
+import { recordLaunch, reserveExecution, unfinishedExecutions } from "../../src/store/executions.ts";
 import { getWorkspace, listWorkspaces, type WorkspaceRecord } from "../../src/store/workspaces.ts";
+import { until } from "./poll.ts";
 import { cmdlineOf } from "./procs.ts";
+import type { LaunchedExecution } from "./records.ts";
 
-/** Records a launched execution in one step, as a wrapper's reservation and launch would. */
-export function insertExecution(db: Database, record: Omit<ExecutionRecord, "startedAt" | "finishedAt" | "exitCode" | "exitSignal" | "cgroup"> & { cgroup?: string | null }): void {
+/** The store file of a runtime home. */
+export function storePath(home: string): string {
+  return join(home, "state.sqlite");
+}
+
+/** The runtime log of a runtime home (rotated ones beside it: `runtime.log.1` …). */
+export function runtimeLogPath(home: string): string {
+  return join(home, "log", "runtime.log");
+}
+
+/** Records a launched execution in one step, as a wrapper's reservation and launch would (`executionOf` builds one). */
+export function insertExecution(db: Database, record: LaunchedExecution): void {
   reserveExecution(db, record);
   recordLaunch(db, record.workspaceId, record.execId, record.pid, record.pgid, record.startTicks);
 }
@@ -29,7 +41,7 @@ export const SCHEMA_V2 = readFileSync(join(import.meta.dir, "fixtures", "schema-
  * there is none.
  */
 export function executionRow(home: string, execId: string): ({ pid: number; cgroup?: string | null; finished_at: number | null; exit_code: number | null } & Record<string, unknown>) | null {
-  const db = new Database(join(home, "state.sqlite"), { readonly: true });
+  const db = new Database(storePath(home), { readonly: true });
   try {
     return db.query("SELECT * FROM executions WHERE exec_id = ?").get(execId) as never;
   } finally {
@@ -39,7 +51,7 @@ export function executionRow(home: string, execId: string): ({ pid: number; cgro
 
 /** The JSON lines of the home's runtime log. */
 export function runtimeLogLines(home: string): Record<string, unknown>[] {
-  return readFileSync(join(home, "log", "runtime.log"), "utf8")
+  return readFileSync(runtimeLogPath(home), "utf8")
     .split("\n")
     .filter((line) => line.startsWith("{"))
     .map((line) => JSON.parse(line));
@@ -58,7 +70,7 @@ export function ownedEntries(home: string): string[] {
 
 /** The store of a lab's home, read directly (tests only look, or plant fixtures). */
 export function withStore<T>(home: string, fn: (db: ReturnType<typeof openDatabase>) => T): T {
-  const db = openDatabase(join(home, "state.sqlite"));
+  const db = openDatabase(storePath(home));
   try {
     return fn(db);
   } finally {
@@ -73,7 +85,7 @@ export function record(home: string, workspaceId: string): WorkspaceRecord | nul
 
 /** Every workspace row of the home. */
 export function records(home: string): WorkspaceRecord[] {
-  if (!existsSync(join(home, "state.sqlite"))) return [];
+  if (!existsSync(storePath(home))) return [];
   return withStore(home, (db) => listWorkspaces(db));
 }
 
@@ -86,13 +98,11 @@ export function liveExecutionRows(home: string, workspaceId: string) {
  * Waits until the workspace row records a git child and that child really is git clone (it is
  * recorded while still the `sh` gate, which exits instead of running git if its creator dies).
  */
-export async function recordedChild(home: string, id: string): Promise<{ pid: number; startTicks: number }> {
-  for (let i = 0; i < 1000; i++) {
-    const child = existsSync(join(home, "state.sqlite")) ? record(home, id)?.child : null;
+export function recordedChild(home: string, id: string): Promise<{ pid: number; startTicks: number }> {
+  return until("the create to record a running git clone", () => {
+    const child = existsSync(storePath(home)) ? record(home, id)?.child : null;
     // Until the gate opens the child is `/bin/sh -c … git clone …`; after it, argv[0] is git.
     const argv = child ? cmdlineOf(child.pid).split("\0") : [];
-    if (child && argv[0]?.endsWith("git") && argv.includes("clone")) return child;
-    await Bun.sleep(10);
-  }
-  throw new Error("the create never recorded a running git clone");
+    return child && argv[0]?.endsWith("git") && argv.includes("clone") ? child : null;
+  });
 }
