@@ -30,7 +30,6 @@ import { releaseDirectories, type LaunchPlan } from "./plan.ts";
 import { ProgramError } from "./program.ts";
 import { finishRecord, recordLeader, whileReserved } from "./record.ts";
 import { mark } from "../trace.ts";
-import { openEgress } from "../sandbox/network/egress.ts";
 import { logLine } from "../log/runtime-log.ts";
 
 /** How pipes.ts and pty.ts want the child's stdio: inherited descriptors, or a fresh terminal. */
@@ -171,7 +170,8 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
   let proc: Subprocess | undefined;
   try {
     // The way out first: its socket must exist for bwrap to show it, and the workload must never run without it.
-    if (sandbox.egress) sandbox.egress.opened = await openEgress(sandbox.egress.plan).catch((error: Error) => {
+    // Loaded only here: an exec without an allowlist evaluates none of the proxy's modules.
+    if (sandbox.egress) sandbox.egress.opened = await import("../sandbox/network/egress.ts").then(({ openEgress }) => openEgress(sandbox.egress!.plan)).catch((error: Error) => {
       throw new ProgramError(`the sandbox's network policy could not be set up (${error.message}); nothing was launched`, 1);
     });
     if (plan.cgroup) {

@@ -9,7 +9,8 @@ import type { Store } from "../store/db.ts";
 import type { CgroupScope, Origin } from "../containment/cgroup-scope.ts";
 import type { SandboxRequest } from "../sandbox/init-protocol.ts";
 import type { GitSyncContext } from "../sandbox/git/sync-state.ts";
-import type { Egress, EgressPlan } from "../sandbox/network/egress.ts";
+import type { Egress } from "../sandbox/network/egress.ts";
+import type { EgressPlan } from "../sandbox/network/egress-plan.ts";
 
 /** A descriptor the spawn hands to the child at its index (Bun.spawn's stdio array). */
 type SpawnStdio = "inherit" | "ignore" | "pipe" | number;

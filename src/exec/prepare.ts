@@ -25,7 +25,7 @@ import { sandboxView } from "../sandbox/workspace-view.ts";
 import { gitForExec, type PreparedGit } from "../sandbox/git/sandbox-git.ts";
 import { requireIsolation } from "../sandbox/isolation.ts";
 import { isAllowlist, requestedIsolation } from "../sandbox/settings.ts";
-import { EGRESS_PORT, EGRESS_SOCKET, egressEnvironment, planEgress } from "../sandbox/network/egress.ts";
+import { EGRESS_PORT, EGRESS_SOCKET, egressEnvironment, planEgress } from "../sandbox/network/egress-plan.ts";
 import { userGitOf } from "../sandbox/git/private-git.ts";
 import { helperFiles, helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";

@@ -27,7 +27,7 @@ import { SANDBOX_FDS, type SandboxRequest } from "../sandbox/init-protocol.ts";
 import { SANDBOX_INIT_SOURCE, sandboxInitCommand, sandboxLaunch } from "../sandbox/launch.ts";
 import { keptInPlace } from "../sandbox/mount-plan.ts";
 import { compileAllowlist } from "../sandbox/network/allowlist.ts";
-import { EGRESS_PORT, EGRESS_SOCKET, egressEnvironment } from "../sandbox/network/egress.ts";
+import { EGRESS_PORT, EGRESS_SOCKET, egressEnvironment } from "../sandbox/network/egress-plan.ts";
 import { startPolicyProxy, type RefusalEvent } from "../sandbox/network/proxy.ts";
 import { SandboxedWorkload } from "../sandbox/sandboxed-workload.ts";
 import { isAllowlist } from "../sandbox/settings.ts";

@@ -16,7 +16,7 @@ import { printable } from "../printable.ts";
 import { askHosts, hostItems, hostWords, printHostItems, remoteRuntime, reportHosts, type RemoteRuntime } from "./remote-hosts.ts";
 import { selection } from "./selection.ts";
 import { ExecutionList, type EgressCounts, type ExecutionDetails } from "./views.ts";
-import { readEgressStats } from "../sandbox/network/egress.ts";
+import { readEgressStats } from "../sandbox/network/egress-plan.ts";
 import { storageDir } from "../workspace/paths.ts";
 
 /** A live execution as the store and the kernel tell it (views.ts ExecutionDetails without what `ps` adds for people). */

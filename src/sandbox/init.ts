@@ -15,7 +15,6 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, writeSync, type BigIntStats } from "node:fs";
 import { dlopen, FFIType, read, type Pointer } from "bun:ffi";
-import { connect, createServer } from "node:net";
 import type { SandboxReport, SandboxRequest } from "./init-protocol.ts";
 
 /** The largest line either side sends (a request carries the envelope's env). */
@@ -115,6 +114,8 @@ async function init(control: number): Promise<number> {
  * starts. The sandbox's network namespace has nothing else: this is its only way out.
  */
 async function forwardEgress(egress: { port: number; socket: string }): Promise<void> {
+  // Loaded here, not at the top: a sandbox without an allowlist does not pay for node:net.
+  const { connect, createServer } = await import("node:net");
   const server = createServer({ allowHalfOpen: true }, (client) => {
     const upstream = connect({ path: egress.socket, allowHalfOpen: true });
     client.pipe(upstream);
