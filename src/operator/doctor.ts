@@ -1,4 +1,5 @@
 import { lazyChildProcess } from "../platform/lazy.ts";
+import { isAllowlist } from "../sandbox/settings.ts";
 import { existsSync } from "node:fs";
 import type { Invocation } from "../argv.ts";
 import { bootId, listProcesses, readProcess } from "../platform/process.ts";
@@ -244,7 +245,9 @@ export async function doctor(invocation: Invocation): Promise<number> {
 async function doctorRemote(invocation: Invocation, runtime: RemoteRuntime): Promise<number> {
   const { ctx } = runtime;
   const settings = { ...ctx.settings, controlDir: null, controlPersistSeconds: 0 };
-  const options = { localHome: ctx.home, remoteHome: runtime.home, owner: runtime.owner, helperPath: invocation.flags.get("helper-path") ?? ctx.remote.helperPath ?? null };
+  const network = ctx.options.network;
+  const allowlist = ctx.options.isolation === "sandbox" && isAllowlist(network) ? network.allow : null;
+  const options = { localHome: ctx.home, remoteHome: runtime.home, owner: runtime.owner, helperPath: invocation.flags.get("helper-path") ?? ctx.remote.helperPath ?? null, allowlist };
   const reports = await Promise.all(runtime.hosts.map(async (host) => ({ host, url: hostUrl(ctx, host), checks: await hostChecks(host, settings, options) })));
   const failed = reports.flatMap(({ host, checks }) => checks.filter((check) => check.status === "fail").map((check) => ({ ...check, name: `${host.key} ${check.name}` })));
   if (invocation.switches.has("json")) {

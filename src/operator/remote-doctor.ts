@@ -68,6 +68,8 @@ export interface HostCheckOptions {
   owner: string;
   /** remote.helperPath, for the host's doctor. */
   helperPath: string | null;
+  /** The runtime's network allowlist, which the host's doctor proves there (its workloads run there, under that host's proxy); null: none configured. */
+  allowlist?: readonly string[] | null;
 }
 
 /**
@@ -171,8 +173,9 @@ async function checkBinary(host: RemoteHost, settings: SshSettings): Promise<Che
 }
 
 /** The remote `doctor --json`, line by line. */
-async function remoteChecks(host: RemoteHost, settings: SshSettings, { remoteHome, owner, helperPath }: HostCheckOptions): Promise<Check[]> {
-  const words = [host.binary, "doctor", "--json", "--owner", owner, ...(remoteHome === null ? [] : ["--home", remoteHome]), ...(helperPath === null ? [] : ["--helper-path", helperPath])];
+async function remoteChecks(host: RemoteHost, settings: SshSettings, { remoteHome, owner, helperPath, allowlist }: HostCheckOptions): Promise<Check[]> {
+  const policy = allowlist ? ["--options-json", JSON.stringify({ isolation: "sandbox", network: { allow: allowlist } })] : [];
+  const words = [host.binary, "doctor", "--json", "--owner", owner, ...(remoteHome === null ? [] : ["--home", remoteHome]), ...(helperPath === null ? [] : ["--helper-path", helperPath]), ...policy];
   const result = await runRemote(host, settings, words, null);
   let text: string;
   try {

@@ -301,6 +301,20 @@ describe.skipIf(NO_SSHD)("remote doctor", () => {
     expect(result.code).toBe(report.ok ? 0 : 1);
   });
 
+  test("doctor of a --remote runtime with a network allowlist proves that allowlist on the host, where its workloads run (a wildcard too wide fails the refused line there)", async () => {
+    const options = { ...lab.options, isolation: "sandbox", network: { allow: ["*.invalid"] } };
+    const result = await runBinary([...lab.prefix, "doctor", "--json", "--options-json", JSON.stringify(options)]);
+    const report = JSON.parse(result.stdout) as { hosts: { checks: { name: string; status: string; detail: string }[] }[] };
+    const network = report.hosts[0]!.checks.filter((check) => check.name.startsWith("remote network"));
+    expect(network.map((check) => [check.name, check.status])).toEqual([
+      ["remote network allowed", "ok"],
+      ["remote network refused", "fail"],
+      ["remote network metadata", "ok"],
+      ["remote network bypass", "ok"],
+    ]);
+    expect(result.code).toBe(1);
+  });
+
   test("its text is doctor's: words instead of ✓ under a locale that is not UTF-8, marks under one that is", async () => {
     const args = ["remote", "doctor", lab.url, "--ssh-config", lab.configFile, "--remote-home", lab.remoteHome];
     const plain = await runBinary(args, { env: { LC_ALL: "", LC_CTYPE: "", LANG: "C", NO_COLOR: "1" } });
