@@ -1,3 +1,4 @@
+import { heldGitOf } from "../sandbox/git/sandbox-git.ts";
 import type { Invocation } from "../argv.ts";
 import { requireSandbox } from "../sandbox/tool.ts";
 import { withStore } from "../store/db.ts";
@@ -53,7 +54,7 @@ export async function create(invocation: Invocation): Promise<number> {
       respond(stateResponse(claim.existing, options, owner.dialect, false), owner.dialect);
       return 0;
     }
-    if (claim.abandoned) await recoverAbandoned(db, home, claim.abandoned, kept, hostDirectory, isolation);
+    if (claim.abandoned) await recoverAbandoned(db, home, claim.abandoned, kept, hostDirectory, isolation, heldGitOf);
     let record;
     try {
       const built = await materialize({
@@ -73,7 +74,7 @@ export async function create(invocation: Invocation): Promise<number> {
       // A sandboxed workspace's private git dir exists before its first exec (made there otherwise).
       if (isolation.isolation === "sandbox") makeSandboxGit(home, record, options.gitTimeoutMs);
     } catch (error) {
-      await undoCreate(db, home, input.workspaceId);
+      await undoCreate(db, home, input.workspaceId, heldGitOf);
       throw error;
     }
     respond(stateResponse(record, options, owner.dialect, madeFreshContent(record.kind!)), owner.dialect);

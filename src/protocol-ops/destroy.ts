@@ -1,3 +1,4 @@
+import { heldGitOf } from "../sandbox/git/sandbox-git.ts";
 import type { Invocation } from "../argv.ts";
 import { withStore } from "../store/db.ts";
 import { destroyWorkspace } from "../workspace/destroy.ts";
@@ -13,7 +14,7 @@ export async function destroy(invocation: Invocation): Promise<number> {
   const { options, owner } = readLifecycleCall();
   const workspaceId = invocation.flags.get("workspace-id")!;
   return withStore(options, async ({ db, home }) => {
-    await destroyWorkspace(db, home, workspaceId, owner);
+    await destroyWorkspace(db, home, workspaceId, owner, heldGitOf);
     respond({ type: "ok", protocolVersion: 1 }, owner.dialect);
     return 0;
   });

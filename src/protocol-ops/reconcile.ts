@@ -1,3 +1,4 @@
+import { heldGitOf } from "../sandbox/git/sandbox-git.ts";
 import type { Database } from "bun:sqlite";
 import type { Invocation } from "../argv.ts";
 import { reapAbandonedExecutions } from "../containment/executions.ts";
@@ -42,7 +43,7 @@ export async function reconcile(_invocation: Invocation): Promise<number> {
       const unlisted = !keep.has(record.workspaceId) && !(record.status === "creating" && liveHolder(record));
       if (!unlisted && !interrupted) continue;
       try {
-        await destroyWorkspace(db, home, record.workspaceId, owner);
+        await destroyWorkspace(db, home, record.workspaceId, owner, heldGitOf);
       } catch (error) {
         unfinished.push((error as Error).message);
       }

@@ -10,7 +10,6 @@ import { selfIdentity } from "../platform/process.ts";
 import { madeBranch, recordMadeBranch } from "../store/branches.ts";
 import { deleteExecutions } from "../store/executions.ts";
 import { deleteWorkspace, getWorkspace, insertCreating, updateWorkspace, type MaterializationKind, type WorkspaceRecord } from "../store/workspaces.ts";
-import type { RecordedIsolation } from "../sandbox/settings.ts";
 import type { Built } from "./materialize.ts";
 import { captureConfinement, RootProblem } from "./confinement.ts";
 import { createConflict, type KeptInput } from "./input.ts";
@@ -19,7 +18,10 @@ import { repoGuard, reapOrphanChild, releaseLock, takeLock, untilFree } from "./
 import { writeTransaction } from "../store/db.ts";
 import type { Ownership } from "./owner.ts";
 import { destroyRefusal, requireOwner } from "./refusals.ts";
-import { removeOwned } from "./remove.ts";
+import { removeOwned, type HeldBeforeRemoval } from "./remove.ts";
+
+/** The isolation a workspace records (the sandbox room's settings, as the store keeps them). */
+type Isolation = NonNullable<WorkspaceRecord["isolation"]>;
 
 /** A create either answers an existing workspace or holds the lock on a fresh `creating` record. */
 type CreateClaim = { existing: WorkspaceRecord } | { existing: null; abandoned: WorkspaceRecord | null };
@@ -30,7 +32,7 @@ type CreateClaim = { existing: WorkspaceRecord } | { existing: null; abandoned: 
  * is waited for; a create whose process died is taken over (`abandoned`, to be recovered); a
  * destroy that stopped is refused with its reason: only a destroy finishes it.
  */
-export async function claimCreate(db: Database, kept: KeptInput, owner: Ownership, hostDirectory: "adopt" | "clone", isolation: RecordedIsolation): Promise<CreateClaim> {
+export async function claimCreate(db: Database, kept: KeptInput, owner: Ownership, hostDirectory: "adopt" | "clone", isolation: Isolation): Promise<CreateClaim> {
   const { input, inputDigest } = kept;
   const workspaceId = input.workspaceId;
   return await untilFree<CreateClaim>(db, workspaceId, (record) => {
@@ -58,12 +60,12 @@ export async function claimCreate(db: Database, kept: KeptInput, owner: Ownershi
  * execution, removes its storage (undoing its branch and seed), then makes the record a fresh
  * `creating` record for the kept input.
  */
-export async function recoverAbandoned(db: Database, home: string, previous: WorkspaceRecord, kept: KeptInput, hostDirectory: "adopt" | "clone", isolation: RecordedIsolation): Promise<void> {
+export async function recoverAbandoned(db: Database, home: string, previous: WorkspaceRecord, kept: KeptInput, hostDirectory: "adopt" | "clone", isolation: Isolation, held: HeldBeforeRemoval): Promise<void> {
   const workspaceId = previous.workspaceId;
   diagnose(`workspace ${JSON.stringify(workspaceId)}: cleaning up after an interrupted ${previous.lockOp ?? previous.status} (pid ${previous.lock?.pid ?? "?"})`);
   await reapOrphanChild(db, previous);
   await endWorkspaceExecutions(db, workspaceId, previous.cgroup);
-  await removeOwned(home, previous, { undo: true, guard: repoGuard(db), staleLocks: true });
+  await removeOwned(home, previous, { undo: true, guard: repoGuard(db), staleLocks: true, held });
   writeTransaction(db, () => {
     deleteExecutions(db, workspaceId);
     updateWorkspace(db, workspaceId, { status: "creating", input: kept.input, inputDigest: kept.inputDigest, hostDirectory, isolation, kind: null, root: null, details: {}, cgroup: null });
@@ -119,11 +121,11 @@ export function branchMadeFor(db: Database, workspaceId: string, owner: Ownershi
  * Undoes a create that failed: removes what it made, then its record. If even that fails, the
  * record stays `creating` with the lock released, and the next create or destroy retries.
  */
-export async function undoCreate(db: Database, home: string, workspaceId: string): Promise<void> {
+export async function undoCreate(db: Database, home: string, workspaceId: string, held: HeldBeforeRemoval): Promise<void> {
   const record = getWorkspace(db, workspaceId);
   if (!record) return;
   try {
-    await removeOwned(home, record, { undo: true, guard: repoGuard(db) });
+    await removeOwned(home, record, { undo: true, guard: repoGuard(db), held });
     if (record.cgroup) removeWorkspaceCgroup(record.cgroup);
     writeTransaction(db, () => {
       deleteExecutions(db, workspaceId);

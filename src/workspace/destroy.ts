@@ -8,7 +8,7 @@ import { repoGuard, reapOrphanChild, releaseLock, takeLock, untilFree } from "./
 import { writeTransaction } from "../store/db.ts";
 import type { Ownership } from "./owner.ts";
 import { destroyRefusal, requireOwner } from "./refusals.ts";
-import { removeOwned } from "./remove.ts";
+import { removeOwned, type HeldBeforeRemoval } from "./remove.ts";
 import { logLine } from "../log/runtime-log.ts";
 import { diagnose } from "../output.ts";
 import { existsSync } from "node:fs";
@@ -26,7 +26,7 @@ import { branchCommit } from "./repo.ts";
  * it, and the next destroy resumes where this one stopped. It throws saying exactly that.
  * Returns false when there was nothing to destroy.
  */
-export async function destroyWorkspace(db: Database, home: string, workspaceId: string, owner: Ownership): Promise<boolean> {
+export async function destroyWorkspace(db: Database, home: string, workspaceId: string, owner: Ownership, held: HeldBeforeRemoval): Promise<boolean> {
   const previous = await untilFree<WorkspaceRecord | null>(db, workspaceId, (record) => {
     if (!record) return { done: null };
     requireOwner(record, owner);
@@ -44,7 +44,7 @@ export async function destroyWorkspace(db: Database, home: string, workspaceId: 
   }
   let kept: KeptBranch | null;
   try {
-    await removeEverything(db, home, previous);
+    await removeEverything(db, home, previous, held);
     kept = keptBranch(previous);
   } catch (error) {
     throw new Error(recordUnfinished(db, workspaceId, error as Error));
@@ -60,11 +60,11 @@ export async function destroyWorkspace(db: Database, home: string, workspaceId: 
 }
 
 /** Everything but the records: executions, the git left running, cgroups, owned storage. */
-async function removeEverything(db: Database, home: string, previous: WorkspaceRecord): Promise<void> {
+async function removeEverything(db: Database, home: string, previous: WorkspaceRecord, held: HeldBeforeRemoval): Promise<void> {
   await reapOrphanChild(db, previous);
   await endWorkspaceExecutions(db, previous.workspaceId, previous.cgroup);
   const undo = undoesCreate(previous);
-  await removeOwned(home, previous, { undo, staleLocks: undo, guard: repoGuard(db) });
+  await removeOwned(home, previous, { undo, staleLocks: undo, guard: repoGuard(db), held });
 }
 
 type KeptBranch = { commonDir: string; branch: string; workspaceId: string; commit: string };

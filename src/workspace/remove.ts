@@ -15,22 +15,29 @@ import { branchCommit, deleteScratchRef } from "./repo.ts";
 import { worktreeProblem } from "./confinement.ts";
 import { removeWorktree } from "./worktree.ts";
 import { removeOwnedTree } from "./owned-tree.ts";
-import { releaseSandboxGit, sandboxGitOf } from "../sandbox/git/sandbox-git.ts";
+
+/**
+ * What a workspace holds beyond its storage that must be released before the storage goes:
+ * found before the checkout is removed, released after it (the sandbox's private git dir,
+ * sandbox/git/sandbox-git.ts heldGitOf). The operation passes it in, so that this file, below the
+ * sandbox room, does not reach up into it.
+ */
+export type HeldBeforeRemoval = (home: string, record: WorkspaceRecord) => { release(): void } | null;
 
 /** Removes everything `record` owns on disk; with `undo`, also reverts a create's changes to the user's files. */
 export async function removeOwned(
   home: string,
   record: WorkspaceRecord,
-  options: { undo: boolean; guard: RepoGuard; staleLocks?: boolean },
+  options: { undo: boolean; guard: RepoGuard; staleLocks?: boolean; held: HeldBeforeRemoval },
 ): Promise<void> {
   const storage = storageDir(home, record.workspaceId);
   const { checkout } = record.details;
   // The record is trusted only for paths inside this workspace's own storage.
   if (checkout !== undefined && !isInside(storage, checkout)) throw new Error(`refusing to remove ${checkout}: outside ${storage}`);
   if (options.staleLocks) removeStaleRefLocks(record);
-  const git = sandboxGitOf(home, record);
+  const held = options.held(home, record);
   await removeWorktree(record.details, options.guard, worktreeProblem(record));
-  releaseSandboxGit(git);
+  held?.release();
   removeStorage(home, storage);
   removeScratchRef(record);
   if (options.undo) {

@@ -90,18 +90,15 @@ function worktreeGitdir(record: WorkspaceRecord): string | null {
   }
 }
 
-/** For destroy, before anything is removed: the workspace's private git dir and the user's git dirs it syncs with, or null when it has none. */
-export function sandboxGitOf(home: string, record: WorkspaceRecord): GitSyncContext | null {
-  const ctx = contextOf(home, record, worktreeGitdir(record), DEFAULT_GIT_TIMEOUT_MS);
-  return ctx && hasPrivateGit(ctx.paths) ? ctx : null;
-}
-
 /**
- * For destroy, once the checkout is gone (what fills a disk is most often the workload's build
- * output there) and before the storage goes: what the workspace committed is brought into the
- * user's repository, the namespace released, the private git dir removed, so that no sync
- * still under way brings anything back afterwards (sync-release.ts releasePrivateGit).
+ * For destroy (workspace/remove.ts HeldBeforeRemoval), before anything is removed: the
+ * workspace's private git dir, or null when it has none. Its release comes once the checkout is
+ * gone (what fills a disk is most often the workload's build output there) and before the
+ * storage goes: what the workspace committed is brought into the user's repository, the
+ * namespace released, the private git dir removed, so that no sync still under way brings
+ * anything back afterwards (sync-release.ts releasePrivateGit).
  */
-export function releaseSandboxGit(ctx: GitSyncContext | null): void {
-  if (ctx) releasePrivateGit(ctx);
+export function heldGitOf(home: string, record: WorkspaceRecord): { release(): void } | null {
+  const ctx = contextOf(home, record, worktreeGitdir(record), DEFAULT_GIT_TIMEOUT_MS);
+  return ctx && hasPrivateGit(ctx.paths) ? { release: () => releasePrivateGit(ctx) } : null;
 }
