@@ -174,6 +174,7 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
     if (sandbox.egress) sandbox.egress.opened = await import("../sandbox/network/egress.ts").then(({ openEgress }) => openEgress(sandbox.egress!.plan)).catch((error: Error) => {
       throw new ProgramError(`the sandbox's network policy could not be set up (${error.message}); nothing was launched`, 1);
     });
+    if (sandbox.egress) mark("egress opened");
     if (plan.cgroup) {
       if (plan.origin === null) throw new Error("this process's own cgroup is not visible");
       const [cgroup, origin] = [plan.cgroup, plan.origin.dir];

@@ -58,7 +58,9 @@ export async function finishWorkload(plan: LaunchPlan, launched: Launched, event
   mark("leader reaped");
   const outcome = outcomeOf(launched);
   await launched.scope.end(LEFTOVER_GRACE_MS).catch((error: Error) => events.error(error.message));
+  mark("scope.end");
   await closeEgress(plan);
+  mark("egress closed");
   if (beforeEof) await beforeEof().catch((error: Error) => events.error(error.message));
   if (plan.sandbox?.git) bringGitBack(plan.sandbox.git);
   mark("scope ended");
