@@ -18,6 +18,7 @@ import { SCHEMA_VERSION } from "../../src/store/db.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { makeRepo } from "../support/git.ts";
+import { storePath } from "../support/store.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const README_MAX_LINES = 250;
@@ -135,7 +136,7 @@ describe("every output the docs quote is the binary's", () => {
       return (await runBinary(["doctor", "--home", box.home], { env: env() })).stdout;
     },
     downgrade: async () => {
-      const db = new Database(join(box.home, "state.sqlite"));
+      const db = new Database(storePath(box.home));
       db.run("UPDATE meta SET value = ? WHERE key = 'schema_version'", [String(SCHEMA_VERSION + 1)]);
       db.close();
       return (await runBinary(["ls", "--home", box.home], { env: env() })).stderr;

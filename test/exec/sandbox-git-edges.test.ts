@@ -12,7 +12,7 @@ import { missingTools } from "../support/tools.ts";
 import { create, createInput, destroyed, ok, op } from "../support/operation.ts";
 import { lab, type Lab } from "../../kit/scratch.ts";
 import { hostGit, sandboxGitKit, workspaceRef } from "../support/sandbox-git.ts";
-import { record, withStore } from "../support/store.ts";
+import { record, withStore, storePath } from "../support/store.ts";
 import { bwrapArguments } from "../../src/sandbox/bwrap.ts";
 import { sandboxProfile } from "../../src/sandbox/seatbelt.ts";
 import { git, makeRepo } from "../support/git.ts";
@@ -168,7 +168,7 @@ describe.skipIf(missing.length > 0)("the runtime's home is never the workload's"
     // Only the path down to the workspace's own checkout, if it lies in the home, is left in view.
     expect(lines.slice(0, -1)).toEqual(placement === "adopted" ? [] : ["workspaces"]);
     // A store file is whole pages: the byte the workload tried to append is not there.
-    expect(statSync(join(t.home, "state.sqlite")).size % 512).toBe(0);
+    expect(statSync(storePath(t.home)).size % 512).toBe(0);
     expect(git(repo, "rev-parse", placement === "adopted" ? "main" : "topic")).toBe(lines.at(-1)!);
     // And the isolation it keeps still holds.
     const none = await sh("w", "true", { ...t.options, isolation: "none" });

@@ -15,7 +15,7 @@ import { request, runBinary } from "../../kit/binary.ts";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { tempDir } from "../../kit/scratch.ts";
-import { executionRow, runtimeLogLines } from "../support/store.ts";
+import { executionRow, runtimeLogLines, storePath } from "../support/store.ts";
 import { skipBecause } from "../support/platform.ts";
 
 const dir = tempDir("phr-broken-");
@@ -169,7 +169,7 @@ describe.skipIf(skipBecause("exec/store-broken.test.ts, a store that breaks afte
     await handle.waitEvent("started");
     // The record so far reached the disk (as writeback does within seconds); then what ext4 does
     // on an I/O error with errors=remount-ro: read-only at once, writers or not.
-    expect(run(["sync", "-f", join(home, "state.sqlite")])).toBeNull();
+    expect(run(["sync", "-f", storePath(home)])).toBeNull();
     writeFileSync(`/sys/fs/ext4/${loopDevice()}/trigger_fs_error`, "1");
     handle.write("go\n");
     handle.closeStdin();
@@ -183,7 +183,7 @@ describe.skipIf(skipBecause("exec/store-broken.test.ts, a store that breaks afte
     mounted = false;
     run(["e2fsck", "-f", "-y", image]);
     expect(mountImage()).toBeNull();
-    expect(existsSync(join(home, "state.sqlite"))).toBe(true);
+    expect(existsSync(storePath(home))).toBe(true);
     expect(recordOf(env.execId as string)?.finished_at).toBeNull();
     const reconciled = await runBinary(["reconcile"], { stdin: request(options, { workspaceIds: [workspaceId] }) });
     expect(reconciled.stderr).toBe("");

@@ -5,6 +5,7 @@ import { runOnTerminal, BIN } from "../../kit/binary.ts";
 import { missingTools } from "../support/tools.ts";
 import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
 import { IS_LINUX, linuxOnly, withoutCgroups, withoutRoot } from "../support/platform.ts";
+import { storePath } from "../support/store.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (bubblewrap). */
 const BUBBLEWRAP = linuxOnly("operator/doctor.test.ts, the sandbox check's bubblewrap message", "bubblewrap");
@@ -308,7 +309,7 @@ describe("doctor: advice for a bad runtime home is right, and safe to paste", ()
     // A root-owned home with state in it: check as its owner, never chown it.
     const rootHome = join(box.dir, "root-home");
     mkdirSync(rootHome, { mode: 0o700 });
-    writeFileSync(join(rootHome, "state.sqlite"), "");
+    writeFileSync(storePath(rootHome), "");
     chmodSync(rootHome, 0o755);
     const owned = Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", BIN, "doctor", "--home", rootHome, "--json"], { env: { ...process.env, ...env } });
     const ownedCheck = (JSON.parse(owned.stdout.toString()) as { checks: Check[] }).checks.find((c) => c.name === "runtime home")!;

@@ -13,7 +13,7 @@ import { bootId, listProcesses, readProcess } from "../../src/platform/process.t
 import { openDatabase } from "../../src/store/db.ts";
 import { testCgroupRoot, type TestCgroupRoot } from "../../kit/cgroup.ts";
 import { tempDir, type Scratch } from "../../kit/scratch.ts";
-import { insertExecution } from "../support/store.ts";
+import { insertExecution, storePath } from "../support/store.ts";
 import { withoutCgroups } from "../support/platform.ts";
 
 let dir: Scratch;
@@ -25,7 +25,7 @@ let launches = 0;
 beforeAll(() => {
   dir = tempDir("phr-ps-snapshot-");
   cgroups = testCgroupRoot();
-  db = openDatabase(join(dir.path, "state.sqlite"));
+  db = openDatabase(storePath(dir.path));
 });
 
 afterAll(() => {

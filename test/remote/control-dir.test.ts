@@ -12,6 +12,7 @@ import { tempDir } from "../../kit/scratch.ts";
 import { startSshd, type SshLab } from "../../kit/sshd.ts";
 import { withoutRoot } from "../support/platform.ts";
 import { withoutSsh } from "../support/tools.ts";
+import { runtimeLogPath } from "../support/store.ts";
 
 setDefaultTimeout(60_000);
 
@@ -41,7 +42,7 @@ describe.skipIf(withoutSsh(WHAT) || withoutRoot(WHAT, "another user's directory 
   }
 
   function noReuseLines(localHome: string): Record<string, any>[] {
-    const path = join(localHome, "log", "runtime.log");
+    const path = runtimeLogPath(localHome);
     if (!existsSync(path)) return [];
     return readFileSync(path, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line)).filter((entry) => entry.event === "no-connection-reuse");
   }

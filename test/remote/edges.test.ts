@@ -21,6 +21,7 @@ import { createInput, ok, remoteOp } from "../support/operation.ts";
 import { makeRemote, makeRepo } from "../support/git.ts";
 import { processesWith, MARK, killMarked } from "../support/procs.ts";
 import { until } from "../support/poll.ts";
+import { runtimeLogPath } from "../support/store.ts";
 
 setDefaultTimeout(60_000);
 
@@ -92,7 +93,7 @@ function quick(extra: Record<string, unknown> = {}) {
 
 /** The local home's log lines. */
 function localEntries(): Record<string, any>[] {
-  const path = join(lab.localHome, "log", "runtime.log");
+  const path = runtimeLogPath(lab.localHome);
   if (!existsSync(path)) return [];
   return readFileSync(path, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
 }

@@ -21,6 +21,7 @@ import { until } from "../support/poll.ts";
 import { processesWith, MARK, killMarked } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
 import { withoutSsh } from "../support/tools.ts";
+import { storePath } from "../support/store.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
 const NO_SSHD = linuxOnly("remote/hosts.test.ts", "the tests' own sshd on 127.0.0.1 and /proc") || withoutSsh("remote/hosts.test.ts");
@@ -90,7 +91,7 @@ function idsOn(lab: SshLab, count: number, prefix: string, among = hosts()): str
 
 /** The workspace ids with a placement record in the local home, read there directly (`remote_placements`). */
 function placed(): string[] {
-  const db = new Database(join(a.localHome, "state.sqlite"), { readonly: true });
+  const db = new Database(storePath(a.localHome), { readonly: true });
   try {
     return (db.query("SELECT workspace_id FROM remote_placements ORDER BY workspace_id").all() as { workspace_id: string }[]).map((row) => row.workspace_id);
   } finally {

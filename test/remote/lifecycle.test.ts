@@ -16,6 +16,7 @@ import { openDatabase } from "../../src/store/db.ts";
 import { placementsOf } from "../../src/store/placements.ts";
 import { linuxOnly } from "../support/platform.ts";
 import { withoutSsh } from "../support/tools.ts";
+import { storePath } from "../support/store.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
 const NO_SSHD = linuxOnly("remote/lifecycle.test.ts", "the tests' own sshd on 127.0.0.1 and /proc") || withoutSsh("remote/lifecycle.test.ts");
@@ -51,7 +52,7 @@ function withoutPaths(json: any): any {
 }
 
 function placements(): Map<string, string> {
-  const db = openDatabase(join(lab.localHome, "state.sqlite"));
+  const db = openDatabase(storePath(lab.localHome));
   try {
     return placementsOf(db, "default");
   } finally {

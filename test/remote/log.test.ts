@@ -18,6 +18,7 @@ import { makeRepo } from "../support/git.ts";
 import { MARK, killMarked } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
 import { withoutSsh } from "../support/tools.ts";
+import { runtimeLogPath } from "../support/store.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (the tests' own sshd on 127.0.0.1 and /proc). */
 const NO_SSHD = linuxOnly("remote/log.test.ts", "the tests' own sshd on 127.0.0.1 and /proc") || withoutSsh("remote/log.test.ts");
@@ -53,13 +54,13 @@ if (!NO_SSHD) {
 
 /** The local home's log lines (the remote host's are in lab.remoteHome, a different file). */
 function localEntries(): Entry[] {
-  const path = join(lab.localHome, "log", "runtime.log");
+  const path = runtimeLogPath(lab.localHome);
   if (!existsSync(path)) return [];
   return readFileSync(path, "utf8").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
 }
 
 function localLogText(): string {
-  const path = join(lab.localHome, "log", "runtime.log");
+  const path = runtimeLogPath(lab.localHome);
   return existsSync(path) ? readFileSync(path, "utf8") : "";
 }
 
