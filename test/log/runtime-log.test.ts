@@ -12,6 +12,7 @@ import { tempDir } from "../../kit/scratch.ts";
 import { PATH, envelope, newExecId } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
+import { until } from "../support/poll.ts";
 
 setDefaultTimeout(60_000);
 
@@ -390,13 +391,7 @@ describe("rotation", () => {
       for await (const chunk of follower.stdout) out += decoder.decode(chunk, { stream: true });
     })();
     try {
-      const deadline = async (what: string, probe: () => boolean) => {
-        const end = performance.now() + 20_000;
-        while (!probe()) {
-          if (performance.now() > end) throw new Error(`timed out waiting for ${what}; got ${out.length} bytes`);
-          await Bun.sleep(20);
-        }
-      };
+      const deadline = (what: string, probe: () => boolean) => until(() => `${what}; got ${out.length} bytes`, probe, 20_000);
       await deadline("the existing create line", () => out.includes('"op":"create"'));
       const perProcess = 100;
       const processes = 4; // ~180 KB: at least two rotations at 64 KiB
