@@ -3,7 +3,7 @@
  * socket → a loopback server. curl through the proxy variables, TLS end to end through
  * CONNECT, and the variables themselves.
  */
-import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,9 +25,10 @@ afterAll(() => web.stop(true));
 afterEach(async () => {
   await forwarder?.close();
   forwarder = undefined;
-  if (!kit) return;
-  await kit.close();
-  expect(kit.errors).toEqual([]);
+  if (kit) {
+    await kit.close();
+    expect(kit.errors).toEqual([]);
+  }
 });
 
 async function curl(args: string[], env: Record<string, string>) {
@@ -87,17 +88,14 @@ test.skipIf(!CURL)("curl through the proxy variables: allowed by name over HTTP 
   expect(kit.denied.map((event) => event.protocol)).toEqual(["http", "socks5"]);
 });
 
-describe_tls();
-
 /** TLS end to end through CONNECT: the certificate is checked by the client, against the name it asked for. */
-function describe_tls() {
+describe.skipIf(!OPENSSL)("TLS through CONNECT", () => {
   let dir = "";
   let server: tls.Server | undefined;
   let cert = "";
   beforeAll(async () => {
-    if (!OPENSSL) return;
     dir = mkdtempSync(join(tmpdir(), "paseo-proxy-tls-"));
-    const made = Bun.spawnSync([OPENSSL, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=secure.test", "-addext", "subjectAltName=DNS:secure.test", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stderr: "pipe" });
+    const made = Bun.spawnSync([OPENSSL!, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=secure.test", "-addext", "subjectAltName=DNS:secure.test", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stderr: "pipe" });
     if (made.exitCode !== 0) throw new Error(`openssl failed: ${made.stderr.toString()}`);
     cert = readFileSync(join(dir, "cert.pem"), "utf8");
     server = tls.createServer({ key: readFileSync(join(dir, "key.pem")), cert }, (socket) => {
@@ -111,7 +109,7 @@ function describe_tls() {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  test.skipIf(!OPENSSL)("TLS through CONNECT: the handshake is end to end, the client verifies the certificate for the name it asked", async () => {
+  test("the handshake is end to end, the client verifies the certificate for the name it asked", async () => {
     const port = (server!.address() as net.AddressInfo).port;
     kit = await startTestProxy([`secure.test:${port}`, `127.0.0.1:${port}`], { "secure.test": ["127.0.0.1"] });
     const raw = await connectTo(kit.socketPath);
@@ -128,4 +126,4 @@ function describe_tls() {
     expect(plaintext).toBe("secret reply over TLS");
     secure.destroy();
   });
-}
+});
