@@ -6,7 +6,7 @@
 import { lazyChildProcess } from "../platform/lazy.ts";
 import { existsSync } from "node:fs";
 import type { Invocation } from "../argv.ts";
-import { diagnose } from "../output.ts";
+import { diagnose, writeAll } from "../output.ts";
 import { LifecycleResponse, parseMessage, type Dialect } from "../protocol/index.ts";
 import { openExistingStore as openStoreIfPresent, type Store } from "../store/db.ts";
 import { missingHomeText, resolveHome } from "../store/home.ts";
@@ -108,11 +108,12 @@ export async function streamOperation(args: string[], request: unknown, rewrite:
     for await (const chunk of proc.stderr) {
       held += decoder.decode(chunk, { stream: true });
       const end = Math.max(held.lastIndexOf("\n"), held.lastIndexOf("\r")) + 1;
-      if (end > 0) process.stderr.write(held.slice(0, end).replace(/[^\n\r]+/g, rewrite));
+      // writeAll, not process.stderr: that would make fd 2 non-blocking for everyone who shares it (bun-platform-notes).
+      if (end > 0) writeAll(2, held.slice(0, end).replace(/[^\n\r]+/g, rewrite));
       held = held.slice(end);
     }
     held += decoder.decode();
-    if (held) process.stderr.write(rewrite(held));
+    if (held) writeAll(2, rewrite(held));
   })();
   const [stdout, status] = await Promise.all([new Response(proc.stdout).text(), proc.exited, relay]);
   return { status, stdout };
