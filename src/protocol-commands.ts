@@ -34,6 +34,12 @@ function lifecycle(spec: Omit<CommandSpec, "protocol" | "stdin" | "flags" | "env
   };
 }
 
+/** An operation on one workspace whose request holds only the options: its usage and example follow from its name. */
+function onWorkspace(name: string, summary: string, operator: string, load: HandlerLoader): Command {
+  const spec = { required: WORKSPACE, usage: "--workspace-id W < request.json", summary, examples: [`echo '${REQUEST}' | paseo-host-runtime ${name} --workspace-id W`] };
+  return lifecycle(spec, operator, logged(name, load));
+}
+
 /** Lifecycle operations log their outcome in the runtime log (src/log/call-log.ts). */
 function logged(op: string, load: HandlerLoader): HandlerLoader {
   return async () => {
@@ -65,16 +71,7 @@ export const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null)
     "new -w W --source DIR",
     logged("create", async () => (await import("./protocol-ops/create.ts")).create),
   ),
-  inspect: lifecycle(
-    {
-      required: WORKSPACE,
-      usage: "--workspace-id W < request.json",
-      summary: "report a workspace's status",
-      examples: [`echo '${REQUEST}' | paseo-host-runtime inspect --workspace-id W`],
-    },
-    "workspace inspect -w W",
-    logged("inspect", async () => (await import("./protocol-ops/inspect.ts")).inspect),
-  ),
+  inspect: onWorkspace("inspect", "report a workspace's status", "workspace inspect -w W", async () => (await import("./protocol-ops/inspect.ts")).inspect),
   exec: {
     required: WORKSPACE,
     protocol: true,
@@ -97,36 +94,9 @@ export const PROTOCOL_COMMANDS: CommandTable = Object.assign(Object.create(null)
     "ps -w W    # find the exec id",
     logged("signal", async () => (await import("./protocol-ops/signal.ts")).signal),
   ),
-  pause: lifecycle(
-    {
-      required: WORKSPACE,
-      usage: "--workspace-id W < request.json",
-      summary: "stop executions and mark the workspace paused",
-      examples: [`echo '${REQUEST}' | paseo-host-runtime pause --workspace-id W`],
-    },
-    "workspace pause -w W",
-    logged("pause", async () => (await import("./protocol-ops/pause.ts")).pause),
-  ),
-  resume: lifecycle(
-    {
-      required: WORKSPACE,
-      usage: "--workspace-id W < request.json",
-      summary: "mark a paused workspace ready again",
-      examples: [`echo '${REQUEST}' | paseo-host-runtime resume --workspace-id W`],
-    },
-    "workspace resume -w W",
-    logged("resume", async () => (await import("./protocol-ops/resume.ts")).resume),
-  ),
-  destroy: lifecycle(
-    {
-      required: WORKSPACE,
-      usage: "--workspace-id W < request.json",
-      summary: "remove everything the workspace owns",
-      examples: [`echo '${REQUEST}' | paseo-host-runtime destroy --workspace-id W`],
-    },
-    "rm -w W",
-    logged("destroy", async () => (await import("./protocol-ops/destroy.ts")).destroy),
-  ),
+  pause: onWorkspace("pause", "stop executions and mark the workspace paused", "workspace pause -w W", async () => (await import("./protocol-ops/pause.ts")).pause),
+  resume: onWorkspace("resume", "mark a paused workspace ready again", "workspace resume -w W", async () => (await import("./protocol-ops/resume.ts")).resume),
+  destroy: onWorkspace("destroy", "remove everything the workspace owns", "rm -w W", async () => (await import("./protocol-ops/destroy.ts")).destroy),
   reconcile: lifecycle(
     {
       required: [],
