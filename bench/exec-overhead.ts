@@ -22,7 +22,7 @@ import { BenchExec, DirectRun, describeFailure, envelope } from "./driver.ts";
 import { medianPeakRssMiB, withFloors, type EmptyProgram } from "./floor.ts";
 import { BIN, sleep, trackWorkload, withTimeout } from "./procs.ts";
 import { figure, skipped, type Figure } from "./report.ts";
-import { summarize, type Summary } from "./stats.ts";
+import { alternated, summarize, type Summary } from "./stats.ts";
 import { StampReader, type Sigstamp } from "./workloads.ts";
 import { listProcesses } from "../src/platform/process.ts";
 import { bwrapArguments } from "../src/sandbox/bwrap.ts";
@@ -131,19 +131,10 @@ async function sandboxedGitFigure(options: ExecOptions): Promise<Figure> {
     const reason = typeof options.sandboxed === "string" ? options.sandboxed : (options.sandboxedGit as string);
     return skipped({ id: "exec.pipes.sandboxed-git", family: "exec", title, unit: "ms", better: "lower", reason });
   }
-  const git: number[] = [];
-  const plain: number[] = [];
-  for (let i = 0; i < options.warmup + options.trials; i++) {
-    const first = i % 2 === 0;
-    const p1 = first ? await wrappedTrue(options, "pipes", options.sandboxed) : null;
-    const g = await wrappedTrue(options, "pipes", options.sandboxedGit);
-    const p2 = first ? null : await wrappedTrue(options, "pipes", options.sandboxed);
-    if (i < options.warmup) continue;
-    git.push(g.wallMs);
-    plain.push((p1 ?? p2)!.wallMs);
-  }
-  const g = summarize(git);
-  const p = summarize(plain);
+  const [inWorktree, inPlain] = [options.sandboxedGit, options.sandboxed];
+  const runs = await alternated(options, async () => (await wrappedTrue(options, "pipes", inWorktree)).wallMs, async () => (await wrappedTrue(options, "pipes", inPlain)).wallMs);
+  const g = summarize(runs.measured);
+  const p = summarize(runs.baseline);
   return figure({
     id: "exec.pipes.sandboxed-git",
     family: "exec",

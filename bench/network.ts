@@ -13,7 +13,7 @@ import { msBetween } from "./clock.ts";
 import { BenchExec, describeFailure, envelope } from "./driver.ts";
 import { withTimeout } from "./procs.ts";
 import { figure, skipped, type Figure } from "./report.ts";
-import { summarize } from "./stats.ts";
+import { alternated, summarize } from "./stats.ts";
 import { networkProxyThroughput } from "./network-proxy.ts";
 
 export interface NetworkOptions {
@@ -44,19 +44,9 @@ async function allowlistExecFigure(options: NetworkOptions): Promise<Figure> {
   if (typeof options.allowlisted === "string") return skipped({ id: "network.exec-allowlist", family: "network", title, unit: "ms", better: "lower", reason: options.allowlisted });
   const { id, options: policed } = options.allowlisted;
   const none = { ...policed, network: "none" };
-  const allow: number[] = [];
-  const closed: number[] = [];
-  for (let i = 0; i < options.warmup + options.trials; i++) {
-    const first = i % 2 === 0;
-    const n1 = first ? await execTrue(id, none) : null;
-    const a = await execTrue(id, policed);
-    const n2 = first ? null : await execTrue(id, none);
-    if (i < options.warmup) continue;
-    allow.push(a);
-    closed.push((n1 ?? n2)!);
-  }
-  const a = summarize(allow);
-  const n = summarize(closed);
+  const runs = await alternated(options, () => execTrue(id, policed), () => execTrue(id, none));
+  const a = summarize(runs.measured);
+  const n = summarize(runs.baseline);
   return figure({
     id: "network.exec-allowlist",
     family: "network",

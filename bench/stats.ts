@@ -32,6 +32,24 @@ export function summarize(values: readonly number[]): Summary {
   };
 }
 
+/**
+ * `measured` and `baseline` taken in turns, `warmup + trials` rounds, the order flipped every
+ * round so neither always runs on a warmer machine; the warmup rounds are dropped.
+ */
+export async function alternated(rounds: { warmup: number; trials: number }, measured: () => Promise<number>, baseline: () => Promise<number>): Promise<{ measured: number[]; baseline: number[] }> {
+  const out = { measured: [] as number[], baseline: [] as number[] };
+  for (let i = 0; i < rounds.warmup + rounds.trials; i++) {
+    let m: number;
+    let b: number;
+    if (i % 2 === 0) [m, b] = [await measured(), await baseline()];
+    else [b, m] = [await baseline(), await measured()];
+    if (i < rounds.warmup) continue;
+    out.measured.push(m);
+    out.baseline.push(b);
+  }
+  return out;
+}
+
 /** The median of `values`. */
 export function median(values: readonly number[]): number {
   return percentile([...values].sort((a, b) => a - b), 50);
