@@ -9,7 +9,8 @@
 import { UsageError, type Invocation } from "../argv.ts";
 import { readOptions } from "../options.ts";
 import { routeWorkspace } from "../remote/placement.ts";
-import { listWorkspaces } from "../store/workspaces.ts";
+import type { Database } from "bun:sqlite";
+import { listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
 import { openExistingStore, operatorOptions, printJson, printLines } from "./common.ts";
 import { askHosts, hostWords, hostWorkspaces, remoteRuntime, reportHosts, type RemoteRuntime } from "./remote-hosts.ts";
 import { destroyAsDaemon } from "./rm.ts";
@@ -46,13 +47,18 @@ interface Found {
 function localOrphans(options: Record<string, unknown>, owner: string): Found[] {
   const { store } = openExistingStore(options);
   if (!store) return [];
-  let records;
   try {
-    records = listWorkspaces(store.db, owner).filter((record) => record.orphanedAt !== null);
+    return listWorkspaces(store.db, owner)
+      .filter((record) => record.orphanedAt !== null)
+      .map((record) => orphanHere(store.db, record));
   } finally {
     store.db.close();
   }
-  return records.map((record) => ({
+}
+
+/** An orphan of this home as `orphans` shows it, its live executions read from the same open store. */
+function orphanHere(db: Database, record: WorkspaceRecord): Found {
+  return {
     summary: {
       workspaceId: record.workspaceId,
       configuration: record.configuration,
@@ -60,11 +66,11 @@ function localOrphans(options: Record<string, unknown>, owner: string): Found[] 
       root: record.root,
       listedAt: new Date(record.listedAt).toISOString(),
       orphanedAt: new Date(record.orphanedAt!).toISOString(),
-      liveExecIds: liveExecIds(options, record.workspaceId),
+      liveExecIds: liveExecIds(db, record.workspaceId),
     },
     record,
     unreachable: null,
-  }));
+  };
 }
 
 /**

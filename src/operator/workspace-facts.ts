@@ -5,8 +5,10 @@
  */
 import type { Invocation } from "../argv.ts";
 import { readOptions } from "../options.ts";
-import { listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
-import { openExistingStore, operatorOptions, recordedWorkspace } from "./common.ts";
+import type { Database } from "bun:sqlite";
+import { withExistingStore } from "../store/db.ts";
+import { getWorkspace, listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
+import { operatorOptions, recordedWorkspace } from "./common.ts";
 import { liveExecutions } from "./ps.ts";
 import { locate, remoteRuntime } from "./remote-hosts.ts";
 import { selection } from "./selection.ts";
@@ -40,15 +42,9 @@ export function factsOf(summary: WorkspaceSummary): RecordFacts {
   return { workspaceId, owner, dialect, instanceId: runtimeInstanceId, status, isolation, kind: summary.kind as RecordFacts["kind"], root };
 }
 
-/** The exec ids of a workspace's live executions in the home `options` select. */
-export function liveExecIds(options: Record<string, unknown>, workspaceId?: string): string[] {
-  const { store } = openExistingStore(options);
-  if (!store) return [];
-  try {
-    return liveExecutions(store.db, workspaceId).map((execution) => execution.execId);
-  } finally {
-    store.db.close();
-  }
+/** The exec ids of a workspace's live executions in the store `db`. */
+export function liveExecIds(db: Database, workspaceId: string): string[] {
+  return liveExecutions(db, workspaceId).map((execution) => execution.execId);
 }
 
 /** The facts of `workspaceId` for the runtime `invocation` selects. Throws when its host cannot tell (nothing was changed). */
@@ -57,23 +53,20 @@ export async function workspaceFacts(invocation: Invocation, workspaceId: string
   if (chosen.remote === null) {
     const options = operatorOptions(invocation);
     const owner = readOptions(options).owner;
-    return { record: recordedWorkspace(options, workspaceId), liveExecIds: liveExecIds(options, workspaceId), owner, host: null, ownerIds: ownerWorkspaceIds(options, owner) };
+    // One open of the store for all three answers; a home without one has none of them.
+    const here = (db: Database | null): WorkspaceFacts => ({
+      record: db && getWorkspace(db, workspaceId),
+      liveExecIds: db ? liveExecIds(db, workspaceId) : [],
+      owner,
+      host: null,
+      ownerIds: db ? listWorkspaces(db, owner).map((record) => record.workspaceId) : [],
+    });
+    return withExistingStore(options, ({ db }) => here(db), () => here(null));
   }
   const runtime = await remoteRuntime(chosen);
   const found = await locate(runtime, workspaceId);
   if (found.problem !== null) throw new Error(`${invocation.command}: cannot see workspace ${JSON.stringify(workspaceId)} on ${found.url}: ${found.problem}; nothing was changed`);
   return { record: found.record && factsOf(found.record), liveExecIds: found.liveExecIds, owner: runtime.owner, host: found.host.key, ownerIds: found.ownerIds };
-}
-
-/** The ids of `owner`'s workspaces in the home `options` select (none when it has no store). */
-function ownerWorkspaceIds(options: Record<string, unknown>, owner: string): string[] {
-  const { store } = openExistingStore(options);
-  if (!store) return [];
-  try {
-    return listWorkspaces(store.db, owner).map((record) => record.workspaceId);
-  } finally {
-    store.db.close();
-  }
 }
 
 /**
