@@ -200,13 +200,14 @@ export async function ps(invocation: Invocation): Promise<number> {
   let failing: string[] = [];
   if (store) {
     try {
+      const workspaces = listWorkspaces(store.db, owner);
       let found = live(store.db, workspaceId, listProcesses);
       if (owner !== undefined) {
-        const owned = new Set(listWorkspaces(store.db, owner).map((w) => w.workspaceId));
+        const owned = new Set(workspaces.map((w) => w.workspaceId));
         found = found.filter(({ entry }) => owned.has(entry.workspaceId));
       }
       executions = found.map((one) => withDetails(one, home));
-      failing = gitSyncNotes(home, listWorkspaces(store.db, owner).filter((w) => workspaceId === undefined || w.workspaceId === workspaceId));
+      failing = gitSyncNotes(home, workspaces.filter((w) => workspaceId === undefined || w.workspaceId === workspaceId));
     } finally {
       store.db.close();
     }
