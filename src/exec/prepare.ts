@@ -2,8 +2,6 @@ import type { SpawnEnvelope } from "../protocol/index.ts";
 import { CgroupScope, originFor } from "../containment/cgroup-scope.ts";
 import { selfIdentity } from "../platform/process.ts";
 import { filesToShow, type Launch } from "../sandbox/view.ts";
-import { keptInPlace } from "../sandbox/mount-plan.ts";
-import { SANDBOX_FDS } from "../sandbox/init-protocol.ts";
 import { sandboxLaunch } from "../sandbox/launch.ts";
 import { sandboxTool, SandboxUnavailable } from "../sandbox/tool.ts";
 import { openStore, type Store } from "../store/db.ts";
@@ -25,14 +23,13 @@ import { sandboxView } from "../sandbox/workspace-view.ts";
 import { gitForExec, type PreparedGit } from "../sandbox/git/sandbox-git.ts";
 import { requireIsolation } from "../sandbox/isolation.ts";
 import { isAllowlist, requestedIsolation } from "../sandbox/settings.ts";
-import { EGRESS_PORT, EGRESS_SOCKET, egressEnvironment, planEgress } from "../sandbox/network/egress-plan.ts";
+import { EGRESS_SOCKET, planEgress } from "../sandbox/network/egress-plan.ts";
 import { userGitOf } from "../sandbox/git/private-git.ts";
 import { helperFiles, helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
 import { releaseDirectories, type LaunchPlan, type SandboxEgress, type SpawnStdioArray } from "./plan.ts";
 import { finishRecord, recordRefusal, reserveRecord } from "./record.ts";
-import type { SandboxRequest } from "../sandbox/init-protocol.ts";
-import { SANDBOX_INIT_SOURCE, sandboxInitCommand } from "../sandbox/launch.ts";
+import { bwrapDescriptors, SANDBOX_INIT_SOURCE, sandboxInitCommand, sandboxRequest } from "../sandbox/launch.ts";
 import { isLinux } from "../platform/os.ts";
 import { mark } from "../trace.ts";
 
@@ -107,24 +104,17 @@ function sandboxed(at: SandboxedAt) {
   if (egress) view.overlays = [...(view.overlays ?? []), { source: egress.plan.socketPath, target: EGRESS_SOCKET, writable: true }];
   const spawned = sandboxLaunch(launch, view, tool, sandboxInitCommand());
   if (!isLinux) return { launch: spawned, sandbox: null };
-  const syncOut = git?.ctx ?? null;
-  const stdio = mode === "pipes" ? ([SANDBOX_FDS.stdin, SANDBOX_FDS.stdout, SANDBOX_FDS.stderr] as [number, number, number]) : null;
-  const env = egress ? { ...launch.env, ...egressEnvironment() } : launch.env;
-  const forward = egress ? { port: EGRESS_PORT, socket: EGRESS_SOCKET } : null;
-  const request: SandboxRequest = { type: "run", mode, program: launch.program, argv: launch.argv, env, cwd: cwd.path, cwdIdentity: identityOf(cwd.fd), pinned: keptInPlace(view), stdio, egress: forward };
+  const request = sandboxRequest(launch, mode, view, cwd, egress !== null);
   const held: number[] = [];
   try {
     let bound = root.fd;
     if (view.root !== root.path) held.push((bound = openCheckout(view.root!, root)));
     const script = memoryFile("paseo-sandbox-init", SANDBOX_INIT_SOURCE);
     held.push(script);
-    // Index = descriptor number in bwrap (SANDBOX_FDS).
-    if (mode === "pty") return { launch: spawned, sandbox: { request, stdio: ["inherit", "inherit", "inherit", "pipe", bound, script] as SpawnStdioArray, held, git: syncOut, egress } };
-    // Pipes: bwrap's own stdio is /dev/null and a pipe for its messages; the daemon's fds 0-2 go
-    // to the init alone (as duplicates: the spawn replaces 0-2 before it would copy them).
-    const copies = [0, 1, 2].map(duplicateDescriptor);
-    held.push(...copies);
-    return { launch: spawned, sandbox: { request, stdio: ["ignore", "ignore", "pipe", "pipe", bound, script, ...copies] as SpawnStdioArray, held, git: syncOut, egress } };
+    // Pipes: the daemon's fds 0-2 go to the init as duplicates (the spawn replaces 0-2 before it would copy them).
+    const copies = mode === "pipes" ? [0, 1, 2].map(duplicateDescriptor) : null;
+    held.push(...(copies ?? []));
+    return { launch: spawned, sandbox: { request, stdio: bwrapDescriptors(bound, script, copies) as SpawnStdioArray, held, git: git?.ctx ?? null, egress } };
   } catch (error) {
     for (const fd of held) closeDescriptor(fd);
     throw error;

@@ -19,15 +19,13 @@ import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node
 import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { closeDescriptor, identityOf, openDirectory } from "../platform/directory.ts";
+import { closeDescriptor, openDirectory } from "../platform/directory.ts";
 import { memoryFile } from "../platform/libc/descriptors.ts";
 import { isLinux } from "../platform/os.ts";
 import type { RuntimeOptions } from "../options.ts";
-import { SANDBOX_FDS, type SandboxRequest } from "../sandbox/init-protocol.ts";
-import { SANDBOX_INIT_SOURCE, sandboxInitCommand, sandboxLaunch } from "../sandbox/launch.ts";
-import { keptInPlace } from "../sandbox/mount-plan.ts";
+import { bwrapDescriptors, SANDBOX_INIT_SOURCE, sandboxInitCommand, sandboxLaunch, sandboxRequest } from "../sandbox/launch.ts";
 import { compileAllowlist } from "../sandbox/network/allowlist.ts";
-import { EGRESS_PORT, EGRESS_SOCKET, egressEnvironment } from "../sandbox/network/egress-plan.ts";
+import { EGRESS_SOCKET } from "../sandbox/network/egress-plan.ts";
 import { startPolicyProxy, type RefusalEvent } from "../sandbox/network/proxy.ts";
 import { SandboxedWorkload } from "../sandbox/sandboxed-workload.ts";
 import { isAllowlist } from "../sandbox/settings.ts";
@@ -152,18 +150,18 @@ async function runInside(tool: string, scratch: string, entries: string[], args:
   const view: SandboxView = { root: null, readWrite: [], readOnly: [scratch], network: { allow: entries }, overlays: [{ source: join(scratch, "egress.sock"), target: EGRESS_SOCKET, writable: true }] };
   view.readOnly.push(...filesToShow([process.execPath], view));
   const engine = sandboxInitCommand();
-  const launch = { program: process.execPath, argv: [process.execPath, ...engine.argv.slice(1, 4), script, ...args], env: { ...engine.env, ...egressEnvironment() } };
+  const launch = { program: process.execPath, argv: [process.execPath, ...engine.argv.slice(1, 4), script, ...args], env: engine.env };
   const spawned = sandboxLaunch(launch, view, tool, engine);
   const held: number[] = [];
   try {
     const cwd = openDirectory(scratch);
     held.push(cwd);
-    const request: SandboxRequest = { type: "run", mode: "pipes", program: launch.program, argv: launch.argv, env: launch.env, cwd: scratch, cwdIdentity: identityOf(cwd), pinned: keptInPlace(view), stdio: [SANDBOX_FDS.stdin, SANDBOX_FDS.stdout, SANDBOX_FDS.stderr], egress: { port: EGRESS_PORT, socket: EGRESS_SOCKET } };
+    const request = sandboxRequest(launch, "pipes", view, { path: scratch, fd: cwd }, true);
     const init = memoryFile("paseo-sandbox-init", SANDBOX_INIT_SOURCE);
     held.push(init);
     const stdio = [openSync("/dev/null", "r"), openSync(join(scratch, "out"), "w"), openSync(join(scratch, "err"), "w")];
     held.push(...stdio);
-    const bwrap = Bun.spawn([spawned.program, ...spawned.argv.slice(1)], { argv0: spawned.argv[0], env: spawned.env, stdio: ["ignore", "ignore", "pipe", "pipe", "ignore", init, ...stdio] as never });
+    const bwrap = Bun.spawn([spawned.program, ...spawned.argv.slice(1)], { argv0: spawned.argv[0], env: spawned.env, stdio: bwrapDescriptors(null, init, stdio) as never });
     for (const fd of held.splice(0)) closeDescriptor(fd);
     const workload = new SandboxedWorkload(bwrap, request);
     try {

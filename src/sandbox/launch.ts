@@ -6,9 +6,12 @@
  * death by signal n into status 128+n, on its exit and on --json-status-fd alike). macOS
  * (unverified here): sandbox-exec in front of the workload.
  */
+import { identityOf } from "../platform/directory.ts";
 import { isMacOS } from "../platform/os.ts";
 import { bwrapArguments } from "./bwrap.ts";
-import { SANDBOX_FDS, SANDBOX_INIT_PATH } from "./init-protocol.ts";
+import { SANDBOX_FDS, SANDBOX_INIT_PATH, type SandboxRequest } from "./init-protocol.ts";
+import { keptInPlace } from "./mount-plan.ts";
+import { EGRESS_PORT, EGRESS_SOCKET, egressEnvironment } from "./network/egress-plan.ts";
 import { sandboxProfile } from "./seatbelt.ts";
 import type { Launch, SandboxView } from "./view.ts";
 // @ts-expect-error: a text import (the bundle embeds the file's text, not its code): see init.ts.
@@ -39,4 +42,28 @@ export function sandboxLaunch(launch: Launch, view: SandboxView, tool: string, i
   }
   const script = ["--perms", "0444", "--file", String(SANDBOX_FDS.init), SANDBOX_INIT_PATH];
   return { program: tool, argv: ["bwrap", ...bwrapArguments(view), ...script, "--", ...init.argv], env: init.env };
+}
+
+/**
+ * What the sandbox init is asked to run (init-protocol.ts): the workload, in the checked
+ * directory `cwd` (its path and a descriptor of it), the binds of `view` it checks again inside,
+ * and under a network allowlist the port it forwards to the proxy, the proxy variables added to
+ * the workload's environment (their one exception to the exact environment).
+ */
+export function sandboxRequest(launch: Launch, mode: SandboxRequest["mode"], view: SandboxView, cwd: { path: string; fd: number }, egress: boolean): SandboxRequest {
+  const stdio = mode === "pipes" ? ([SANDBOX_FDS.stdin, SANDBOX_FDS.stdout, SANDBOX_FDS.stderr] as [number, number, number]) : null;
+  const env = egress ? { ...launch.env, ...egressEnvironment() } : launch.env;
+  const forward = egress ? { port: EGRESS_PORT, socket: EGRESS_SOCKET } : null;
+  return { type: "run", mode, program: launch.program, argv: launch.argv, env, cwd: cwd.path, cwdIdentity: identityOf(cwd.fd), pinned: keptInPlace(view), stdio, egress: forward };
+}
+
+/**
+ * bwrap's descriptors, index = number in bwrap (SANDBOX_FDS): the control pipe, the root
+ * directory (none for a view without one), the init's script, and in pipes mode the workload's
+ * fds 0–2 (`workload`: for the init alone; bwrap's own stdio is /dev/null and a pipe for its
+ * messages). A PTY leaves 0–2 bwrap's: the terminal.
+ */
+export function bwrapDescriptors(root: number | null, script: number, workload: readonly number[] | null): ("inherit" | "ignore" | "pipe" | number)[] {
+  const rooted = root ?? "ignore";
+  return workload === null ? ["inherit", "inherit", "inherit", "pipe", rooted, script] : ["ignore", "ignore", "pipe", "pipe", rooted, script, ...workload];
 }
