@@ -7,7 +7,6 @@ import { SCHEMA_VERSION, readSchemaVersion, storePath } from "../store/db.ts";
 import { listWorkspaces } from "../store/workspaces.ts";
 import { liveHolder } from "../workspace/holder.ts";
 import { syncProblemOf } from "../sandbox/git/sync-state.ts";
-import { privateGitPaths } from "../sandbox/git/private-git.ts";
 import { TARGET, VERSION } from "../version.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
 import { availableControllers } from "../platform/cgroup.ts";
@@ -68,7 +67,7 @@ function checkDatabase(home: string | null, options: RuntimeOptions): Check {
     const unfinished = all.filter((record) => record.status === "destroying" && !liveHolder(record)).length;
     const orphans = all.filter((record) => record.orphanedAt !== null).length;
     const orphaned = orphans ? `, ${orphans} orphan(s) no reconcile removes` : "";
-    const failing = all.filter((record) => syncProblemOf(privateGitPaths(home, record.workspaceId)) !== null).length;
+    const failing = all.filter((record) => syncProblemOf(home, record.workspaceId) !== null).length;
     if (failing > 0 && unfinished === 0) {
       return { name, status: "warn", detail: `${detail}${orphaned}, ${failing} whose sandbox's git work could not be brought into the user's repository (kept, retried before each exec and at destroy)`, hint: "paseo-host-runtime ls   # says which and why" };
     }

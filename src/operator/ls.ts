@@ -11,7 +11,6 @@ import { liveExecutions } from "./ps.ts";
 import { hostItems, hostWorkspaces, printHostItems, remoteRuntime, reportHosts, type RemoteRuntime } from "./remote-hosts.ts";
 import { selection } from "./selection.ts";
 import { syncProblemOf } from "../sandbox/git/sync-state.ts";
-import { privateGitPaths } from "../sandbox/git/private-git.ts";
 import type { WorkspaceSummary } from "./views.ts";
 
 function summarize(home: string, record: WorkspaceRecord, live: number): WorkspaceSummary {
@@ -46,7 +45,7 @@ function summarize(home: string, record: WorkspaceRecord, live: number): Workspa
 
 /** The sandbox's git work not yet in the user's repository, as ls says it (null: none, or no private git dir). */
 function gitSyncProblem(home: string, record: WorkspaceRecord): string | null {
-  const problem = syncProblemOf(privateGitPaths(home, record.workspaceId));
+  const problem = syncProblemOf(home, record.workspaceId);
   return problem === null ? null : `${problem.message}${problem.since ? ` (failing since ${problem.since})` : ""}`;
 }
 

@@ -8,7 +8,6 @@ import { cgroupMemoryBytes, commandLine, processMemory } from "../platform/resou
 import { unfinishedExecutions, type ExecutionRecord } from "../store/executions.ts";
 import { listWorkspaces, type WorkspaceRecord } from "../store/workspaces.ts";
 import { syncProblemOf } from "../sandbox/git/sync-state.ts";
-import { privateGitPaths } from "../sandbox/git/private-git.ts";
 import { leaderOf, wrapperOf } from "../containment/executions.ts";
 import { parseFormat, type Format, type FormatField } from "./ps-format.ts";
 import { formatAge, formatBytes, formatTable, missingHomeMessage, openExistingStore, operatorOptions, printJson, printLines, quoteArgv } from "./common.ts";
@@ -225,7 +224,7 @@ export async function ps(invocation: Invocation): Promise<number> {
 /** A note for each workspace whose executions' git work has not reached the user's repository (the sync after them failed). */
 function gitSyncNotes(home: string, workspaces: readonly WorkspaceRecord[]): string[] {
   return workspaces.flatMap((w) => {
-    const problem = syncProblemOf(privateGitPaths(home, w.workspaceId));
+    const problem = syncProblemOf(home, w.workspaceId);
     return problem === null ? [] : [`! ${w.workspaceId}: the git work of its executions is not in your repository yet (since ${problem.since}; \`ls\` says why)`];
   });
 }

@@ -16,7 +16,7 @@ import type { GitSettings } from "../../workspace/git-environment.ts";
 import { gitCapture } from "../../workspace/git.ts";
 import { runInJail } from "./jail.ts";
 import { workspaceKey } from "../../workspace/paths.ts";
-import { readHead, type PrivateGitPaths, type UserGit } from "./private-git.ts";
+import { privateGitPaths, readHead, type PrivateGitPaths, type UserGit } from "./private-git.ts";
 
 /** One workspace's git, as the syncs see it. */
 export interface GitSyncContext {
@@ -177,8 +177,9 @@ export function writeState(paths: PrivateGitPaths, state: SyncState): void {
   renameSync(temporary, paths.state);
 }
 
-/** The recorded sync problem of a workspace's private git dir, for ls, ps and doctor (null: none, or no private git dir). */
-export function syncProblemOf(paths: PrivateGitPaths): SyncProblem | null {
+/** The recorded sync problem of workspace `workspaceId`'s private git dir, for ls, ps and doctor (null: none, or no private git dir). */
+export function syncProblemOf(home: string, workspaceId: string): SyncProblem | null {
+  const paths = privateGitPaths(home, workspaceId);
   const text = tolerating(PATH_MISSING, null, () => readFileSync(paths.state, "utf8"));
   if (text === null) return null;
   try {
