@@ -72,7 +72,7 @@ function keepUnreached(ctx: GitSyncContext, refs: [string, string][]): void {
       .map((line) => line.split(" ") as [string, string]),
   );
   const commits = values.filter((value) => types.get(value) === "commit");
-  const unreached = new Set(commits.length === 0 ? [] : userGit(ctx, ["rev-list", "--stdin", "--not", "--branches"], `${commits.join("\n")}\n`).split("\n"));
+  const unreached = unreachedByBranches(ctx, commits);
   // A tag object (or anything but a commit) is kept whatever it points at: it is the workload's own object.
   const needed = new Set(values.filter((value) => types.get(value) !== "commit" || unreached.has(value)));
   const namespace = namespaceOf(ctx.workspaceId);
@@ -120,7 +120,7 @@ function releaseNamespace(ctx: GitSyncContext): void {
   if (refs.length === 0) return;
   const commits = [...new Set(refs.flatMap((ref) => ref.commit ?? []))];
   // The commits the refs reach that no branch reaches: a ref whose own commit is not among them is on a branch.
-  const unmerged = new Set(commits.length === 0 ? [] : userGit(ctx, ["rev-list", "--stdin", "--not", "--branches"], `${commits.join("\n")}\n`).split("\n"));
+  const unmerged = unreachedByBranches(ctx, commits);
   const merged = refs.filter((ref) => ref.commit !== null && !unmerged.has(ref.commit));
   if (merged.length > 0) userGit(ctx, ["update-ref", "--stdin"], merged.map(({ ref, id }) => `delete ${ref} ${id}\n`).join(""));
   const kept = refs.filter((ref) => !merged.includes(ref)).map(({ ref }) => ref);
@@ -128,4 +128,10 @@ function releaseNamespace(ctx: GitSyncContext): void {
     const more = kept.length > NAMED ? { more: kept.length - NAMED } : {};
     logLine("info", "git-refs-kept", { workspaceId: ctx.workspaceId, refs: kept.slice(0, NAMED), ...more, reason: `their commits are on no branch of your repository; delete them with git update-ref -d (or all of ${namespace}/ at once) when no longer wanted` });
   }
+}
+
+/** The commits reachable from `commits` that no branch of the user's reaches (one walk): a commit of `commits` not among them is on a branch. */
+function unreachedByBranches(ctx: GitSyncContext, commits: readonly string[]): Set<string> {
+  if (commits.length === 0) return new Set();
+  return new Set(userGit(ctx, ["rev-list", "--stdin", "--not", "--branches"], `${commits.join("\n")}\n`).split("\n"));
 }
