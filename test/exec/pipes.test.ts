@@ -8,6 +8,7 @@ import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { until } from "../support/poll.ts";
 import { processesWith } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
+import { readProcess } from "../../src/platform/process.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc). */
 const PROC = linuxOnly("exec/pipes.test.ts, the workload's session, signal mask, fds and leftovers read from /proc", "/proc");
@@ -137,8 +138,8 @@ for (const isolation of ISOLATIONS) {
         // `ls` opens its directory as fd 3 itself, so look from outside instead.
         const handle = startExec(ws.id, envelope(["sleep", "5"], { options: ws.options, env: { PATH } }));
         await handle.waitEvent("started");
-        const pid = processesWith("sleep\u00005").find((p) => readFileSync(`/proc/${p}/stat`, "latin1").includes(`) S ${handle.pid} `)) ??
-          processesWith("sleep\u00005")[0]!;
+        // This exec's sleep: the wrapper is among its ancestors (under the sandbox, bwrap and the init stand between).
+        const pid = processesWith("sleep\u00005").find((p) => descendsFrom(p, handle.pid))!;
         expect(readdirSync(`/proc/${pid}/fd`).sort()).toEqual(["0", "1", "2"]);
         process.kill(handle.pid, "SIGTERM");
         expectComplete(await handle.done, null, "SIGTERM");
@@ -314,4 +315,10 @@ for (const isolation of ISOLATIONS) {
       });
     });
   });
+}
+
+/** Whether `ancestor` is `pid`'s parent, or its parent's, and so on. */
+function descendsFrom(pid: number, ancestor: number): boolean {
+  for (let at = readProcess(pid); at !== null && at.ppid > 1; at = readProcess(at.ppid)) if (at.ppid === ancestor) return true;
+  return false;
 }
