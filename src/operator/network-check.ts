@@ -16,7 +16,6 @@
  * to the check's own server (a policy that admitted anything else fails the check instead).
  */
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { closeDescriptor, openDirectory } from "../platform/directory.ts";
@@ -27,6 +26,7 @@ import { bwrapDescriptors, SANDBOX_INIT_SOURCE, sandboxInitCommand, sandboxLaunc
 import { compileAllowlist } from "../sandbox/network/allowlist.ts";
 import { EGRESS_SOCKET } from "../sandbox/network/egress-plan.ts";
 import { startPolicyProxy, type RefusalEvent } from "../sandbox/network/proxy.ts";
+import { systemConnector, type Connector } from "../sandbox/network/upstream.ts";
 import { SandboxedWorkload } from "../sandbox/sandboxed-workload.ts";
 import { isAllowlist } from "../sandbox/settings.ts";
 import { sandboxTool, SandboxUnavailable } from "../sandbox/tool.ts";
@@ -129,13 +129,11 @@ function resolvesNothing(name: string): Promise<never> {
 }
 
 /** A connector that reaches only `allowed` (the check's own server); any other address fails at once, no packet sent. */
-function onlyTo(allowed: string, attempts: string[]) {
-  return (address: string, port: number): Socket => {
+function onlyTo(allowed: string, attempts: string[]): Connector {
+  return async (address, port) => {
     attempts.push(`${address}:${port}`);
-    const socket = new Socket({ allowHalfOpen: true });
-    if (`${address}:${port}` === allowed) return socket.connect({ host: address, port });
-    setImmediate(() => socket.destroy(Object.assign(new Error("doctor's check connects only to its own server"), { code: "EACCES" })));
-    return socket;
+    if (`${address}:${port}` === allowed) return systemConnector(address, port);
+    throw Object.assign(new Error("doctor's check connects only to its own server"), { code: "EACCES" });
   };
 }
 

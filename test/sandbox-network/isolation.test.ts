@@ -95,3 +95,26 @@ test("a client that never finishes its head gets 408 at its deadline, while othe
   silentSocks.destroy();
   expect(kit.denied.map((event) => event.reason)).toEqual(["no complete request within 1500 ms", "no complete request within 1500 ms"]);
 });
+
+test("no more than maxConnections clients at once: one more is refused and reported, and the next after one left is served", async () => {
+  const web = startEchoHeadServer();
+  cleanups.push(() => web.stop(true));
+  kit = await startTestProxy([`127.0.0.1:${web.port}`], {}, { maxConnections: 3 });
+  // Three clients hold their slots open: connected, nothing sent yet.
+  const held = await Promise.all([1, 2, 3].map(() => connectTo(kit.socketPath)));
+  cleanups.push(() => held.forEach((socket) => socket.destroy()));
+  const fourth = await connectTo(kit.socketPath);
+  const ended = new Promise((resolve) => {
+    fourth.once("end", resolve);
+    fourth.once("error", resolve);
+  });
+  fourth.resume();
+  await ended;
+  fourth.destroy();
+  expect(kit.denied.map((event) => event.reason)).toEqual(["more than 3 connections at once"]);
+  held[0]!.destroy();
+  await until("the proxy to see a slot free", async () => {
+    const answer = await exchange(kit.socketPath, `GET http://127.0.0.1:${web.port}/next HTTP/1.1\r\n\r\n`);
+    return answer.toString("latin1").startsWith("HTTP/1.1 200 OK");
+  });
+});

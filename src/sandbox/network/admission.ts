@@ -9,7 +9,6 @@
  * addresses: a mixed answer is what a rebinding attempt looks like, skipping would make the
  * outcome depend on answer order, and the refusal is visible where a skip would be silent.
  */
-import { lookup } from "node:dns/promises";
 import { addressRefusal } from "./address-rule.ts";
 import type { Allowlist } from "./allowlist.ts";
 import { formatIp, parseIp, type Ip } from "./ip.ts";
@@ -19,8 +18,12 @@ import { errnoOf } from "../../platform/errno.ts";
 /** A name's addresses, as `dns.lookup(name, {all: true})` gives them. */
 export type Resolver = (name: string) => Promise<readonly { address: string }[]>;
 
-/** The system resolver (getaddrinfo: /etc/hosts, then DNS), so a test's own /etc/hosts maps names. */
-export const systemResolver: Resolver = (name) => lookup(name, { all: true });
+/**
+ * The system resolver (getaddrinfo: /etc/hosts, then DNS), so a test's own /etc/hosts maps
+ * names. Loaded at the first name, not when the proxy starts: an exec that resolves nothing
+ * does not pay for it.
+ */
+export const systemResolver: Resolver = async (name) => (await import("node:dns/promises")).lookup(name, { all: true });
 
 export type Admission =
   | { ok: true; addresses: Ip[] }

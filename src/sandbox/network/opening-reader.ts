@@ -2,9 +2,9 @@
  * The opening bytes of a client connection (an HTTP head, a SOCKS5 handshake), read with a
  * bound: at most `limit` bytes are ever held, so a client that never finishes its head costs
  * no more than that. Once the opening is read, `release()` hands over what came after it and
- * leaves the socket paused for the pipe.
+ * leaves the connection paused for the pipe.
  */
-import type { Socket } from "node:net";
+import type { Conn } from "./conn.ts";
 
 /** The peer closed (or the socket failed) before the bytes the opening needs arrived. */
 export class ClosedEarly extends Error {}
@@ -16,24 +16,25 @@ export class OpeningReader {
   #buffer: Buffer = Buffer.alloc(0);
   #wake: (() => void) | null = null;
   #ended = false;
+  #released = false;
   readonly #onData = (chunk: Buffer) => {
     this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
     // Hold no more than the limit: stop reading until the waiter decides.
-    if (this.#buffer.length > this.limit) this.socket.pause();
+    if (this.#buffer.length > this.limit) this.conn.pause();
     this.#notify();
   };
   readonly #onEnd = () => {
+    if (this.#released) return;
     this.#ended = true;
     this.#notify();
   };
 
   constructor(
-    readonly socket: Socket,
+    readonly conn: Conn,
     readonly limit: number,
   ) {
-    socket.on("data", this.#onData);
-    socket.on("end", this.#onEnd);
-    socket.on("close", this.#onEnd);
+    conn.read({ data: this.#onData, end: this.#onEnd });
+    conn.onClose(this.#onEnd);
   }
 
   #notify(): void {
@@ -79,12 +80,11 @@ export class OpeningReader {
     return this.#ended;
   }
 
-  /** Stops reading: the socket is paused and its listeners removed; returns the bytes read past the opening. */
+  /** Stops reading: the connection is paused and readerless; returns the bytes read past the opening. */
   release(): Buffer {
-    this.socket.pause();
-    this.socket.off("data", this.#onData);
-    this.socket.off("end", this.#onEnd);
-    this.socket.off("close", this.#onEnd);
+    this.#released = true;
+    this.conn.pause();
+    this.conn.read(null);
     return this.#buffer;
   }
 }

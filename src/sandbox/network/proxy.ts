@@ -8,11 +8,15 @@
  * to the addresses admission checked. Every refusal answers the client properly (HTTP 403,
  * SOCKS 0x02) and is reported through `onDenied`; every allowed connection is counted.
  * Each client connection is independent: a slow or silent peer holds only its own bounded
- * buffers and its own timer.
+ * buffers and its own timer, and at most `maxConnections` clients are served at once (a
+ * workload opening more is refused, not queued without end).
+ *
+ * On Bun's own sockets (conn.ts), not node:net, whose load alone cost every exec under an
+ * allowlist ~11 ms.
  */
-import net, { type Socket } from "node:net";
 import { admit, systemResolver, type Resolver } from "./admission.ts";
 import type { Allowlist } from "./allowlist.ts";
+import { listenConns, type Conn } from "./conn.ts";
 import { CONNECT_ESTABLISHED, proxyResponse, readProxyRequest } from "./http-request.ts";
 import { formatIp } from "./ip.ts";
 import { ClosedEarly, OpeningReader, TooLarge } from "./opening-reader.ts";
@@ -54,6 +58,8 @@ export interface PolicyProxyOptions {
   openingTimeoutMs?: number;
   resolveTimeoutMs?: number;
   connectTimeoutMs?: number;
+  /** Clients served at once; one more is refused (reported, closed). */
+  maxConnections?: number;
   onDenied?: (event: RefusalEvent) => void;
   onFailure?: (event: RefusalEvent) => void;
   onConnection?: (event: ConnectionEvent) => void;
@@ -77,7 +83,7 @@ export interface PolicyProxy {
   close(): Promise<void>;
 }
 
-export const DEFAULTS = { maxHeadBytes: 16 * 1024, openingTimeoutMs: 10_000, resolveTimeoutMs: 10_000, connectTimeoutMs: 10_000 };
+export const DEFAULTS = { maxHeadBytes: 16 * 1024, openingTimeoutMs: 10_000, resolveTimeoutMs: 10_000, connectTimeoutMs: 10_000, maxConnections: 512 };
 
 export async function startPolicyProxy(options: PolicyProxyOptions): Promise<PolicyProxy> {
   const settings = {
@@ -88,25 +94,27 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
     openingTimeoutMs: options.openingTimeoutMs ?? DEFAULTS.openingTimeoutMs,
     resolveTimeoutMs: options.resolveTimeoutMs ?? DEFAULTS.resolveTimeoutMs,
     connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
+    maxConnections: options.maxConnections ?? DEFAULTS.maxConnections,
   };
-  const sockets = new Set<Socket>();
+  const conns = new Set<Conn>();
+  let clients = 0;
   const stats = new Map<string, HostStats>();
   let refusals = 0;
   const onError = (error: Error) => settings.onError?.(error);
-  /** Every socket gets an error listener: a peer leaving is expected, anything else is reported. */
-  const own = (socket: Socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-    socket.on("error", (error) => {
-      if (!hasErrno(error, [...PEER_GONE, "ETIMEDOUT"])) onError(error);
+  /** Every connection is tracked until it closes: a peer leaving is expected, any other failure is reported. */
+  const own = (conn: Conn) => {
+    conns.add(conn);
+    conn.onClose((_clean, error) => {
+      conns.delete(conn);
+      if (error && !hasErrno(error, [...PEER_GONE, "ETIMEDOUT"])) onError(error);
     });
-    return socket;
+    return conn;
   };
   const refuse = (kind: "denied" | "failed", event: RefusalEvent) => {
     refusals++;
     (kind === "denied" ? settings.onDenied : settings.onFailure)?.(event);
   };
-  const opened = (client: Socket, upstream: Socket, early: { rest: Buffer; ended: boolean }, event: Omit<ConnectionEvent, keyof SpliceCounts>) => {
+  const opened = (client: Conn, upstream: Conn, early: { rest: Buffer; ended: boolean }, event: Omit<ConnectionEvent, keyof SpliceCounts>) => {
     splice({ client, upstream, early: early.rest, clientEnded: early.ended }, (counts) => {
       const host = stats.get(event.host) ?? { connections: 0, bytesIn: 0, bytesOut: 0 };
       stats.set(event.host, { connections: host.connections + 1, bytesIn: host.bytesIn + counts.bytesIn, bytesOut: host.bytesOut + counts.bytesOut });
@@ -127,10 +135,10 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
       refuse("failed", { ...base, address: attempt.address, reason: attempt.reason });
       return { ok: false as const, denied: false, reason: attempt.reason, error: attempt.error };
     }
-    return { ok: true as const, upstream: own(attempt.socket), address: formatIp(attempt.ip) };
+    return { ok: true as const, upstream: own(attempt.conn), address: formatIp(attempt.ip) };
   }
 
-  async function serveHttp(client: Socket, reader: OpeningReader, opened_: () => void) {
+  async function serveHttp(client: Conn, reader: OpeningReader, opened_: () => void) {
     const request = readProxyRequest(await reader.head());
     opened_();
     if (request.kind === "bad") {
@@ -143,14 +151,14 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
       const status = outcome.denied ? 403 : hasErrno(outcome.error, ["ETIMEDOUT"]) ? 504 : 502;
       return answer(client, reader, proxyResponse(status, outcome.reason));
     }
-    if (client.destroyed) return void outcome.upstream.destroy();
+    if (client.closed) return void outcome.upstream.destroy();
     if (request.kind === "connect") client.write(CONNECT_ESTABLISHED);
     // A forwarded request's head goes first, counted with the bytes sent to the upstream.
     const rest = request.kind === "connect" ? reader.release() : Buffer.concat([request.upstreamHead, reader.release()]);
     opened(client, outcome.upstream, { rest, ended: reader.ended }, { protocol, host: request.authority, port: request.target.port, address: outcome.address });
   }
 
-  async function serveSocks(client: Socket, reader: OpeningReader, opened_: () => void) {
+  async function serveSocks(client: Conn, reader: OpeningReader, opened_: () => void) {
     const request = await readSocksRequest(reader, client);
     opened_();
     if (!request.ok) {
@@ -159,13 +167,19 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
     }
     const outcome = await reach("socks5", request.target, request.host);
     if (!outcome.ok) return answer(client, reader, socksReply(outcome.denied ? Reply.notAllowed : replyForFailure(outcome.error)));
-    if (client.destroyed) return void outcome.upstream.destroy();
+    if (client.closed) return void outcome.upstream.destroy();
     client.write(socksReply(Reply.succeeded));
     opened(client, outcome.upstream, { rest: reader.release(), ended: reader.ended }, { protocol: "socks5", host: request.host, port: request.target.port, address: outcome.address });
   }
 
-  async function serve(client: Socket) {
+  async function serve(client: Conn) {
     own(client);
+    clients++;
+    client.onClose(() => clients--);
+    if (clients > settings.maxConnections) {
+      refuse("denied", { protocol: null, host: null, port: null, address: null, reason: `more than ${settings.maxConnections} connections at once` });
+      return client.destroy();
+    }
     const reader = new OpeningReader(client, settings.maxHeadBytes);
     let socks = false;
     const timer = setTimeout(() => {
@@ -191,24 +205,15 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
     }
   }
 
-  const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (client) => void serve(client));
-  server.on("error", onError);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(settings.socketPath, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
+  const listener = listenConns({ unix: settings.socketPath }, (client) => void serve(client));
   return {
     socketPath: settings.socketPath,
     stats: () => new Map(stats),
     refusals: () => refusals,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      }),
+    close: async () => {
+      listener.stop(true);
+      for (const conn of conns) conn.destroy();
+    },
   };
 }
 
@@ -223,11 +228,11 @@ const LINGER_MS = 2000;
 /** The bytes a refused client still sends go nowhere. */
 function discard(): void {}
 
-function answer(client: Socket, reader: OpeningReader, bytes: string | Buffer): void {
+function answer(client: Conn, reader: OpeningReader, bytes: string | Buffer): void {
   reader.release();
-  client.on("data", discard);
+  client.read({ data: discard, end: discard });
   client.resume();
   client.end(bytes);
   const timer = setTimeout(() => client.destroy(), LINGER_MS);
-  client.once("close", () => clearTimeout(timer));
+  client.onClose(() => clearTimeout(timer));
 }

@@ -3,7 +3,7 @@
  * domain name, IPv4 or IPv6. BIND and UDP ASSOCIATE are answered "command not supported":
  * the proxy carries TCP streams it can check, nothing that listens or sends datagrams.
  */
-import type { Socket } from "node:net";
+import type { Conn } from "./conn.ts";
 import { parseHost, type Target } from "./target.ts";
 import type { OpeningReader } from "./opening-reader.ts";
 import { errnoOf } from "../../platform/errno.ts";
@@ -45,7 +45,7 @@ export type SocksRequest =
   | { ok: false; reason: string; host: string | null; answer: Buffer };
 
 /** Runs the handshake up to the client's request (the first byte, 5, is still unread in `reader`). */
-export async function readSocksRequest(reader: OpeningReader, client: Socket): Promise<SocksRequest> {
+export async function readSocksRequest(reader: OpeningReader, client: Conn): Promise<SocksRequest> {
   const [, count] = await reader.bytes(2);
   const methods = await reader.bytes(count!);
   if (!methods.includes(NO_AUTHENTICATION)) {
