@@ -19,6 +19,7 @@ import { Gate } from "../containment/gate.ts";
 import { GroupScope } from "../containment/group-scope.ts";
 import { SandboxScope } from "../containment/sandbox-scope.ts";
 import { SandboxedWorkload, SandboxRefused } from "../sandbox/sandboxed-workload.ts";
+import type { Launch } from "../sandbox/view.ts";
 import type { ExecutionScope } from "../containment/scope.ts";
 import { spawnDirectory } from "../platform/directory.ts";
 import { hasErrno } from "../platform/errno.ts";
@@ -110,11 +111,17 @@ async function launchInCgroup(plan: LaunchPlan, cgroup: CgroupScope, shape: Stdi
 }
 
 async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<Launched> {
+  const launch = await gateLaunch(plan).catch(async (error: unknown) => {
+    releaseDirectories(plan);
+    await closeEgress(plan);
+    throw error;
+  });
   const gate = new Gate();
   let proc: Subprocess;
   try {
     proc = gate.spawn(spawnDirectory(plan.cwdFd), "terminal" in shape ? shape.terminal : null);
   } catch (error) {
+    await closeEgress(plan);
     throw launchFailed(plan, error);
   } finally {
     releaseDirectories(plan);
@@ -129,6 +136,7 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
     await gate.abandon();
     group?.close();
     proc.terminal?.close();
+    await closeEgress(plan);
     throw launchFailed(plan, error);
   }
   const recorded = writeTransaction(plan.store.db, () => recordLeader(plan, proc.pid, info.startTicks));
@@ -136,16 +144,18 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
     await gate.abandon();
     group?.close();
     proc.terminal?.close();
+    await closeEgress(plan);
     finishRecord(plan);
     throw cancelled(plan);
   }
-  const failure = await gate.open({ program: plan.program, argv: plan.argv, env: plan.env });
+  const failure = await gate.open(launch);
   const leader = { pid: proc.pid, startTicks: info.startTicks, bootId: bootId() };
   if (failure) {
     proc.kill("SIGKILL");
     await proc.exited;
     group?.close();
     proc.terminal?.close();
+    await closeEgress(plan);
     finishRecord(plan);
     throw new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])}: ${failure.message}`, failure.code);
   }
@@ -170,11 +180,7 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
   let proc: Subprocess | undefined;
   try {
     // The way out first: its socket must exist for bwrap to show it, and the workload must never run without it.
-    // Loaded only here: an exec without an allowlist evaluates none of the proxy's modules.
-    if (sandbox.egress) sandbox.egress.opened = await import("../sandbox/network/egress.ts").then(({ openEgress }) => openEgress(sandbox.egress!.plan)).catch((error: Error) => {
-      throw new ProgramError(`the sandbox's network policy could not be set up (${error.message}); nothing was launched`, 1);
-    });
-    if (sandbox.egress) mark("egress opened");
+    await openEgressOf(plan);
     if (plan.cgroup) {
       if (plan.origin === null) throw new Error("this process's own cgroup is not visible");
       const [cgroup, origin] = [plan.cgroup, plan.origin.dir];
@@ -229,9 +235,40 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
   return { proc: workload, leader, scope: new SandboxScope(workload, base, group), mayForward: () => workload.mayForward() };
 }
 
+/**
+ * What the gate execs: the plan's launch; under an allowlist on macOS, sandbox-exec with the
+ * profile naming the proxy's port, which exists only once the proxy listens.
+ */
+async function gateLaunch(plan: LaunchPlan): Promise<Launch> {
+  const port = await openEgressOf(plan);
+  const launchAt = plan.egress?.launchAt;
+  if (!launchAt) return { program: plan.program, argv: plan.argv, env: plan.env };
+  if (port === null) throw launchFailed(plan, new Error("the network proxy has no loopback port for the sandbox profile"));
+  return launchAt(port);
+}
+
+/**
+ * Under an allowlist, the execution's way out, opened before anything is spawned: the workload
+ * never runs without it. Loaded only here: an exec without an allowlist evaluates none of the
+ * proxy's modules. Returns the proxy's loopback port where it has no socket (macOS).
+ */
+async function openEgressOf(plan: LaunchPlan): Promise<number | null> {
+  const egress = plan.egress;
+  if (!egress) return null;
+  egress.opened = await import("../sandbox/network/egress.ts")
+    .then(({ openEgress }) => openEgress(egress.plan))
+    .catch((error: Error) => {
+      finishRecord(plan);
+      plan.cgroup?.remove();
+      throw new ProgramError(`the sandbox's network policy could not be set up (${error.message}); nothing was launched`, 1);
+    });
+  mark("egress opened");
+  return egress.opened.port;
+}
+
 /** The execution's way out under an allowlist, closed once its workload ended (or never started); a failure to close is logged (stderr may be the workload's by then), not thrown. */
 export async function closeEgress(plan: LaunchPlan): Promise<void> {
-  const egress = plan.sandbox?.egress;
+  const egress = plan.egress;
   if (!egress?.opened) return;
   const opened = egress.opened;
   egress.opened = null;

@@ -11,6 +11,7 @@ import type { SandboxRequest } from "../sandbox/init-protocol.ts";
 import type { GitSyncContext } from "../sandbox/git/sync-state.ts";
 import type { Egress } from "../sandbox/network/egress.ts";
 import type { EgressPlan } from "../sandbox/network/egress-plan.ts";
+import type { Launch } from "../sandbox/view.ts";
 
 /** A descriptor the spawn hands to the child at its index (Bun.spawn's stdio array). */
 type SpawnStdio = "inherit" | "ignore" | "pipe" | number;
@@ -21,6 +22,11 @@ export type SpawnStdioArray = [SpawnStdio, SpawnStdio, SpawnStdio, ...SpawnStdio
 export interface SandboxEgress {
   plan: EgressPlan;
   opened: Egress | null;
+  /**
+   * macOS: the launch itself, made once the proxy listens, since sandbox-exec's profile names
+   * the proxy's port (the plan's program, argv and env are not used then). Null on Linux.
+   */
+  launchAt: ((port: number) => Launch) | null;
 }
 
 /** Everything validated before launch: nothing here has started a process. */
@@ -51,7 +57,9 @@ export interface LaunchPlan {
    * is only a different program and argv). `git`: the workspace's private git dir, whose
    * changes reach the user's repository once the sandbox ended, before `eof` and `exit`.
    */
-  sandbox: { request: SandboxRequest; stdio: SpawnStdioArray; held: number[]; git: GitSyncContext | null; egress: SandboxEgress | null } | null;
+  sandbox: { request: SandboxRequest; stdio: SpawnStdioArray; held: number[]; git: GitSyncContext | null } | null;
+  /** Under a network allowlist (both platforms): the execution's way out. */
+  egress: SandboxEgress | null;
   /** Start time of this wrapper: the workload cannot be older. */
   wrapperStartTicks: number;
   /** The execution's own cgroup (made, recorded, empty), or null under process-group containment. */

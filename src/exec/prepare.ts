@@ -101,9 +101,13 @@ function sandboxed(at: SandboxedAt) {
   const view = sandboxView(home, record, root, options, git, userGitOf(record, root.seen.gitdir));
   view.readOnly.push(...filesToShow(isLinux ? [process.execPath, ...launch.files()] : launch.files(), view));
   const egress = egressOf(options, home, record.workspaceId, execId);
-  if (egress) view.overlays = [...(view.overlays ?? []), { source: egress.plan.socketPath, target: EGRESS_SOCKET, writable: true }];
+  if (!isLinux) {
+    // macOS: under an allowlist the launch is made once the proxy listens (its port is in the profile).
+    if (egress) egress.launchAt = (port) => sandboxLaunch(launch, view, tool, sandboxInitCommand(), port);
+    return { launch: sandboxLaunch(launch, view, tool, sandboxInitCommand()), sandbox: null, egress };
+  }
+  if (egress) view.overlays = [...(view.overlays ?? []), { source: egress.plan.socketPath!, target: EGRESS_SOCKET, writable: true }];
   const spawned = sandboxLaunch(launch, view, tool, sandboxInitCommand());
-  if (!isLinux) return { launch: spawned, sandbox: null };
   const request = sandboxRequest(launch, mode, view, cwd, egress !== null);
   const held: number[] = [];
   try {
@@ -114,7 +118,7 @@ function sandboxed(at: SandboxedAt) {
     // Pipes: the daemon's fds 0-2 go to the init as duplicates (the spawn replaces 0-2 before it would copy them).
     const copies = mode === "pipes" ? [0, 1, 2].map(duplicateDescriptor) : null;
     held.push(...(copies ?? []));
-    return { launch: spawned, sandbox: { request, stdio: bwrapDescriptors(bound, script, copies) as SpawnStdioArray, held, git: git?.ctx ?? null, egress } };
+    return { launch: spawned, sandbox: { request, stdio: bwrapDescriptors(bound, script, copies) as SpawnStdioArray, held, git: git?.ctx ?? null }, egress };
   } catch (error) {
     for (const fd of held) closeDescriptor(fd);
     throw error;
@@ -123,13 +127,12 @@ function sandboxed(at: SandboxedAt) {
 
 /**
  * Under a network allowlist, where the execution's proxy will be (it starts at launch, before
- * the sandbox): Linux only. macOS's sandbox has no network namespace of its own, so there an
- * allowlist cannot hold by construction: refused, never run with another network.
+ * the sandbox). Linux: a socket shown in the sandbox's own network namespace. macOS
+ * (unverified here): a loopback port, the one destination its Seatbelt profile allows.
  */
 function egressOf(options: RuntimeOptions, home: string, workspaceId: string, execId: string): SandboxEgress | null {
   if (!isAllowlist(options.network)) return null;
-  if (!isLinux) throw new ProgramError(`options.network {"allow": [...]} needs a network namespace of the sandbox's own (Linux); this platform's sandbox cannot confine a workload to an allowlist: use "none" or "host"; nothing was launched`, 1);
-  return { plan: planEgress(storageDir(home, workspaceId), execId, options.network.allow), opened: null };
+  return { plan: planEgress(storageDir(home, workspaceId), execId, options.network.allow), opened: null, launchAt: null };
 }
 
 /**
@@ -200,16 +203,16 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
     let held: number[] = [];
     try {
       const resolved = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
-      const { launch, sandbox } = tool
+      const { launch, sandbox, egress } = tool
         ? sandboxed({ launch: resolved, tool, mode: envelope.stdio.kind, home: store.home, record, root, cwd: { path: cwd, fd: cwdFd }, options, git, execId })
-        : { launch: resolved, sandbox: null };
+        : { launch: resolved, sandbox: null, egress: null };
       held = sandbox?.held ?? [];
       const { program, argv, env } = launch;
       const where = executionCgroupsOf(store.db, record, execId, containment);
       reserveRecord(store.db, { ...reservation, cgroup: where?.execution ?? null });
       const rootDir = { path: root.path, fd: root.fd };
       const cgroup = where ? new CgroupScope(where.execution) : null;
-      return { workspaceId, execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, sandbox, wrapperStartTicks: reservation.wrapperStartTicks, cgroup, origin, where };
+      return { workspaceId, execId, envelope, store, root: rootDir, cwd, cwdFd, program, argv, env, sandbox, egress, wrapperStartTicks: reservation.wrapperStartTicks, cgroup, origin, where };
     } catch (error) {
       if (cwdFd !== root.fd) closeDescriptor(cwdFd);
       for (const fd of held) closeDescriptor(fd);

@@ -12,7 +12,7 @@ import { bwrapArguments } from "./bwrap.ts";
 import { SANDBOX_FDS, SANDBOX_INIT_PATH, type SandboxRequest } from "./init-protocol.ts";
 import { keptInPlace } from "./mount-plan.ts";
 import { EGRESS_PORT, EGRESS_SOCKET, egressEnvironment } from "./network/egress-plan.ts";
-import { sandboxProfile } from "./seatbelt.ts";
+import { seatbeltLaunch } from "./seatbelt.ts";
 import type { Launch, SandboxView } from "./view.ts";
 // @ts-expect-error: a text import (the bundle embeds the file's text, not its code): see init.ts.
 import INIT_SOURCE from "./init.ts" with { type: "text" };
@@ -33,13 +33,11 @@ export function sandboxInitCommand(): { argv: string[]; env: Record<string, stri
 /**
  * `launch` becomes what is spawned. Linux: bwrap with `init` as its command and env (the
  * workload itself travels over SANDBOX_FDS.control, never in argv: its env may hold secrets).
- * macOS: sandbox-exec in front of the workload, same env.
+ * macOS: sandbox-exec in front of the workload, same env; under an allowlist, `egressPort` is
+ * the policy proxy's port on loopback, the profile's one way out and the proxy variables' port.
  */
-export function sandboxLaunch(launch: Launch, view: SandboxView, tool: string, init: { argv: string[]; env: Record<string, string> }): Launch {
-  if (isMacOS) {
-    // sandbox-exec execvp's its first argument, so argv[0] becomes the program's path.
-    return { program: tool, argv: ["sandbox-exec", "-p", sandboxProfile(view, launch), launch.program, ...launch.argv.slice(1)], env: launch.env };
-  }
+export function sandboxLaunch(launch: Launch, view: SandboxView, tool: string, init: { argv: string[]; env: Record<string, string> }, egressPort: number | null = null): Launch {
+  if (isMacOS) return seatbeltLaunch(launch, view, tool, egressPort);
   const script = ["--perms", "0444", "--file", String(SANDBOX_FDS.init), SANDBOX_INIT_PATH];
   return { program: tool, argv: ["bwrap", ...bwrapArguments(view), ...script, "--", ...init.argv], env: init.env };
 }

@@ -5,6 +5,8 @@
  */
 import { sep } from "node:path";
 import { lazyOs } from "../platform/lazy.ts";
+import { egressEnvironment } from "./network/egress-plan.ts";
+import { isAllowlist } from "./settings.ts";
 import { covered, type Launch, type SandboxView } from "./view.ts";
 
 /**
@@ -13,8 +15,9 @@ import { covered, type Launch, type SandboxView } from "./view.ts";
  * the daemon user's home other than the workspace and what the launch needs. Last match wins
  * in SBPL, so the exceptions come after the denials. Ancestors of allowed paths keep their
  * metadata readable, or path lookups (realpath, getcwd) beneath the home would fail.
+ * `egressPort`: under a network allowlist, the policy proxy's port on the host's loopback.
  */
-export function sandboxProfile(view: SandboxView, launch: Launch): string {
+export function sandboxProfile(view: SandboxView, launch: Launch, egressPort: number | null = null): string {
   const home = lazyOs().homedir();
   const quote = (path: string) => `"${path.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
   const subpaths = (paths: readonly string[]) => paths.map((path) => `(subpath ${quote(path)})`).join(" ");
@@ -39,9 +42,31 @@ export function sandboxProfile(view: SandboxView, launch: Launch): string {
   for (const overlay of (view.overlays ?? []).filter((entry) => entry.source === entry.target)) {
     lines.push(`(${overlay.writable ? "allow" : "deny"} file-write* (subpath ${quote(overlay.source)}))`);
   }
-  // An allowlist is refused on macOS before a profile is made (sandboxed-workload.ts): no network namespace, no construction.
-  if (view.network !== "host") lines.push("(deny network*)");
+  lines.push(...networkRules(view.network, egressPort));
   return lines.join("\n");
+}
+
+/**
+ * The network by what is allowed: "host" adds nothing; "none" denies every network operation
+ * (DNS included: mDNSResponder is reached through a socket, which network-outbound covers);
+ * an allowlist denies the same and then allows one destination, the policy proxy's port on
+ * loopback. Last match wins, so the one allow comes after the denial.
+ */
+function networkRules(network: SandboxView["network"], egressPort: number | null): string[] {
+  if (network === "host") return [];
+  if (!isAllowlist(network)) return ["(deny network*)"];
+  if (egressPort === null || !Number.isInteger(egressPort) || egressPort < 1 || egressPort > 65535) throw new Error("a network allowlist needs the policy proxy's port in the Seatbelt profile");
+  return ["(deny network*)", `(allow network-outbound (remote ip "localhost:${egressPort}"))`];
+}
+
+/**
+ * sandbox-exec in front of the workload, same env; under an allowlist the proxy variables name
+ * `egressPort`, the policy proxy's port on loopback and the profile's one way out.
+ * sandbox-exec execvp's its first argument, so argv[0] becomes the program's path.
+ */
+export function seatbeltLaunch(launch: Launch, view: SandboxView, tool: string, egressPort: number | null): Launch {
+  const env = egressPort === null ? launch.env : { ...launch.env, ...egressEnvironment(egressPort) };
+  return { program: tool, argv: ["sandbox-exec", "-p", sandboxProfile(view, launch, egressPort), launch.program, ...launch.argv.slice(1)], env };
 }
 
 function ancestorsOf(path: string): string[] {

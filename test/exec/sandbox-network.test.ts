@@ -7,7 +7,7 @@
  * packet ever leaves loopback.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import type { ExecutionDetails } from "../../src/operator/views.ts";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
@@ -15,10 +15,12 @@ import { BIN, runBinary } from "../../kit/binary.ts";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { lab, tempDir, type Lab } from "../../kit/scratch.ts";
 import { isLinux } from "../../src/platform/os.ts";
+import { storageDir } from "../../src/workspace/paths.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { git, makeRepo } from "../support/git.ts";
 import { create, createInput, ok, op } from "../support/operation.ts";
 import { skipBecause } from "../support/platform.ts";
+import { executionRow } from "../support/store.ts";
 import { sandboxGitKit } from "../support/sandbox-git.ts";
 import { missingTools } from "../support/tools.ts";
 
@@ -159,6 +161,24 @@ describe.skipIf(skip)("a sandboxed workload under an allowlist reaches only what
     expect(narrower.stdout.toString()).toBe("ran\n");
     const none = await run("echo ran", sandboxed({ network: "none" }));
     expect(none.stdout.toString()).toBe("ran\n");
+  });
+
+  test("fail closed: a proxy that cannot start refuses the exec, nothing runs, the execution is recorded as finished", async () => {
+    await workspace();
+    // A short execId keeps the socket in the workspace's storage (a path too long for a socket goes to a temp dir).
+    const spawn = { ...envelope(["/bin/sh", "-c", "echo ran > ran.txt"], { options: policy(), env: { PATH } }), execId: "fc1" };
+    const socketPath = join(storageDir(t.home, "w"), `egress-${spawn.execId}.sock`);
+    expect(socketPath.length).toBeLessThan(104);
+    // The proxy's socket path is taken by a directory the runtime will not remove.
+    mkdirSync(join(socketPath, "kept"), { recursive: true });
+    const handle = startExec("w", spawn, { bin: runtime });
+    handle.closeStdin();
+    const result = await handle.done;
+    expect(result.code).toBe(1);
+    expect(result.stderr.toString()).toContain("the sandbox's network policy could not be set up");
+    expect(existsSync(join(t.dir, "project", "ran.txt"))).toBe(false);
+    expect(executionRow(t.home, "fc1")?.finished_at).not.toBeNull();
+    expect(readdirSync(storageDir(t.home, "w")).filter((name) => name.startsWith("egress-") && name.endsWith(".json"))).toEqual([]);
   });
 
   test("the policy survives pause and resume", async () => {

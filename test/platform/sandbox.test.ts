@@ -8,7 +8,7 @@ import { homedir } from "node:os";
 import { bwrapArguments } from "../../src/sandbox/bwrap.ts";
 import { filesToShow, type SandboxView } from "../../src/sandbox/view.ts";
 import { sandboxLaunch } from "../../src/sandbox/launch.ts";
-import { sandboxProfile } from "../../src/sandbox/seatbelt.ts";
+import { sandboxProfile, seatbeltLaunch } from "../../src/sandbox/seatbelt.ts";
 import { SANDBOX_FDS } from "../../src/sandbox/init-protocol.ts";
 import { linuxOnly } from "../support/platform.ts";
 
@@ -102,5 +102,23 @@ describe("the macOS profile (text only: not run here)", () => {
   test('network "none" denies the network', () => {
     expect(profile).not.toContain("(deny network*)");
     expect(sandboxProfile({ ...view, network: "none" }, { program: "/usr/bin/true", argv: ["true"], env: {} })).toContain("(deny network*)");
+  });
+
+  test("an allowlist denies the network, then allows one destination: the proxy's port on loopback (last match wins)", () => {
+    const allowlist = { ...view, network: { allow: ["example.com"] } };
+    const network = sandboxProfile(allowlist, { program: "/usr/bin/true", argv: ["true"], env: {} }, 41234)
+      .split("\n")
+      .filter((line) => line.includes("network"));
+    expect(network).toEqual(["(deny network*)", '(allow network-outbound (remote ip "localhost:41234"))']);
+    // Without the proxy's port there is no profile at all: never a wider one.
+    expect(() => sandboxProfile(allowlist, { program: "/usr/bin/true", argv: ["true"], env: {} })).toThrow("the policy proxy's port");
+  });
+
+  test("sandbox-exec under an allowlist: the proxy variables name the proxy's loopback port, the rest of the env is the envelope's", () => {
+    const launch = seatbeltLaunch({ program: "/usr/bin/true", argv: ["true"], env: { KEEP: "1" } }, { ...view, network: { allow: ["example.com"] } }, "/usr/bin/sandbox-exec", 41234);
+    expect(launch.env.HTTPS_PROXY).toBe("http://127.0.0.1:41234");
+    expect(launch.env.ALL_PROXY).toBe("socks5h://127.0.0.1:41234");
+    expect(launch.env.KEEP).toBe("1");
+    expect(launch.argv[2]).toContain('(remote ip "localhost:41234")');
   });
 });

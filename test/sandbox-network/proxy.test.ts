@@ -260,6 +260,18 @@ describe("malformed and oversized requests", () => {
   });
 });
 
+describe("on a loopback port (macOS: the port the Seatbelt profile allows)", () => {
+  test("without a socket path it listens on a free port of 127.0.0.1, and decides the same way", async () => {
+    kit = await startTestProxy([`127.0.0.1:${WEB}`], {}, { socketPath: null });
+    const port = kit.proxy.port!;
+    expect(kit.proxy.socketPath).toBeNull();
+    expect(port).toBeGreaterThan(0);
+    expect(statusOf(await exchange(port, `GET http://127.0.0.1:${WEB}/by-port HTTP/1.1\r\n\r\n`))).toBe("HTTP/1.1 200 OK");
+    expect(statusOf(await exchange(port, `GET http://other.test/ HTTP/1.1\r\n\r\n`))).toBe("HTTP/1.1 403 Forbidden");
+    expect(kit.denied.map((event) => event.host)).toEqual(["other.test"]);
+  });
+});
+
 describe("clean shutdown", () => {
   test("close() ends the listener and every open connection", async () => {
     kit = await startTestProxy([`127.0.0.1:${echo.port}`]);

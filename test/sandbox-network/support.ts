@@ -70,10 +70,10 @@ function isRefusedByDesign(address: string): boolean {
   return ["169.254.169.254", "10.1.2.3", "224.0.0.251", "192.168.1.1", "93.184.216.34", "fd00::1", "::ffff:169.254.169.254"].includes(address);
 }
 
-/** Connects to the proxy, sends `bytes`, and returns everything received until the proxy closes. */
-export function exchange(socketPath: string, bytes: string | Buffer, timeoutMs = 10_000): Promise<Buffer> {
+/** Connects to the proxy (its socket path, or its port on 127.0.0.1), sends `bytes`, and returns everything received until the proxy closes. */
+export function exchange(where: string | number, bytes: string | Buffer, timeoutMs = 10_000): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ path: socketPath });
+    const socket = typeof where === "number" ? net.connect({ host: "127.0.0.1", port: where }) : net.connect({ path: where });
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => {
       socket.destroy();

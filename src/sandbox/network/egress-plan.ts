@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PATH_MISSING, tolerating } from "../../platform/errno.ts";
+import { isLinux } from "../../platform/os.ts";
 import type { HostStats } from "./proxy.ts";
 import { proxyEnvironment } from "./proxy-env.ts";
 
@@ -27,8 +28,12 @@ export interface EgressStats {
 
 /** Where one execution's way out will be, decided before the sandbox's view is made. */
 export interface EgressPlan {
-  /** The proxy's socket on the host, shown inside at EGRESS_SOCKET. */
-  socketPath: string;
+  /**
+   * Linux: the proxy's socket on the host, shown inside at EGRESS_SOCKET. macOS (null): the
+   * proxy listens on a free loopback TCP port, the one the Seatbelt profile lets the workload
+   * reach; there is no network namespace to show a socket in.
+   */
+  socketPath: string | null;
   /** The workspace's storage, where the counts file is. */
   dir: string;
   execId: string;
@@ -41,14 +46,15 @@ export interface EgressPlan {
 /** The plan of execution `execId`'s way out in `dir` (the workspace's storage, made 0700 if need be). */
 export function planEgress(dir: string, execId: string, allow: readonly string[]): EgressPlan {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!isLinux) return { socketPath: null, dir, execId, allow, temporary: null };
   const name = `egress-${execId}.sock`;
   const temporary = join(dir, name).length > SOCKET_PATH_MAX ? mkdtempSync(join(tmpdir(), "phr-egress-")) : null;
   return { socketPath: join(temporary ?? dir, name), dir, execId, allow, temporary };
 }
 
-/** What the workload's environment gains under an allowlist (proxy-env.ts). */
-export function egressEnvironment(): Record<string, string> {
-  return proxyEnvironment(EGRESS_PORT);
+/** What the workload's environment gains under an allowlist (proxy-env.ts): the sandbox's own EGRESS_PORT, or on macOS the proxy's port on the host's loopback. */
+export function egressEnvironment(port = EGRESS_PORT): Record<string, string> {
+  return proxyEnvironment(port);
 }
 
 /** The counts file of execution `execId` in `dir` (the workspace's storage). */

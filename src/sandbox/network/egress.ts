@@ -4,7 +4,8 @@
  * shows at EGRESS_SOCKET and its init forwards EGRESS_PORT of the sandbox's own loopback to
  * (egress-plan.ts). The sandbox has a network namespace of its own with nothing but that
  * loopback: no route, no DNS, so this is its only way out, whatever a program does with the
- * proxy variables.
+ * proxy variables. macOS (unverified here): the proxy listens on a loopback TCP port instead,
+ * the only destination the Seatbelt profile allows (seatbelt.ts).
  *
  * Every refusal is a runtime-log line (`net-denied`, or `net-failed` when the upstream could
  * not be reached), every proxy failure an error line (`net-error`), and the counts per
@@ -20,8 +21,9 @@ import { startPolicyProxy, type PolicyProxy, type RefusalEvent } from "./proxy.t
 /** The counts file is rewritten at most this often while connections come and go. */
 const STATS_EVERY_MS = 250;
 
-/** One execution's way out, open until `close`. */
+/** One execution's way out, open until `close`; `port`: the proxy's loopback TCP port where it has no socket (macOS). */
 export interface Egress {
+  port: number | null;
   close(): Promise<void>;
 }
 
@@ -51,7 +53,7 @@ export async function openEgress(plan: EgressPlan): Promise<Egress> {
     logLine("warn", event, { host: hostOf(refusal), port: refusal.port, address: refusal.address, protocol: refusal.protocol, reason: refusal.reason });
     changed();
   };
-  rmSync(socketPath, { force: true });
+  if (socketPath !== null) rmSync(socketPath, { force: true });
   proxy = await startPolicyProxy({
     socketPath,
     allowlist: compileAllowlist(plan.allow),
@@ -62,13 +64,14 @@ export async function openEgress(plan: EgressPlan): Promise<Egress> {
   });
   save();
   return {
+    port: proxy.port,
     close: async () => {
       if (timer) clearTimeout(timer);
       await proxy!.close();
       const hosts = Object.fromEntries(proxy!.stats());
       if (stats.denied + stats.failed > 0 || Object.keys(hosts).length > 0) logLine("info", "net-summary", { denied: stats.denied, failed: stats.failed, hosts });
       rmSync(statsPath, { force: true });
-      rmSync(socketPath, { force: true });
+      if (socketPath !== null) rmSync(socketPath, { force: true });
       if (temporary) rmSync(temporary, { recursive: true, force: true });
     },
   };

@@ -1,7 +1,8 @@
 /**
- * The policy proxy: the sandboxed workload's only way out. It listens on a Unix socket (run
- * outside the sandbox; inside, forwarder.ts maps a loopback port to it) and speaks, on that
- * one socket, HTTP CONNECT, plain HTTP forward proxying and SOCKS5, told apart by the first
+ * The policy proxy: the sandboxed workload's only way out. It runs outside the sandbox and
+ * listens on a Unix socket (Linux: inside, the sandbox init maps a loopback port to it) or on
+ * a loopback TCP port of its own (macOS: the Seatbelt profile lets the workload reach that port
+ * alone), and speaks, on that one socket, HTTP CONNECT, plain HTTP forward proxying and SOCKS5, told apart by the first
  * byte (5 is SOCKS5's version; an HTTP request starts with a method's letter).
  *
  * Each request is admitted (admission.ts) before any connection is made, and connected only
@@ -48,7 +49,8 @@ export interface ConnectionEvent extends SpliceCounts {
 }
 
 export interface PolicyProxyOptions {
-  socketPath: string;
+  /** The Unix socket to listen on; null: a free TCP port on 127.0.0.1 (`PolicyProxy.port`). */
+  socketPath: string | null;
   allowlist: Allowlist;
   resolve?: Resolver;
   connect?: Connector;
@@ -74,7 +76,9 @@ export interface HostStats {
 }
 
 export interface PolicyProxy {
-  socketPath: string;
+  socketPath: string | null;
+  /** The TCP port listened on, when there is no socket path. */
+  port: number | null;
   /** Per host as the client named it: allowed connections ended so far and their bytes. */
   stats(): Map<string, HostStats>;
   /** Refusals so far (policy and failures). */
@@ -205,9 +209,11 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
     }
   }
 
-  const listener = listenConns({ unix: settings.socketPath }, (client) => void serve(client));
+  const accept = (client: Conn) => void serve(client);
+  const listener = settings.socketPath === null ? listenConns({ hostname: "127.0.0.1", port: 0 }, accept) : listenConns({ unix: settings.socketPath }, accept);
   return {
     socketPath: settings.socketPath,
+    port: "port" in listener ? listener.port : null,
     stats: () => new Map(stats),
     refusals: () => refusals,
     close: async () => {
