@@ -25,6 +25,7 @@ export class Conn {
   #held: Buffer | null = null;
   #drain: (() => void)[] = [];
   #endAfterWrite = false;
+  #endSent = false;
   #peerEnded = false;
   #endDelivered = false;
   #socketClosed = false;
@@ -113,7 +114,7 @@ export class Conn {
 
   #deliver(): void {
     while (this.#reader && !this.#paused && this.#inbox.length > 0) this.#reader.data(this.#inbox.shift()!);
-    if (!this.#reader || this.#paused) return;
+    if (!this.#reader || this.#paused || this.#destroyed) return;
     if (this.#peerEnded && !this.#endDelivered) {
       this.#endDelivered = true;
       this.#reader.end();
@@ -131,7 +132,10 @@ export class Conn {
       this.#held = written < this.#held.length ? this.#held.subarray(written) : null;
       if (this.#held) return;
     }
-    if (this.#endAfterWrite) socket.shutdown();
+    if (this.#endAfterWrite && !this.#endSent) {
+      this.#endSent = true;
+      socket.shutdown();
+    }
     for (const callback of this.#drain.splice(0)) callback();
   }
 
@@ -162,8 +166,8 @@ export class Conn {
     close: (socket, error) => {
       const conn = socket.data;
       conn.#error ??= error;
-      // Bun may report a peer's clean end as the close itself: an end, unless it failed.
-      if (!conn.#error) conn.#peerEnded = true;
+      // Bun may report a peer's clean end as the close itself: an end, unless it failed or we destroyed it.
+      if (!conn.#error && !conn.#destroyed) conn.#peerEnded = true;
       conn.#socketClosed = true;
       conn.#deliver();
       conn.#report();
