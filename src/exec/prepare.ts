@@ -1,8 +1,7 @@
 import type { SpawnEnvelope } from "../protocol/index.ts";
 import { CgroupScope, originFor } from "../containment/cgroup-scope.ts";
 import { selfIdentity } from "../platform/process.ts";
-import { filesToShow, type Launch } from "../sandbox/view.ts";
-import { sandboxLaunch } from "../sandbox/launch.ts";
+import type { Launch } from "../sandbox/view.ts";
 import { sandboxTool, SandboxUnavailable } from "../sandbox/tool.ts";
 import { openStore, type Store } from "../store/db.ts";
 import type { Reservation } from "../store/executions.ts";
@@ -14,22 +13,16 @@ import type { OpenRoot } from "../workspace/confinement.ts";
 import { executionCgroupsOf, makeExecutionCgroup } from "../containment/cgroup-tree.ts";
 import { checkLimits, resolveContainment } from "../containment/resolve.ts";
 import { readOptions, type RuntimeOptions } from "../options.ts";
-import { closeDescriptor, identityOf, openDirectory } from "../platform/directory.ts";
-import { duplicateDescriptor, memoryFile } from "../platform/libc/descriptors.ts";
+import { closeDescriptor } from "../platform/directory.ts";
 import type { WorkspaceRecord } from "../store/workspaces.ts";
 import { ownershipOf, type Ownership } from "../workspace/owner.ts";
-import { checkRelativePath, joinInside, openInside, storageDir } from "../workspace/paths.ts";
-import { sandboxView } from "../sandbox/workspace-view.ts";
-import { gitForExec, type PreparedGit } from "../sandbox/git/sandbox-git.ts";
+import { checkRelativePath, joinInside, openInside } from "../workspace/paths.ts";
 import { requireIsolation } from "../sandbox/isolation.ts";
-import { isAllowlist, requestedIsolation } from "../sandbox/settings.ts";
-import { EGRESS_SOCKET, planEgress } from "../sandbox/network/egress-plan.ts";
-import { userGitOf } from "../sandbox/git/private-git.ts";
+import { requestedIsolation } from "../sandbox/settings.ts";
 import { helperFiles, helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
-import { releaseDirectories, type LaunchPlan, type SandboxEgress, type SpawnStdioArray } from "./plan.ts";
+import { releaseDirectories, type LaunchPlan } from "./plan.ts";
 import { finishRecord, recordRefusal, reserveRecord } from "./record.ts";
-import { bwrapDescriptors, SANDBOX_INIT_SOURCE, sandboxInitCommand, sandboxRequest } from "../sandbox/launch.ts";
 import { isLinux } from "../platform/os.ts";
 import { mark } from "../trace.ts";
 
@@ -46,7 +39,7 @@ export function workloadEnv(envelope: SpawnEnvelope): Record<string, string> {
 }
 
 /** A launch, and the files it needs: asked for only under the sandbox, which shows them. */
-type ResolvedLaunch = Launch & { files: () => string[] };
+export type ResolvedLaunch = Launch & { files: () => string[] };
 
 /**
  * The file to execute (argv[0] through PATH, or the workspace helper's own resolution), and the
@@ -77,75 +70,14 @@ function isolationTool(options: RuntimeOptions): string | null {
   }
 }
 
-/** What a sandboxed launch is made from: the launch, the tool, and the workspace it runs in (its record, proven root and cwd, the sandbox's git). */
-interface SandboxedAt {
-  launch: ResolvedLaunch;
-  tool: string;
-  mode: "pipes" | "pty";
-  home: string;
-  record: WorkspaceRecord;
-  root: OpenRoot;
-  cwd: { path: string; fd: number };
-  options: RuntimeOptions;
-  git: PreparedGit | null;
-  execId: string;
-}
-
 /**
- * The launch as spawned under the sandbox, and (Linux) what the sandbox init runs. The view
- * also shows the program's file and this binary (the init, and the engine of a JavaScript
- * helper) when the system directories do not already.
+ * The sandbox's part of an exec (its git dir, its view, init and egress), loaded only by a
+ * sandboxed exec: an unsandboxed one never evaluates those modules (~0.5–0.9 ms of every exec's
+ * start-up, bench/README.md "Trimming each command's modules").
  */
-function sandboxed(at: SandboxedAt) {
-  const { launch, tool, mode, home, record, root, cwd, options, git, execId } = at;
-  const view = sandboxView(home, record, root, options, git, userGitOf(record, root.seen.gitdir));
-  view.readOnly.push(...filesToShow(isLinux ? [process.execPath, ...launch.files()] : launch.files(), view));
-  const egress = egressOf(options, home, record.workspaceId, execId);
-  if (!isLinux) {
-    // macOS: under an allowlist the launch is made once the proxy listens (its port is in the profile).
-    if (egress) egress.launchAt = (port) => sandboxLaunch(launch, view, tool, sandboxInitCommand(), port);
-    return { launch: sandboxLaunch(launch, view, tool, sandboxInitCommand()), sandbox: null, egress };
-  }
-  if (egress) view.overlays = [...(view.overlays ?? []), { source: egress.plan.socketPath!, target: EGRESS_SOCKET, writable: true }];
-  const spawned = sandboxLaunch(launch, view, tool, sandboxInitCommand());
-  const request = sandboxRequest(launch, mode, view, cwd, egress !== null);
-  const held: number[] = [];
-  try {
-    let bound = root.fd;
-    if (view.root !== root.path) held.push((bound = openCheckout(view.root!, root)));
-    const script = memoryFile("paseo-sandbox-init", SANDBOX_INIT_SOURCE);
-    held.push(script);
-    // Pipes: the daemon's fds 0-2 go to the init as duplicates (the spawn replaces 0-2 before it would copy them).
-    const copies = mode === "pipes" ? [0, 1, 2].map(duplicateDescriptor) : null;
-    held.push(...(copies ?? []));
-    return { launch: spawned, sandbox: { request, stdio: bwrapDescriptors(bound, script, copies) as SpawnStdioArray, held, git: git?.ctx ?? null }, egress };
-  } catch (error) {
-    for (const fd of held) closeDescriptor(fd);
-    throw error;
-  }
-}
-
-/**
- * Under a network allowlist, where the execution's proxy will be (it starts at launch, before
- * the sandbox). Linux: a socket shown in the sandbox's own network namespace. macOS
- * (unverified here): a loopback port, the one destination its Seatbelt profile allows.
- */
-function egressOf(options: RuntimeOptions, home: string, workspaceId: string, execId: string): SandboxEgress | null {
-  if (!isAllowlist(options.network)) return null;
-  return { plan: planEgress(storageDir(home, workspaceId), execId, options.network.allow), opened: null, launchAt: null };
-}
-
-/**
- * The owned checkout the root lies in, opened again (it was proven a moment ago, in this same
- * transaction) and compared with what was just seen, so bwrap binds exactly that directory.
- */
-function openCheckout(path: string, root: OpenRoot): number {
-  const fd = openDirectory(path);
-  if (identityOf(fd) !== root.seen.checkout) {
-    closeDescriptor(fd);
-    throw new ProgramError(`the checkout ${path} changed while the sandbox was prepared; nothing was launched`, 1);
-  }
-  return fd;
+async function sandboxParts() {
+  const [{ sandboxed }, { gitForExec }] = await Promise.all([import("../sandbox/exec-sandbox.ts"), import("../sandbox/git/sandbox-git.ts")]);
+  return { sandboxed, gitForExec };
 }
 
 /**
@@ -155,7 +87,7 @@ function openCheckout(path: string, root: OpenRoot): number {
  * Whatever refuses the exec once the store is open, the identity ends up recorded as finished
  * (record.ts recordRefusal), so the daemon's cleanup `signal` finds it already clean.
  */
-export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): LaunchPlan {
+export async function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Promise<LaunchPlan> {
   const options = readOptions(envelope.options);
   const origin = originFor(options);
   mark("options");
@@ -174,7 +106,7 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
     wrapperStartTicks: self.startTicks,
   };
   try {
-    return claimLaunch(store, options, owner, reservation, envelope, origin);
+    return await claimLaunch(store, options, owner, reservation, envelope, origin);
   } catch (error) {
     // A store whose write lock is stuck would keep the refusal waiting as long again: the
     // identity then stays unrecorded, and `signal` calls it not ready.
@@ -183,10 +115,11 @@ export function prepareLaunch(workspaceId: string, envelope: SpawnEnvelope): Lau
   }
 }
 
-function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, reservation: Reservation, envelope: SpawnEnvelope, origin: LaunchPlan["origin"]): LaunchPlan {
+async function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, reservation: Reservation, envelope: SpawnEnvelope, origin: LaunchPlan["origin"]): Promise<LaunchPlan> {
   const { workspaceId, execId } = reservation;
   const tool = isolationTool(options);
-  const git = tool && isLinux ? refusingLaunch(() => gitForExec(store, workspaceId, owner, options)) : null;
+  const parts = tool ? await sandboxParts() : null;
+  const git = parts && isLinux ? refusingLaunch(() => parts.gitForExec(store, workspaceId, owner, options)) : null;
   const containment = refusingLaunch(() => {
     const found = resolveContainment(options, store.home);
     checkLimits(found, options);
@@ -203,8 +136,8 @@ function claimLaunch(store: Store, options: RuntimeOptions, owner: Ownership, re
     let held: number[] = [];
     try {
       const resolved = resolveLaunch(envelope, owner, options, workloadEnv(envelope), cwd);
-      const { launch, sandbox, egress } = tool
-        ? sandboxed({ launch: resolved, tool, mode: envelope.stdio.kind, home: store.home, record, root, cwd: { path: cwd, fd: cwdFd }, options, git, execId })
+      const { launch, sandbox, egress } = tool && parts
+        ? parts.sandboxed({ launch: resolved, tool, mode: envelope.stdio.kind, home: store.home, record, root, cwd: { path: cwd, fd: cwdFd }, options, git, execId })
         : { launch: resolved, sandbox: null, egress: null };
       held = sandbox?.held ?? [];
       const { program, argv, env } = launch;

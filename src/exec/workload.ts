@@ -9,7 +9,6 @@ import { releaseDirectories, type LaunchPlan } from "./plan.ts";
 import { PreLaunchProtocolError } from "./program.ts";
 import { closeEgress, type Launched } from "./launch.ts";
 import { finishRecord } from "./record.ts";
-import { syncOut } from "../sandbox/git/sync-out.ts";
 import { logLine } from "../log/runtime-log.ts";
 import { mark } from "../trace.ts";
 
@@ -62,7 +61,7 @@ export async function finishWorkload(plan: LaunchPlan, launched: Launched, event
   await closeEgress(plan);
   mark("egress closed");
   if (beforeEof) await beforeEof().catch((error: Error) => events.error(error.message));
-  if (plan.sandbox?.git) bringGitBack(plan.sandbox.git);
+  if (plan.sandbox?.git) await bringGitBack(plan.sandbox.git);
   mark("scope ended");
   const writable = finishRecord(plan, outcome);
   mark("record");
@@ -77,9 +76,13 @@ export async function finishWorkload(plan: LaunchPlan, launched: Launched, event
   return outcome;
 }
 
-/** syncOut, whose failures are logged: the exec's own outcome stands. */
-function bringGitBack(git: NonNullable<NonNullable<LaunchPlan["sandbox"]>["git"]>): void {
+/**
+ * syncOut, whose failures are logged: the exec's own outcome stands. Loaded here, by the
+ * sandboxed execs that have a private git dir: the others never evaluate the sync's modules.
+ */
+async function bringGitBack(git: NonNullable<NonNullable<LaunchPlan["sandbox"]>["git"]>): Promise<void> {
   try {
+    const { syncOut } = await import("../sandbox/git/sync-out.ts");
     syncOut(git);
   } catch (error) {
     logLine("error", "git-error", { workspaceId: git.workspaceId, message: `the workspace's git work was not brought into your repository: ${(error as Error).message}` });

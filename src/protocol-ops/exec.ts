@@ -30,7 +30,7 @@ export async function exec(invocation: Invocation): Promise<number> {
   let plan;
   let outcome;
   try {
-    plan = prepareLaunch(invocation.flags.get("workspace-id")!, envelope);
+    plan = await prepareLaunch(invocation.flags.get("workspace-id")!, envelope);
     outcome = await run(plan, controls, signals);
   } catch (error) {
     // Whatever stops prepareLaunch refuses the exec; after it, only NotLaunched does.
