@@ -6,7 +6,7 @@
  * patch version may add fields, which are left out.
  */
 import * as v from "valibot";
-import { SandboxSettings } from "../sandbox/settings.ts";
+import { sandboxSettings } from "../sandbox/settings.ts";
 
 const text = v.string();
 const count = v.pipe(v.number(), v.integer(), v.minValue(0));
@@ -49,7 +49,7 @@ export const WorkspaceSummary = v.object({
   pidsCurrent: v.nullable(count),
   createdAt: text,
   /** The isolation it keeps (sandbox/isolation.ts); null: made before schema 3, recorded by its next resume or exec. */
-  isolation: v.nullable(SandboxSettings),
+  isolation: v.nullable(sandboxSettings()),
   /** Why the last sync of its sandbox's git into the user's repository failed (retried before the next exec and at destroy); absent from hosts of before it was kept. */
   gitSyncProblem: v.optional(v.nullable(text)),
 });

@@ -4,11 +4,12 @@
  * from it. The option schema (options.ts), the record and its JSON column (store/workspaces.ts),
  * the `ls` view (operator/views.ts) and the "at least as confined" rule (isolation.ts) all read
  * them from here, so a new setting is written here once. Nearly a leaf: it imports only the
- * allowlist's own schema (network/allowlist.ts, which imports nothing above it), so options.ts
- * and the store can use it.
+ * allowlist's own schema (network/allowlist.ts, which imports nothing above it) and `once`, so
+ * options.ts and the store can use it.
  */
 import * as v from "valibot";
 import { isAbsolute, normalize } from "node:path";
+import { once } from "../platform/lazy.ts";
 import { allowSettingSchema } from "./network/allowlist.ts";
 
 /** How workloads are confined: not at all (the default), or inside the platform's sandbox. */
@@ -24,15 +25,20 @@ function networkSchema(message?: (issue: v.BaseIssue<unknown>) => string) {
 /**
  * What a workspace keeps of the settings it was created with (store/workspaces.ts): no sandbox,
  * or the sandbox with its settings. Objects, not strict ones: `ls --json` of a host of a later
- * patch version may add fields, which are left out (operator/views.ts).
+ * patch version may add fields, which are left out (operator/views.ts). Built on first use:
+ * only a record's write and `ls` validate against it, and building it (the allowlist's schema
+ * with it) at evaluation cost every inspect and exec ~0.3 ms (bench/README.md, "Trimming each
+ * command's modules").
  */
-export const SandboxSettings = v.variant("isolation", [
-  v.object({ isolation: v.literal("none") }),
-  v.object({ isolation: v.literal("sandbox"), network: networkSchema(), sandboxReadOnly: v.array(v.string()), sandboxReadWrite: v.array(v.string()) }),
-]);
+export const sandboxSettings = once(() =>
+  v.variant("isolation", [
+    v.object({ isolation: v.literal("none") }),
+    v.object({ isolation: v.literal("sandbox"), network: networkSchema(), sandboxReadOnly: v.array(v.string()), sandboxReadWrite: v.array(v.string()) }),
+  ]),
+);
 
 /** The recorded settings: `{ isolation: "none" }`, or the sandbox with its network and paths. */
-export type RecordedIsolation = v.InferOutput<typeof SandboxSettings>;
+export type RecordedIsolation = v.InferOutput<ReturnType<typeof sandboxSettings>>;
 /** The settings of a sandboxed workspace. */
 export type Sandboxed = Extract<RecordedIsolation, { isolation: "sandbox" }>;
 export type Network = Sandboxed["network"];
@@ -107,7 +113,7 @@ export function requestedIsolation(options: SandboxOptions): RecordedIsolation {
 
 /** The recorded settings of a sandboxed workspace as its JSON column holds them: every field but `isolation`, in the schema's order. */
 export function settingsColumn(settings: Sandboxed): string {
-  const { isolation: _, ...fields } = v.parse(SandboxSettings.options[1], settings);
+  const { isolation: _, ...fields } = v.parse(sandboxSettings().options[1], settings);
   return JSON.stringify(fields);
 }
 
