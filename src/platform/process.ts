@@ -6,6 +6,7 @@ import { closeSync, openSync, readFileSync, readSync, readdirSync } from "node:f
 import { signalNumber } from "./signals.ts";
 import { hasErrno, PROCESS_GONE, tolerating } from "./errno.ts";
 import { isLinux } from "./os.ts";
+import { once } from "./lazy.ts";
 
 /** A process as the kernel reports it. `startTicks` is comparable only within one boot. */
 export interface ProcessInfo {
@@ -67,14 +68,15 @@ export function readProcess(pid: number): ProcessInfo | null {
 }
 
 /** One reused buffer: a sweep reads every process's stat, and allocation per read doubled its cost. */
-const statBuffer = Buffer.allocUnsafe(4096);
+const statBuffer = once(() => Buffer.allocUnsafe(4096));
 
 /** The text of /proc/PID/stat, or null when there is no such process (any other failure is thrown). */
 function readStat(pid: number): string | null {
   const fd = tolerating(PROCESS_GONE, null, () => openSync(`/proc/${pid}/stat`, "r"));
   if (fd === null) return null;
   try {
-    return tolerating(PROCESS_GONE, null, () => statBuffer.toString("latin1", 0, readSync(fd, statBuffer, 0, statBuffer.length, 0)));
+    const buffer = statBuffer();
+    return tolerating(PROCESS_GONE, null, () => buffer.toString("latin1", 0, readSync(fd, buffer, 0, buffer.length, 0)));
   } finally {
     closeSync(fd);
   }
