@@ -76,7 +76,7 @@ function isolationTool(options: RuntimeOptions): string | null {
  * start-up, bench/README.md "Trimming each command's modules").
  */
 async function sandboxParts() {
-  const [{ sandboxed }, { gitForExec }] = await Promise.all([import("../sandbox/exec-sandbox.ts"), import("../sandbox/git/sandbox-git.ts")]);
+  const [{ sandboxed }, { gitForExec }] = await Promise.all([import("./sandboxed-launch.ts"), import("../sandbox/git/sandbox-git.ts")]);
   return { sandboxed, gitForExec };
 }
 

@@ -1,18 +1,19 @@
 /**
  * An exec's launch made sandboxed (exec/prepare.ts, inside its transaction): the view the
  * workload sees, the egress under a network allowlist, and on Linux the init's script and
- * bwrap's descriptors. Loaded by a sandboxed exec only (prepare.ts sandboxParts).
+ * bwrap's descriptors. Loaded by a sandboxed exec only (prepare.ts sandboxParts). exec's
+ * side of the sandbox: what the sandbox is (view, launch, init, egress) stays in src/sandbox/.
  */
-import { filesToShow } from "./view.ts";
-import { bwrapDescriptors, SANDBOX_INIT_SOURCE, sandboxInitCommand, sandboxLaunch, sandboxRequest } from "./launch.ts";
-import { sandboxView } from "./workspace-view.ts";
-import type { PreparedGit } from "./git/sandbox-git.ts";
-import { userGitOf } from "./git/private-git.ts";
-import { isAllowlist } from "./settings.ts";
-import { EGRESS_SOCKET, planEgress } from "./network/egress-plan.ts";
-import type { ResolvedLaunch } from "../exec/prepare.ts";
-import { ProgramError } from "../exec/program.ts";
-import type { SandboxEgress, SpawnStdioArray } from "../exec/plan.ts";
+import { filesToShow } from "../sandbox/view.ts";
+import { bwrapDescriptors, SANDBOX_INIT_SOURCE, sandboxInitCommand, sandboxLaunch, sandboxRequest } from "../sandbox/launch.ts";
+import { sandboxView } from "../sandbox/workspace-view.ts";
+import type { PreparedGit } from "../sandbox/git/sandbox-git.ts";
+import { userGitOf } from "../sandbox/git/private-git.ts";
+import { isAllowlist } from "../sandbox/settings.ts";
+import { EGRESS_SOCKET, planEgress } from "../sandbox/network/egress-plan.ts";
+import type { ResolvedLaunch } from "./prepare.ts";
+import { ProgramError } from "./program.ts";
+import type { SandboxEgress, SpawnStdioArray } from "./plan.ts";
 import type { RuntimeOptions } from "../options.ts";
 import { closeDescriptor, identityOf, openDirectory } from "../platform/directory.ts";
 import { duplicateDescriptor, memoryFile } from "../platform/libc/descriptors.ts";
