@@ -18,6 +18,9 @@ type SpawnStdio = "inherit" | "ignore" | "pipe" | number;
 /** Bun.spawn's stdio array: fds 0–2, then any further descriptors. */
 export type SpawnStdioArray = [SpawnStdio, SpawnStdio, SpawnStdio, ...SpawnStdio[]];
 
+/** A launch, and the files it needs: asked for only under the sandbox, which shows them. */
+export type ResolvedLaunch = Launch & { files: () => string[] };
+
 /** Under a network allowlist: where its proxy will be, and once launched the open proxy (closed when the workload ended). */
 export interface SandboxEgress {
   plan: EgressPlan;

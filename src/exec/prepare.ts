@@ -1,7 +1,6 @@
 import type { SpawnEnvelope } from "../protocol/index.ts";
 import { CgroupScope, originFor } from "../containment/cgroup-scope.ts";
 import { selfIdentity } from "../platform/process.ts";
-import type { Launch } from "../sandbox/view.ts";
 import { sandboxTool, SandboxUnavailable } from "../sandbox/tool.ts";
 import { openStore, type Store } from "../store/db.ts";
 import type { Reservation } from "../store/executions.ts";
@@ -21,7 +20,7 @@ import { requireIsolation } from "../sandbox/isolation.ts";
 import { requestedIsolation } from "../sandbox/settings.ts";
 import { helperFiles, helperLaunch, resolveHelper } from "./helper.ts";
 import { ProgramError, resolveProgram } from "./program.ts";
-import { releaseDirectories, type LaunchPlan } from "./plan.ts";
+import { releaseDirectories, type LaunchPlan, type ResolvedLaunch } from "./plan.ts";
 import { finishRecord, recordRefusal, reserveRecord } from "./record.ts";
 import { isLinux } from "../platform/os.ts";
 import { mark } from "../trace.ts";
@@ -38,8 +37,6 @@ export function workloadEnv(envelope: SpawnEnvelope): Record<string, string> {
   return env;
 }
 
-/** A launch, and the files it needs: asked for only under the sandbox, which shows them. */
-export type ResolvedLaunch = Launch & { files: () => string[] };
 
 /**
  * The file to execute (argv[0] through PATH, or the workspace helper's own resolution), and the
