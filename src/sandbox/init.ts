@@ -5,18 +5,18 @@
  * status 128+n, so exit 143 and SIGTERM would look alike. The conversation is in
  * init-protocol.ts.
  *
- * This file is not part of the runtime's bundle: the bundle holds its text, bwrap copies it
- * into the sandbox (SANDBOX_INIT_PATH), and the runtime's embedded engine runs it there
- * (`BUN_BE_BUN=1 <runtime> <that file> init FD`, see launch.ts), which starts in about half
- * the time the whole runtime takes. So it stays self-contained: node:fs, bun:ffi and Bun's own sockets only (type
- * imports are erased), its errno checks written out rather than taken from platform/errno.ts.
+ * This file is not part of the runtime's bundle: it is bundled on its own at build time with
+ * what it imports (init-bundle.ts), the runtime holds that text, bwrap copies it into the
+ * sandbox (SANDBOX_INIT_PATH), and the runtime's embedded engine runs it there (`BUN_BE_BUN=1
+ * <runtime> <that file> init FD`, see launch.ts), which starts in about half the time the
+ * whole runtime takes. So it imports little: node:fs, bun:ffi and the egress forwarder.
  * In PTY mode it runs a second time, as `exec FD`: the stage that takes the terminal's
  * foreground and execs into the workload.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, writeSync, type BigIntStats } from "node:fs";
 import { dlopen, FFIType, read, type Pointer } from "bun:ffi";
-import type { Socket, SocketHandler } from "bun";
 import type { SandboxReport, SandboxRequest } from "./init-protocol.ts";
+import { startForwarder } from "./network/forwarder.ts";
 
 /** The largest line either side sends (a request carries the envelope's env). */
 const MAX_LINE = 8 * 1024 * 1024;
@@ -112,85 +112,14 @@ async function init(control: number): Promise<number> {
 /**
  * Under a network allowlist: the sandbox's own loopback `port` forwarded to the policy proxy's
  * socket (shown at `socket`), for as long as the init lives, listening before the workload
- * starts. The sandbox's network namespace has nothing else: this is its only way out.
- *
- * On Bun's own sockets, not node:net: loading node:net and listening through it cost the exec
- * ~13 ms, Bun.listen 0.2 ms. Bun's `write` takes what the kernel takes and returns the count;
- * the rest is held here (one chunk at most) and the side that fed it paused until `drain`, so
- * a slow reader costs one chunk per direction and never blocks another connection. An end is
- * passed on after what was held (half-close); a reset or error ends the other side at once.
+ * starts (network/forwarder.ts, on Bun's own sockets: a slow reader holds one chunk per
+ * direction and never another connection). The sandbox's network namespace has nothing else:
+ * this is its only way out.
  */
 async function forwardEgress(egress: { port: number; socket: string }): Promise<void> {
-  /** One end of a forwarded connection: `held` is what its feeder sent that it has not taken yet. */
-  type Side = { socket: Socket<Side> | null; other: Side | null; held: Uint8Array | null; ended: boolean; finished: boolean; closed: boolean };
-  const side = (socket: Socket<Side> | null): Side => ({ socket, other: null, held: null, ended: false, finished: false, closed: false });
-  const finish = (to: Side) => {
-    if (to.finished) return;
-    to.finished = true;
-    to.socket!.shutdown();
-  };
-  /** Writes what `to` holds; once it took all, passes its feeder's end on or lets the feeder read again. */
-  const flush = (to: Side) => {
-    const held = to.held;
-    if (held) {
-      const written = to.socket!.write(held);
-      if (written < 0) return to.other!.socket?.terminate();
-      to.held = written < held.length ? held.subarray(written) : null;
-      if (to.held) return;
-    }
-    const from = to.other!;
-    if (from.ended) finish(to);
-    else from.socket?.resume();
-  };
-  const carry = (from: Side, to: Side, bytes: Uint8Array) => {
-    if (to.held || !to.socket) to.held = to.held ? Buffer.concat([to.held, bytes]) : bytes;
-    else {
-      const written = to.socket.write(bytes);
-      if (written < 0) return from.socket!.terminate();
-      if (written < bytes.length) to.held = bytes.subarray(written);
-    }
-    if (to.held) from.socket!.pause();
-  };
-  const handlers: SocketHandler<Side> = {
-    data: (socket, bytes) => carry(socket.data, socket.data.other!, bytes),
-    drain: (socket) => flush(socket.data),
-    end: (socket) => {
-      const other = socket.data.other!;
-      socket.data.ended = true;
-      if (other.socket && !other.held) finish(other);
-    },
-    close: (socket, error) => {
-      const me = socket.data;
-      const other = me.other!;
-      me.closed = true;
-      // A reset, an error, or bytes it never took: nothing is left for the other side to carry.
-      if (error || me.held) return other.socket?.terminate();
-      // Bun may report a peer's end as the close itself: passed on like an end.
-      if (!me.ended) {
-        me.ended = true;
-        if (other.socket && !other.held && !other.closed) finish(other);
-      }
-    },
-    // A peer leaving is expected here; the close that follows ends the other side.
-    error: () => {},
-  };
-  const open = (socket: Socket<Side>) => {
-    const client = side(socket);
-    const upstream = side(null);
-    client.other = upstream;
-    upstream.other = client;
-    socket.data = client;
-    Bun.connect<Side>({ unix: egress.socket, allowHalfOpen: true, data: upstream, socket: handlers }).then(
-      (connected) => {
-        upstream.socket = connected;
-        if (client.closed) connected.terminate();
-        else flush(upstream);
-      },
-      () => socket.terminate(),
-    );
-  };
   try {
-    Bun.listen<Side>({ hostname: "127.0.0.1", port: egress.port, allowHalfOpen: true, socket: { ...handlers, open } });
+    // A connection the proxy's socket refuses ends that connection: the proxy logs its own failures.
+    await startForwarder({ socketPath: egress.socket, port: egress.port });
   } catch (error) {
     throw new LaunchError(`the network proxy's port ${egress.port} cannot be opened inside the sandbox: ${(error as Error).message}`, 1);
   }

@@ -14,11 +14,10 @@ import { keptInPlace } from "./mount-plan.ts";
 import { EGRESS_PORT, EGRESS_SOCKET, egressEnvironment } from "./network/egress-plan.ts";
 import { seatbeltLaunch } from "./seatbelt.ts";
 import type { Launch, SandboxView } from "./view.ts";
-// @ts-expect-error: a text import (the bundle embeds the file's text, not its code): see init.ts.
-import INIT_SOURCE from "./init.ts" with { type: "text" };
+import { bundledInit } from "./init-bundle.ts" with { type: "macro" };
 
-/** init.ts's text, which bwrap copies into the sandbox at SANDBOX_INIT_PATH. */
-export const SANDBOX_INIT_SOURCE = INIT_SOURCE as string;
+/** init.ts bundled with what it imports (at build time: init-bundle.ts), which bwrap copies into the sandbox at SANDBOX_INIT_PATH. */
+export const SANDBOX_INIT_SOURCE: string = bundledInit();
 
 /**
  * How bwrap starts the sandbox init: this binary's embedded engine running init.ts, with no

@@ -1,8 +1,9 @@
 /**
- * The inside half, for tests and the bench: a loopback port (127.0.0.1 and, where the
- * namespace has it, ::1) mapped to the policy proxy's Unix socket. It decides nothing: every
- * byte goes to the proxy, which does all the checking. The sandbox's own forwarder is the
- * init's (init.ts, self-contained); this one carries bytes the same way, through splice.ts.
+ * The inside half, run by the sandbox init (init.ts) in the sandbox's own network namespace:
+ * a loopback port (127.0.0.1 and, where the namespace has it, ::1) mapped to the policy
+ * proxy's Unix socket bound in from outside. It decides nothing: every byte goes to the
+ * proxy, which does all the checking. Bundled into the init (init-bundle.ts), so it imports
+ * only what the sandbox may run: conn.ts, splice.ts and the errno names.
  */
 import { connectConn, listenConns, type Conn, type ConnListener } from "./conn.ts";
 import { splice } from "./splice.ts";
