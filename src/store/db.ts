@@ -1,4 +1,4 @@
-import { Database, constants } from "bun:sqlite";
+import { Database, SQLiteError, constants } from "bun:sqlite";
 import { accessSync, constants as fsConstants, existsSync, realpathSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { errnoOf } from "../platform/errno.ts";
@@ -253,8 +253,8 @@ async function useStore<T>(store: Store, fn: (store: Store) => T | Promise<T>): 
 export function openDatabase(path: string): Database {
   const db = new Database(path, { create: true, strict: true });
   try {
-    db.run("PRAGMA busy_timeout = 10000");
-    db.run("PRAGMA journal_mode = WAL");
+    db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    useWal(db);
     // Keep -wal/-shm between processes: every operation is a new process, and deleting and
     // recreating them on each close/open cost ~1.5 ms per call (bench/).
     db.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
@@ -275,6 +275,28 @@ export function openDatabase(path: string): Database {
   } catch (error) {
     db.close();
     throw error;
+  }
+}
+
+/** How long a statement waits for another process's lock before SQLite says "database is locked". */
+const BUSY_TIMEOUT_MS = 10_000;
+
+/**
+ * WAL mode, kept in the file once set. A new file is switched by the first process that asks,
+ * and the switch needs the file to itself without waiting for it (SQLite does not call the
+ * busy handler there): processes opening a new store at the same moment (parallel creates on
+ * a fresh host) were told "database is locked". Retried until it takes, within the busy timeout.
+ */
+function useWal(db: Database): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      db.run("PRAGMA journal_mode = WAL");
+      return;
+    } catch (error) {
+      if (!(error instanceof SQLiteError && error.code === "SQLITE_BUSY") || Date.now() > deadline) throw error;
+      Bun.sleepSync(1 + Math.random() * 4);
+    }
   }
 }
 
@@ -377,7 +399,7 @@ export function now(): number {
 export function readSchemaVersion(path: string): { db: Database; version: number | null } {
   const db = new Database(path, { readonly: true, strict: true });
   try {
-    db.run("PRAGMA busy_timeout = 10000");
+    db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     const version = storedVersion(db);
     return { db, version: Number.isInteger(version) ? version : null };
   } catch (error) {
