@@ -57,6 +57,14 @@ function startStallable(argv: string[], on: ReadyWorkspace): { handle: ExecHandl
 }
 
 /** Samples the wrapper's peak RSS (VmHWM, kB) until it exits; resolves with the last value seen. */
+/**
+ * The wrapper's peak RSS while the daemon stalls: bounded, not growing with the 256 MiB it
+ * cannot deliver. About 52–57 MiB here (the binary's pages are ~28 of it); a full suite run on
+ * the loaded 2-core machine once saw 68 MiB (more output read before the stop landed), so the
+ * bound is 96 MiB: far below what holding the output would take.
+ */
+const PEAK_BOUND_KIB = 96 * 1024;
+
 async function peakRss(pid: number, until: Promise<unknown>): Promise<number> {
   let peak = 0;
   let done = false;
@@ -78,7 +86,7 @@ function wchar(pid: number): number {
 }
 
 describe.skipIf(NO_CGROUP)("cgroup containment: a daemon that stops reading fd 1", () => {
-  test("stalled 3 s while the workload prints 256 MiB: wrapper peak RSS < 64 MiB and every byte arrives", async () => {
+  test("stalled 3 s while the workload prints 256 MiB: wrapper peak RSS < 96 MiB and every byte arrives", async () => {
     const size = 256 * MiB;
     const { handle, fifo } = startStallable(["head", "-c", String(size), "/dev/zero"], contained.cgroup!);
     const exited = new Promise((resolve) => handle.child.once("exit", resolve));
@@ -100,7 +108,7 @@ describe.skipIf(NO_CGROUP)("cgroup containment: a daemon that stops reading fd 1
     expect(result.events.at(-1)).toEqual({ type: "exit", protocolVersion: 1, code: 0, signal: null } as never);
     const peakKiB = await peak;
     expect(peakKiB).toBeGreaterThan(0);
-    expect(peakKiB).toBeLessThan(64 * 1024);
+    expect(peakKiB).toBeLessThan(PEAK_BOUND_KIB);
   }, 60_000);
 
   // No wall-clock assertion (noisy machines): the exit event must arrive while the daemon is
@@ -132,7 +140,7 @@ describe.skipIf(NO_CGROUP)("cgroup containment: a daemon that stops reading fd 1
  * byte (docs/protocol.md, PTY): a raw-mode workload is still held back, cooked output is buffered.
  */
 describe.skipIf(PROC)("process-group containment: a daemon that stops reading fd 1", () => {
-  test("a raw-mode workload (stty -opost) is held back: its writes stand still, peak RSS < 64 MiB, every byte arrives", async () => {
+  test("a raw-mode workload (stty -opost) is held back: its writes stand still, peak RSS < 96 MiB, every byte arrives", async () => {
     const size = 128 * MiB;
     const { handle, fifo } = startStallable(["sh", "-c", `stty -opost && exec head -c ${size} /dev/zero`], contained["process-group"]);
     const exited = new Promise((resolve) => handle.child.once("exit", resolve));
@@ -150,7 +158,7 @@ describe.skipIf(PROC)("process-group containment: a daemon that stops reading fd
     expect(result.violation).toBeNull();
     expect(fifo.bytes).toBe(size);
     expect(fifo.nonZero).toBe(0);
-    expect(await peak).toBeLessThan(64 * 1024);
+    expect(await peak).toBeLessThan(PEAK_BOUND_KIB);
   }, 60_000);
 
   test("cooked output is buffered, not held back, and every byte arrives once the daemon reads", async () => {
