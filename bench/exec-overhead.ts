@@ -31,11 +31,11 @@ import { sandboxTool } from "../src/sandbox/tool.ts";
 export interface ExecOptions {
   trials: number;
   warmup: number;
-  workspace: { id: string; options: Record<string, unknown> };
+  workspace: BenchWorkspace;
   /** The same kind of workspace under isolation "sandbox"; null when bwrap is missing (why, then). */
-  sandboxed: { id: string; options: Record<string, unknown> } | string;
+  sandboxed: BenchWorkspace | string;
   /** A sandboxed worktree of a git repository in the same home (why not, when there is none). */
-  sandboxedGit: { id: string; options: Record<string, unknown> } | string;
+  sandboxedGit: BenchWorkspace | string;
   sigstamp: Sigstamp;
   empty: EmptyProgram;
   /** How many execs run at once for the memory figure (200 in the issue). */
@@ -45,7 +45,11 @@ export interface ExecOptions {
 const TRUE = "/bin/true";
 const RUN_TIMEOUT_MS = 10_000;
 
-async function wrappedTrue(options: ExecOptions, mode: "pipes" | "pty", workspace = options.workspace): Promise<{ wallMs: number; startedMs: number }> {
+/** A workspace the bench made: its id and the options that select it. */
+export type BenchWorkspace = { id: string; options: Record<string, unknown> };
+
+/** `exec /bin/true` in `workspace`, driven like the daemon: spawn() to exit + EOF, and spawn() to `started`. */
+export async function wrappedTrue(workspace: BenchWorkspace, mode: "pipes" | "pty"): Promise<{ wallMs: number; startedMs: number }> {
   const stdio = mode === "pty" ? { kind: "pty", rows: 24, cols: 80 } : { kind: "pipes" };
   const exec = new BenchExec(workspace.id, envelope([TRUE], { options: workspace.options, stdio }), { keepControls: mode === "pty" });
   exec.closeStdin();
@@ -132,7 +136,7 @@ async function sandboxedGitFigure(options: ExecOptions): Promise<Figure> {
     return skipped({ id: "exec.pipes.sandboxed-git", family: "exec", title, unit: "ms", better: "lower", reason });
   }
   const [inWorktree, inPlain] = [options.sandboxedGit, options.sandboxed];
-  const runs = await alternated(options, async () => (await wrappedTrue(options, "pipes", inWorktree)).wallMs, async () => (await wrappedTrue(options, "pipes", inPlain)).wallMs);
+  const runs = await alternated(options, async () => (await wrappedTrue(inWorktree, "pipes")).wallMs, async () => (await wrappedTrue(inPlain, "pipes")).wallMs);
   const g = summarize(runs.measured);
   const p = summarize(runs.baseline);
   return figure({
@@ -165,9 +169,9 @@ async function sandboxFigures(options: ExecOptions, mode: "pipes" | "pty"): Prom
   const bwrap: number[] = [];
   for (let i = 0; i < options.warmup + options.trials; i++) {
     const first = i % 2 === 0;
-    const p1 = first ? await wrappedTrue(options, mode) : null;
-    const s = await wrappedTrue(options, mode, options.sandboxed);
-    const p2 = first ? null : await wrappedTrue(options, mode);
+    const p1 = first ? await wrappedTrue(options.workspace, mode) : null;
+    const s = await wrappedTrue(options.sandboxed, mode);
+    const p2 = first ? null : await wrappedTrue(options.workspace, mode);
     const b = await direct(bwrapTrue());
     if (i < options.warmup) continue;
     sandboxed.push(s.wallMs);
@@ -240,7 +244,7 @@ export async function execFigures(options: ExecOptions): Promise<Figure[]> {
     async (round) => {
       const order = round % 2 === 0 ? (["pipes", "pty"] as const) : (["pty", "pipes"] as const);
       const out: Partial<Record<"pipes" | "pty", { wallMs: number; startedMs: number }>> = {};
-      for (const mode of order) out[mode] = await wrappedTrue(options, mode);
+      for (const mode of order) out[mode] = await wrappedTrue(options.workspace, mode);
       return out as Record<"pipes" | "pty", { wallMs: number; startedMs: number }>;
     },
     { empty: () => direct([options.empty.path]), true: () => direct([TRUE]) },

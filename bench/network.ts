@@ -9,9 +9,7 @@
  *   server) against a direct loopback connection to the same server (network-proxy.ts). Aim:
  *   at least 0.8×.
  */
-import { msBetween } from "./clock.ts";
-import { BenchExec, describeFailure, envelope } from "./driver.ts";
-import { withTimeout } from "./procs.ts";
+import { wrappedTrue, type BenchWorkspace } from "./exec-overhead.ts";
 import { figure, skipped, type Figure } from "./report.ts";
 import { alternated, summarize } from "./stats.ts";
 import { networkProxyThroughput } from "./network-proxy.ts";
@@ -20,31 +18,23 @@ export interface NetworkOptions {
   trials: number;
   warmup: number;
   /** A workspace created under isolation "sandbox" with an allowlist; why not, when there is none. */
-  allowlisted: { id: string; options: Record<string, unknown> } | string;
+  allowlisted: BenchWorkspace | string;
   throughputBytes: number;
   runs: number;
 }
 
-const TRUE = "/bin/true";
-const RUN_TIMEOUT_MS = 10_000;
 const MiB = 2 ** 20;
 
-async function execTrue(id: string, options: Record<string, unknown>): Promise<number> {
-  const exec = new BenchExec(id, envelope([TRUE], { options, stdio: { kind: "pipes" } }));
-  exec.closeStdin();
-  const done = await withTimeout(exec.done, RUN_TIMEOUT_MS, `sandboxed exec of ${TRUE}`);
-  exec.closeControls();
-  const failure = describeFailure(done);
-  if (failure) throw new Error(`sandboxed exec of ${TRUE}: ${failure}`);
-  return msBetween(exec.spawnedAt, done.endedAt);
+async function wallOfTrue(workspace: BenchWorkspace): Promise<number> {
+  return (await wrappedTrue(workspace, "pipes")).wallMs;
 }
 
 async function allowlistExecFigure(options: NetworkOptions): Promise<Figure> {
   const title = "exec /bin/true, pipes, sandboxed under a network allowlist: wall time";
   if (typeof options.allowlisted === "string") return skipped({ id: "network.exec-allowlist", family: "network", title, unit: "ms", better: "lower", reason: options.allowlisted });
-  const { id, options: policed } = options.allowlisted;
-  const none = { ...policed, network: "none" };
-  const runs = await alternated(options, () => execTrue(id, policed), () => execTrue(id, none));
+  const policed = options.allowlisted;
+  const none = { id: policed.id, options: { ...policed.options, network: "none" } };
+  const runs = await alternated(options, () => wallOfTrue(policed), () => wallOfTrue(none));
   const a = summarize(runs.measured);
   const n = summarize(runs.baseline);
   return figure({
