@@ -16,7 +16,7 @@ import { readyWorkspace } from "../kit/workspace.ts";
 import { BenchExec, describeFailure, envelope } from "./driver.ts";
 import { BIN, runProcess, tempDir } from "./procs.ts";
 import { figure, type Figure } from "./report.ts";
-import { summarize, type Summary } from "./stats.ts";
+import { alternated, summarize, type Summary } from "./stats.ts";
 import { monotonicNs, msBetween } from "./clock.ts";
 
 export interface RemoteBenchOptions {
@@ -29,20 +29,10 @@ const MiB = 2 ** 20;
 const fmt = (s: Summary) => `p50 ${s.p50.toFixed(1)} / p90 ${s.p90.toFixed(1)} / max ${s.max.toFixed(0)} ms`;
 const request = (options: Record<string, unknown>) => `${JSON.stringify({ protocolVersion: 1, options })}\n`;
 
-/** Interleaves `ours` and `local` trials, alternating which goes first, so load changes hit both alike. */
+/** `ours` and `local` trials alternated (stats.ts), so load changes hit both alike. */
 async function paired(options: RemoteBenchOptions, ours: () => Promise<number>, local: () => Promise<number>): Promise<{ ours: Summary; local: Summary }> {
-  const a: number[] = [];
-  const b: number[] = [];
-  for (let i = 0; i < options.warmup + options.trials; i++) {
-    let x: number;
-    let y: number;
-    if (i % 2 === 0) [x, y] = [await ours(), await local()];
-    else [y, x] = [await local(), await ours()];
-    if (i < options.warmup) continue;
-    a.push(x);
-    b.push(y);
-  }
-  return { ours: summarize(a), local: summarize(b) };
+  const runs = await alternated(options, ours, local);
+  return { ours: summarize(runs.measured), local: summarize(runs.baseline) };
 }
 
 function remoteFigure(id: string, title: string, result: { ours: Summary; local: Summary }, baseline: string, note?: string): Figure {
