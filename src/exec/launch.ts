@@ -53,10 +53,15 @@ function whileUnreaped(proc: Subprocess): () => boolean {
   return () => proc.exitCode === null && proc.signalCode === null;
 }
 
-/** A spawn that threw (ENOENT, EACCES…): release the reservation and explain. */
-function launchFailed(plan: LaunchPlan, error: unknown): ProgramError {
+/** Nothing was launched: the reservation is finished and the execution's cgroup removed. */
+function releaseReservation(plan: LaunchPlan): void {
   finishRecord(plan);
   plan.cgroup?.remove();
+}
+
+/** A spawn that threw (ENOENT, EACCES…): release the reservation and explain. */
+function launchFailed(plan: LaunchPlan, error: unknown): ProgramError {
+  releaseReservation(plan);
   const code = hasErrno(error, ["ENOENT"]) ? 127 : 126;
   return new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])}: ${(error as Error).message}`, code);
 }
@@ -70,11 +75,16 @@ function cancelled(plan: LaunchPlan): ProgramError {
 /**
  * Spawns the workload under the plan's containment, in the directory the plan holds open
  * (spawnDirectory), and releases that directory once the spawn returned. Throws ProgramError
- * when nothing runs.
+ * when nothing runs; a way out opened for it (an allowlist's proxy) is closed then, here.
  */
 export async function launchWorkload(plan: LaunchPlan, shape: StdioShape): Promise<Launched> {
-  if (plan.sandbox) return await launchSandboxed(plan, plan.sandbox, shape);
-  return plan.cgroup ? await launchInCgroup(plan, plan.cgroup, shape) : await launchThroughGate(plan, shape);
+  try {
+    if (plan.sandbox) return await launchSandboxed(plan, plan.sandbox, shape);
+    return plan.cgroup ? await launchInCgroup(plan, plan.cgroup, shape) : await launchThroughGate(plan, shape);
+  } catch (error) {
+    await closeEgress(plan);
+    throw error;
+  }
 }
 
 async function launchInCgroup(plan: LaunchPlan, cgroup: CgroupScope, shape: StdioShape): Promise<Launched> {
@@ -111,17 +121,14 @@ async function launchInCgroup(plan: LaunchPlan, cgroup: CgroupScope, shape: Stdi
 }
 
 async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<Launched> {
-  const launch = await gateLaunch(plan).catch(async (error: unknown) => {
-    releaseDirectories(plan);
-    await closeEgress(plan);
-    throw error;
-  });
   const gate = new Gate();
+  let launch: Launch;
   let proc: Subprocess;
   try {
+    launch = await gateLaunch(plan);
     proc = gate.spawn(spawnDirectory(plan.cwdFd), "terminal" in shape ? shape.terminal : null);
   } catch (error) {
-    await closeEgress(plan);
+    if (error instanceof ProgramError) throw error;
     throw launchFailed(plan, error);
   } finally {
     releaseDirectories(plan);
@@ -136,7 +143,6 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
     await gate.abandon();
     group?.close();
     proc.terminal?.close();
-    await closeEgress(plan);
     throw launchFailed(plan, error);
   }
   const recorded = writeTransaction(plan.store.db, () => recordLeader(plan, proc.pid, info.startTicks));
@@ -144,7 +150,6 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
     await gate.abandon();
     group?.close();
     proc.terminal?.close();
-    await closeEgress(plan);
     finishRecord(plan);
     throw cancelled(plan);
   }
@@ -155,7 +160,6 @@ async function launchThroughGate(plan: LaunchPlan, shape: StdioShape): Promise<L
     await proc.exited;
     group?.close();
     proc.terminal?.close();
-    await closeEgress(plan);
     finishRecord(plan);
     throw new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])}: ${failure.message}`, failure.code);
   }
@@ -195,7 +199,6 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
     if (plan.cgroup && proc) plan.cgroup.kill();
     proc?.kill("SIGKILL");
     proc?.terminal?.close();
-    await closeEgress(plan);
     if (error instanceof ProgramError) throw error;
     throw launchFailed(plan, error);
   } finally {
@@ -222,9 +225,7 @@ async function launchSandboxed(plan: LaunchPlan, sandbox: NonNullable<LaunchPlan
     if (plan.cgroup) await plan.cgroup.end(0).catch((cleanup: Error) => diagnose(`cannot end the cgroup of a failed launch: ${cleanup.message}`));
     group?.close();
     bwrap.terminal?.close();
-    await closeEgress(plan);
-    finishRecord(plan);
-    plan.cgroup?.remove();
+    releaseReservation(plan);
     if (error instanceof ProgramError) throw error;
     if (error instanceof SandboxRefused) throw new ProgramError(error.message, error.code);
     throw new ProgramError(`cannot launch ${JSON.stringify(plan.envelope.argv[0])} in the sandbox: ${(error as Error).message}`, 1);
@@ -258,8 +259,7 @@ async function openEgressOf(plan: LaunchPlan): Promise<number | null> {
   egress.opened = await import("../sandbox/network/egress.ts")
     .then(({ openEgress }) => openEgress(egress.plan))
     .catch((error: Error) => {
-      finishRecord(plan);
-      plan.cgroup?.remove();
+      releaseReservation(plan);
       throw new ProgramError(`the sandbox's network policy could not be set up (${error.message}); nothing was launched`, 1);
     });
   mark("egress opened");

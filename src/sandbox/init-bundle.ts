@@ -9,11 +9,7 @@ import { fileURLToPath } from "node:url";
 
 export function bundledInit(): string {
   const entry = fileURLToPath(new URL("./init.ts", import.meta.url));
-  const run = Bun.spawnSync([process.execPath, "build", entry, "--target=bun", "--format=esm", "--minify"], {
-    env: { ...process.env, BUN_BE_BUN: "1" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const run = Bun.spawnSync([process.execPath, "build", entry, "--target=bun", "--format=esm", "--minify"], { stdout: "pipe", stderr: "pipe" });
   if (run.exitCode !== 0) throw new Error(`bundling the sandbox init failed: ${run.stderr.toString()}`);
   return run.stdout.toString();
 }
