@@ -27,15 +27,6 @@ export function writeStdout(text: string): void {
   writeAll(1, text);
 }
 
-/**
- * `describe`'s stdout: Bun's own writer, so the call that needs nothing else does not load
- * `node:fs` (~2 ms of its ~8). Only for a process that shares its stdout with no workload:
- * this path never sets O_NONBLOCK (platform notes), but it is asynchronous.
- */
-export async function writeStdoutLean(text: string): Promise<void> {
-  await Bun.write(Bun.stdout, text);
-}
-
 /** Set once the exec wrapper handed fd 2 to the workload: our stderr is then /dev/null. */
 let stderrReleased = false;
 /** Where diagnostics also go once the runtime log knows its home (src/log/runtime-log.ts). */
