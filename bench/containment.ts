@@ -17,7 +17,7 @@ import { listProcesses } from "../src/platform/process.ts";
 import { CGROUP_UNAVAILABLE } from "../kit/cgroup.ts";
 import { msBetween } from "./clock.ts";
 import { BenchExec, DirectRun, describeFailure, envelope } from "./driver.ts";
-import { withFloors, type EmptyProgram } from "./floor.ts";
+import { withFloors, type FloorProgram } from "./floor.ts";
 import { BIN, runProcess, withTimeout } from "./procs.ts";
 import { figure, skipped, type Figure } from "./report.ts";
 import { summarize, type Summary } from "./stats.ts";
@@ -27,7 +27,7 @@ export interface ContainmentOptions {
   warmup: number;
   minCpuMs: number;
   workspace: { id: string; options: Record<string, unknown>; cgroupRoot: string | null };
-  empty: EmptyProgram;
+  empty: FloorProgram;
 }
 
 type Mode = "cgroup" | "process-group";

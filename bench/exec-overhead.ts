@@ -19,7 +19,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { msBetween } from "./clock.ts";
 import { BenchExec, DirectRun, describeFailure, envelope } from "./driver.ts";
-import { medianPeakRssMiB, withFloors, type EmptyProgram } from "./floor.ts";
+import { medianPeakRssMiB, withFloors, type FloorProgram } from "./floor.ts";
 import { BIN, sleep, trackWorkload, withTimeout } from "./procs.ts";
 import { figure, skipped, type Figure } from "./report.ts";
 import { alternated, summarize, type Summary } from "./stats.ts";
@@ -37,7 +37,9 @@ export interface ExecOptions {
   /** A sandboxed worktree of a git repository in the same home (why not, when there is none). */
   sandboxedGit: BenchWorkspace | string;
   sigstamp: Sigstamp;
-  empty: EmptyProgram;
+  empty: FloorProgram;
+  /** The least Bun wrapper (bench/workloads/bun-forwarder.ts): the engine's floor of a live wrapper's memory. */
+  forwarder: FloorProgram;
   /** How many execs run at once for the memory figure (200 in the issue). */
   concurrent: number;
 }
@@ -337,8 +339,44 @@ export async function execFigures(options: ExecOptions): Promise<Figure[]> {
       }),
     );
   }
-  figures.push(await concurrentFigure(options));
+  const concurrent = await concurrentFigure(options);
+  figures.push(concurrent, await perWrapperFigure(options, concurrent));
   return figures;
+}
+
+/** Issue 33's memory aim, per wrapper, against as many of the least Bun wrapper holding `cat` at once. */
+export async function perWrapperFigure(options: Pick<ExecOptions, "forwarder" | "concurrent">, concurrent: Figure): Promise<Figure> {
+  const ours = (concurrent.stats as { pssMiB: number }).pssMiB / options.concurrent;
+  const floor = await floorMemory(options.forwarder, options.concurrent);
+  return figure({
+    id: "exec.concurrent.memory-per-wrapper",
+    family: "exec",
+    title: "PSS per live wrapper, against the least Bun wrapper",
+    unit: "MiB",
+    better: "lower",
+    value: ours,
+    baseline: { label: `the least Bun wrapper, ${options.concurrent} at once`, value: floor.pss },
+    aim: { text: "≤ 3 MiB (issue 33)", check: ({ value }) => value <= 3 },
+    detail: `ours ${ours.toFixed(2)} MiB; the least Bun wrapper (spawn, forward three signals, wait: bench/workloads/bun-forwarder.ts) ${floor.pss.toFixed(2)} MiB PSS, ${floor.private.toFixed(2)} MiB private each: the rest of ours is what it loaded before \`started\` (bench/README.md)`,
+    stats: { count: options.concurrent, oursPssMiB: ours, floorPssMiB: floor.pss, floorPrivateMiB: floor.private },
+  });
+}
+
+/** `count` copies of the least Bun wrapper, each holding `cat`, at once: PSS and private MiB per copy. */
+async function floorMemory(forwarder: FloorProgram, count: number): Promise<{ pss: number; private: number }> {
+  const runs = Array.from({ length: count }, () => new DirectRun([forwarder.path, "/bin/cat"]));
+  try {
+    await withTimeout(Promise.all(runs.map((run) => run.running)), 60_000, `${count} least Bun wrappers: running`);
+    // As for ours (200 ms after the last `started`), and time for each to spawn its cat.
+    await sleep(500);
+    const memory = runs.map((run) => rollupOf(run.pid));
+    if (memory.some((m) => m === null)) throw new Error("a least Bun wrapper ended before it was measured");
+    return { pss: memory.reduce((sum, m) => sum + m!.pss, 0) / count, private: memory.reduce((sum, m) => sum + m!.private, 0) / count };
+  } finally {
+    // cat reads EOF on the stdin it inherited and ends; its wrapper ends with it.
+    for (const run of runs) run.closeStdin();
+    await withTimeout(Promise.all(runs.map((run) => run.done)), 60_000, `${count} least Bun wrappers: exit`);
+  }
 }
 
 /**

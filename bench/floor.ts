@@ -3,16 +3,19 @@
  * - the empty program: an empty source file compiled with exactly the release build's flags
  *   (release/compile.ts), i.e. what any call of a Bun binary built this way costs before one
  *   line of ours runs — the floor of this stack, and the baseline of issue 14's aims;
- * - `/bin/true`: the floor of any process on this machine.
+ * - `/bin/true`: the floor of any process on this machine;
+ * - the least Bun wrapper (bench/workloads/bun-forwarder.ts, the same flags): the engine's part
+ *   of signal forwarding and of a live wrapper's memory.
  * Trials rotate ours, the empty program and /bin/true, so a load spike hits all three.
  */
 import { existsSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { HARDENING_FLAGS, SPEED_FLAGS } from "../release/compile.ts";
 import { tempDir } from "./procs.ts";
 import { median } from "./stats.ts";
 
-export interface EmptyProgram {
+/** A program compiled with the release flags as a floor of the figures. */
+export interface FloorProgram {
   path: string;
   /** The exact `bun build` flags it was compiled with (the release build's). */
   flags: string[];
@@ -20,15 +23,23 @@ export interface EmptyProgram {
 }
 
 /** Compiles an empty file with the release flags into the bench's temp dir. */
-export function compileEmptyProgram(): EmptyProgram {
-  const dir = tempDir("phr-bench-empty-");
-  const entry = join(dir, "empty.ts");
+export function compileEmptyProgram(): FloorProgram {
+  const entry = join(tempDir("phr-bench-empty-"), "empty.ts");
   writeFileSync(entry, "");
-  const path = join(dir, "empty");
+  return compileWithReleaseFlags(entry, "the empty program");
+}
+
+/** The least Bun wrapper (bench/workloads/bun-forwarder.ts), compiled with the release flags. */
+export function compileBunForwarder(): FloorProgram {
+  return compileWithReleaseFlags(join(import.meta.dir, "workloads", "bun-forwarder.ts"), "the least Bun wrapper");
+}
+
+function compileWithReleaseFlags(entry: string, what: string): FloorProgram {
+  const path = join(tempDir("phr-bench-floor-"), basename(entry, ".ts"));
   const flags = ["--compile", ...HARDENING_FLAGS, ...SPEED_FLAGS];
   const begin = performance.now();
   const result = Bun.spawnSync([process.execPath, "build", ...flags, entry, "--outfile", path], { stdout: "ignore", stderr: "pipe" });
-  if (result.exitCode !== 0) throw new Error(`compiling the empty program failed: ${result.stderr.toString()}`);
+  if (result.exitCode !== 0) throw new Error(`compiling ${what} failed: ${result.stderr.toString()}`);
   return { path, flags, buildMs: Math.round(performance.now() - begin) };
 }
 

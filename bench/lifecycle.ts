@@ -17,7 +17,7 @@ import { openStore } from "../src/store/db.ts";
 import { insertCreating, updateWorkspace } from "../src/store/workspaces.ts";
 import { BenchExec, envelope } from "./driver.ts";
 import { testCgroupRoot } from "../kit/cgroup.ts";
-import { withFloors, type EmptyProgram, type FloorRuns } from "./floor.ts";
+import { withFloors, type FloorProgram, type FloorRuns } from "./floor.ts";
 import { BIN, onCleanup, runProcess, tempDir, type RunResult } from "./procs.ts";
 import { figure, skipped, type Figure } from "./report.ts";
 import { summarize, type Summary } from "./stats.ts";
@@ -27,7 +27,7 @@ export interface LifecycleOptions {
   warmup: number;
   /** Workspaces in the big store (1 000 in the issue). */
   manyWorkspaces: number;
-  empty: EmptyProgram;
+  empty: FloorProgram;
 }
 
 const TRUE = "/bin/true";

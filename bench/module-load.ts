@@ -12,6 +12,8 @@
  * whole exec's own noise is milliseconds. `inspect --workspace-id x` loads inspect's modules and
  * stops at the request ({} on stdin, a pipe: an empty input would be /dev/null, a character
  * device, and load node:tty). Run an A/A (the same binary twice) first to see this machine's noise.
+ * Since 08dc062 `main` is marked before the command table (src/dispatch.ts) loads, so the span
+ * holds the table too (~1 ms): compare binaries on the same side of that commit, or the walls.
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";

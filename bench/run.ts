@@ -24,7 +24,7 @@ import { throughputFigures } from "./throughput.ts";
 import { remoteFigures } from "./remote.ts";
 import { containmentFigures } from "./containment.ts";
 import { buildSigstamp } from "./workloads.ts";
-import { compileEmptyProgram } from "./floor.ts";
+import { compileBunForwarder, compileEmptyProgram } from "./floor.ts";
 import { peerFigures } from "./peer.ts";
 import { clickFigures } from "./click.ts";
 import { breakdown, renderBreakdown, type CallBreakdown } from "./breakdown.ts";
@@ -77,6 +77,7 @@ async function main(): Promise<void> {
   const clock = checkHrtime();
   const sigstamp = buildSigstamp();
   const empty = compileEmptyProgram();
+  const forwarder = compileBunForwarder();
   const peer = process.env.PASEO_BENCH_PEER || null;
   const started = performance.now();
   const figures: Figure[] = [];
@@ -115,8 +116,8 @@ async function main(): Promise<void> {
     console.error(`bench: ${family}…`);
     try {
       if (family === "parser") figures.push(...(await parserFigures(config.parser)));
-      if (family === "signals") figures.push(...(await signalFigures({ ...config.signals, workspace: await needWorkspace(), sigstamp })));
-      if (family === "exec") figures.push(...(await execFigures({ ...config.exec, workspace: await needWorkspace(), sandboxed: await sandboxedWorkspace(), sandboxedGit: await sandboxedGitWorkspace(), sigstamp, empty })));
+      if (family === "signals") figures.push(...(await signalFigures({ ...config.signals, workspace: await needWorkspace(), sigstamp, forwarder })));
+      if (family === "exec") figures.push(...(await execFigures({ ...config.exec, workspace: await needWorkspace(), sandboxed: await sandboxedWorkspace(), sandboxedGit: await sandboxedGitWorkspace(), sigstamp, empty, forwarder })));
       if (family === "lifecycle") figures.push(...(await lifecycleFigures({ ...config.lifecycle, empty })));
       if (family === "remote") figures.push(...(await remoteFigures(config.remote)));
       if (family === "containment") figures.push(...(await containmentFigures({ ...config.containment, workspace: await needWorkspace(), empty })));

@@ -14,12 +14,15 @@ import { sleep, trackWorkload, withTimeout } from "./procs.ts";
 import { figure, type Figure } from "./report.ts";
 import { seededRandom, summarize, type Summary } from "./stats.ts";
 import { StampReader, type Sigstamp } from "./workloads.ts";
+import type { FloorProgram } from "./floor.ts";
 
 export interface SignalOptions {
   trials: number;
   warmup: number;
   workspace: { id: string; options: Record<string, unknown> };
   sigstamp: Sigstamp;
+  /** The least Bun wrapper (bench/workloads/bun-forwarder.ts): the engine's floor of forwarding. */
+  forwarder: FloorProgram;
 }
 
 const TRIAL_TIMEOUT_MS = 2000;
@@ -50,23 +53,32 @@ function fmt(s: Summary): string {
   return `p50 ${s.p50.toFixed(3)} / p90 ${s.p90.toFixed(3)} / p99 ${s.p99.toFixed(3)} / max ${s.max.toFixed(2)} ms`;
 }
 
-async function compare(wrapped: Target, direct: Target, signal: NodeJS.Signals, options: SignalOptions) {
+/** Each round signals every target once, in an order that rotates, so a load spike hits them all. */
+async function compare(targets: readonly Target[], signal: NodeJS.Signals, options: SignalOptions) {
   const random = seededRandom(7);
-  const samples = { wrapped: [] as number[], direct: [] as number[], lost: 0 };
+  const samples = targets.map(() => [] as number[]);
+  let lost = 0;
   for (let i = 0; i < options.warmup + options.trials; i++) {
-    const order = i % 2 === 0 ? [wrapped, direct] : [direct, wrapped];
-    for (const target of order) {
-      const ms = await trial(target, signal);
+    for (let k = 0; k < targets.length; k++) {
+      const index = (i + k) % targets.length;
+      const ms = await trial(targets[index]!, signal);
       await sleep(1 + random() * 2);
       if (i < options.warmup) continue;
-      if (ms === null) samples.lost++;
-      else (target === wrapped ? samples.wrapped : samples.direct).push(ms);
+      if (ms === null) lost++;
+      else samples[index]!.push(ms);
     }
   }
-  return { wrapped: summarize(samples.wrapped), direct: summarize(samples.direct), lost: samples.lost };
+  return { summaries: samples.map((values) => summarize(values)), lost };
 }
 
-function signalFigure(id: string, title: string, result: Awaited<ReturnType<typeof compare>>, options: SignalOptions, note?: string): Figure {
+/** Ours (or the floor) against direct delivery, from one comparison's summaries. */
+interface Compared {
+  wrapped: Summary;
+  direct: Summary;
+  lost: number;
+}
+
+function signalFigure(id: string, title: string, result: Compared, options: SignalOptions, note?: string): Figure {
   return figure({
     id,
     family: "signals",
@@ -95,11 +107,18 @@ async function startWrapped(options: SignalOptions, mode: "pipes" | "pty"): Prom
   return { exec, stamps };
 }
 
-async function startDirect(options: SignalOptions): Promise<{ run: DirectRun; stamps: StampReader }> {
+/** sigstamp run directly, or under `prefix` (the least Bun wrapper): the sigstamp's own pid is tracked. */
+async function startDirect(options: SignalOptions, prefix: string[] = []): Promise<{ run: DirectRun; stamps: StampReader }> {
   const stamps = new StampReader();
-  const run = new DirectRun(options.sigstamp.argv, { onStdout: stamps.feed });
-  await withTimeout(stamps.ready, 10_000, "direct sigstamp: ready");
+  const run = new DirectRun([...prefix, ...options.sigstamp.argv], { onStdout: stamps.feed });
+  const pid = await withTimeout(stamps.ready, 10_000, `${prefix.length ? "floor" : "direct"} sigstamp: ready`);
+  if (prefix.length) trackWorkload(pid);
   return { run, stamps };
+}
+
+async function stopDirect(started: { run: DirectRun }, label: string): Promise<void> {
+  started.run.closeStdin();
+  await withTimeout(started.run.done, 5000, `${label}: exit`).catch(() => started.run.child.kill("SIGKILL"));
 }
 
 async function finish(exec: BenchExec, label: string): Promise<void> {
@@ -114,26 +133,49 @@ export async function signalFigures(options: SignalOptions): Promise<Figure[]> {
   const figures: Figure[] = [];
   const direct = await startDirect(options);
   const directTarget: Target = { label: "direct", stamps: direct.stamps, send: (signal) => process.kill(direct.run.pid, signal) };
+  const floor = await startDirect(options, [options.forwarder.path]);
+  const floorTarget: Target = { label: "least Bun wrapper", stamps: floor.stamps, send: (signal) => process.kill(floor.run.pid, signal) };
   try {
     const pipes = await startWrapped(options, "pipes");
     const pipesTarget: Target = { label: "pipes wrapper", stamps: pipes.stamps, send: (signal) => process.kill(pipes.exec.pid, signal) };
     for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
-      const result = await compare(pipesTarget, directTarget, signal, options);
-      figures.push(signalFigure(`signals.pipes.${signal}`, `pipes: kill(wrapper, ${signal})`, result, options, signal === "SIGTERM" ? options.sigstamp.note : undefined));
+      const withFloor = signal === "SIGTERM";
+      const { summaries, lost } = await compare(withFloor ? [pipesTarget, directTarget, floorTarget] : [pipesTarget, directTarget], signal, options);
+      figures.push(signalFigure(`signals.pipes.${signal}`, `pipes: kill(wrapper, ${signal})`, { wrapped: summaries[0]!, direct: summaries[1]!, lost }, options, withFloor ? options.sigstamp.note : undefined));
+      if (withFloor) figures.push(floorFigure({ wrapped: summaries[2]!, direct: summaries[1]!, lost }, summaries[0]!, options));
     }
     await finish(pipes.exec, "pipes sigstamp exec");
 
     const pty = await startWrapped(options, "pty");
     const frame = (signal: string) => `${JSON.stringify({ type: "signal", protocolVersion: 1, signal })}\n`;
     const ptyTarget: Target = { label: "PTY wrapper", stamps: pty.stamps, send: (signal) => pty.exec.sendControl(frame(signal)) };
-    const result = await compare(ptyTarget, directTarget, "SIGTERM", options);
+    const { summaries, lost } = await compare([ptyTarget, directTarget], "SIGTERM", options);
     figures.push(
-      signalFigure("signals.pty.SIGTERM", "PTY: signal frame SIGTERM on fd 3", result, options, "includes the bench's own socket write of the frame (the daemon pays it too)"),
+      signalFigure("signals.pty.SIGTERM", "PTY: signal frame SIGTERM on fd 3", { wrapped: summaries[0]!, direct: summaries[1]!, lost }, options, "includes the bench's own socket write of the frame (the daemon pays it too)"),
     );
     await finish(pty.exec, "PTY sigstamp exec");
   } finally {
-    direct.run.closeStdin();
-    await withTimeout(direct.run.done, 5000, "direct sigstamp: exit").catch(() => direct.run.child.kill("SIGKILL"));
+    await stopDirect(floor, "floor sigstamp");
+    await stopDirect(direct, "direct sigstamp");
   }
   return figures;
+}
+
+/**
+ * Context for issue 33's aim (p50 ≤ 2.5× direct, without machine code): the least Bun wrapper
+ * forwarding SIGTERM in the same rounds as ours. Its own ratio is what any wrapper in this
+ * engine pays (the signal reaches JavaScript through the event loop); ours is compared with it.
+ */
+function floorFigure(floor: Compared, ours: Summary, options: SignalOptions): Figure {
+  return figure({
+    id: "signals.floor.SIGTERM",
+    family: "signals",
+    title: "context: the least Bun wrapper, kill(it, SIGTERM)",
+    unit: "ms",
+    better: "lower",
+    value: floor.wrapped.p50,
+    baseline: { label: "direct kill(pid), p50", value: floor.direct.p50 },
+    detail: `p50 ${(floor.wrapped.p50 / floor.direct.p50).toFixed(2)}× direct (issue 33 aims at 2.5× for ours); ours p50 ${(ours.p50 / floor.wrapped.p50).toFixed(2)}× this floor; floor ${fmt(floor.wrapped)}`,
+    stats: { trials: options.trials, floor: floor.wrapped, direct: floor.direct, ours, lost: floor.lost, program: options.forwarder.flags },
+  });
 }

@@ -10,8 +10,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../../kit/scratch.ts";
 import { cleanupAll } from "../../bench/procs.ts";
-import { compileEmptyProgram, withFloors } from "../../bench/floor.ts";
-import { concurrentFigure, rollupOf } from "../../bench/exec-overhead.ts";
+import { compileBunForwarder, compileEmptyProgram, withFloors } from "../../bench/floor.ts";
+import { concurrentFigure, perWrapperFigure, rollupOf } from "../../bench/exec-overhead.ts";
 import { peerFigures } from "../../bench/peer.ts";
 import { clickFigures, SCENARIOS } from "../../bench/click.ts";
 import { breakdown } from "../../bench/breakdown.ts";
@@ -32,6 +32,20 @@ describe("the empty program and the floors", () => {
     expect(empty.flags).toEqual(["--compile", ...HARDENING_FLAGS, ...SPEED_FLAGS]);
     const run = Bun.spawnSync([empty.path], { stdout: "pipe", stderr: "pipe" });
     expect({ code: run.exitCode, stdout: run.stdout.toString(), stderr: run.stderr.toString() }).toEqual({ code: 0, stdout: "", stderr: "" });
+  });
+
+  test("the least Bun wrapper runs its workload in a group of its own, forwards SIGTERM to it and exits with its code", async () => {
+    const forwarder = compileBunForwarder();
+    expect(forwarder.flags).toEqual(["--compile", ...HARDENING_FLAGS, ...SPEED_FLAGS]);
+    const script = 'trap "exit 7" TERM; echo "$$ $(ps -o pgid= -p $$)"; while :; do sleep 0.05; done';
+    const proc = Bun.spawn([forwarder.path, "/bin/sh", "-c", script], { stdout: "pipe", stderr: "pipe" });
+    const reader = proc.stdout.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    const [pid, pgid] = first.trim().split(/\s+/).map(Number);
+    expect(pgid).toBe(pid!);
+    expect(pid).not.toBe(proc.pid);
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(7);
   });
 
   test("every round runs ours, the empty program and /bin/true once, in a rotating order; warm-up rounds are dropped", async () => {
@@ -148,6 +162,22 @@ describe("figures driven through the compiled binary", () => {
       const stats = f.stats as { pssMiB: number; privateMiB: number; rssSumMiB: number };
       expect(stats.pssMiB).toBeGreaterThan(0);
       expect(stats.rssSumMiB).toBeGreaterThanOrEqual(stats.pssMiB);
+    } finally {
+      ws.cleanup();
+    }
+  });
+
+  test.skipIf(PROC)("PSS per wrapper: ours from the concurrent figure, against as many least Bun wrappers holding cat", async () => {
+    const ws = await readyWorkspace("bench-conc");
+    try {
+      const concurrent = await concurrentFigure({ workspace: ws, concurrent: 3 });
+      const f = await perWrapperFigure({ forwarder: compileBunForwarder(), concurrent: 3 }, concurrent);
+      const stats = f.stats as { oursPssMiB: number; floorPssMiB: number; floorPrivateMiB: number };
+      expect(f).toMatchObject({ id: "exec.concurrent.memory-per-wrapper", unit: "MiB", aim: { text: "≤ 3 MiB (issue 33)" }, stats: { count: 3 } });
+      expect(stats.oursPssMiB).toBeCloseTo((concurrent.stats as { pssMiB: number }).pssMiB / 3, 10);
+      expect(f.baseline?.value).toBe(stats.floorPssMiB);
+      expect(stats.floorPssMiB).toBeGreaterThan(0);
+      expect(stats.floorPrivateMiB).toBeGreaterThan(0);
     } finally {
       ws.cleanup();
     }
