@@ -88,7 +88,8 @@ function operatorAfterGlobals(argv: string[]): { globals: NonNullable<Invocation
   return { globals: { remote: split.remote, sshConfig: split.sshConfig }, rest: split.rest };
 }
 
-async function main(argv: string[]): Promise<number> {
+/** Runs the call argv names; its exit status (what it throws, src/main.ts reports). */
+export async function dispatch(argv: string[]): Promise<number> {
   startKeepalive();
   if (argv.length === 0) {
     writeAll(2, helpText(COMMANDS, VERSION));
@@ -143,15 +144,5 @@ async function main(argv: string[]): Promise<number> {
     // An operator command that finds a bad flag combination only once it reads the flags.
     if (error instanceof UsageError) return usageError(error);
     throw error;
-  }
-}
-
-/** Runs the call argv names; its exit status (1 after anything it threw, said on stderr). */
-export async function dispatch(argv: string[]): Promise<number> {
-  try {
-    return await main(argv);
-  } catch (error) {
-    diagnose(error instanceof Error ? error.message : String(error));
-    return 1;
   }
 }

@@ -12,4 +12,12 @@ import { describe } from "./protocol-ops/describe.ts";
 mark("main");
 const argv = process.argv.slice(2);
 const bareDescribe = argv.length === 1 && argv[0] === "describe";
-process.exit(bareDescribe ? await describe() : await (await import("./dispatch.ts")).dispatch(argv));
+let code: number;
+try {
+  code = bareDescribe ? await describe() : await (await import("./dispatch.ts")).dispatch(argv);
+} catch (error) {
+  // Whatever a call throws (describe's stdout full or closed, too): said on stderr, exit 1.
+  (await import("./output.ts")).diagnose(error instanceof Error ? error.message : String(error));
+  code = 1;
+}
+process.exit(code);

@@ -3,10 +3,10 @@
  * errors, and lifecycle input that is refused before anything changes.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { capabilitiesLine } from "../../src/protocol/capabilities.ts";
-import { request, runBinary, type RunResult } from "../../kit/binary.ts";
+import { BIN, request, runBinary, type RunResult } from "../../kit/binary.ts";
 import { tempDir } from "../../kit/scratch.ts";
 
 const DESCRIBE = `{"protocolVersion":1,"modes":["pipes","pty"],"reconcile":true}\n`;
@@ -57,6 +57,16 @@ describe("describe", () => {
 
   test("its line, fixed when the binary is built, is the schema's encoding of today's capabilities", async () => {
     expect((await runBinary(["describe"])).stdout).toBe(capabilitiesLine());
+  });
+
+  test("a stdout that refuses the line (ENOSPC, /dev/full): one diagnostic on stderr, exit 1", () => {
+    const full = openSync("/dev/full", "w");
+    try {
+      const run = Bun.spawnSync([BIN, "describe"], { stdin: "ignore", stdout: full, stderr: "pipe" });
+      expect({ code: run.exitCode, stderr: run.stderr.toString() }).toEqual({ code: 1, stderr: "paseo-host-runtime: ENOSPC: no space left on device, write\n" });
+    } finally {
+      closeSync(full);
+    }
   });
 
   test("ignores whatever is on stdin and touches no state", async () => {
