@@ -3,6 +3,7 @@ import { hasErrno, PATH_MISSING, PEER_GONE, PROCESS_GONE, TERMINAL_HUNG_UP, tole
 import { setTerminalOutput } from "../platform/libc/terminal.ts";
 import { readProcess } from "../platform/process.ts";
 import { isLinux } from "../platform/os.ts";
+import { within } from "../within.ts";
 import { processesOutput } from "../platform/tty.ts";
 
 /** The wrapper's stdout. In PTY mode only the wrapper writes it, so a non-blocking sink is safe. */
@@ -227,15 +228,4 @@ function openSlave(pid: number): number {
     if (fd >= 0) closeSync(fd);
   }
   return -1;
-}
-
-/** `promise`, or `fallback` after `ms`. */
-async function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
-  let timer: Timer | undefined;
-  const timeout = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)));
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
