@@ -4,7 +4,8 @@
  * bwrap's descriptors. Loaded by a sandboxed exec only (prepare.ts sandboxParts). exec's
  * side of the sandbox: what the sandbox is (view, launch, init, egress) stays in src/sandbox/.
  */
-import { filesToShow } from "../sandbox/view.ts";
+import { filesToShow, type Launch, type SandboxView } from "../sandbox/view.ts";
+import { seatbeltLaunch } from "../sandbox/seatbelt.ts";
 import { bwrapDescriptors, SANDBOX_INIT_SOURCE, sandboxInitCommand, sandboxLaunch, sandboxRequest } from "../sandbox/launch.ts";
 import { sandboxView } from "../sandbox/workspace-view.ts";
 import type { PreparedGit } from "../sandbox/git/sandbox-git.ts";
@@ -45,11 +46,7 @@ export function sandboxed(at: SandboxedAt) {
   const view = sandboxView(home, record, root, options, git, userGitOf(record, root.seen.gitdir));
   view.readOnly.push(...filesToShow(isLinux ? [process.execPath, ...launch.files()] : launch.files(), view));
   const egress = egressOf(options, home, record.workspaceId, execId);
-  if (!isLinux) {
-    // macOS: under an allowlist the launch is made once the proxy listens (its port is in the profile).
-    if (egress) egress.launchAt = (port) => sandboxLaunch(launch, view, tool, sandboxInitCommand(), port);
-    return { launch: sandboxLaunch(launch, view, tool, sandboxInitCommand()), sandbox: null, egress };
-  }
+  if (!isLinux) return { launch: seatbeltPlan(launch, view, tool, egress), sandbox: null, egress };
   if (egress) view.overlays = [...(view.overlays ?? []), { source: egress.plan.socketPath!, target: EGRESS_SOCKET, writable: true }];
   const spawned = sandboxLaunch(launch, view, tool, sandboxInitCommand());
   const request = sandboxRequest(launch, mode, view, cwd, egress !== null);
@@ -67,6 +64,18 @@ export function sandboxed(at: SandboxedAt) {
     for (const fd of held) closeDescriptor(fd);
     throw error;
   }
+}
+
+/**
+ * macOS: sandbox-exec in front of the workload. Under an allowlist the profile names the proxy's
+ * port, which exists only once the proxy listens, so the launch is made then (`launchAt`, from
+ * exec/launch.ts gateLaunch); until then the plan holds one whose profile allows no network at
+ * all, so that nothing can spawn the workload with more than the allowlist.
+ */
+export function seatbeltPlan(launch: Launch, view: SandboxView, tool: string, egress: SandboxEgress | null): Launch {
+  if (!egress) return seatbeltLaunch(launch, view, tool, null);
+  egress.launchAt = (port) => seatbeltLaunch(launch, view, tool, port);
+  return seatbeltLaunch(launch, { ...view, network: "none" }, tool, null);
 }
 
 /**
