@@ -46,8 +46,10 @@ export async function runPty(plan: LaunchPlan, controls: ControlReader, signals:
   for (const signal of early.signals) signals.receive(signal);
   signals.attach((signal) => deliverPtySignal(launched, signal));
   const session: Session = { ended: false };
-  const input = pumpInput(terminal, session);
-  const control = followControls(controls, launched, events, signals, terminal);
+  // They run beside the workload: a failure that is not the daemon going away fails the
+  // execution, reported on fd 4 (as pipes mode's fd 3 watch does), never an unhandled rejection.
+  const input = pumpInput(terminal, session).catch((error: Error) => failWorkload(launched, events, `reading fd 0 failed: ${error.message}`));
+  const control = followControls(controls, launched, events, signals, terminal).catch((error: Error) => failWorkload(launched, events, `reading fd 3 failed: ${error.message}`));
   await proc.exited;
   session.ended = true;
   signals.close();
@@ -57,8 +59,10 @@ export async function runPty(plan: LaunchPlan, controls: ControlReader, signals:
     terminal.close();
     await output.settle(OUTPUT_SETTLE_MS);
   });
-  // The tail a stalled daemon has not read yet; `exit` was not held back for it.
-  await output.finish();
+  // The tail a stalled daemon has not read yet; `exit` was not held back for it. A failure of
+  // fd 1 (ENOSPC, EIO) comes after `exit`: it goes to the runtime log, and the wrapper still
+  // drains and mirrors the workload's end, which fd 4 already gave.
+  await output.finish().catch((error: Error) => events.error(`writing the terminal's output to fd 1 failed: ${error.message}`));
   // Bytes left unread on a socket we close reset the daemon's end (ECONNRESET); it closes
   // fd 0 and fd 3 when it sees `exit`, so drain them until then, briefly.
   await Promise.race([Promise.all([input, control]), Bun.sleep(HANGUP_WAIT_MS)]);

@@ -4,7 +4,7 @@
  * judged by the lifecycle checker. "PTY output remains raw workload bytes on fd 1."
  */
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, readlinkSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { listProcesses, readProcess } from "../../src/platform/process.ts";
 import { request, runBinary } from "../../kit/binary.ts";
@@ -381,6 +381,32 @@ for (const isolation of ISOLATIONS) {
           expect(sessionMembers(leader)).toEqual([]);
         });
       }
+
+      test("fd 0 failing for another reason than the daemon going away (a directory: EISDIR): error event, the session gone, the wrapper alive to report it", async () => {
+        const dir = openSync(ws.root, "r");
+        try {
+          const handle = startPty(ws, ["/bin/sh", "-c", "sleep 30"], {}, { stdinFd: dir });
+          const result = await handle.done;
+          expect(result.violation).toBeNull();
+          expect(result.events.map((e) => e.type)).toEqual(["started", "error", "eof", "exit"]);
+          expect((result.events[1] as { message: string }).message).toContain("EISDIR");
+          expect(result.events.at(-1)).toEqual(exit(null, "SIGKILL") as never);
+          expectMirrored(result, null, "SIGKILL");
+        } finally {
+          closeSync(dir);
+        }
+      });
+
+      test("fd 1 refusing the output (ENOSPC, /dev/full): the exit is still the workload's, on fd 4 and mirrored", async () => {
+        const full = openSync("/dev/full", "w");
+        try {
+          const result = await startPty(ws, ["/bin/sh", "-c", "echo lost; exit 3"], {}, { stdoutFd: full }).done;
+          expectLifecycle(result, eof, exit(3));
+          expectMirrored(result, 3, null);
+        } finally {
+          closeSync(full);
+        }
+      });
 
       test("an invalid resize with the envelope: error event, nothing launched", async () => {
         const handle = startPty(ws, ["/bin/sh", "-c", "touch launched"], {}, { withEnvelope: resizeFrame(1, 0, 99) });

@@ -29,6 +29,8 @@ export interface ExecOptions {
   env?: Record<string, string>;
   /** A descriptor to give the wrapper as fd 1 instead of a pipe the handle reads (stall tests). */
   stdoutFd?: number;
+  /** A descriptor to give the wrapper as fd 0 instead of a pipe the handle writes. */
+  stdinFd?: number;
   /** Another copy of the binary to run (default: dist/paseo-host-runtime). */
   bin?: string;
   /** Words before `exec` (e.g. `--remote ssh://…`), as a configured runtime command has them. */
@@ -52,7 +54,7 @@ export class ExecHandle {
     const mode = ((envelope.stdio as { kind: Mode }) ?? { kind: "pipes" }).kind;
     this.sequence = new EventSequence(mode);
     this.child = spawn(options.bin ?? BIN, [...(options.prefix ?? []), "exec", "--workspace-id", workspaceId], {
-      stdio: ["pipe", options.stdoutFd ?? "pipe", "pipe", "pipe", "pipe"],
+      stdio: [options.stdinFd ?? "pipe", options.stdoutFd ?? "pipe", "pipe", "pipe", "pipe"],
       env: options.env ?? (process.env as Record<string, string>),
     });
     const decoder = new FrameDecoder(ProcessEvent, "fd 4 event");
@@ -82,7 +84,7 @@ export class ExecHandle {
       events.on("error", () => resolve());
     });
     (this.child.stdio[3] as Writable).on("error", () => {});
-    this.child.stdin!.on("error", () => {});
+    this.child.stdin?.on("error", () => {});
     const stdoutEnded = new Promise<void>((resolve) => (this.child.stdout ? this.child.stdout.on("end", resolve) : resolve()));
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
       this.child.on("exit", (code, signal) => resolve({ code, signal })),
@@ -126,7 +128,8 @@ export class ExecHandle {
   }
 
   closeStdin(): void {
-    this.child.stdin!.end();
+    // Without a pipe (stdinFd) there is nothing of ours to close.
+    this.child.stdin?.end();
   }
 
   stdoutText(): string {
