@@ -10,7 +10,7 @@
  * Only a `--remote` caller sets the variable, on the commands whose stdout it reads whole.
  * Never on `exec-remote`: its stdout is the multiplex, which has keepalive frames of its own.
  */
-import { writeAll } from "./output.ts";
+import { diagnose, writeAll } from "./output.ts";
 import { hasErrno, PEER_GONE } from "./platform/errno.ts";
 
 /** Set (to an interval in milliseconds) by a `--remote` caller on a remote command. */
@@ -34,7 +34,21 @@ export function startKeepalive(env: NodeJS.ProcessEnv = process.env): void {
   intervalMs = ms;
   last = performance.now();
   // Looked at twice per interval: a timer that fires a little early does not skip a pulse.
-  setInterval(pulse, ms / 2).unref();
+  setInterval(pulseFromTimer, ms / 2).unref();
+}
+
+/**
+ * The timer's pulse. A stdout that fails otherwise than by the caller leaving (ENOSPC, EIO)
+ * ends the keepalives and is said on stderr: thrown from a timer it would end the call at any
+ * point of its work; the call's own answer meets the same stdout and reports it there.
+ */
+function pulseFromTimer(): void {
+  try {
+    pulse();
+  } catch (error) {
+    intervalMs = 0;
+    diagnose(`keepalives stopped: stdout failed (${(error as Error).message})`);
+  }
 }
 
 /** One keepalive when one is due (cheap enough for every entry of a long loop). */
