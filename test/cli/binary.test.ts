@@ -8,8 +8,12 @@ import { join } from "node:path";
 import { capabilitiesLine } from "../../src/protocol/capabilities.ts";
 import { BIN, request, runBinary, type RunResult } from "../../kit/binary.ts";
 import { tempDir } from "../../kit/scratch.ts";
+import { linuxOnly } from "../support/platform.ts";
 
 const DESCRIBE = `{"protocolVersion":1,"modes":["pipes","pty"],"reconcile":true}\n`;
+/** /dev/full, a stdout that refuses every write with ENOSPC, is Linux's. */
+const NO_DEV_FULL = linuxOnly("cli/binary.test.ts, describe into a full stdout", "/dev/full");
+
 const PACKAGE_VERSION: string = JSON.parse(readFileSync(join(import.meta.dir, "..", "..", "package.json"), "utf8")).version;
 
 /** A fresh, empty runtime home (and HOME / XDG_STATE_HOME, so no fallback reaches the real ones). */
@@ -59,7 +63,7 @@ describe("describe", () => {
     expect((await runBinary(["describe"])).stdout).toBe(capabilitiesLine());
   });
 
-  test("a stdout that refuses the line (ENOSPC, /dev/full): one diagnostic on stderr, exit 1", () => {
+  test.skipIf(NO_DEV_FULL)("a stdout that refuses the line (ENOSPC, /dev/full): one diagnostic on stderr, exit 1", () => {
     const full = openSync("/dev/full", "w");
     try {
       const run = Bun.spawnSync([BIN, "describe"], { stdin: "ignore", stdout: full, stderr: "pipe" });
