@@ -5,9 +5,9 @@
  */
 import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import { hasErrno, NO_ACCESS, PATH_MISSING } from "../platform/errno.ts";
-import { realPathOrNull, statOrNull } from "../platform/lookup.ts";
+import { realPathOrNull } from "../platform/lookup.ts";
 import { basename, dirname, isAbsolute, join } from "node:path";
-import { ProgramError, resolveProgram } from "./program.ts";
+import { ProgramError, resolveProgram, statProgram } from "./program.ts";
 
 /** The helper's default name (the daemon's default helperCommand). */
 export const HELPER_NAME = "paseo-workspace-helper";
@@ -71,7 +71,7 @@ function lookFor(find: () => string): string | ProgramError {
 
 /** An absolute helper path: a JavaScript file only needs to be readable, others executable. */
 function checkHelperFile(path: string, cwd: string): string {
-  const stat = statOrNull(path);
+  const stat = statProgram(path, path);
   if (stat === null) throw new ProgramError(`${path} does not exist`, 127);
   if (stat.isFile() && isJavaScript(path)) return path;
   return resolveProgram(path, {}, cwd);
