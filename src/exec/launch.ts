@@ -54,7 +54,7 @@ function whileUnreaped(proc: Subprocess): () => boolean {
 }
 
 /** Nothing was launched: the reservation is finished and the execution's cgroup removed. */
-function releaseReservation(plan: LaunchPlan): void {
+export function releaseReservation(plan: LaunchPlan): void {
   finishRecord(plan);
   plan.cgroup?.remove();
 }

@@ -29,10 +29,10 @@ interface RecordOf {
  * Marks the execution finished (with its outcome when it ran); a store failure is reported, not
  * thrown. The store is looked at first (db.ts storeWriteProblem): written through this
  * process's old mappings, a store the kernel now refuses would kill the wrapper (SIGBUS) before
- * `exit` reached fd 4. False when the store could not be written: then it must not be touched
- * again, not even closed (closing checkpoints through the same mapping).
+ * `exit` reached fd 4. A store that could not be written is marked `abandoned`: then it must
+ * not be touched again, not even closed (closing checkpoints through the same mapping).
  */
-export function finishRecord(plan: RecordOf, outcome?: ExitStatus): boolean {
+export function finishRecord(plan: RecordOf, outcome?: ExitStatus): void {
   const unwritable = storeWriteProblem(plan.store.db.filename);
   try {
     if (unwritable !== null) throw new Error(unwritable);
@@ -41,7 +41,6 @@ export function finishRecord(plan: RecordOf, outcome?: ExitStatus): boolean {
     diagnose(`cannot record the end of execution ${JSON.stringify(plan.execId)} in the store (${(error as Error).message}); the next exec, signal, pause, destroy or reconcile of workspace ${JSON.stringify(plan.workspaceId)} finishes the record`);
   }
   if (unwritable !== null) plan.store.abandoned = true;
-  return unwritable === null;
 }
 
 /**

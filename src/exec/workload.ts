@@ -7,7 +7,7 @@ import { exitBySignal, type ExitStatus } from "../protocol/index.ts";
 import type { EventWriter } from "./events.ts";
 import { releaseDirectories, type LaunchPlan } from "./plan.ts";
 import { PreLaunchProtocolError } from "./program.ts";
-import { closeEgress, type Launched } from "./launch.ts";
+import { closeEgress, releaseReservation, type Launched } from "./launch.ts";
 import { finishRecord } from "./record.ts";
 import { logLine } from "../log/runtime-log.ts";
 import { mark } from "../trace.ts";
@@ -24,9 +24,8 @@ export type Outcome = ExitStatus;
  * sent and fd 4 closed; the caller throws the result.
  */
 export function refuseBeforeLaunch(plan: LaunchPlan, events: EventWriter, message: string): PreLaunchProtocolError {
-  finishRecord(plan);
+  releaseReservation(plan);
   releaseDirectories(plan);
-  plan.cgroup?.remove();
   events.error(message);
   events.close();
   return new PreLaunchProtocolError(`${message}; nothing was launched`);
@@ -63,7 +62,7 @@ export async function finishWorkload(plan: LaunchPlan, launched: Launched, event
   if (beforeEof) await beforeEof().catch((error: Error) => events.error(error.message));
   if (plan.sandbox?.git) await bringGitBack(plan.sandbox.git);
   mark("scope ended");
-  const writable = finishRecord(plan, outcome);
+  finishRecord(plan, outcome);
   mark("record");
   events.eof();
   events.exit(outcome.code, outcome.signal);
@@ -71,7 +70,7 @@ export async function finishWorkload(plan: LaunchPlan, launched: Launched, event
   // The record is committed above; what the close adds is its checkpoint into the database
   // file (2–4 ms of writes and fsyncs), which the daemon need not wait for (bench/README.md).
   // A store found unwritable is left alone: the exit releases it.
-  if (writable) plan.store.db.close();
+  if (!plan.store.abandoned) plan.store.db.close();
   mark("store closed");
   return outcome;
 }
