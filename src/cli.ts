@@ -3,7 +3,7 @@
  * the code that runs it: the protocol operations' entries in src/protocol-commands.ts, the
  * operator commands' here. The grammar (specs, parsing, help) is src/argv.ts.
  *
- * Every call loads this file, so it imports data only: a command's code is `import()`ed when it
+ * Every call but a bare `describe` (src/main.ts) loads this file, so it imports data only: a command's code is `import()`ed when it
  * runs (the release build is split per import(), bench/README.md "Start-up"); the operator
  * commands' entries are built only for a call that is not a protocol operation, and take their
  * shared flags, `ps` fields and `run` purposes from data-only modules.

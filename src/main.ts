@@ -2,7 +2,8 @@
  * The entry point. A bare `describe` is answered here, before the command table and its grammar
  * load: the daemon asks it of every runtime it configures, and its answer is a constant fixed at
  * build time, so the only cost worth having is the process's start. Loading the dispatch first
- * cost describe ~1.2 ms over the empty program's ~5.5 (bench/README.md, "Start-up"). Every other
+ * cost describe ~1.2 ms over the empty program's ~5.5 (bench/README.md, "The last aims, against
+ * the engine's floors"). Every other
  * call, `describe` with anything beside it included (`--help`, a usage error, `--remote`), goes
  * through the table (src/dispatch.ts), where describe is registered like every command.
  */

@@ -1,7 +1,7 @@
 /**
  * The protocol v1 operations' entries of the command table (src/cli.ts): each registered once,
  * its argument spec beside the loader of the code that runs it, in the order `--help` lists
- * them. Data only, like the table: every call loads it.
+ * them. Data only, like the table: every call but a bare `describe` loads it.
  */
 import { HOME_ENV, type Command, type CommandSpec, type CommandTable, type FlagDoc, type HandlerLoader } from "./argv.ts";
 import { signalNameProblem } from "./platform/signals.ts";

@@ -46,7 +46,8 @@ function outcomeOf(launched: Launched): Outcome {
 }
 
 /**
- * After the leader was reaped: end what is left of the execution, bring a sandboxed
+ * After the leader was reaped: end what is left of the execution, close its network proxy
+ * (under an allowlist), let the mode finish (`beforeEof`: the PTY's terminal), bring a sandboxed
  * workspace's git work into the user's repository, record, then `eof` and `exit`, then close
  * the store. Nothing here may keep `eof` and `exit` from the daemon: cleanup failures become an
  * error event, a store that refuses the record is reported (record.ts), and git's word on the
@@ -61,7 +62,7 @@ export async function finishWorkload(plan: LaunchPlan, launched: Launched, event
   mark("egress closed");
   if (beforeEof) await beforeEof().catch((error: Error) => events.error(error.message));
   if (plan.sandbox?.git) await bringGitBack(plan.sandbox.git);
-  mark("scope ended");
+  mark("terminal, git back");
   finishRecord(plan, outcome);
   mark("record");
   events.eof();
