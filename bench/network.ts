@@ -62,7 +62,7 @@ async function throughputFigure(options: NetworkOptions): Promise<Figure> {
     value: result.proxiedMiBps,
     baseline: { label: "a direct loopback connection to the same server", value: result.directMiBps },
     aim: { text: "≥ 0.8× direct", check: ({ ratio }) => ratio >= 0.8 },
-    detail: `${result.runs} runs of ${result.bytes / MiB} MiB each way, alternating, median, each party a process of its own; ${result.nativeMiBps === null ? "socat not installed: no native relay measured" : `the same two hops by socat (C, read/write): ${result.nativeMiBps.toFixed(0)} MiB/s, ${result.nativeRatio!.toFixed(2)}× direct, the ceiling of any user-space relay here`}`,
+    detail: `${result.runs} runs of ${result.bytes / MiB} MiB each way, the order rotating every run, median, each party a process of its own; ${result.nativeMiBps === null ? "socat not installed: no native relay measured" : `the same two hops by socat (C, read/write): ${result.nativeMiBps.toFixed(0)} MiB/s, ${result.nativeRatio!.toFixed(2)}× direct, the ceiling of any user-space relay here`}`,
     stats: result,
   });
 }
