@@ -10,20 +10,26 @@
  * A figure of bench/run.ts's network family (network.ts); `bun bench/network-proxy.ts [--quick]`
  * alone prints its own line. Loopback only.
  */
-import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { cleanupAll, onCleanup, tempDir } from "./procs.ts";
+import { median } from "./stats.ts";
 
 const MiB = 2 ** 20;
 const PARTY = join(import.meta.dir, "workloads", "relay-party.ts");
 const CONNECTED = "HTTP/1.1 200 Connection established\r\n\r\n";
 
+/** `child`, remembered for the finally below and for the bench's cleanup (run.ts's signal handler runs cleanupAll(), never that finally). */
+function spawned<T extends Subprocess>(child: T, processes: Subprocess[]): T {
+  processes.push(child);
+  onCleanup(() => child.kill());
+  return child;
+}
+
 /** Starts `argv` and waits for its first line of output (its port, or "ready"). */
 async function started(argv: string[], processes: Subprocess[]): Promise<string> {
-  const child = Bun.spawn(argv, { stdout: "pipe", stderr: "inherit" });
-  processes.push(child);
+  const child = spawned(Bun.spawn(argv, { stdout: "pipe", stderr: "inherit" }), processes);
   const reader = child.stdout.getReader();
   let text = "";
   while (!text.includes("\n")) {
@@ -64,12 +70,12 @@ async function socatRelay(dir: string, sourcePort: number, processes: Subprocess
   const socat = Bun.which("socat");
   if (!socat) return null;
   const socket = join(dir, "socat.sock");
-  processes.push(Bun.spawn([socat, "-b", "262144", `UNIX-LISTEN:${socket},fork`, `TCP:127.0.0.1:${sourcePort}`], { stderr: "ignore" }));
+  spawned(Bun.spawn([socat, "-b", "262144", `UNIX-LISTEN:${socket},fork`, `TCP:127.0.0.1:${sourcePort}`], { stderr: "ignore" }), processes);
   // A port the kernel just gave out and took back: free, so the probe below cannot reach a stranger.
   const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   const port = probe.port;
   probe.stop(true);
-  processes.push(Bun.spawn([socat, "-b", "262144", `TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork`, `UNIX-CONNECT:${socket}`], { stderr: "ignore" }));
+  spawned(Bun.spawn([socat, "-b", "262144", `TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork`, `UNIX-CONNECT:${socket}`], { stderr: "ignore" }), processes);
   for (let i = 0; i < 50 && !(await listening(port)); i++) await Bun.sleep(20);
   return port;
 }
@@ -82,13 +88,8 @@ function listening(port: number): Promise<boolean> {
   });
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
 export async function networkProxyThroughput(bytes: number, runs: number) {
-  const dir = mkdtempSync(join(tmpdir(), "paseo-bench-proxy-"));
+  const dir = tempDir("paseo-bench-proxy-");
   const processes: Subprocess[] = [];
   const bun = process.execPath;
   try {
@@ -113,13 +114,12 @@ export async function networkProxyThroughput(bytes: number, runs: number) {
   } finally {
     for (const child of processes) child.kill();
     await Promise.all(processes.map((child) => child.exited));
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
 if (import.meta.main) {
   const quick = process.argv.includes("--quick");
-  const result = await networkProxyThroughput((quick ? 128 : 512) * MiB, quick ? 3 : 7);
+  const result = await networkProxyThroughput((quick ? 128 : 512) * MiB, quick ? 3 : 7).finally(cleanupAll);
   const verdict = result.ratio >= 0.8 ? "ok" : "FAR";
   const native = result.nativeMiBps === null ? "socat not installed" : `socat's two hops ${result.nativeMiBps.toFixed(0)} MiB/s, ${result.nativeRatio!.toFixed(2)}x`;
   console.log(`network proxy throughput: ${result.proxiedMiBps.toFixed(0)} MiB/s through forwarder+proxy, ${result.directMiBps.toFixed(0)} MiB/s direct, ratio ${result.ratio.toFixed(2)}x (aim ≥ 0.8x: ${verdict}); ${native}; ${result.runs} runs of ${result.bytes / MiB} MiB, median`);
