@@ -13,6 +13,7 @@
 import net from "node:net";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { freePort } from "../kit/ports.ts";
 import { cleanupAll, onCleanup, tempDir } from "./procs.ts";
 import { median } from "./stats.ts";
 
@@ -71,10 +72,8 @@ async function socatRelay(dir: string, sourcePort: number, processes: Subprocess
   if (!socat) return null;
   const socket = join(dir, "socat.sock");
   spawned(Bun.spawn([socat, "-b", "262144", `UNIX-LISTEN:${socket},fork`, `TCP:127.0.0.1:${sourcePort}`], { stderr: "ignore" }), processes);
-  // A port the kernel just gave out and took back: free, so the probe below cannot reach a stranger.
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
+  // Free, so the probe below cannot reach a stranger.
+  const port = await freePort();
   spawned(Bun.spawn([socat, "-b", "262144", `TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork`, `UNIX-CONNECT:${socket}`], { stderr: "ignore" }), processes);
   for (let i = 0; i < 50 && !(await listening(port)); i++) await Bun.sleep(20);
   return port;
