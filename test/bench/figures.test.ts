@@ -167,7 +167,7 @@ describe("figures driven through the compiled binary", () => {
   test.skipIf(PROC)("concurrent execs: one memory figure summing every wrapper, against the 4 GiB budget", async () => {
     const ws = await readyWorkspace("bench-conc");
     try {
-      const f = await concurrentFigure({ workspace: ws, concurrent: 3 });
+      const { figure: f } = await concurrentFigure({ workspace: ws, concurrent: 3 });
       expect(f).toMatchObject({ id: "exec.concurrent.memory", unit: "MiB", baseline: { value: 4096 }, stats: { count: 3 } });
       const stats = f.stats as { pssMiB: number; privateMiB: number; rssSumMiB: number };
       expect(stats.pssMiB).toBeGreaterThan(0);
@@ -181,10 +181,10 @@ describe("figures driven through the compiled binary", () => {
     const ws = await readyWorkspace("bench-conc");
     try {
       const concurrent = await concurrentFigure({ workspace: ws, concurrent: 3 });
-      const f = await perWrapperFigure({ forwarder: compileBunForwarder(), concurrent: 3 }, concurrent);
+      const f = await perWrapperFigure({ forwarder: compileBunForwarder(), concurrent: 3 }, concurrent.pssPerWrapperMiB);
       const stats = f.stats as { oursPssMiB: number; floorPssMiB: number; floorPrivateMiB: number };
       expect(f).toMatchObject({ id: "exec.concurrent.memory-per-wrapper", unit: "MiB", aim: { text: "≤ 3 MiB (issue 33)" }, stats: { count: 3 } });
-      expect(stats.oursPssMiB).toBeCloseTo((concurrent.stats as { pssMiB: number }).pssMiB / 3, 10);
+      expect(stats.oursPssMiB).toBeCloseTo(concurrent.figure.value! / 3, 10);
       expect(f.baseline?.value).toBe(stats.floorPssMiB);
       expect(stats.floorPssMiB).toBeGreaterThan(0);
       expect(stats.floorPrivateMiB).toBeGreaterThan(0);
