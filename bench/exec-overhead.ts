@@ -62,6 +62,11 @@ export async function wrappedTrue(workspace: BenchWorkspace, mode: "pipes" | "pt
   return { wallMs: msBetween(exec.spawnedAt, done.endedAt), startedMs: msBetween(exec.spawnedAt, await exec.started) };
 }
 
+/** `exec /bin/true` in `workspace`, pipes: its wall time alone. */
+export async function wallOfTrue(workspace: BenchWorkspace): Promise<number> {
+  return (await wrappedTrue(workspace, "pipes")).wallMs;
+}
+
 /** A program spawned directly with three pipes, stdin closed: spawn() to exit + EOF. */
 async function direct(argv: string[]): Promise<number> {
   const run = new DirectRun(argv);
@@ -151,7 +156,7 @@ async function sandboxedGitFigure(options: ExecOptions): Promise<Figure> {
     return skipped({ id: "exec.pipes.sandboxed-git", family: "exec", title, unit: "ms", better: "lower", reason });
   }
   const [inWorktree, inPlain] = [options.sandboxedGit, options.sandboxed];
-  const runs = await alternated(options, async () => (await wrappedTrue(inWorktree, "pipes")).wallMs, async () => (await wrappedTrue(inPlain, "pipes")).wallMs);
+  const runs = await alternated(options, () => wallOfTrue(inWorktree), () => wallOfTrue(inPlain));
   const g = summarize(runs.measured);
   const p = summarize(runs.baseline);
   return figure({

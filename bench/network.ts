@@ -9,7 +9,7 @@
  *   server) against a direct loopback connection to the same server (network-proxy.ts). Aim:
  *   at least 0.8×.
  */
-import { wrappedTrue, type BenchWorkspace } from "./exec-overhead.ts";
+import { wallOfTrue, type BenchWorkspace } from "./exec-overhead.ts";
 import { figure, skipped, type Figure } from "./report.ts";
 import { alternated, summarize } from "./stats.ts";
 import { networkProxyThroughput } from "./network-proxy.ts";
@@ -24,10 +24,6 @@ export interface NetworkOptions {
 }
 
 const MiB = 2 ** 20;
-
-async function wallOfTrue(workspace: BenchWorkspace): Promise<number> {
-  return (await wrappedTrue(workspace, "pipes")).wallMs;
-}
 
 async function allowlistExecFigure(options: NetworkOptions): Promise<Figure> {
   const title = "exec /bin/true, pipes, sandboxed under a network allowlist: wall time";
