@@ -3,9 +3,12 @@
  * before `kill(wrapper, SIG)` (pipes) or before writing a `signal` frame on fd 3 (PTY) to the
  * CLOCK_MONOTONIC reading the workload takes first thing in its signal handler.
  * Baseline: the same workload spawned directly and signalled with kill(pid) — the floor of
- * signal delivery plus handler scheduling on this machine. Trials alternate between the wrapped
- * and the direct workload, so load changes hit both. Aim (issue 26, forwarding through the
- * event loop in every mode): p50 ≤ 3× and p99 ≤ 4× direct delivery, pipes and PTY.
+ * signal delivery plus handler scheduling on this machine. Each round signals every target once
+ * in an order that rotates (compare()): ours and the direct workload, and for SIGTERM in pipes
+ * mode the least Bun wrapper too, so load changes hit them all. signalFigure's aim is issue 26's
+ * (forwarding through the event loop in every mode): p50 ≤ 3× and p99 ≤ 4× direct delivery,
+ * pipes and PTY. The floor figure (signals.floor.SIGTERM, context without an aim) gives the
+ * least Bun wrapper's own ratio, beside issue 33's aim of p50 ≤ 2.5× direct for ours.
  */
 import { constants } from "node:os";
 import { monotonicNs, msBetween } from "./clock.ts";
