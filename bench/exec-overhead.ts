@@ -9,6 +9,8 @@
  * - The memory of N (200) concurrent execs holding a workload each: the wrappers' total PSS
  *   (shared pages split between the processes that map them: what they cost together),
  *   against the 4 GiB the issue allows. Aim: well under (≤ half).
+ * - The same PSS per wrapper (exec.concurrent.memory-per-wrapper), against as many of the least
+ *   Bun wrapper (bench/workloads/bun-forwarder.ts) holding `cat` at once. Aim (issue 33): ≤ 3 MiB.
  * Rounds rotate the wrapped runs (pipes and PTY), the empty program and the direct /bin/true.
  * - With the sandbox (isolation "sandbox", when bwrap is installed): the same wall time and
  *   spawn → started, beside the unsandboxed exec of the same run (trials alternate the two), and
@@ -32,7 +34,7 @@ export interface ExecOptions {
   trials: number;
   warmup: number;
   workspace: BenchWorkspace;
-  /** The same kind of workspace under isolation "sandbox"; null when bwrap is missing (why, then). */
+  /** The same kind of workspace under isolation "sandbox"; why not, when there is none (bwrap missing). */
   sandboxed: BenchWorkspace | string;
   /** A sandboxed worktree of a git repository in the same home (why not, when there is none). */
   sandboxedGit: BenchWorkspace | string;
