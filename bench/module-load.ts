@@ -18,7 +18,7 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { median } from "./stats.ts";
+import { alternated, median } from "./stats.ts";
 import { cleanupAll, tempDir } from "./procs.ts";
 
 const [oldBin, newBin, roundsArg, ...words] = process.argv.slice(2);
@@ -46,21 +46,14 @@ function run(bin: string): [number, number] {
   return [loaded - marks.get("main")!, wall];
 }
 
-const load = { old: [] as number[], new: [] as number[] };
-const wall = { old: [] as number[], new: [] as number[] };
+let runs: { measured: [number, number][]; baseline: [number, number][] };
 try {
-  for (let round = 0; round < WARMUP + rounds; round++) {
-    const order: ("old" | "new")[] = round % 2 === 0 ? ["old", "new"] : ["new", "old"];
-    for (const which of order) {
-      const [ms, wallMs] = run(which === "old" ? oldBin : newBin);
-      if (round < WARMUP) continue;
-      load[which].push(ms);
-      wall[which].push(wallMs);
-    }
-  }
+  runs = await alternated({ warmup: WARMUP, trials: rounds }, () => run(newBin), () => run(oldBin));
 } finally {
   cleanupAll();
 }
+const load = { old: runs.baseline.map(([ms]) => ms), new: runs.measured.map(([ms]) => ms) };
+const wall = { old: runs.baseline.map(([, ms]) => ms), new: runs.measured.map(([, ms]) => ms) };
 const show = (values: { old: number[]; new: number[] }) =>
   `old ${median(values.old).toFixed(3)}, new ${median(values.new).toFixed(3)}, difference ${(median(values.new) - median(values.old)).toFixed(3)} ms`;
 console.log(`${args.join(" ")}, ${rounds} alternated rounds (p50)`);

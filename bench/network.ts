@@ -9,7 +9,7 @@
  *   server) against a direct loopback connection to the same server (network-proxy.ts). Aim:
  *   at least 0.8×.
  */
-import { wrappedTrue, type BenchWorkspace } from "./exec-overhead.ts";
+import { wallOfTrue, type BenchWorkspace } from "./exec-overhead.ts";
 import { figure, skipped, type Figure } from "./report.ts";
 import { alternated, summarize } from "./stats.ts";
 import { networkProxyThroughput } from "./network-proxy.ts";
@@ -24,10 +24,6 @@ export interface NetworkOptions {
 }
 
 const MiB = 2 ** 20;
-
-async function wallOfTrue(workspace: BenchWorkspace): Promise<number> {
-  return (await wrappedTrue(workspace, "pipes")).wallMs;
-}
 
 async function allowlistExecFigure(options: NetworkOptions): Promise<Figure> {
   const title = "exec /bin/true, pipes, sandboxed under a network allowlist: wall time";
@@ -62,7 +58,7 @@ async function throughputFigure(options: NetworkOptions): Promise<Figure> {
     value: result.proxiedMiBps,
     baseline: { label: "a direct loopback connection to the same server", value: result.directMiBps },
     aim: { text: "≥ 0.8× direct", check: ({ ratio }) => ratio >= 0.8 },
-    detail: `${result.runs} runs of ${result.bytes / MiB} MiB each way, alternating, median, each party a process of its own; ${result.nativeMiBps === null ? "socat not installed: no native relay measured" : `the same two hops by socat (C, read/write): ${result.nativeMiBps.toFixed(0)} MiB/s, ${result.nativeRatio!.toFixed(2)}× direct, the ceiling of any user-space relay here`}`,
+    detail: `${result.runs} runs of ${result.bytes / MiB} MiB each way, the order rotating every run, median, each party a process of its own; ${result.nativeMiBps === null ? "socat not installed: no native relay measured" : `the same two hops by socat (C, read/write): ${result.nativeMiBps.toFixed(0)} MiB/s, ${result.nativeRatio!.toFixed(2)}× direct, the ceiling of any user-space relay here`}`,
     stats: result,
   });
 }

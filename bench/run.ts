@@ -90,26 +90,21 @@ async function main(): Promise<void> {
     }
     return workspace;
   };
-  /** The exec figures' sandboxed workspace, or why there is none. */
-  const sandboxedWorkspace = async () => {
+  /**
+   * A workspace under isolation "sandbox" named after `prefix`, with `extra` options (the
+   * network allowlist's figures pin their policy to it), or why there is none.
+   */
+  const sandboxedWorkspace = async (prefix = "bench-sandbox", extra: Record<string, unknown> = {}) => {
     if (!Bun.which("bwrap")) return "bwrap not on PATH (apt-get install bubblewrap)";
-    const sandboxed = await readyWorkspace("bench-sandbox", "seed", { isolation: "sandbox" });
+    const sandboxed = await readyWorkspace(prefix, "seed", { isolation: "sandbox", ...extra });
     onCleanup(sandboxed.cleanup);
     return sandboxed;
   };
   /** A sandboxed worktree of a git repository (its private git dir synced at every exec), or why there is none. */
   const sandboxedGitWorkspace = async () => {
-    if (!Bun.which("bwrap")) return "bwrap not on PATH (apt-get install bubblewrap)";
     const plain = await sandboxedWorkspace();
     if (typeof plain === "string") return plain;
     return await gitWorktreeWorkspace(plain);
-  };
-  /** A sandboxed workspace under a network allowlist (the exec's policy is pinned to it), or why there is none. */
-  const allowlistedWorkspace = async () => {
-    if (!Bun.which("bwrap")) return "bwrap not on PATH (apt-get install bubblewrap)";
-    const policed = await readyWorkspace("bench-net", "seed", { isolation: "sandbox", network: { allow: ["example.com"] } });
-    onCleanup(policed.cleanup);
-    return policed;
   };
   for (const family of flags.only) {
     const begin = performance.now();
@@ -131,7 +126,7 @@ async function main(): Promise<void> {
         phases = { calls: await breakdown({ ...config.breakdown, workspace: await needWorkspace(), sandboxed }), sandboxSkipped: typeof sandboxed === "string" ? sandboxed : null };
       }
       if (family === "git") figures.push(...(await floodFigures({ ...config.git, sandboxed: await sandboxedWorkspace() })));
-      if (family === "network") figures.push(...(await networkFigures({ ...config.network, allowlisted: await allowlistedWorkspace() })));
+      if (family === "network") figures.push(...(await networkFigures({ ...config.network, allowlisted: await sandboxedWorkspace("bench-net", { network: { allow: ["example.com"] } }) })));
       if (family === "throughput") figures.push(...(await throughputFigures({ ...config.throughput, workspace: await needWorkspace() })));
     } catch (error) {
       console.error(`bench: ${family} failed: ${(error as Error).stack ?? error}`);

@@ -34,13 +34,14 @@ export function summarize(values: readonly number[]): Summary {
 
 /**
  * `measured` and `baseline` taken in turns, `warmup + trials` rounds, the order flipped every
- * round so neither always runs on a warmer machine; the warmup rounds are dropped.
+ * round so neither always runs on a warmer machine; the warmup rounds are dropped. Each answers
+ * one sample (a duration, or several figures of one run), directly or as a promise.
  */
-export async function alternated(rounds: { warmup: number; trials: number }, measured: () => Promise<number>, baseline: () => Promise<number>): Promise<{ measured: number[]; baseline: number[] }> {
-  const out = { measured: [] as number[], baseline: [] as number[] };
+export async function alternated<T>(rounds: { warmup: number; trials: number }, measured: () => T | Promise<T>, baseline: () => T | Promise<T>): Promise<{ measured: T[]; baseline: T[] }> {
+  const out = { measured: [] as T[], baseline: [] as T[] };
   for (let i = 0; i < rounds.warmup + rounds.trials; i++) {
-    let m: number;
-    let b: number;
+    let m: T;
+    let b: T;
     if (i % 2 === 0) [m, b] = [await measured(), await baseline()];
     else [b, m] = [await baseline(), await measured()];
     if (i < rounds.warmup) continue;

@@ -6,9 +6,9 @@
  */
 import type { Subprocess } from "bun";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { BIN } from "./binary.ts";
+import { freePort } from "./ports.ts";
 import { tempDir } from "./scratch.ts";
 import { testCgroupRoot } from "./cgroup.ts";
 
@@ -36,17 +36,6 @@ export interface SshLab {
   sshd: Subprocess;
   /** Closes every shared connection, stops sshd, removes everything. */
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
 }
 
 function keygen(path: string): void {

@@ -519,9 +519,9 @@ describe.skipIf(noDownloader)("verification", () => {
   });
 });
 
-/** A command line as a person pastes it: /bin/sh -c, with only PATH, HOME and TMPDIR (no mirror named). */
-async function pasted(line: string): Promise<Run> {
-  const proc = Bun.spawn(["/bin/sh", "-c", line], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, TMPDIR: scratch, SHELL: "/bin/sh" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+/** A command line as a person pastes it: /bin/sh -c, with only PATH, HOME and TMPDIR (no mirror named), and `extra`. */
+async function pasted(line: string, extra: Record<string, string> = {}): Promise<Run> {
+  const proc = Bun.spawn(["/bin/sh", "-c", line], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, TMPDIR: scratch, SHELL: "/bin/sh", ...extra }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   return { code: await proc.exited, stdout, stderr };
 }
@@ -537,13 +537,8 @@ describe.skipIf(noDownloader)("the README's quick start", () => {
     writeFileSync(join(home, "paseo", "packages", "workspace-helper", "src", "executable.mjs"), PASEO_HELPER);
     const site = "https://github.com/getpaseo/paseo-host-runtime/releases";
     expect(block[1]).toContain(site);
-    const shell = async (line: string) => {
-      // A user's default directory (~/.local/bin) named for the installer, so that a run as root never writes /usr/local/bin.
-      const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, TMPDIR: scratch, SHELL: "/bin/sh", PASEO_HOST_RUNTIME_BASE_URL: baseUrl, PASEO_HOST_RUNTIME_INSTALL: join(home, ".local", "bin") };
-      const proc = Bun.spawn(["/bin/sh", "-c", line], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-      const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
-      return { code: await proc.exited, stdout, stderr };
-    };
+    // A user's default directory (~/.local/bin) named for the installer, so that a run as root never writes /usr/local/bin.
+    const shell = (line: string) => pasted(line, { PASEO_HOST_RUNTIME_BASE_URL: baseUrl, PASEO_HOST_RUNTIME_INSTALL: join(home, ".local", "bin") });
     const installed = await shell(block[1]!.replace(site, baseUrl));
     expect(installed.stderr).toBe("");
     expect(installed.code).toBe(0);

@@ -8,10 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, chownSync, mkdirSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { printableLines, printableStream } from "../../src/printable.ts";
 import { runBinary } from "../../kit/binary.ts";
+import { freePort } from "../../kit/ports.ts";
 import { tempDir } from "../../kit/scratch.ts";
 import { oneCommitRepo } from "../support/git.ts";
 import { withoutRoot } from "../support/platform.ts";
@@ -110,13 +110,7 @@ describe("ssh's messages", () => {
   });
 
   test.skipIf(missingTools("prompt.test.ts, ssh's own message", ["ssh"]).length > 0)("through --remote to a port nothing listens on (127.0.0.1): ssh's reason without \\x0d", async () => {
-    const port = await new Promise<number>((resolve) => {
-      const server = createServer();
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address();
-        server.close(() => resolve(typeof address === "object" && address ? address.port : 9));
-      });
-    });
+    const port = await freePort();
     const result = await runBinary(["--remote", `ssh://nobody@127.0.0.1:${port}/x`, "inspect", "--workspace-id", "w"], { env, stdin: `{"protocolVersion":1,"options":{"stateDirectory":"${home}"}}\n` });
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain(`port ${port}: Connection refused\n`);

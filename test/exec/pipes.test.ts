@@ -6,9 +6,8 @@ import { startExec, type ExecResult } from "../support/daemon.ts";
 import { ISOLATIONS, cannotIsolate } from "../support/containment.ts";
 import { readyWorkspace, type ReadyWorkspace } from "../../kit/workspace.ts";
 import { until } from "../support/poll.ts";
-import { processesWith } from "../support/procs.ts";
+import { descendants, processesWith } from "../support/procs.ts";
 import { linuxOnly } from "../support/platform.ts";
-import { readProcess } from "../../src/platform/process.ts";
 
 /** Set where the tests marked with it cannot run: they need Linux (/proc). */
 const PROC = linuxOnly("exec/pipes.test.ts, the workload's session, signal mask, fds and leftovers read from /proc", "/proc");
@@ -139,7 +138,8 @@ for (const isolation of ISOLATIONS) {
         const handle = startExec(ws.id, envelope(["sleep", "5"], { options: ws.options, env: { PATH } }));
         await handle.waitEvent("started");
         // This exec's sleep: the wrapper is among its ancestors (under the sandbox, bwrap and the init stand between).
-        const pid = processesWith("sleep\u00005").find((p) => descendsFrom(p, handle.pid))!;
+        const below = descendants(handle.pid);
+        const pid = processesWith("sleep\u00005").find((p) => below.includes(p))!;
         expect(readdirSync(`/proc/${pid}/fd`).sort()).toEqual(["0", "1", "2"]);
         process.kill(handle.pid, "SIGTERM");
         expectComplete(await handle.done, null, "SIGTERM");
@@ -315,10 +315,4 @@ for (const isolation of ISOLATIONS) {
       });
     });
   });
-}
-
-/** Whether `ancestor` is `pid`'s parent, or its parent's, and so on. */
-function descendsFrom(pid: number, ancestor: number): boolean {
-  for (let at = readProcess(pid); at !== null && at.ppid > 1; at = readProcess(at.ppid)) if (at.ppid === ancestor) return true;
-  return false;
 }

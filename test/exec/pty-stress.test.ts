@@ -56,7 +56,6 @@ function startStallable(argv: string[], on: ReadyWorkspace): { handle: ExecHandl
   return { handle, fifo };
 }
 
-/** Samples the wrapper's peak RSS (VmHWM, kB) until it exits; resolves with the last value seen. */
 /**
  * The wrapper's peak RSS while the daemon stalls: bounded, not growing with the 256 MiB it
  * cannot deliver. About 52–57 MiB here (the binary's pages are ~28 of it); a full suite run on
@@ -65,6 +64,7 @@ function startStallable(argv: string[], on: ReadyWorkspace): { handle: ExecHandl
  */
 const PEAK_BOUND_KIB = 96 * 1024;
 
+/** Samples the wrapper's peak RSS (VmHWM, kB) until it exits; resolves with the last value seen. */
 async function peakRss(pid: number, until: Promise<unknown>): Promise<number> {
   let peak = 0;
   let done = false;

@@ -18,7 +18,8 @@ import { isLinux } from "../../src/platform/os.ts";
 import { storageDir } from "../../src/workspace/paths.ts";
 import { startExec, type ExecResult } from "../support/daemon.ts";
 import { git, makeRepo } from "../support/git.ts";
-import { create, createInput, ok, op } from "../support/operation.ts";
+import { create, createInput, destroyed, ok, op } from "../support/operation.ts";
+import { until } from "../support/poll.ts";
 import { skipBecause } from "../support/platform.ts";
 import { executionRow } from "../support/store.ts";
 import { sandboxGitKit } from "../support/sandbox-git.ts";
@@ -65,8 +66,11 @@ beforeEach(() => {
   mkdirSync(join(t.dir, "project"));
 });
 afterEach(async () => {
-  await op("destroy", "w", { options: sandboxed() });
-  t.cleanup();
+  try {
+    await destroyed("w", sandboxed());
+  } finally {
+    t.cleanup();
+  }
 });
 
 const port = () => server.port!;
@@ -200,12 +204,14 @@ describe.skipIf(skip)("a sandboxed workload under an allowlist reaches only what
       expect(handle.stdoutText()).toBe("hello /counted\n403\nchecked\n");
       // The counts file is rewritten at most every 250 ms: asked again until it says both.
       let shown: ExecutionDetails | undefined;
-      for (let tries = 0; tries < 100; tries++) {
-        const listed = await runBinary(["ps", "--json", "--home", t.home]);
-        shown = (JSON.parse(listed.stdout) as { executions: ExecutionDetails[] }).executions[0];
-        if (shown?.network?.denied === 1 && shown.network.hosts.length === 1) break;
-        await Bun.sleep(50);
-      }
+      await until(
+        () => `ps to count one refusal and one host; last seen ${JSON.stringify(shown?.network)}`,
+        async () => {
+          const listed = await runBinary(["ps", "--json", "--home", t.home]);
+          shown = (JSON.parse(listed.stdout) as { executions: ExecutionDetails[] }).executions[0];
+          return shown?.network?.denied === 1 && shown.network.hosts.length === 1;
+        },
+      );
       expect(shown!.network).toEqual({ denied: 1, failed: 0, hosts: [{ host: `allowed.test:${port()}`, connections: 1, bytesIn: expect.any(Number), bytesOut: expect.any(Number) }] });
       expect(shown!.network!.hosts[0]!.bytesIn).toBeGreaterThan("hello /counted\n".length);
       expect(shown!.network!.hosts[0]!.bytesOut).toBeGreaterThan(0);

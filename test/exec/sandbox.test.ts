@@ -18,7 +18,7 @@ import { skipBecause, withoutCgroups } from "../support/platform.ts";
 import { missingTools } from "../support/tools.ts";
 import { create, createInput, ok, op } from "../support/operation.ts";
 import { git, makeRepo } from "../support/git.ts";
-import { cmdlineOf } from "../support/procs.ts";
+import { cmdlineOf, descendants } from "../support/procs.ts";
 
 const missing = missingTools("exec/sandbox.test.ts", ["bwrap", "git", "node"]);
 
@@ -364,17 +364,6 @@ describe.skipIf(missing.length > 0)("the sandbox under process-group containment
     }
   });
 });
-
-/** Processes below `pid`, parents before children. */
-function descendants(pid: number): number[] {
-  const processes = listProcesses().filter((p) => p.state !== "Z");
-  const out: number[] = [];
-  for (let level = [pid]; level.length > 0; ) {
-    level = processes.filter((p) => level.includes(p.ppid)).map((p) => p.pid);
-    out.push(...level);
-  }
-  return out;
-}
 
 describe.skipIf(missing.length > 0)("without a working bwrap nothing runs", () => {
   /** A PATH with git but without bwrap: the runtime finds bwrap on its own PATH. */

@@ -9,11 +9,11 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { hashPlacement } from "../../src/remote/placement.ts";
 import { parseSshUrl } from "../../src/ssh-url.ts";
 import { BIN, runBinary, type RunResult } from "../../kit/binary.ts";
+import { freePort } from "../../kit/ports.ts";
 import { PATH as WORKLOAD_PATH } from "../../kit/envelope.ts";
 import { oneCommitRepo } from "../support/git.ts";
 import { linuxOnly } from "../support/platform.ts";
@@ -46,17 +46,6 @@ let env: Record<string, string>;
 let deadUrl: string;
 const children: Bun.Subprocess[] = [];
 
-/** A port nothing listens on (taken, then let go). */
-async function closedPort(): Promise<number> {
-  return await new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 9));
-    });
-  });
-}
-
 // Without sshd every test here is skipped, and there is nothing to start or stop.
 if (!NO_SSHD) beforeAll(async () => {
   scratch = tempDir("phr-remote-runtime-");
@@ -71,7 +60,7 @@ if (!NO_SSHD) beforeAll(async () => {
   a = await startSshd(BIN);
   b = await startSshd(otherBinary, a);
   c = await startSshd(forger, a);
-  deadUrl = `ssh://root@127.0.0.1:${await closedPort()}/opt/paseo-host-runtime`;
+  deadUrl = `ssh://root@127.0.0.1:${await freePort()}/opt/paseo-host-runtime`;
   repo = oneCommitRepo(join(scratch.path, "repo"));
   const command = [BIN, "--remote", a.url, "--ssh-config", a.configFile];
   // Each host keeps its own default home (its sshd sets PASEO_HOST_RUNTIME_HOME); this side's home is a's lab's.

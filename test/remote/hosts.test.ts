@@ -6,11 +6,11 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { hashPlacement } from "../../src/remote/placement.ts";
 import { parseSshUrl } from "../../src/ssh-url.ts";
 import { BIN, runBinary } from "../../kit/binary.ts";
+import { freePort } from "../../kit/ports.ts";
 import { tempDir } from "../../kit/scratch.ts";
 import { PATH, envelope } from "../../kit/envelope.ts";
 import { startExec } from "../support/daemon.ts";
@@ -101,14 +101,7 @@ function placed(): string[] {
 
 /** A URL of a host that does not answer: a port nothing listens on (taken, then let go). */
 async function deadUrl(): Promise<string> {
-  const port = await new Promise<number>((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 9));
-    });
-  });
-  return `ssh://root@127.0.0.1:${port}/opt/paseo-host-runtime`;
+  return `ssh://root@127.0.0.1:${await freePort()}/opt/paseo-host-runtime`;
 }
 
 /** Workspace ids in a host's own runtime home. */

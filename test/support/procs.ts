@@ -12,15 +12,18 @@ function allPids(): number[] {
     .map(Number);
 }
 
-/** The state letter of /proc/PID/stat (R, S, Z…), or null once the process is gone. */
-function stateOf(pid: number): string | null {
+/** The state letter (R, S, Z…) and the parent from /proc/PID/stat, or null once the process is gone. */
+function statOf(pid: number): { state: string; ppid: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    return stat.charAt(stat.lastIndexOf(")") + 2);
+    const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { state: state!, ppid: Number(ppid) };
   } catch {
     return null;
   }
 }
+
+const stateOf = (pid: number) => statOf(pid)?.state ?? null;
 
 const isLive = (pid: number) => {
   const state = stateOf(pid);
@@ -30,6 +33,20 @@ const isLive = (pid: number) => {
 /** True while every pid is a live (non-zombie) process. */
 export function allAlive(pids: number[]): boolean {
   return pids.every(isLive);
+}
+
+/** Live (non-zombie) processes below `pid`, parents before children. */
+export function descendants(pid: number): number[] {
+  const live = allPids().flatMap((p) => {
+    const stat = statOf(p);
+    return stat !== null && stat.state !== "Z" ? [{ pid: p, ppid: stat.ppid }] : [];
+  });
+  const out: number[] = [];
+  for (let level = [pid]; level.length > 0; ) {
+    level = live.filter((p) => level.includes(p.ppid)).map((p) => p.pid);
+    out.push(...level);
+  }
+  return out;
 }
 
 /** Pids of live (non-zombie) processes, other than this test process, whose command line contains `needle`. */
