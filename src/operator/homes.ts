@@ -13,7 +13,7 @@ import { readOptions } from "../options.ts";
 import { defaultHome, resolveHome } from "../store/home.ts";
 import { listWorkspaces } from "../store/workspaces.ts";
 import { openExistingStore, printJson, printLines, shellQuote } from "./common.ts";
-import { DaemonConfigError, defaultConfigPath, ourRuntimes, readDaemonConfig } from "./daemon-config.ts";
+import { type DaemonConfig, DaemonConfigError, defaultConfigPath, ourRuntimes, readDaemonConfig } from "./daemon-config.ts";
 
 /** One workspace as `homes` shows it: what destroying it would undo. */
 interface HomeWorkspace {
@@ -44,8 +44,8 @@ function homesInUse(configPath: string, explicit: boolean): { homes: Map<string,
     entry.usedBy.push(by);
     homes.set(home, entry);
   };
-  if (explicit || existsSync(configPath)) {
-    const config = readDaemonConfig(configPath);
+  const config = explicit || existsSync(configPath) ? configOrNote(configPath, notes) : null;
+  if (config !== null) {
     for (const runtime of ourRuntimes(config)) {
       // Another copy too (install.sh runs the one it is uninstalling; the config may name it by another path).
       if (!runtime.thisBinary && !runtime.otherCopy) continue;
@@ -62,6 +62,17 @@ function homesInUse(configPath: string, explicit: boolean): { homes: Map<string,
   }
   add(resolveHome({}), resolveHome({}) === defaultHome() ? "the default home" : "the home PASEO_HOST_RUNTIME_HOME names", readOptions({}).owner);
   return { homes, notes };
+}
+
+/** The daemon's config, or null with a note saying why its runtimes' homes are not listed. */
+function configOrNote(path: string, notes: string[]): DaemonConfig | null {
+  try {
+    return readDaemonConfig(path);
+  } catch (error) {
+    if (!(error instanceof DaemonConfigError)) throw error;
+    notes.push(`the homes of the daemon's runtimes are not listed: ${error.message}; config check says more`);
+    return null;
+  }
 }
 
 /** What a home holds (any owner's workspaces). */
@@ -88,26 +99,27 @@ function workspaceLine(home: string, w: HomeWorkspace): string {
   return `    ${w.workspaceId} (owner ${w.owner}${sandboxed}): ${what}; remove: ${shellQuote(process.execPath)} rm -w ${shellQuote(w.workspaceId)} --home ${shellQuote(home)} --owner ${shellQuote(w.owner)} --force`;
 }
 
+/**
+ * Exit 1 when a home could not be told (the config or a runtime's options refused: each a note),
+ * after showing every home it could: install.sh --uninstall must not take "no workspaces in the
+ * homes shown" for "no workspaces".
+ */
 export function homes(invocation: Invocation): number {
   const given = invocation.flags.get("config");
-  let found;
-  try {
-    found = homesInUse(given ?? defaultConfigPath(), given !== undefined);
-  } catch (error) {
-    if (!(error instanceof DaemonConfigError)) throw error;
-    diagnose(`homes: ${error.message}`);
-    return 1;
-  }
+  const found = homesInUse(given ?? defaultConfigPath(), given !== undefined);
   const report: Home[] = [...found.homes].map(([home, { usedBy, owner }]) => ({ home, exists: existsSync(home), usedBy, owner, workspaces: existsSync(home) ? contents(home) : [] }));
-  if (invocation.switches.has("json")) {
-    printJson({ homes: report, notes: found.notes });
-    return 0;
-  }
+  if (invocation.switches.has("json")) printJson({ homes: report, notes: found.notes });
+  else printLines(textReport(report, found.notes));
+  if (found.notes.length === 0) return 0;
+  diagnose("homes: not every runtime home could be told (the notes above say why)");
+  return 1;
+}
+
+function textReport(report: Home[], notes: string[]): string[] {
   const lines: string[] = [];
   for (const { home, exists, usedBy, workspaces } of report) {
     const held = !exists ? "does not exist" : workspaces.length === 0 ? "no workspaces" : `${workspaces.length} workspace(s)`;
     lines.push(`${home}: ${held} (${usedBy.join("; ")})`, ...workspaces.map((w) => workspaceLine(home, w)));
   }
-  printLines([...lines, ...found.notes]);
-  return 0;
+  return [...lines, ...notes];
 }
