@@ -8,9 +8,10 @@
  * directory of the `paseo` executable's real path, or nested under `@getpaseo/server` there.
  * PASEO_DAEMON_INSTALL names other installations to look in (colon-separated directories).
  */
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { PATH_MISSING, tolerating } from "../platform/errno.ts";
+import { realPathIfResolvable } from "../platform/lookup.ts";
 
 export const HELPER_PACKAGE = "@getpaseo/workspace-helper";
 const HELPER_BIN = "paseo-workspace-helper";
@@ -50,7 +51,7 @@ function helperPackageAt(dir: string, from: string): DaemonHelper | null {
   const bin = typeof parsed.bin === "string" ? parsed.bin : (parsed.bin as Record<string, unknown> | undefined)?.[HELPER_BIN];
   if (typeof bin !== "string") return null;
   const path = join(dir, bin);
-  const real = tolerating(["EACCES", "ELOOP", ...PATH_MISSING], null, () => realpathSync(path));
+  const real = realPathIfResolvable(path);
   if (real === null || !statSync(real).isFile()) return null;
   return { path: real, version: typeof parsed.version === "string" ? parsed.version : "unknown version", from };
 }
@@ -71,7 +72,7 @@ function installations(env: NodeJS.ProcessEnv): { dirs: string[]; from: string }
   if (given.length > 0) return given.map((dir) => ({ dirs: upFrom(dir), from: `PASEO_DAEMON_INSTALL (${dir})` }));
   const paseo = Bun.which("paseo", { PATH: env.PATH ?? "" });
   if (paseo === null) return [];
-  const real = tolerating(["EACCES", "ELOOP", ...PATH_MISSING], null, () => realpathSync(paseo));
+  const real = realPathIfResolvable(paseo);
   return real === null ? [] : [{ dirs: upFrom(dirname(real)), from: `the Paseo daemon's installation (${paseo} → ${real})` }];
 }
 
