@@ -10,7 +10,7 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { PATH_MISSING, tolerating } from "../platform/errno.ts";
+import { NO_ACCESS, PATH_MISSING, tolerating } from "../platform/errno.ts";
 import { realPathIfResolvable } from "../platform/lookup.ts";
 
 export const HELPER_PACKAGE = "@getpaseo/workspace-helper";
@@ -37,7 +37,7 @@ function helperPackageAt(dir: string, from: string): DaemonHelper | null {
   const manifest = join(dir, "package.json");
   if (!existsSync(manifest)) return null;
   // Unreadable: not a helper this user's daemon could run either.
-  const text = tolerating(["EACCES", "EISDIR", ...PATH_MISSING], null, () => readFileSync(manifest, "utf8"));
+  const text = tolerating([...NO_ACCESS, "EISDIR", ...PATH_MISSING], null, () => readFileSync(manifest, "utf8"));
   if (text === null) return null;
   let parsed: { name?: unknown; version?: unknown; bin?: unknown } | null;
   try {

@@ -106,7 +106,7 @@ function isHomeEntry(name: string): boolean {
  */
 export function isOwnHome(dir: string): boolean {
   // Missing, or one we may not look into: nothing says it is a home of ours.
-  return tolerating([...PATH_MISSING, "EACCES"], false, () => {
+  return tolerating([...PATH_MISSING, ...NO_ACCESS], false, () => {
     if ((lstatSync(dir).mode & 0o1000) !== 0) return false;
     return readdirSync(dir).every(isHomeEntry);
   });
