@@ -9,7 +9,7 @@ import { basename, dirname, isAbsolute } from "node:path";
 import { fileURLToPath } from "node:url";
 import { diagnose } from "../output.ts";
 import { runRemote, type SshSettings } from "../remote/ssh.ts";
-import type { RemoteHost } from "../ssh-url.ts";
+import { DEFAULT_REMOTE_BINARY, type RemoteHost } from "../ssh-url.ts";
 import { RELEASE_VERSION_PATTERN, VERSION } from "../version.ts";
 import { shellQuote } from "../shell-quote.ts";
 import { installCommand, isLocalSite, releaseSite } from "./installer.ts";
@@ -26,7 +26,7 @@ export function sshCommand(host: RemoteHost, settings: Pick<SshSettings, "config
 
 /** The fix for a host without this version: install it there, into the directory the URL's binary is in. */
 export function installThere(host: RemoteHost, settings: Pick<SshSettings, "configFile">): Pick<Check, "hint" | "alternatives"> {
-  const dir = isAbsolute(host.binary) && basename(host.binary) === "paseo-host-runtime" ? dirname(host.binary) : null;
+  const dir = isAbsolute(host.binary) && basename(host.binary) === DEFAULT_REMOTE_BINARY ? dirname(host.binary) : null;
   const args = dir === null ? [] : ["--dir", dir];
   const site = releaseSite();
   if (!isLocalSite(site)) return { hint: `${sshCommand(host, settings, installCommand(args, site))}   # install this version there` };
