@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs";
 import type { Invocation } from "../argv.ts";
 import { diagnose } from "../output.ts";
-import { readOptions } from "../options.ts";
+import { optionProblems, readOptions, validOptions } from "../options.ts";
 import { defaultHome, resolveHome } from "../store/home.ts";
 import { listWorkspaces } from "../store/workspaces.ts";
 import { openExistingStore, printJson, printLines, shellQuote } from "./common.ts";
@@ -50,11 +50,9 @@ function homesInUse(configPath: string, explicit: boolean): { homes: Map<string,
       // Another copy too (install.sh runs the one it is uninstalling; the config may name it by another path).
       if (!runtime.thisBinary && !runtime.otherCopy) continue;
       const raw = typeof runtime.options === "object" && runtime.options !== null ? (runtime.options as Record<string, unknown>) : {};
-      let options;
-      try {
-        options = readOptions(raw);
-      } catch (error) {
-        notes.push(`runtime ${runtime.name} of ${config.path}: its options are refused (${(error as Error).message}); config check says more`);
+      const options = validOptions(raw);
+      if (options === null) {
+        notes.push(`runtime ${runtime.name} of ${config.path}: its options are refused (${optionProblems(raw).join("; ")}); config check says more`);
         continue;
       }
       add(resolveHome(options), `runtime ${runtime.name} of ${config.path}${runtime.thisBinary ? "" : `, running ${runtime.program}`}${runtime.remote === null ? "" : ` (remote: its workspaces live on its hosts; ls --config ${shellQuote(config.path)} --runtime ${shellQuote(runtime.name)})`}`, options.owner);
