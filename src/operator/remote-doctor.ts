@@ -163,12 +163,12 @@ function fixThere(host: RemoteHost, line: string): string {
 async function checkBinary(host: RemoteHost, settings: SshSettings): Promise<Check> {
   const name = "remote binary";
   const { status, text, version } = await remoteVersion(host, settings);
-  const install = installThere(host, settings);
+  const hint = installThere(host, settings);
   if (status !== 0) {
-    const alternatives = [...(install.alternatives ?? []), `# give its path in the URL: ${SSH_HOST_GRAMMAR}/path/to/paseo-host-runtime`];
-    return { name, status: "fail", detail: `${host.binary} --version exited ${status} on ${host.key}`, ...install, alternatives };
+    const alternatives = [`# give its path in the URL: ${SSH_HOST_GRAMMAR}/path/to/paseo-host-runtime`];
+    return { name, status: "fail", detail: `${host.binary} --version exited ${status} on ${host.key}`, hint, alternatives };
   }
-  if (version !== VERSION) return { name, status: "fail", detail: `${text || "(no output)"}; this side is ${VERSION}`, ...install };
+  if (version !== VERSION) return { name, status: "fail", detail: `${text || "(no output)"}; this side is ${VERSION}`, hint };
   return { name, status: "ok", detail: `${text} at ${host.binary}` };
 }
 
