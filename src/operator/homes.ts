@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs";
 import type { Invocation } from "../argv.ts";
 import { diagnose } from "../output.ts";
-import { optionProblems, readOptions, validOptions } from "../options.ts";
+import { optionProblems, validOptions } from "../options.ts";
 import { defaultHome, resolveHome } from "../store/home.ts";
 import { listWorkspaces } from "../store/workspaces.ts";
 import { openExistingStore, printJson, printLines, shellQuote } from "./common.ts";
@@ -31,19 +31,15 @@ interface Home {
   exists: boolean;
   /** Who uses it: `runtime NAME of FILE`, or `the default home`. */
   usedBy: string[];
-  owner: string;
   workspaces: HomeWorkspace[];
 }
 
 /** The homes of the config's runtimes that run this binary (remote ones keep their placements here), then the default home. */
-function homesInUse(configPath: string, explicit: boolean): { homes: Map<string, { usedBy: string[]; owner: string }>; notes: string[] } {
-  const homes = new Map<string, { usedBy: string[]; owner: string }>();
+function homesInUse(configPath: string, explicit: boolean): { homes: Map<string, string[]>; notes: string[] } {
+  /** Each home, and who uses it. */
+  const homes = new Map<string, string[]>();
   const notes: string[] = [];
-  const add = (home: string, by: string, owner: string) => {
-    const entry = homes.get(home) ?? { usedBy: [], owner };
-    entry.usedBy.push(by);
-    homes.set(home, entry);
-  };
+  const add = (home: string, by: string) => homes.set(home, [...(homes.get(home) ?? []), by]);
   const config = explicit || existsSync(configPath) ? configOrNote(configPath, notes) : null;
   if (config !== null) {
     for (const runtime of ourRuntimes(config)) {
@@ -55,10 +51,11 @@ function homesInUse(configPath: string, explicit: boolean): { homes: Map<string,
         notes.push(`runtime ${runtime.name} of ${config.path}: its options are refused (${optionProblems(raw).join("; ")}); config check says more`);
         continue;
       }
-      add(resolveHome(options), `runtime ${runtime.name} of ${config.path}${runtime.thisBinary ? "" : `, running ${runtime.program}`}${runtime.remote === null ? "" : ` (remote: its workspaces live on its hosts; ls --config ${shellQuote(config.path)} --runtime ${shellQuote(runtime.name)})`}`, options.owner);
+      add(resolveHome(options), `runtime ${runtime.name} of ${config.path}${runtime.thisBinary ? "" : `, running ${runtime.program}`}${runtime.remote === null ? "" : ` (remote: its workspaces live on its hosts; ls --config ${shellQuote(config.path)} --runtime ${shellQuote(runtime.name)})`}`);
     }
   }
-  add(resolveHome({}), resolveHome({}) === defaultHome() ? "the default home" : "the home PASEO_HOST_RUNTIME_HOME names", readOptions({}).owner);
+  const home = resolveHome({});
+  add(home, home === defaultHome() ? "the default home" : "the home PASEO_HOST_RUNTIME_HOME names");
   return { homes, notes };
 }
 
@@ -73,7 +70,7 @@ function configOrNote(path: string, notes: string[]): DaemonConfig | null {
   }
 }
 
-/** What a home holds (any owner's workspaces). */
+/** What a home holds (any owner's workspaces): none when it, or its store, does not exist. */
 function contents(home: string): HomeWorkspace[] {
   const { store } = openExistingStore({ stateDirectory: home });
   if (!store) return [];
@@ -105,7 +102,7 @@ function workspaceLine(home: string, w: HomeWorkspace): string {
 export function homes(invocation: Invocation): number {
   const given = invocation.flags.get("config");
   const found = homesInUse(given ?? defaultConfigPath(), given !== undefined);
-  const report: Home[] = [...found.homes].map(([home, { usedBy, owner }]) => ({ home, exists: existsSync(home), usedBy, owner, workspaces: existsSync(home) ? contents(home) : [] }));
+  const report: Home[] = [...found.homes].map(([home, usedBy]) => ({ home, exists: existsSync(home), usedBy, workspaces: contents(home) }));
   if (invocation.switches.has("json")) printJson({ homes: report, notes: found.notes });
   else printLines(textReport(report, found.notes));
   if (found.notes.length === 0) return 0;
