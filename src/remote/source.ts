@@ -17,7 +17,8 @@ import { hostSourceDirectory, isDirectorySource } from "../workspace/input.ts";
 import { currentBranch, headCommit, repoInfo } from "../workspace/repo.ts";
 import type { RemoteContext } from "./context.ts";
 import { remoteOwner } from "./context.ts";
-import { IdleWatch, SSH_FAILED, relayStderr, sshArgv, sshEnv, withKeepalive, withoutKeepalives } from "./ssh.ts";
+import { IdleWatch, SSH_FAILED, relayStderr, sshArgv, withKeepalive, withoutKeepalives } from "./ssh.ts";
+import { selfEnv } from "../client/self.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { Received, isShareableUrl, parseWire, type ReceiveHeader } from "./wire.ts";
 
@@ -138,7 +139,7 @@ async function receive(ctx: RemoteContext, host: RemoteHost, flags: string[], he
     },
   });
   const words = withKeepalive([host.binary, "receive-source", ...flags], ctx.settings);
-  const ssh = Bun.spawn(sshArgv(host, ctx.settings, words), { stdin, stdout: "pipe", stderr: "pipe", env: sshEnv() });
+  const ssh = Bun.spawn(sshArgv(host, ctx.settings, words), { stdin, stdout: "pipe", stderr: "pipe", env: selfEnv() });
   watch = new IdleWatch(host, ctx.settings, "`receive-source` to take the source and answer", () => {
     ssh.kill("SIGKILL");
     bundle?.kill("SIGKILL");
