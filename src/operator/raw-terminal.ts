@@ -37,4 +37,3 @@ export class RawTerminal {
     tolerating([...TERMINAL_HUNG_UP, "ENOTTY", ...FD_NOT_OPEN], undefined, () => process.stdin.setRawMode(false));
   }
 }
-

@@ -25,7 +25,6 @@ import { Received, isShareableUrl, parseWire, type ReceiveHeader } from "./wire.
 /** A paseo.json larger than this is not a configuration file. */
 const MAX_SEED_BYTES = 1024 * 1024;
 
-
 /** A stable remote-side name: sha256 of who ships it (remote owner) and what (a local path). */
 function sourceKey(ctx: RemoteContext, localPath: string): string {
   return new Bun.CryptoHasher("sha256").update(`${remoteOwner(ctx.options, ctx.remote)}\n${localPath}`).digest("hex").slice(0, 32);
@@ -92,7 +91,6 @@ function shareableRemotes(toplevel: string): { name: string; url: string }[] {
   }
   return remotes;
 }
-
 
 /** paseo.json of `dir` (base64), or null when there is none. */
 function readSeed(dir: string): string | null {

@@ -69,5 +69,3 @@ function writableDirectories(record: WorkspaceRecord): { dir: string; heldGit: b
   if (checkout !== undefined) return [{ dir: checkout, heldGit: record.kind === "worktree" }, ...extra];
   return extra;
 }
-
-
