@@ -678,6 +678,10 @@ uninstall() {
     return
   fi
   read_homes
+  if [ "$homes_failed" = yes ] && [ "$keep_workspaces" != yes ]; then
+    say "$homes_report" >&2
+    fail "not uninstalled: $dir/$RUNTIME homes could not tell every runtime home (above), so whether one still holds workspaces is not known, and $dir/$RUNTIME is what removes them. Fix what it says, then run --uninstall again; or add --keep-workspaces to uninstall anyway"
+  fi
   if [ "$workspaces" -gt 0 ] && [ "$keep_workspaces" != yes ]; then
     say "$homes_report" >&2
     fail "not uninstalled: the runtime homes above still hold $workspaces workspace(s), and $dir/$RUNTIME is what removes them (a worktree stays registered in its repository until then). Remove each with the line shown, then run --uninstall again; or add --keep-workspaces to uninstall anyway"
@@ -711,19 +715,26 @@ uninstall() {
   say "workspace in it: rm -rf $(quote "$home"), then git worktree prune in repositories it held worktrees of."
 }
 
-# homes_report: what DIR's runtime says of the homes it works in (its `homes`), and workspaces:
-# how many they hold. Empty and 0 when it cannot say (a runtime too old for `homes`, or broken).
+# homes_report: what DIR's runtime says of the homes it works in (its `homes`, run once), and
+# workspaces: how many they hold, its indented lines (a home line starts with its absolute path,
+# a note with a word). Empty and 0 when it cannot say: a runtime too old to know `homes` (a usage
+# error, exit 2), or one that does not run here (126: it cannot remove them either). Any other
+# failure (a config it refuses, a home setting it refuses) sets homes_failed: not knowing is not
+# "none".
 read_homes() {
   homes_report=""
   workspaces=0
+  homes_failed=no
   [ -x "$dir/$RUNTIME" ] || return 0
-  json=$("$dir/$RUNTIME" homes --json 2>/dev/null) || return 0
-  case "$json" in
-    "{"*) ;;
-    *) return 0 ;;
+  status=0
+  homes_report=$("$dir/$RUNTIME" homes 2>&1) || status=$?
+  case "$status" in
+    0) ;;
+    2|126) homes_report=""; return 0 ;;
+    *) homes_failed=yes ;;
   esac
-  workspaces=$(say "$json" | grep -c '"workspaceId":' || true)
-  homes_report=$("$dir/$RUNTIME" homes 2>/dev/null | sed 's/^/  /') || homes_report=""
+  workspaces=$(say "$homes_report" | grep -c '^[[:space:]]' || true)
+  homes_report=$(say "$homes_report" | sed 's/^/  /')
 }
 
 # remove_file SHA256 NAME

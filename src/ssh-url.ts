@@ -11,7 +11,7 @@ export const SSH_HOST_GRAMMAR = "ssh://[user@]host[:port]";
 export const SSH_URL_GRAMMAR = `${SSH_HOST_GRAMMAR}[/path/to/paseo-host-runtime]`;
 
 /** The remote program when the URL names none: found on the remote user's PATH. */
-const DEFAULT_REMOTE_BINARY = "paseo-host-runtime";
+export const DEFAULT_REMOTE_BINARY = "paseo-host-runtime";
 
 /** One remote host. */
 export interface RemoteHost {

@@ -16,6 +16,7 @@ import {
   readdirSync,
   readlinkSync,
   realpathSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -61,8 +62,11 @@ function standIn(name: string, version: string, platform: string, kind: string):
   return Buffer.from(`#!/bin/sh\n${doctor}echo "${name} ${version} (${platform} ${kind})"\n`);
 }
 
-/** With STANDIN_HOMES set, the stand-in runtime answers `homes` as the real binary does (install.sh --uninstall asks it). */
-const HOMES = `if [ "$1" = homes ] && [ -n "\${STANDIN_HOMES:-}" ]; then exec '${BIN}' "$@"; fi\n`;
+/**
+ * With STANDIN_HOMES set, the stand-in runtime answers `homes` as the real binary does (install.sh
+ * --uninstall asks it); without, as a runtime too old to know `homes` does: a usage error, exit 2.
+ */
+const HOMES = `if [ "$1" = homes ]; then if [ -n "\${STANDIN_HOMES:-}" ]; then exec '${BIN}' "$@"; fi; echo 'unknown command "homes"' >&2; exit 2; fi\n`;
 
 /** A helper as a Paseo release would publish it, and its SHA-256. */
 const PASEO_HELPER = Buffer.from(`#!/bin/sh\necho "paseo's own helper $*"\n`);
@@ -811,6 +815,32 @@ describe.skipIf(noDownloader)("directory and PATH", () => {
     const state = join(home, ".local", "state", RUNTIME_NAME);
     expect(run.stdout).toContain(`The runtime homes are left alone:\n  ${state}: 1 workspace(s) (the default home)\n      a (owner default): adopts ${adopted}; remove: `);
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  test("--uninstall stops while `homes` cannot tell every home (a config.json it cannot parse, a relative PASEO_HOST_RUNTIME_HOME), still showing the homes it could", async () => {
+    ok(await installSh(["--dir", dir]));
+    const adopted = join(sandbox, "adopted");
+    mkdirSync(adopted);
+    expect(Bun.spawnSync([BIN, "new", "-w", "a", "--source", adopted], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home } }).exitCode).toBe(0);
+    const config = join(home, ".paseo", "config.json");
+    mkdirSync(join(home, ".paseo"));
+    writeFileSync(config, "{ not json");
+    const state = join(home, ".local", "state", RUNTIME_NAME);
+    const refused = await installSh(["--dir", dir, "--uninstall"], { STANDIN_HOMES: "1" });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`  ${state}: 1 workspace(s) (the default home)\n      a (owner default): adopts ${adopted}; remove: `);
+    expect(refused.stderr).toContain(`  the homes of the daemon's runtimes are not listed: ${config} is not valid JSON`);
+    expect(refused.stderr).toContain(`install.sh: error: not uninstalled: ${dir}/${RUNTIME_NAME} homes could not tell every runtime home (above)`);
+    expect(readdirSync(dir).sort()).toEqual([MANIFEST, HELPER_NAME, RUNTIME_NAME].sort());
+    // No config, but a home setting the runtime refuses: `homes` shows nothing but why, and the uninstall still stops.
+    rmSync(config);
+    const relative = await installSh(["--dir", dir, "--uninstall"], { STANDIN_HOMES: "1", PASEO_HOST_RUNTIME_HOME: "relative/home" });
+    expect(relative.code).toBe(1);
+    expect(relative.stderr).toContain(`PASEO_HOST_RUNTIME_HOME must be an absolute path, got "relative/home"`);
+    expect(readdirSync(dir).sort()).toEqual([MANIFEST, HELPER_NAME, RUNTIME_NAME].sort());
+    const kept = ok(await installSh(["--dir", dir, "--uninstall", "--keep-workspaces"], { STANDIN_HOMES: "1", PASEO_HOST_RUNTIME_HOME: "relative/home" }));
+    expect(kept.stdout).toContain(`Uninstalled ${RUNTIME_NAME} from ${dir}`);
+    expect(existsSync(join(dir, RUNTIME_NAME))).toBe(false);
   });
 
   test("--help describes every option; a bad command line exits 2 with the usage, changing nothing", async () => {

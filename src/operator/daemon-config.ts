@@ -43,7 +43,7 @@ export interface CommandRuntime {
 }
 
 /** A daemon configuration: its path, the daemon home it belongs to, and its command runtimes. */
-interface DaemonConfig {
+export interface DaemonConfig {
   path: string;
   home: string;
   runtimes: CommandRuntime[];

@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { RELEASE_VERSION_PATTERN, VERSION } from "../version.ts";
 import { shellQuote } from "./common.ts";
 
-export const DEFAULT_SITE = "https://github.com/getpaseo/paseo-host-runtime/releases";
+const DEFAULT_SITE = "https://github.com/getpaseo/paseo-host-runtime/releases";
 /** What install.sh records in the directory it installed into (install.sh: write_manifest). */
 const MANIFEST = ".paseo-host-runtime.installed";
 

@@ -8,12 +8,13 @@
  * directory of the `paseo` executable's real path, or nested under `@getpaseo/server` there.
  * PASEO_DAEMON_INSTALL names other installations to look in (colon-separated directories).
  */
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { PATH_MISSING, tolerating } from "../platform/errno.ts";
+import { HELPER_NAME } from "../exec/helper.ts";
+import { PATH_UNRESOLVABLE, tolerating } from "../platform/errno.ts";
+import { realPathIfResolvable, statOrNull } from "../platform/lookup.ts";
 
 export const HELPER_PACKAGE = "@getpaseo/workspace-helper";
-const HELPER_BIN = "paseo-workspace-helper";
 /** How many directories above `paseo`'s real path are looked at (bin/, dist/, the package, @scope, node_modules, lib/). */
 const LEVELS = 8;
 
@@ -33,10 +34,8 @@ function candidatesIn(dir: string): string[] {
 
 /** The helper package at `dir` (its name, and a bin that exists), or null. */
 function helperPackageAt(dir: string, from: string): DaemonHelper | null {
-  const manifest = join(dir, "package.json");
-  if (!existsSync(manifest)) return null;
-  // Unreadable: not a helper this user's daemon could run either.
-  const text = tolerating(["EACCES", "EISDIR", ...PATH_MISSING], null, () => readFileSync(manifest, "utf8"));
+  // Missing, out of reach or a directory: not a helper this user's daemon could run either.
+  const text = tolerating([...PATH_UNRESOLVABLE, "EISDIR"], null, () => readFileSync(join(dir, "package.json"), "utf8"));
   if (text === null) return null;
   let parsed: { name?: unknown; version?: unknown; bin?: unknown } | null;
   try {
@@ -47,11 +46,11 @@ function helperPackageAt(dir: string, from: string): DaemonHelper | null {
     throw error;
   }
   if (parsed?.name !== HELPER_PACKAGE) return null;
-  const bin = typeof parsed.bin === "string" ? parsed.bin : (parsed.bin as Record<string, unknown> | undefined)?.[HELPER_BIN];
+  const bin = typeof parsed.bin === "string" ? parsed.bin : (parsed.bin as Record<string, unknown> | undefined)?.[HELPER_NAME];
   if (typeof bin !== "string") return null;
   const path = join(dir, bin);
-  const real = tolerating(["EACCES", "ELOOP", ...PATH_MISSING], null, () => realpathSync(path));
-  if (real === null || !statSync(real).isFile()) return null;
+  const real = realPathIfResolvable(path);
+  if (real === null || statOrNull(real)?.isFile() !== true) return null;
   return { path: real, version: typeof parsed.version === "string" ? parsed.version : "unknown version", from };
 }
 
@@ -71,7 +70,7 @@ function installations(env: NodeJS.ProcessEnv): { dirs: string[]; from: string }
   if (given.length > 0) return given.map((dir) => ({ dirs: upFrom(dir), from: `PASEO_DAEMON_INSTALL (${dir})` }));
   const paseo = Bun.which("paseo", { PATH: env.PATH ?? "" });
   if (paseo === null) return [];
-  const real = tolerating(["EACCES", "ELOOP", ...PATH_MISSING], null, () => realpathSync(paseo));
+  const real = realPathIfResolvable(paseo);
   return real === null ? [] : [{ dirs: upFrom(dirname(real)), from: `the Paseo daemon's installation (${paseo} → ${real})` }];
 }
 

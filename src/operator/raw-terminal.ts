@@ -1,5 +1,5 @@
 /** The human's terminal while `run --pty` runs: its size, and raw mode restored on every exit path. */
-import { TERMINAL_HUNG_UP, tolerating } from "../platform/errno.ts";
+import { FD_NOT_OPEN, TERMINAL_HUNG_UP, tolerating } from "../platform/errno.ts";
 import { isTerminal } from "../platform/tty.ts";
 
 /** The size of the terminal on fd 1 (else fd 0), or the daemon's 80x24. */
@@ -34,7 +34,6 @@ export class RawTerminal {
     if (!this.#raw) return;
     this.#raw = false;
     // The terminal went away (a hangup: EIO, or it is no terminal any more): nothing left to restore.
-    tolerating([...TERMINAL_HUNG_UP, "ENOTTY", "EBADF"], undefined, () => process.stdin.setRawMode(false));
+    tolerating([...TERMINAL_HUNG_UP, "ENOTTY", ...FD_NOT_OPEN], undefined, () => process.stdin.setRawMode(false));
   }
 }
-

@@ -163,12 +163,12 @@ function fixThere(host: RemoteHost, line: string): string {
 async function checkBinary(host: RemoteHost, settings: SshSettings): Promise<Check> {
   const name = "remote binary";
   const { status, text, version } = await remoteVersion(host, settings);
-  const install = installThere(host, settings);
+  const hint = installThere(host, settings);
   if (status !== 0) {
-    const alternatives = [...(install.alternatives ?? []), `# give its path in the URL: ${SSH_HOST_GRAMMAR}/path/to/paseo-host-runtime`];
-    return { name, status: "fail", detail: `${host.binary} --version exited ${status} on ${host.key}`, ...install, alternatives };
+    const alternatives = [`# give its path in the URL: ${SSH_HOST_GRAMMAR}/path/to/paseo-host-runtime`];
+    return { name, status: "fail", detail: `${host.binary} --version exited ${status} on ${host.key}`, hint, alternatives };
   }
-  if (version !== VERSION) return { name, status: "fail", detail: `${text || "(no output)"}; this side is ${VERSION}`, ...install };
+  if (version !== VERSION) return { name, status: "fail", detail: `${text || "(no output)"}; this side is ${VERSION}`, hint };
   return { name, status: "ok", detail: `${text} at ${host.binary}` };
 }
 
@@ -183,19 +183,36 @@ async function remoteChecks(host: RemoteHost, settings: SshSettings, { remoteHom
   } catch (error) {
     return [{ name: "remote doctor", status: "fail", detail: (error as Error).message }];
   }
+  const checks = reportChecks(text);
+  // Not JSON, or not a report: the host's doctor did not answer.
+  if (checks === null) return [{ name: "remote doctor", status: "fail", detail: `doctor --json on ${host.key} exited ${result.status} without a report` }];
+  return checks.map((check) => ({
+    ...check,
+    name: `remote ${check.name}`,
+    ...(check.hint === undefined ? {} : { hint: fixThere(host, check.hint) }),
+    ...(check.alternatives === undefined ? {} : { alternatives: check.alternatives.map((line) => fixThere(host, line)) }),
+  }));
+}
+
+/** The checks of a `doctor --json` report, or null when `text` is not one. */
+function reportChecks(text: string): Check[] | null {
+  let answer: unknown;
   try {
-    const answer = JSON.parse(text) as { checks: Check[] };
-    return answer.checks.map((check) => ({
-      ...check,
-      name: `remote ${check.name}`,
-      ...(check.hint === undefined ? {} : { hint: fixThere(host, check.hint) }),
-      ...(check.alternatives === undefined ? {} : { alternatives: check.alternatives.map((line) => fixThere(host, line)) }),
-    }));
+    answer = JSON.parse(text);
   } catch (error) {
-    // Not JSON, or not a report (no checks to map): the host's doctor did not answer.
-    if (!(error instanceof SyntaxError || error instanceof TypeError)) throw error;
-    return [{ name: "remote doctor", status: "fail", detail: `doctor --json on ${host.key} exited ${result.status} without a report` }];
+    if (error instanceof SyntaxError) return null;
+    throw error;
   }
+  const checks = typeof answer === "object" && answer !== null ? (answer as { checks?: unknown }).checks : undefined;
+  return Array.isArray(checks) && checks.every(isCheck) ? checks : null;
+}
+
+/** Whether `value` has what a Check's mapping and printing read. */
+function isCheck(value: unknown): value is Check {
+  if (typeof value !== "object" || value === null) return false;
+  const { name, status, detail, hint, alternatives } = value as Record<string, unknown>;
+  const strings = (list: unknown) => Array.isArray(list) && list.every((line) => typeof line === "string");
+  return typeof name === "string" && typeof status === "string" && typeof detail === "string" && (hint === undefined || typeof hint === "string") && (alternatives === undefined || strings(alternatives));
 }
 
 /**

@@ -9,11 +9,11 @@ import { basename, dirname, isAbsolute } from "node:path";
 import { fileURLToPath } from "node:url";
 import { diagnose } from "../output.ts";
 import { runRemote, type SshSettings } from "../remote/ssh.ts";
-import type { RemoteHost } from "../ssh-url.ts";
+import { DEFAULT_REMOTE_BINARY, type RemoteHost } from "../ssh-url.ts";
 import { RELEASE_VERSION_PATTERN, VERSION } from "../version.ts";
 import { shellQuote } from "../shell-quote.ts";
 import { installCommand, isLocalSite, releaseSite } from "./installer.ts";
-import { inWords, type Check } from "./report.ts";
+import { inWords } from "./report.ts";
 
 /** Where a shipped release waits on the remote host (its user's own; install.sh records it as the site). */
 const SHIPPED = "$HOME/.cache/paseo-host-runtime/mirror";
@@ -24,19 +24,19 @@ export function sshCommand(host: RemoteHost, settings: Pick<SshSettings, "config
   return [...words.map(shellQuote), shellQuote(command)].join(" ");
 }
 
-/** The fix for a host without this version: install it there, into the directory the URL's binary is in. */
-export function installThere(host: RemoteHost, settings: Pick<SshSettings, "configFile">): Pick<Check, "hint" | "alternatives"> {
-  const dir = isAbsolute(host.binary) && basename(host.binary) === "paseo-host-runtime" ? dirname(host.binary) : null;
+/** The fix line for a host without this version: install it there, into the directory the URL's binary is in. */
+export function installThere(host: RemoteHost, settings: Pick<SshSettings, "configFile">): string {
+  const dir = isAbsolute(host.binary) && basename(host.binary) === DEFAULT_REMOTE_BINARY ? dirname(host.binary) : null;
   const args = dir === null ? [] : ["--dir", dir];
   const site = releaseSite();
-  if (!isLocalSite(site)) return { hint: `${sshCommand(host, settings, installCommand(args, site))}   # install this version there` };
+  if (!isLocalSite(site)) return `${sshCommand(host, settings, installCommand(args, site))}   # install this version there`;
   if (!site.startsWith("file:") || !RELEASE_VERSION_PATTERN.test(VERSION)) {
-    return { hint: inWords(`install paseo-host-runtime ${VERSION} on ${host.key}: this side's release site ${site} is this machine's, which ${host.key} cannot download from`) };
+    return inWords(`install paseo-host-runtime ${VERSION} on ${host.key}: this side's release site ${site} is this machine's, which ${host.key} cannot download from`);
   }
   // This side's mirror is a directory here: its release directory goes over the same ssh, and install.sh runs from it there.
   const release = `download/v${VERSION}`;
   const there = `d="${SHIPPED}" && mkdir -p "$d" && tar -C "$d" -xf - && PASEO_HOST_RUNTIME_BASE_URL="file://$d" sh "$d/${release}/install.sh" ${["--version", VERSION, ...args].map(shellQuote).join(" ")}`;
-  return { hint: `tar -C ${shellQuote(fileURLToPath(site))} -cf - ${release} | ${sshCommand(host, settings, there)}   # ships this side's release (${site}) there and installs it` };
+  return `tar -C ${shellQuote(fileURLToPath(site))} -cf - ${release} | ${sshCommand(host, settings, there)}   # ships this side's release (${site}) there and installs it`;
 }
 
 /** What `binary --version` says on the host: its version (null when it says none), or how it failed. */
@@ -55,6 +55,6 @@ export async function warnOtherVersions(command: string, hosts: readonly RemoteH
   const answers = await Promise.all(hosts.map(async (host) => ({ host, answer: await remoteVersion(host, settings) })));
   for (const { host, answer } of answers) {
     if (answer.status !== 0 || answer.version === VERSION) continue;
-    diagnose(`${command}: warning: ${host.key} runs ${JSON.stringify(answer.text.split("\n")[0] ?? "")}, this side is ${VERSION}: the daemon does not check, and a protocol change between them fails its calls; install the same version there: ${installThere(host, settings).hint}`);
+    diagnose(`${command}: warning: ${host.key} runs ${JSON.stringify(answer.text.split("\n")[0] ?? "")}, this side is ${VERSION}: the daemon does not check, and a protocol change between them fails its calls; install the same version there: ${installThere(host, settings)}`);
   }
 }

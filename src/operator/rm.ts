@@ -2,7 +2,7 @@ import type { Invocation } from "../argv.ts";
 import { nearestWord } from "../nearest.ts";
 import { diagnose } from "../output.ts";
 import { callOperation, dialectFields, operatorOptions, printJson, printLines, shellQuote, suggestion } from "./common.ts";
-import { onHost, workspaceFacts, type RecordFacts } from "./workspace-facts.ts";
+import { onHost, ownerWorkspaceIds, workspaceFacts, type RecordFacts } from "./workspace-facts.ts";
 
 /**
  * Runs the runtime's own `destroy` of a recorded workspace in the dialect it was created in,
@@ -33,11 +33,11 @@ export async function rm(invocation: Invocation): Promise<number> {
   const workspaceId = invocation.flags.get("workspace-id")!;
   const options = operatorOptions(invocation);
   const force = invocation.switches.has("force");
-  const { record, liveExecIds, owner, host, ownerIds } = await workspaceFacts(invocation, workspaceId);
+  const { record, liveExecIds, owner, host } = await workspaceFacts(invocation, workspaceId);
   const where = onHost(host);
   if (record === null && !force) {
     // Unlike the protocol's idempotent destroy, a person's rm of an id nothing has is a mistake to say so (as docker rm does).
-    const near = nearestWord(workspaceId, ownerIds);
+    const near = nearestWord(workspaceId, await ownerWorkspaceIds(invocation, workspaceId));
     const guess = near === null ? "" : ` (did you mean ${JSON.stringify(near)}?)`;
     diagnose(`rm: no workspace ${JSON.stringify(workspaceId)} of owner ${JSON.stringify(owner)}${where}${guess}; nothing was changed. ${suggestion(invocation, "ls")} lists them; rm --force accepts an id that does not exist`);
     return 1;

@@ -56,4 +56,3 @@ export function buildEnvelope(invocation: Invocation, pty: boolean, record: Reco
     stdio,
   };
 }
-

@@ -12,7 +12,6 @@ const text = v.string();
 const count = v.pipe(v.number(), v.integer(), v.minValue(0));
 const pid = v.pipe(v.number(), v.integer(), v.minValue(1));
 
-
 /** A workspace as `ls` shows it. */
 export const WorkspaceSummary = v.object({
   workspaceId: text,

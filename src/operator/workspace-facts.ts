@@ -27,8 +27,6 @@ export interface WorkspaceFacts {
   owner: string;
   /** The host it lives on (its key), for a remote runtime; null here. */
   host: string | null;
-  /** The ids of the owner's workspaces there, for "did you mean" when it has none by that id. */
-  ownerIds: string[];
 }
 
 /** Where a workspace lives, for a message: "" here, ` on <host>` for a remote runtime's. */
@@ -53,20 +51,33 @@ export async function workspaceFacts(invocation: Invocation, workspaceId: string
   if (chosen.remote === null) {
     const options = operatorOptions(invocation);
     const owner = readOptions(options).owner;
-    // One open of the store for all three answers; a home without one has none of them.
+    // One open of the store for both answers; a home without one has neither.
     const here = (db: Database | null): WorkspaceFacts => ({
       record: db && getWorkspace(db, workspaceId),
       liveExecIds: db ? liveExecIds(db, workspaceId) : [],
       owner,
       host: null,
-      ownerIds: db ? listWorkspaces(db, owner).map((record) => record.workspaceId) : [],
     });
     return withExistingStore(options, ({ db }) => here(db), () => here(null));
   }
   const runtime = await remoteRuntime(chosen);
   const found = await locate(runtime, workspaceId);
   if (found.problem !== null) throw new Error(`${invocation.command}: cannot see workspace ${JSON.stringify(workspaceId)} on ${found.url}: ${found.problem}; nothing was changed`);
-  return { record: found.record && factsOf(found.record), liveExecIds: found.liveExecIds, owner: runtime.owner, host: found.host.key, ownerIds: found.ownerIds };
+  return { record: found.record && factsOf(found.record), liveExecIds: found.liveExecIds, owner: runtime.owner, host: found.host.key };
+}
+
+/**
+ * The ids of the owner's workspaces where `workspaceId` would live (its host, for a remote
+ * runtime), for "did you mean" when there is none by that id; none when that cannot be told.
+ */
+export async function ownerWorkspaceIds(invocation: Invocation, workspaceId: string): Promise<string[]> {
+  const chosen = selection(invocation);
+  if (chosen.remote === null) {
+    const options = operatorOptions(invocation);
+    const owner = readOptions(options).owner;
+    return withExistingStore(options, ({ db }) => listWorkspaces(db, owner).map((record) => record.workspaceId), () => []);
+  }
+  return (await locate(await remoteRuntime(chosen), workspaceId)).ownerIds;
 }
 
 /**

@@ -33,6 +33,8 @@ export const PROCESS_GONE = ["ENOENT", "ESRCH"] as const;
 export const CGROUP_GONE = ["ENOENT", "ENODEV"] as const;
 /** A path that is not there: it is missing, or a directory on the way is a file. */
 export const PATH_MISSING = ["ENOENT", "ENOTDIR"] as const;
+/** A path that leads nowhere this process can follow: PATH_MISSING, a loop of links, or a directory on the way it may not search. */
+export const PATH_UNRESOLVABLE = [...PATH_MISSING, "ELOOP", "EACCES"] as const;
 /** A write to a peer that closed its end: EPIPE, or ECONNRESET when it left data unread. */
 export const PEER_GONE = ["EPIPE", "ECONNRESET"] as const;
 /** An `error` listener for a stream whose peer may leave first (PEER_GONE: its exit says why); any other failure is thrown. */

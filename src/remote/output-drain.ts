@@ -5,7 +5,7 @@
  */
 
 /** How long output may make no progress before it is no longer waited for. */
-export const OUTPUT_IDLE_MS = 250;
+const OUTPUT_IDLE_MS = 250;
 
 /** What is waited for: whether output is still under way, a promise of its end, and when it last moved. */
 export interface OutputInFlight {

@@ -17,13 +17,13 @@ import { hostSourceDirectory, isDirectorySource } from "../workspace/input.ts";
 import { currentBranch, headCommit, repoInfo } from "../workspace/repo.ts";
 import type { RemoteContext } from "./context.ts";
 import { remoteOwner } from "./context.ts";
-import { IdleWatch, SSH_FAILED, relayStderr, sshArgv, sshEnv, withKeepalive, withoutKeepalives } from "./ssh.ts";
+import { IdleWatch, SSH_FAILED, relayStderr, sshArgv, withKeepalive, withoutKeepalives } from "./ssh.ts";
+import { selfEnv } from "../client/self.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { Received, isShareableUrl, parseWire, type ReceiveHeader } from "./wire.ts";
 
 /** A paseo.json larger than this is not a configuration file. */
 const MAX_SEED_BYTES = 1024 * 1024;
-
 
 /** A stable remote-side name: sha256 of who ships it (remote owner) and what (a local path). */
 function sourceKey(ctx: RemoteContext, localPath: string): string {
@@ -92,7 +92,6 @@ function shareableRemotes(toplevel: string): { name: string; url: string }[] {
   return remotes;
 }
 
-
 /** paseo.json of `dir` (base64), or null when there is none. */
 function readSeed(dir: string): string | null {
   const path = join(dir, "paseo.json");
@@ -138,7 +137,7 @@ async function receive(ctx: RemoteContext, host: RemoteHost, flags: string[], he
     },
   });
   const words = withKeepalive([host.binary, "receive-source", ...flags], ctx.settings);
-  const ssh = Bun.spawn(sshArgv(host, ctx.settings, words), { stdin, stdout: "pipe", stderr: "pipe", env: sshEnv() });
+  const ssh = Bun.spawn(sshArgv(host, ctx.settings, words), { stdin, stdout: "pipe", stderr: "pipe", env: selfEnv() });
   watch = new IdleWatch(host, ctx.settings, "`receive-source` to take the source and answer", () => {
     ssh.kill("SIGKILL");
     bundle?.kill("SIGKILL");

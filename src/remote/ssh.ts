@@ -2,7 +2,8 @@
  * The system OpenSSH client, as this runtime uses it: batch mode (never a prompt), no
  * forwarding of any kind, no tty, nothing of ssh's own on stdout, and one shared connection
  * per host (ControlMaster) whose socket lives in a 0700 directory no other user can make
- * (controlDirectory).
+ * (controlDirectory). Every ssh runs with selfEnv's environment: ssh ignores what it leaves
+ * out, but a ProxyCommand inherits it, and one may be this binary.
  */
 import { lstatSync, mkdirSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
@@ -150,7 +151,7 @@ export function sshArgv(host: RemoteHost, settings: SshSettings, words: readonly
  * resolves them (`ssh -G`, which connects to nothing), the host name lower-cased.
  */
 export function loginOf(host: RemoteHost, settings: SshSettings): string {
-  const result = Bun.spawnSync([sshProgram(), ...sshOptions(host, settings), "-G", "--", host.host], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: sshEnv() });
+  const result = Bun.spawnSync([sshProgram(), ...sshOptions(host, settings), "-G", "--", host.host], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: selfEnv() });
   if (result.exitCode !== 0) throw new Error(`ssh -G could not resolve ${host.key}: ${firstLine(result.stderr.toString()) ?? `exit ${result.exitCode}`}`);
   const value = (key: string) => result.stdout.toString().split("\n").find((line) => line.startsWith(`${key} `))?.slice(key.length + 1) ?? "";
   return `${value("user")}@${value("hostname").toLowerCase()}:${value("port")}`;
@@ -173,7 +174,7 @@ export function requireDistinctLogins(hosts: readonly RemoteHost[], settings: Ss
 
 /** Asks the shared connection of `host` (if any) to close: `ssh -O exit`. */
 export function closeShared(host: RemoteHost, settings: SshSettings): void {
-  Bun.spawnSync([sshProgram(), ...sshOptions(host, settings), "-O", "exit", "--", host.host], { stdin: "ignore", stdout: "ignore", stderr: "ignore", env: sshEnv() });
+  Bun.spawnSync([sshProgram(), ...sshOptions(host, settings), "-O", "exit", "--", host.host], { stdin: "ignore", stdout: "ignore", stderr: "ignore", env: selfEnv() });
 }
 
 let cachedSsh: string | undefined;
@@ -186,12 +187,6 @@ export function sshProgram(): string {
   cachedSsh = found;
   return found;
 }
-
-/**
- * The environment for ssh: selfEnv's (ssh itself ignores what it leaves out, but ProxyCommand
- * children inherit it, and one may be this binary).
- */
-export const sshEnv = selfEnv;
 
 /** What one remote command printed and how it ended. */
 interface RemoteResult {
@@ -332,7 +327,7 @@ export async function runRemote(host: RemoteHost, settings: SshSettings, words: 
     stdin: stdin === null ? "ignore" : stdin,
     stdout: "pipe",
     stderr: "pipe",
-    env: sshEnv(),
+    env: selfEnv(),
   });
   const watch = new IdleWatch(host, settings, `\`${(ours ? words.slice(1, 2) : words.slice(0, 1)).join(" ")}\` to answer`, () => proc.kill("SIGKILL"));
   const stderr = relayStderr(proc.stderr, watch, output.stderr !== "keep");

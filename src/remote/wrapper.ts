@@ -32,7 +32,8 @@ import { Channel, MAX_DATA, MuxDecoder, MuxError, MuxType, ReceiveWindow, SendCr
 import { routeWorkspace } from "./placement.ts";
 import { FdSink } from "./sink.ts";
 import { drainWhileMoving } from "./output-drain.ts";
-import { IdleWatch, SSH_FAILED, firstLine, keepaliveMs, sshArgv, sshEnv, type SshSettings } from "./ssh.ts";
+import { IdleWatch, SSH_FAILED, firstLine, keepaliveMs, sshArgv, type SshSettings } from "./ssh.ts";
+import { selfEnv } from "../client/self.ts";
 import type { RemoteHost } from "../ssh-url.ts";
 import { Hello, WrapperExit, parseWire } from "./wire.ts";
 
@@ -116,7 +117,7 @@ class Session {
   async run(remoteEnvelope: string, controls: ControlReader, signals: SignalForwarder): Promise<number> {
     const [program, ...args] = this.argv;
     // Its own process group: a signal meant for us never cuts the connection behind our back.
-    this.#ssh = lazyChildProcess().spawn(program!, args, { stdio: ["pipe", "pipe", "pipe"], detached: true, env: sshEnv() });
+    this.#ssh = lazyChildProcess().spawn(program!, args, { stdio: ["pipe", "pipe", "pipe"], detached: true, env: selfEnv() });
     const spawned = new Promise<void>((resolve, reject) => {
       this.#ssh.once("spawn", resolve);
       this.#ssh.once("error", reject);

@@ -5,9 +5,8 @@
  * and the Seatbelt profile (seatbelt.ts) are made from a view; workspace-view.ts builds one for a
  * workspace.
  */
-import { realpathSync } from "node:fs";
 import { sep } from "node:path";
-import { PATH_MISSING, tolerating } from "../platform/errno.ts";
+import { realPathIfResolvable } from "../platform/lookup.ts";
 import type { Network } from "./settings.ts";
 
 /** What the workload sees of the host besides the system directories. */
@@ -67,7 +66,7 @@ export function filesToShow(files: readonly string[], view: SandboxView): string
   const visible = [...SYSTEM_DIRECTORIES, ...USR_LINKS, ...(view.root === null ? [] : [view.root]), ...view.readWrite, ...view.readOnly, ...overlaidInPlace(view)];
   const out: string[] = [];
   for (const file of files) {
-    for (const path of [file, realOrNull(file)]) {
+    for (const path of [file, realPathIfResolvable(file)]) {
       if (path !== null && !covered(path, [...visible, ...out])) out.push(path);
     }
   }
@@ -94,21 +93,12 @@ export function shownInView(path: string, view: Pick<SandboxView, "root" | "read
  * under the path the view names), and each path of the view that lies inside it.
  */
 export function placesInView(dir: string, view: SandboxView): { source: string; target: string }[] {
-  const real = realOrNull(dir) ?? dir;
+  const real = realPathIfResolvable(dir) ?? dir;
   const places = new Map<string, { source: string; target: string }>();
   for (const shown of [...SYSTEM_DIRECTORIES, ...(view.root === null ? [] : [view.root]), ...view.readWrite, ...view.readOnly]) {
-    const source = realOrNull(shown) ?? shown;
+    const source = realPathIfResolvable(shown) ?? shown;
     if (covered(real, [source])) places.set(shown + real.slice(source.length), { source: dir, target: shown + real.slice(source.length) });
     else if (covered(source, [real])) places.set(shown, { source: shown, target: shown });
   }
   return [...places.values()];
-}
-
-/**
- * `path` resolved on the host, or null when it does not lead anywhere: missing (a dangling
- * link included), a file on the way, a loop of links, or a directory on the way this process
- * may not search. What bwrap would fail on too.
- */
-export function realOrNull(path: string): string | null {
-  return tolerating([...PATH_MISSING, "ELOOP", "EACCES"], null, () => realpathSync(path));
 }

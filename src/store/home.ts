@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
-import { hasErrno, NO_ACCESS, PATH_MISSING, tolerating } from "../platform/errno.ts";
+import { hasErrno, NO_ACCESS, PATH_MISSING, PATH_UNRESOLVABLE, tolerating } from "../platform/errno.ts";
 import { lazyOs } from "../platform/lazy.ts";
 import { isMacOS } from "../platform/os.ts";
 import { withoutProgramName } from "../output.ts";
@@ -106,7 +106,7 @@ function isHomeEntry(name: string): boolean {
  */
 export function isOwnHome(dir: string): boolean {
   // Missing, or one we may not look into: nothing says it is a home of ours.
-  return tolerating([...PATH_MISSING, "EACCES"], false, () => {
+  return tolerating([...PATH_MISSING, ...NO_ACCESS], false, () => {
     if ((lstatSync(dir).mode & 0o1000) !== 0) return false;
     return readdirSync(dir).every(isHomeEntry);
   });
@@ -178,7 +178,7 @@ export function creationProblem(home: string): HomeError | null {
   let ancestor = dirname(home);
   while (!existsSync(ancestor) && ancestor !== dirname(ancestor)) ancestor = dirname(ancestor);
   // A dangling symlink, a loop or an unreadable entry: not a directory we can create anything in.
-  const isDirectory = tolerating([...PATH_MISSING, "EACCES", "ELOOP"], false, () => statSync(ancestor).isDirectory());
+  const isDirectory = tolerating(PATH_UNRESOLVABLE, false, () => statSync(ancestor).isDirectory());
   if (!isDirectory) return new HomeError(`runtime home ${home} cannot be created: ${ancestor} is not a directory`, "ancestor-not-directory", ancestor);
   try {
     accessSync(ancestor, constants.W_OK | constants.X_OK);

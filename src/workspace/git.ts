@@ -153,14 +153,14 @@ export async function gitRun(cwd: string, args: readonly string[], tracker: Chil
   });
   // Taken while git is our unreaped child: it proves git's group even once git was reaped.
   const group = GroupHandle.open(proc.pid);
-  const startTicks = openGate(proc, tracker);
+  const gate = openGate(proc, tracker);
   let stopping: Promise<void> | null = null;
-  const timer = setTimeout(() => (stopping = expire(proc, startTicks, group)), settings.policy.timeoutMs);
+  const timer = setTimeout(() => (stopping = expire(proc, gate, group)), settings.policy.timeoutMs);
   const [printed, stderr] = live ? ["", ""] : await Promise.all([new Response(proc.stdout as ReadableStream).text(), new Response(proc.stderr as ReadableStream).text()]);
   const code = await proc.exited;
   clearTimeout(timer);
   if (stopping) await stopping;
-  else tellWatchdog(proc, "done");
+  else if (gate.open) tellWatchdog(proc, "done");
   group?.close();
   tracker.finished();
   if (stopping) throw new GitTimeoutError(args, cwd, settings.policy.timeoutMs);
@@ -173,21 +173,26 @@ export async function gitRun(cwd: string, args: readonly string[], tracker: Chil
   if (!live && `${printed}${stderr}`.trim() !== "") forward(`${printed}${stderr}`);
 }
 
+/** The child's start time (-1 when unknown), and whether its gate opened: if not, its pipe is closed already. */
+interface Gate {
+  startTicks: number;
+  open: boolean;
+}
+
 /**
- * Records the child and opens the gate; returns the child's start time. The gate opens only
- * once the identity is on record; otherwise EOF makes `read` fail and git never runs (also
- * when recording throws).
+ * Records the child and opens the gate. The gate opens only once the identity is on record;
+ * otherwise EOF makes `read` fail and git never runs (also when recording throws).
  */
-function openGate(proc: GatedGit, tracker: ChildTracker): number {
+function openGate(proc: GatedGit, tracker: ChildTracker): Gate {
   let opened = false;
   try {
     const info = readProcess(proc.pid);
-    if (!info) return -1;
+    if (!info) return { startTicks: -1, open: false };
     tracker.started({ pid: proc.pid, startTicks: info.startTicks });
     proc.stdin.write("go\n");
     void proc.stdin.flush();
     opened = true;
-    return info.startTicks;
+    return { startTicks: info.startTicks, open: true };
   } finally {
     if (!opened) void proc.stdin.end();
   }
@@ -199,13 +204,13 @@ function openGate(proc: GatedGit, tracker: ChildTracker): number {
  * whatever is left gets SIGKILL (the watchdog itself, or everything if it never ran), and we
  * wait until the group and session are empty.
  */
-async function expire(proc: GatedGit, startTicks: number, group: GroupHandle | null): Promise<void> {
-  tellWatchdog(proc, null);
+async function expire(proc: GatedGit, gate: Gate, group: GroupHandle | null): Promise<void> {
+  if (gate.open) tellWatchdog(proc, null);
   await Promise.race([proc.exited, Bun.sleep(GIT_STOP_GRACE_MS + 1000)]);
-  await stopWorkload({ pid: proc.pid, startTicks, bootId: bootId() }, 0, group);
+  await stopWorkload({ pid: proc.pid, startTicks: gate.startTicks, bootId: bootId() }, 0, group);
 }
 
-/** Sends the watchdog its last line (none: it ends git) and closes the pipe (it may be gone already). */
+/** Sends the watchdog of an opened gate its last line (none: it ends git) and closes the pipe (the watchdog may be gone already). */
 function tellWatchdog(proc: GatedGit, line: string | null): void {
   // The watchdog is gone (EPIPE): nothing listens.
   tolerating(PEER_GONE, undefined, () => {

@@ -40,4 +40,3 @@ function localBranchFor(headRef: string): string {
   const withoutPrefix = headRef.replace(/^refs\/heads\//, "");
   return withoutPrefix.slice(withoutPrefix.lastIndexOf(":") + 1);
 }
-

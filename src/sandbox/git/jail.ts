@@ -71,7 +71,6 @@ export function runInJail(user: UserGit, paths: PrivateGitPaths, argv: string[],
   return { ok: false, stdout: result.stdout.toString(), problem };
 }
 
-
 /**
  * The `--upload-pack` command with which host git fetches from P: git-upload-pack in the jail,
  * with the jail's environment and only GIT_PROTOCOL of the fetching git's (host git appends P's

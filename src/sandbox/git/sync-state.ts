@@ -68,7 +68,6 @@ export interface UserSide {
   shallow: string;
 }
 
-
 /**
  * The bound on a jailed read or copy of P: they are quick whatever P's size, and what runs there
  * is the workload's (an alternates file made a FIFO would wait for ever), so not options.gitTimeoutMs.

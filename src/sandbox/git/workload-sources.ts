@@ -7,10 +7,8 @@
  * (a private git dir is shown over it), and a worktree's checkout (its `.git` is a file of the
  * user's, read-only inside).
  */
-import { realPathOrNull } from "../../platform/lookup.ts";
-import { realpathSync } from "node:fs";
 import type { Database } from "bun:sqlite";
-import { tolerating } from "../../platform/errno.ts";
+import { realPathOrNull } from "../../platform/lookup.ts";
 import { listWorkspaces, type WorkspaceRecord } from "../../store/workspaces.ts";
 import { GitError, gitRead } from "../../workspace/git.ts";
 import { isInside } from "../../workspace/paths.ts";
@@ -24,7 +22,10 @@ import { isInside } from "../../workspace/paths.ts";
 export function workloadWrittenSource(db: Database, source: string, workspaceId: string): string | null {
   const areas = listWorkspaces(db)
     .filter((record) => record.isolation?.isolation === "sandbox" && record.workspaceId !== workspaceId)
-    .flatMap((record) => writableDirectories(record).flatMap(({ dir, heldGit }) => tolerating(["ENOENT", "ENOTDIR"], [], () => [{ record, real: realpathSync(dir), heldGit }])));
+    .flatMap((record) => writableDirectories(record).flatMap(({ dir, heldGit }) => {
+      const real = realPathOrNull(dir);
+      return real === null ? [] : [{ record, real, heldGit }];
+    }));
   const direct = areas.find(({ real, heldGit }) => isInside(real, source) || (real === source && !heldGit));
   if (direct !== undefined) return refusal(source, direct.real, direct.record);
   if (areas.length === 0) return null;
@@ -68,5 +69,3 @@ function writableDirectories(record: WorkspaceRecord): { dir: string; heldGit: b
   if (checkout !== undefined) return [{ dir: checkout, heldGit: record.kind === "worktree" }, ...extra];
   return extra;
 }
-
-
