@@ -1,5 +1,5 @@
 import { accessSync, constants, type Stats } from "node:fs";
-import { errnoOf, hasErrno, NO_ACCESS, tolerating } from "../platform/errno.ts";
+import { errnoOf, hasErrno, NO_ACCESS, PATH_UNRESOLVABLE, tolerating } from "../platform/errno.ts";
 import { statOrNull } from "../platform/lookup.ts";
 import { resolve } from "node:path";
 
@@ -38,9 +38,6 @@ export function resolveProgram(program: string, env: Record<string, string>, cwd
   return found;
 }
 
-/** Why execvp could not even look at a path: a directory on the way it may not search, a symlink loop, a name too long. */
-const UNREACHABLE = ["EACCES", "ELOOP", "ENAMETOOLONG"] as const;
-
 /**
  * stat(2) of a program's path: null when it is missing (the shell's 127); a path that cannot be
  * reached refuses the launch as execvp would (126), so a caller trying the next place goes on.
@@ -49,7 +46,8 @@ export function statProgram(path: string, shown: string): Stats | null {
   try {
     return statOrNull(path);
   } catch (error) {
-    if (!hasErrno(error, UNREACHABLE)) throw error;
+    // What statOrNull did not take for missing: a loop of links, a directory it may not search.
+    if (!hasErrno(error, PATH_UNRESOLVABLE)) throw error;
     throw new ProgramError(`program ${JSON.stringify(shown)} cannot be reached (${errnoOf(error)})`, 126);
   }
 }

@@ -9,10 +9,11 @@
  * root and the view's other paths, shallowest first, the masks of its hidden directories, and
  * last the overlays.
  */
-import { accessSync, constants, lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
+import { accessSync, constants, lstatSync, readdirSync, readlinkSync } from "node:fs";
 import { join, sep } from "node:path";
 import { identityOfStat } from "../platform/directory.ts";
 import { PATH_MISSING, tolerating } from "../platform/errno.ts";
+import { realPathIfResolvable } from "../platform/lookup.ts";
 import { SANDBOX_FDS } from "./init-protocol.ts";
 import { covered, placesInView, SYSTEM_DIRECTORIES, USR_LINKS, type SandboxView } from "./view.ts";
 
@@ -166,7 +167,7 @@ function resolverFile(): SetupStep[] {
   const link = "/etc/resolv.conf";
   if (!lstatSync(link, { throwIfNoEntry: false })?.isSymbolicLink()) return [];
   // A link that leads nowhere (or in a loop) shows nothing more.
-  const target = tolerating([...PATH_MISSING, "ELOOP", "EACCES"], null, () => realpathSync(link));
+  const target = realPathIfResolvable(link);
   return target === null || covered(target, SYSTEM_DIRECTORIES) ? [] : [{ op: "bind", source: target, target, writable: false }];
 }
 
