@@ -47,7 +47,7 @@ export function planEgress(dir: string, execId: string, allow: readonly string[]
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (!isLinux) return { socketPath: null, dir, execId, allow, temporary: null };
   const name = `egress-${execId}.sock`;
-  const temporary = join(dir, name).length > SOCKET_PATH_MAX ? mkdtempSync(join(lazyOs().tmpdir(), "phr-egress-")) : null;
+  const temporary = Buffer.byteLength(join(dir, name)) > SOCKET_PATH_MAX ? mkdtempSync(join(lazyOs().tmpdir(), "phr-egress-")) : null;
   return { socketPath: join(temporary ?? dir, name), dir, execId, allow, temporary };
 }
 
