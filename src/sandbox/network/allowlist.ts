@@ -10,8 +10,7 @@
  * case-insensitively, without their trailing dot, as written (international names in punycode).
  */
 import * as v from "valibot";
-import { once } from "../../platform/lazy.ts";
-import { formatIp, parseIpv4, parseRange, rangeContains, rangeWithin, type Ip, type IpRange } from "./ip.ts";
+import { bitsOf, formatIp, IPV4_MAPPED, parseIpv4, parseRange, rangeContains, rangeWithin, type Ip, type IpRange } from "./ip.ts";
 import { endsInNumber, normaliseName, parsePort, unmapped } from "./target.ts";
 
 /** The ports an entry without `:port` allows: plain HTTP and HTTPS. */
@@ -58,11 +57,8 @@ function rangeRule(text: string, ports: readonly number[]): AllowRule | string {
 
 /** The proxy reads `::ffff:a.b.c.d` as the IPv4 address: an entry must name it that way to match. */
 function rangeOrProblem(range: IpRange, ports: readonly number[]): AllowRule | string {
-  return rangeWithin(range, mapped()) ? "write an IPv4-mapped address as the IPv4 address itself: 10.0.0.5" : { kind: "range", range, ports };
+  return rangeWithin(range, IPV4_MAPPED()) ? "write an IPv4-mapped address as the IPv4 address itself: 10.0.0.5" : { kind: "range", range, ports };
 }
-
-// Parsed at first use: parsing it (cold) when the module is evaluated cost every inspect and exec ~0.4 ms.
-const mapped = once(() => parseRange("::ffff:0:0/96")!);
 
 function portList(text: string): readonly number[] | string {
   const port = parsePort(text);
@@ -74,9 +70,8 @@ export function formatRule(rule: AllowRule): string {
   const port = rule.ports === DEFAULT_PORTS ? "" : `:${rule.ports[0]}`;
   if (rule.kind === "name") return `${rule.name}${port}`;
   if (rule.kind === "suffix") return `*.${rule.suffix}${port}`;
-  const bits = rule.range.family === 4 ? 32 : 128;
   const address = formatIp({ family: rule.range.family, value: rule.range.network });
-  const text = rule.range.prefix === bits ? address : `${address}/${rule.range.prefix}`;
+  const text = rule.range.prefix === bitsOf(rule.range.family) ? address : `${address}/${rule.range.prefix}`;
   return rule.range.family === 6 && port ? `[${text}]${port}` : `${text}${port}`;
 }
 
@@ -120,7 +115,7 @@ export interface Allowlist {
   /** Whether some entry names `name` on any port: tells "port not allowed" from "host not allowed". */
   namesHost(name: string): boolean;
   /** Whether an address or range entry allows `address` on `port`. */
-  allowsAddress(address: Ip | string, port: number): boolean;
+  allowsAddress(address: Ip, port: number): boolean;
   /** The ranges of the address entries that allow `address` on `port` (the address rule asks how narrow they are). */
   rangesAllowing(address: Ip, port: number): IpRange[];
 }
@@ -143,15 +138,7 @@ export function compileAllowlist(entries: readonly string[]): Allowlist {
     rules,
     allows: (name, port) => rules.some((rule) => rule.ports.includes(port) && nameMatches(rule, name)),
     namesHost: (name) => rules.some((rule) => nameMatches(rule, name)),
-    allowsAddress(address, port) {
-      const ip = typeof address === "string" ? parseIpText(address) : unmapped(address);
-      return ip !== null && rangesAllowing(ip, port).length > 0;
-    },
+    allowsAddress: (address, port) => rangesAllowing(unmapped(address), port).length > 0,
     rangesAllowing: (address, port) => rangesAllowing(unmapped(address), port),
   };
-}
-
-function parseIpText(text: string): Ip | null {
-  const range = parseRange(text);
-  return range && range.prefix === (range.family === 4 ? 32 : 128) ? unmapped({ family: range.family, value: range.network }) : null;
 }
