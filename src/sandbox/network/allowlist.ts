@@ -81,11 +81,11 @@ function quotable(text: string): string {
 }
 
 /**
- * The schema of the setting, messages naming `options.<option>`. Output: the entries in
+ * The schema of the setting, messages naming `options.network`. Output: the entries in
  * canonical spelling without duplicates (what is recorded with the workspace).
  */
-export function allowSettingSchema(option = "network") {
-  const listMessage = `options.${option}.allow must be a list of entries such as ${EXAMPLES}`;
+export function allowSettingSchema() {
+  const listMessage = `options.network.allow must be a list of entries such as ${EXAMPLES}`;
   return v.strictObject(
     {
       allow: v.pipe(
@@ -94,22 +94,19 @@ export function allowSettingSchema(option = "network") {
           const canonical: string[] = [];
           dataset.value.forEach((text, index) => {
             const rule = parseEntry(text);
-            if (typeof rule === "string") addIssue({ message: `options.${option}.allow entry ${index + 1}${quotable(text)} is not an allow entry: ${rule} (for example ${EXAMPLES})` });
+            if (typeof rule === "string") addIssue({ message: `options.network.allow entry ${index + 1}${quotable(text)} is not an allow entry: ${rule} (for example ${EXAMPLES})` });
             else canonical.push(formatRule(rule));
           });
           return canonical.length === dataset.value.length ? [...new Set(canonical)] : NEVER;
         }),
       ),
     },
-    (issue) => `options.${option} must be "host", "none" or {"allow": [${EXAMPLES}]}${issue.expected === "never" ? ` (unknown key ${JSON.stringify(String(issue.path?.at(-1)?.key))})` : ""}`,
+    (issue) => `options.network must be "host", "none" or {"allow": [${EXAMPLES}]}${issue.expected === "never" ? ` (unknown key ${JSON.stringify(String(issue.path?.at(-1)?.key))})` : ""}`,
   );
 }
 
-export type AllowSetting = v.InferOutput<ReturnType<typeof allowSettingSchema>>;
-
 /** The compiled rules: what the proxy asks for every request. */
 export interface Allowlist {
-  readonly rules: readonly AllowRule[];
   /** Whether a name entry (exact or wildcard) allows `name` (normalised) on `port`. */
   allows(name: string, port: number): boolean;
   /** Whether some entry names `name` on any port: tells "port not allowed" from "host not allowed". */
@@ -135,7 +132,6 @@ export function compileAllowlist(entries: readonly string[]): Allowlist {
   const rangesAllowing = (address: Ip, port: number) =>
     rules.flatMap((rule) => (rule.kind === "range" && rule.ports.includes(port) && rangeContains(rule.range, address) ? [rule.range] : []));
   return {
-    rules,
     allows: (name, port) => rules.some((rule) => rule.ports.includes(port) && nameMatches(rule, name)),
     namesHost: (name) => rules.some((rule) => nameMatches(rule, name)),
     allowsAddress: (address, port) => rangesAllowing(unmapped(address), port).length > 0,

@@ -81,13 +81,12 @@ export interface PolicyProxy {
   port: number | null;
   /** Per host as the client named it: allowed connections ended so far and their bytes. */
   stats(): Map<string, HostStats>;
-  /** Refusals so far (policy and failures). */
-  refusals(): number;
   /** Ends the listener and every open connection. */
   close(): Promise<void>;
 }
 
-export const DEFAULTS = { maxHeadBytes: 16 * 1024, openingTimeoutMs: 10_000, resolveTimeoutMs: 10_000, connectTimeoutMs: 10_000, maxConnections: 512 };
+/** What each option left out is. */
+const DEFAULTS = { maxHeadBytes: 16 * 1024, openingTimeoutMs: 10_000, resolveTimeoutMs: 10_000, connectTimeoutMs: 10_000, maxConnections: 512 };
 
 export async function startPolicyProxy(options: PolicyProxyOptions): Promise<PolicyProxy> {
   const settings = {
@@ -103,7 +102,6 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
   const conns = new Set<Conn>();
   let clients = 0;
   const stats = new Map<string, HostStats>();
-  let refusals = 0;
   const onError = (error: Error) => settings.onError?.(error);
   /** Every connection is tracked until it closes: a peer leaving is expected, any other failure is reported. */
   const own = (conn: Conn) => {
@@ -115,7 +113,6 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
     return conn;
   };
   const refuse = (kind: "denied" | "failed", event: RefusalEvent) => {
-    refusals++;
     (kind === "denied" ? settings.onDenied : settings.onFailure)?.(event);
   };
   const opened = (client: Conn, upstream: Conn, early: { rest: Buffer; ended: boolean }, event: Omit<ConnectionEvent, keyof SpliceCounts>) => {
@@ -215,7 +212,6 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
     socketPath: settings.socketPath,
     port: "port" in listener ? listener.port : null,
     stats: () => new Map(stats),
-    refusals: () => refusals,
     close: async () => {
       listener.stop(true);
       for (const conn of conns) conn.destroy();
