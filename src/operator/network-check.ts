@@ -27,7 +27,7 @@ import { compileAllowlist } from "../sandbox/network/allowlist.ts";
 import { EGRESS_SOCKET } from "../sandbox/network/egress-plan.ts";
 import { startPolicyProxy, type RefusalEvent } from "../sandbox/network/proxy.ts";
 import { systemConnector, type Connector } from "../sandbox/network/upstream.ts";
-import { SandboxedWorkload } from "../sandbox/sandboxed-workload.ts";
+import { SandboxedWorkload, SandboxRefused } from "../sandbox/sandboxed-workload.ts";
 import { isAllowlist } from "../sandbox/settings.ts";
 import { sandboxTool, SandboxUnavailable } from "../sandbox/tool.ts";
 import { filesToShow, type SandboxView } from "../sandbox/view.ts";
@@ -165,7 +165,11 @@ async function runInside(tool: string, scratch: string, entries: string[], args:
     try {
       await workload.start();
     } catch (error) {
-      return (error as Error).message;
+      // As an exec's failed launch (exec/launch.ts): the sandbox ends whatever went wrong; only a refusal means "did not run".
+      workload.kill();
+      await workload.release();
+      if (error instanceof SandboxRefused) return error.message;
+      throw error;
     }
     workload.confirmed();
     const timer = setTimeout(() => workload.kill(), CHECK_TIMEOUT_MS);
