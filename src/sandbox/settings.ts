@@ -14,7 +14,7 @@ import { allowSettingSchema } from "./network/allowlist.ts";
 
 /** How workloads are confined: not at all (the default), or inside the platform's sandbox. */
 const ISOLATIONS = ["none", "sandbox"] as const;
-/** A sandboxed workload's network: the host's, none, or only what an allowlist names (through the policy proxy, network/). */
+/** A sandboxed workload's network named by a word: the host's, or none. An allowlist is the setting's object form (network/allowlist.ts). */
 const NETWORKS = ["host", "none"] as const;
 
 /** The network setting as a schema: one of NETWORKS, or `{"allow": [entries]}` (entries in canonical spelling). */

@@ -222,14 +222,14 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
 /** How long a refused client may keep its side open after the answer before it is closed. */
 const LINGER_MS = 2000;
 
+/** The bytes a refused client still sends go nowhere. */
+function discard(): void {}
+
 /**
  * Sends the proxy's own answer and ends the connection. What the client still sends (a body
  * meant for a refused host) is read and dropped meanwhile: closing with unread input would
  * reset the connection and could lose the answer before the client read it.
  */
-/** The bytes a refused client still sends go nowhere. */
-function discard(): void {}
-
 function answer(client: Conn, reader: OpeningReader, bytes: string | Buffer): void {
   reader.release();
   client.read({ data: discard, end: discard });
