@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { allowSettingSchema, compileAllowlist, parseEntry, type Allowlist } from "../../src/sandbox/network/allowlist.ts";
 import { parseIp } from "../../src/sandbox/network/ip.ts";
+import { readOptions } from "../../src/options.ts";
 
 const schema = allowSettingSchema();
 
@@ -37,6 +38,21 @@ describe("the setting's schema", () => {
     expect(problems({ allow: "example.com" })[0]).toStartWith("options.network.allow must be a list of entries such as");
     expect(problems({ allow: [443] })[0]).toStartWith("options.network.allow must be a list of entries such as");
     expect(problems("example.com")[0]).toStartWith('options.network must be "host", "none" or {"allow": [');
+  });
+
+  test("as the option, the message is the allow object's own where it has one (an entry, the list, an unknown key), else the general one", () => {
+    const message = (network: unknown) => {
+      try {
+        readOptions({ network });
+        return null;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    expect(message({ allow: ["ok.example"], alow: [] })).toBe(`options.network must be "host", "none" or {"allow": ["api.example.com", "*.example.org", "10.0.0.5:5432"]} (unknown key "alow")`);
+    expect(message({ allow: "example.com" })).toStartWith("options.network.allow must be a list of entries such as");
+    expect(message({ allow: ["ok.example", "127.1"] })).toStartWith('options.network.allow entry 2 "127.1" is not an allow entry');
+    expect(message("off")).toBe('options.network must be "host", "none" or {"allow": ["api.example.com", "*.example.org", "10.0.0.5:5432"]}, got a string');
   });
 
   // Each bad entry: what config check says about it (the entry, its position, what a good one looks like).

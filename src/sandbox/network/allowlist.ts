@@ -21,6 +21,9 @@ export type AllowRule =
   | { kind: "suffix"; suffix: string; ports: readonly number[] }
   | { kind: "range"; range: IpRange; ports: readonly number[] };
 
+/** What options.network may be, as every message about it says (settings.ts's too). */
+export const NETWORK_FORMS = `"host", "none" or {"allow": ["api.example.com", "*.example.org", "10.0.0.5:5432"]}`;
+
 const EXAMPLES = `"api.example.com", "*.example.com", "example.com:8443", "10.0.0.5:5432", "10.0.0.0/8" or "[2001:db8::1]:443"`;
 
 /** One entry's rule, or what is wrong with it (a phrase that follows "is not an allow entry: "). */
@@ -101,7 +104,7 @@ export function allowSettingSchema() {
         }),
       ),
     },
-    (issue) => `options.network must be "host", "none" or {"allow": [${EXAMPLES}]}${issue.expected === "never" ? ` (unknown key ${JSON.stringify(String(issue.path?.at(-1)?.key))})` : ""}`,
+    (issue) => `options.network must be ${NETWORK_FORMS}${issue.expected === "never" ? ` (unknown key ${JSON.stringify(String(issue.path?.at(-1)?.key))})` : ""}`,
   );
 }
 
