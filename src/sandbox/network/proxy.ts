@@ -85,6 +85,9 @@ export interface PolicyProxy {
   close(): Promise<void>;
 }
 
+/** How a proxied connection may end that is no failure of the proxy's: the peer left, or stopped answering. */
+const CONNECTION_ENDED = [...PEER_GONE, "ETIMEDOUT"] as const;
+
 /** What each option left out is. */
 const DEFAULTS = { maxHeadBytes: 16 * 1024, openingTimeoutMs: 10_000, resolveTimeoutMs: 10_000, connectTimeoutMs: 10_000, maxConnections: 512 };
 
@@ -108,7 +111,7 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
     conns.add(conn);
     conn.onClose((_clean, error) => {
       conns.delete(conn);
-      if (error && !hasErrno(error, [...PEER_GONE, "ETIMEDOUT"])) onError(error);
+      if (error && !hasErrno(error, CONNECTION_ENDED)) onError(error);
     });
     return conn;
   };
