@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fchdir, openat, openat2Beneath } from "./libc/files.ts";
 import { SystemCallError } from "./libc/symbols.ts";
 import { errnoOf, hasErrno } from "./errno.ts";
+export { identityOf, identityOfStat } from "./identity.ts";
 import { isLinux, isMacOS } from "./os.ts";
 
 /** O_CLOEXEC is missing from fs.constants; a descriptor must never reach a workload. */
@@ -21,17 +22,6 @@ const READ_FILE = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLO
 /** Errors that mean "this kernel (or its seccomp filter) has no openat2": fall back to the walk. */
 const NO_OPENAT2 = ["ENOSYS", "EPERM", "E2BIG"] as const;
 let openat2Available = isLinux;
-
-/** A directory's identity, `device:inode` in decimal (st_ino is 64-bit). */
-export function identityOf(fd: number): string {
-  const stat = fstatSync(fd, { bigint: true });
-  return `${stat.dev}:${stat.ino}`;
-}
-
-/** The identity of what `stat` describes, in the same form as identityOf. */
-export function identityOfStat(stat: BigIntStats): string {
-  return `${stat.dev}:${stat.ino}`;
-}
 
 /**
  * Opens the directory at `path`. Its ancestors may be symlinks (macOS `/tmp` is); the last

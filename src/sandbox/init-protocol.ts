@@ -39,7 +39,7 @@ export interface SandboxRequest {
   pinned: { path: string; identity: string }[];
   /** Pipes: the init's descriptors holding the daemon's fds 0–2, handed to the workload. */
   stdio: [number, number, number] | null;
-  /** Under a network allowlist: the loopback port the init forwards to the proxy's socket (network/egress.ts), before the workload starts. */
+  /** Under a network allowlist: the loopback port the init forwards to the proxy's socket as shown inside (both: network/egress-plan.ts; the forwarding: network/forwarder.ts), before the workload starts. */
   egress: { port: number; socket: string } | null;
 }
 

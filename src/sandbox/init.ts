@@ -9,12 +9,15 @@
  * what it imports (init-bundle.ts), the runtime holds that text, bwrap copies it into the
  * sandbox (SANDBOX_INIT_PATH), and the runtime's embedded engine runs it there (`BUN_BE_BUN=1
  * <runtime> <that file> init FD`, see launch.ts), which starts in about half the time the
- * whole runtime takes. So it imports little: node:fs, bun:ffi and the egress forwarder.
+ * whole runtime takes. So it imports little: node:fs, bun:ffi, the egress forwarder and two
+ * leaves of platform/ (errno.ts, identity.ts).
  * In PTY mode it runs a second time, as `exec FD`: the stage that takes the terminal's
  * foreground and execs into the workload.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, writeSync, type BigIntStats } from "node:fs";
+import { closeSync, constants, lstatSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 import { dlopen, FFIType, read, type Pointer } from "bun:ffi";
+import { hasErrno, WOULD_BLOCK } from "../platform/errno.ts";
+import { identityOf, identityOfStat } from "../platform/identity.ts";
 import type { SandboxReport, SandboxRequest } from "./init-protocol.ts";
 import { startForwarder } from "./network/forwarder.ts";
 
@@ -53,7 +56,7 @@ class LineReader {
       try {
         n = readSync(this.fd, this.#chunk, 0, this.#chunk.length, null);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+        if (!hasErrno(error, WOULD_BLOCK)) throw error;
         Bun.sleepSync(1);
         continue;
       }
@@ -66,15 +69,6 @@ class LineReader {
 function send(fd: number, message: object): void {
   const bytes = Buffer.from(`${JSON.stringify(message)}\n`);
   for (let offset = 0; offset < bytes.length; ) offset += writeSync(fd, bytes, offset);
-}
-
-/** `device:inode`, as src/platform/directory.ts identityOfStat writes it. */
-function identityOfStat(stat: BigIntStats): string {
-  return `${stat.dev}:${stat.ino}`;
-}
-
-function identityOf(fd: number): string {
-  return identityOfStat(fstatSync(fd, { bigint: true }));
 }
 
 /** A process's start time in clock ticks since boot (the same clock inside the sandbox and out). */
@@ -156,9 +150,9 @@ function checkPinned(request: SandboxRequest): void {
   }
 }
 
+/** A spawn or exec of the workload that failed: 127 when it is not there, 126 for any other reason (the shell's codes). */
 function launchError(argv0: string | undefined, error: unknown): LaunchError {
-  const err = error as NodeJS.ErrnoException;
-  return new LaunchError(`cannot launch ${JSON.stringify(argv0)} inside the sandbox: ${err.message}`, err.code === "ENOENT" ? 127 : 126);
+  return new LaunchError(`cannot launch ${JSON.stringify(argv0)} inside the sandbox: ${(error as Error).message}`, hasErrno(error, ["ENOENT"]) ? 127 : 126);
 }
 
 /**
@@ -258,8 +252,8 @@ function exec(link: number): number {
   try {
     (process as unknown as { execve(file: string, args: string[], env: Record<string, string>): never }).execve(request.program, request.argv, request.env);
   } catch (error) {
-    const err = error as NodeJS.ErrnoException;
-    return reply(err.code === "ENOENT" ? 127 : 126, `cannot launch ${JSON.stringify(request.argv[0])} inside the sandbox: ${err.message}`);
+    const failure = launchError(request.argv[0], error);
+    return reply(failure.code, failure.message);
   }
   return 1;
 }

@@ -11,7 +11,8 @@ import { isMacOS } from "../platform/os.ts";
 import { bwrapArguments } from "./bwrap.ts";
 import { SANDBOX_FDS, SANDBOX_INIT_PATH, type SandboxRequest } from "./init-protocol.ts";
 import { keptInPlace } from "./mount-plan.ts";
-import { EGRESS_PORT, EGRESS_SOCKET, egressEnvironment } from "./network/egress-plan.ts";
+import { EGRESS_PORT, EGRESS_SOCKET } from "./network/egress-plan.ts";
+import { proxyEnvironment } from "./network/proxy-env.ts";
 import { seatbeltLaunch } from "./seatbelt.ts";
 import type { Launch, SandboxView } from "./view.ts";
 import { bundledInit } from "./init-bundle.ts" with { type: "macro" };
@@ -49,7 +50,7 @@ export function sandboxLaunch(launch: Launch, view: SandboxView, tool: string, i
  */
 export function sandboxRequest(launch: Launch, mode: SandboxRequest["mode"], view: SandboxView, cwd: { path: string; fd: number }, egress: boolean): SandboxRequest {
   const stdio = mode === "pipes" ? ([SANDBOX_FDS.stdin, SANDBOX_FDS.stdout, SANDBOX_FDS.stderr] as [number, number, number]) : null;
-  const env = egress ? { ...launch.env, ...egressEnvironment() } : launch.env;
+  const env = egress ? { ...launch.env, ...proxyEnvironment(EGRESS_PORT) } : launch.env;
   const forward = egress ? { port: EGRESS_PORT, socket: EGRESS_SOCKET } : null;
   return { type: "run", mode, program: launch.program, argv: launch.argv, env, cwd: cwd.path, cwdIdentity: identityOf(cwd.fd), pinned: keptInPlace(view), stdio, egress: forward };
 }

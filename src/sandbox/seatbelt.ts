@@ -5,7 +5,7 @@
  */
 import { sep } from "node:path";
 import { lazyOs } from "../platform/lazy.ts";
-import { egressEnvironment } from "./network/egress-plan.ts";
+import { proxyEnvironment } from "./network/proxy-env.ts";
 import { isAllowlist } from "./settings.ts";
 import { covered, type Launch, type SandboxView } from "./view.ts";
 
@@ -65,7 +65,7 @@ function networkRules(network: SandboxView["network"], egressPort: number | null
  * sandbox-exec execvp's its first argument, so argv[0] becomes the program's path.
  */
 export function seatbeltLaunch(launch: Launch, view: SandboxView, tool: string, egressPort: number | null): Launch {
-  const env = egressPort === null ? launch.env : { ...launch.env, ...egressEnvironment(egressPort) };
+  const env = egressPort === null ? launch.env : { ...launch.env, ...proxyEnvironment(egressPort) };
   return { program: tool, argv: ["sandbox-exec", "-p", sandboxProfile(view, launch, egressPort), launch.program, ...launch.argv.slice(1)], env };
 }
 

@@ -10,11 +10,11 @@
 import * as v from "valibot";
 import { isAbsolute, normalize } from "node:path";
 import { once } from "../platform/lazy.ts";
-import { allowSettingSchema } from "./network/allowlist.ts";
+import { allowSettingSchema, NETWORK_FORMS } from "./network/allowlist.ts";
 
 /** How workloads are confined: not at all (the default), or inside the platform's sandbox. */
 const ISOLATIONS = ["none", "sandbox"] as const;
-/** A sandboxed workload's network: the host's, none, or only what an allowlist names (through the policy proxy, network/). */
+/** A sandboxed workload's network named by a word: the host's, or none. An allowlist is the setting's object form (network/allowlist.ts). */
 const NETWORKS = ["host", "none"] as const;
 
 /** The network setting as a schema: one of NETWORKS, or `{"allow": [entries]}` (entries in canonical spelling). */
@@ -51,13 +51,14 @@ type MustBe = (name: string, what: string) => (issue: v.BaseIssue<unknown>) => s
 /** An option's schema, built the first time a map carries it (options.ts given). */
 type Given = <S extends v.GenericSchema>(build: () => S) => v.LazySchema<S>;
 
-/** The network option's message: an allow object's own issue (an entry's position and what a good one looks like) when it has one. */
+/**
+ * The network option's message: the allow object's own when the value failed inside it (an
+ * issue with a path: the list, an entry's position and what a good one looks like, an unknown
+ * key), else the general one.
+ */
 function networkMessage(mustBe: MustBe) {
-  const general = mustBe("network", `"host", "none" or {"allow": ["api.example.com", "*.example.org", "10.0.0.5:5432"]}`);
-  return (issue: v.BaseIssue<unknown>) => {
-    const inner = (issue.issues ?? []).find((entry) => entry.message.includes(".allow"));
-    return inner?.message ?? general(issue);
-  };
+  const general = mustBe("network", NETWORK_FORMS);
+  return (issue: v.BaseIssue<unknown>) => issue.issues?.find((inner) => inner.path !== undefined)?.message ?? general(issue);
 }
 
 /** Whether `network` is an allowlist (the setting's object form). */

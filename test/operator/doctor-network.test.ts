@@ -5,11 +5,12 @@
  * nothing else, so a policy that would admit the metadata address fails the check instead.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Check } from "../../src/operator/report.ts";
 import { BIN } from "../../kit/binary.ts";
 import { runIn, sandbox, type Sandbox } from "../support/operator.ts";
+import { until } from "../support/poll.ts";
 import { missingTools } from "../support/tools.ts";
 
 const missing = missingTools("operator/doctor-network.test.ts, doctor's network proof", ["bwrap"]);
@@ -57,5 +58,27 @@ describe.skipIf(missing.length > 0)("doctor proves the network policy with a rea
     const refused = checks.find((check) => check.name === "network refused")!;
     expect(refused).toMatchObject({ status: "fail", detail: "paseo-doctor-refused.invalid, a host not listed, got HTTP 502" });
     expect(refused.hint).toContain("an allow entry matches paseo-doctor-refused.invalid");
+  });
+});
+
+describe.skipIf(missing.length > 0)("a sandbox that fails in a way that is no refusal", () => {
+  test("is not read as 'did not run': doctor fails with the error, and the bwrap it started is killed, not left running", async () => {
+    const bin = join(box.dir, "garbling-bwrap-bin");
+    const pidFile = join(box.dir, "garbling-bwrap.pid");
+    mkdirSync(bin, { recursive: true });
+    // Given a control socket on fd 3 (doctor's network check), it answers with a line that is no report and stays; the sandbox probe gets the real bwrap.
+    writeFileSync(join(bin, "bwrap"), `#!/bin/sh\nif { true >&3; } 2>/dev/null; then\n  echo $$ > ${pidFile}\n  printf 'not a report\\n' >&3\n  exec sleep 60\nfi\nexec ${Bun.which("bwrap")} "$@"\n`, { mode: 0o755 });
+    const result = await runIn(box, ["doctor", "--home", box.home], { env: { PATH: `${bin}:${process.env.PATH}` } });
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    const alive = () => existsSync(`/proc/${pid}`) && readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("sleep");
+    try {
+      expect(result.stdout).not.toContain("did not run");
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("JSON");
+      await until("the misbehaving bwrap to be gone", () => !alive(), 2000);
+    } finally {
+      // Only the sleep this test's fake bwrap became, if the runtime left it.
+      if (alive()) process.kill(pid, "SIGKILL");
+    }
   });
 });

@@ -1,14 +1,21 @@
 /** The network allowlist setting: what config check accepts and says, and what the compiled rules allow. */
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
-import { allowSettingSchema, compileAllowlist, parseEntry } from "../../src/sandbox/network/allowlist.ts";
+import { allowSettingSchema, compileAllowlist, parseEntry, type Allowlist } from "../../src/sandbox/network/allowlist.ts";
 import { parseIp } from "../../src/sandbox/network/ip.ts";
+import { readOptions } from "../../src/options.ts";
 
 const schema = allowSettingSchema();
 
 function problems(input: unknown): string[] {
   const result = v.safeParse(schema, input);
   return result.success ? [] : result.issues.map((issue) => issue.message);
+}
+
+/** Whether `list` allows the address written `text` on `port`: text that is no address (parseIp) is allowed by no address entry. */
+function allowsAddressText(list: Allowlist, text: string, port: number): boolean {
+  const ip = parseIp(text);
+  return ip !== null && list.allowsAddress(ip, port);
 }
 
 function parsed(entries: string[]): string[] {
@@ -31,6 +38,21 @@ describe("the setting's schema", () => {
     expect(problems({ allow: "example.com" })[0]).toStartWith("options.network.allow must be a list of entries such as");
     expect(problems({ allow: [443] })[0]).toStartWith("options.network.allow must be a list of entries such as");
     expect(problems("example.com")[0]).toStartWith('options.network must be "host", "none" or {"allow": [');
+  });
+
+  test("as the option, the message is the allow object's own where it has one (an entry, the list, an unknown key), else the general one", () => {
+    const message = (network: unknown) => {
+      try {
+        readOptions({ network });
+        return null;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    expect(message({ allow: ["ok.example"], alow: [] })).toBe(`options.network must be "host", "none" or {"allow": ["api.example.com", "*.example.org", "10.0.0.5:5432"]} (unknown key "alow")`);
+    expect(message({ allow: "example.com" })).toStartWith("options.network.allow must be a list of entries such as");
+    expect(message({ allow: ["ok.example", "127.1"] })).toStartWith('options.network.allow entry 2 "127.1" is not an allow entry');
+    expect(message("off")).toBe('options.network must be "host", "none" or {"allow": ["api.example.com", "*.example.org", "10.0.0.5:5432"]}, got a string');
   });
 
   // Each bad entry: what config check says about it (the entry, its position, what a good one looks like).
@@ -102,21 +124,21 @@ describe("the compiled rules", () => {
   });
 
   test("addresses and ranges, with their ports; a mapped IPv6 spelling is the IPv4 address", () => {
-    expect(list.allowsAddress("10.0.0.5", 5432)).toBe(true);
-    expect(list.allowsAddress("::ffff:10.0.0.5", 5432)).toBe(true);
-    expect(list.allowsAddress("10.0.0.5", 443)).toBe(false);
-    expect(list.allowsAddress("10.0.0.6", 5432)).toBe(false);
-    expect(list.allowsAddress("192.168.44.1", 80)).toBe(true);
-    expect(list.allowsAddress("2001:db8:ffff::1", 8443)).toBe(true);
-    expect(list.allowsAddress("2001:db9::1", 8443)).toBe(false);
-    expect(list.allowsAddress("not an address", 80)).toBe(false);
+    expect(allowsAddressText(list, "10.0.0.5", 5432)).toBe(true);
+    expect(allowsAddressText(list, "::ffff:10.0.0.5", 5432)).toBe(true);
+    expect(allowsAddressText(list, "10.0.0.5", 443)).toBe(false);
+    expect(allowsAddressText(list, "10.0.0.6", 5432)).toBe(false);
+    expect(allowsAddressText(list, "192.168.44.1", 80)).toBe(true);
+    expect(allowsAddressText(list, "2001:db8:ffff::1", 8443)).toBe(true);
+    expect(allowsAddressText(list, "2001:db9::1", 8443)).toBe(false);
+    expect(allowsAddressText(list, "not an address", 80)).toBe(false);
     expect(list.rangesAllowing(parseIp("192.168.1.1")!, 443)).toEqual([{ family: 4, network: 0xc0a80000n, prefix: 16 }]);
   });
 
   test("names never match address entries, nor addresses name entries", () => {
     const mixed = compileAllowlist(["10.0.0.5", "example.com"]);
     expect(mixed.allows("10.0.0.5", 443)).toBe(false);
-    expect(mixed.allowsAddress("example.com", 443)).toBe(false);
+    expect(allowsAddressText(mixed, "example.com", 443)).toBe(false);
   });
 
   test("parseEntry and the schema agree: a canonical entry parses to itself", () => {

@@ -145,6 +145,17 @@ describe("refused before any connection is attempted", () => {
     expect(kit.attempts).toEqual([]);
   });
 
+  test("SOCKS5 by an IPv6 address not listed: reply 0x02, reported with the address in canonical text", async () => {
+    kit = await startTestProxy(["allowed.test"]);
+    const address = Buffer.from([0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+    const { reply, socket } = await socksConnect(kit.socketPath, Buffer.concat([Buffer.from([5, 1, 0, 4]), address, portBytes(443)]));
+    expect(reply[1]).toBe(2);
+    socket.destroy();
+    expect(kit.denied).toHaveLength(1);
+    expect(kit.denied[0]).toMatchObject({ protocol: "socks5", host: "fd00::1", port: 443, reason: "address fd00::1 port 443 is not on the allowlist" });
+    expect(kit.attempts).toEqual([]);
+  });
+
   test("a host not on the list is refused without even being resolved", async () => {
     kit = await startTestProxy(["allowed.test"], { "other.test": ["127.0.0.1"] });
     const response = await exchange(kit.socketPath, "GET http://other.test/ HTTP/1.1\r\n\r\n");

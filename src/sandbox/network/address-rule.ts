@@ -11,7 +11,7 @@
  * `2002::/16`) are judged by the IPv4 address they carry; an entry exempts one only when it
  * lies inside the same range written in that form.
  */
-import { parseRange, rangeContains, rangeWithin, type Ip, type IpRange } from "./ip.ts";
+import { IPV4_MAPPED, low32, parseRange, rangeContains, rangeWithin, type Ip, type IpRange } from "./ip.ts";
 
 interface RefusedRange {
   range: IpRange;
@@ -45,7 +45,7 @@ const IPV4: RefusedRange[] = ranges([
 
 /** IPv6 ranges that carry an IPv4 address, and where: the IPv4 address is judged instead. */
 const EMBEDDINGS: { range: IpRange; shift: bigint; form: string }[] = [
-  { range: parseRange("::ffff:0:0/96")!, shift: 0n, form: "IPv4-mapped" },
+  { range: IPV4_MAPPED(), shift: 0n, form: "IPv4-mapped" },
   { range: parseRange("64:ff9b::/96")!, shift: 0n, form: "NAT64" },
   { range: parseRange("2002::/16")!, shift: 80n, form: "6to4" },
 ];
@@ -73,7 +73,7 @@ export function refusedRangeOf(ip: Ip): RefusedRange | null {
   if (ip.family === 4) return IPV4.find(({ range }) => rangeContains(range, ip)) ?? null;
   for (const { range, shift, form } of EMBEDDINGS) {
     if (!rangeContains(range, ip)) continue;
-    const carried = refusedRangeOf({ family: 4, value: (ip.value >> shift) & 0xffff_ffffn });
+    const carried = refusedRangeOf(low32({ family: 6, value: ip.value >> shift }));
     if (!carried) return null;
     const network = range.network | (carried.range.network << shift);
     return { range: { family: 6, network, prefix: range.prefix + carried.range.prefix }, what: `${carried.what} in ${form} form` };

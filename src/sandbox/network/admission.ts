@@ -14,6 +14,7 @@ import type { Allowlist } from "./allowlist.ts";
 import { formatIp, parseIp, type Ip } from "./ip.ts";
 import { unmapped, type Target } from "./target.ts";
 import { errnoOf } from "../../platform/errno.ts";
+import { within } from "../../within.ts";
 
 /** A name's addresses, as `dns.lookup(name, {all: true})` gives them. */
 export type Resolver = (name: string) => Promise<readonly { address: string }[]>;
@@ -71,18 +72,12 @@ function checked(addresses: Ip[], policy: AdmissionPolicy, port: number): Admiss
 
 /** The name's answers, or why there are none (the resolver's errno, a timeout, an empty answer). */
 async function resolved(policy: AdmissionPolicy, name: string): Promise<readonly { address: string }[] | string> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<string>((resolve) => {
-    timer = setTimeout(() => resolve(`resolving ${name} took longer than ${policy.resolveTimeoutMs} ms`), policy.resolveTimeoutMs);
-  });
   try {
-    const answers = await Promise.race([policy.resolve(name), timeout]);
+    const answers = await within(policy.resolve(name), policy.resolveTimeoutMs, `resolving ${name} took longer than ${policy.resolveTimeoutMs} ms`);
     if (typeof answers !== "string" && answers.length === 0) return `${name} has no address`;
     return answers;
   } catch (error) {
     // Every resolver failure is an outcome to report (ENOTFOUND, EAI_AGAIN…), never a pass.
     return `cannot resolve ${name} (${errnoOf(error) ?? (error as Error).message})`;
-  } finally {
-    clearTimeout(timer);
   }
 }

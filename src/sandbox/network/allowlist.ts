@@ -10,8 +10,7 @@
  * case-insensitively, without their trailing dot, as written (international names in punycode).
  */
 import * as v from "valibot";
-import { once } from "../../platform/lazy.ts";
-import { formatIp, parseIpv4, parseRange, rangeContains, rangeWithin, type Ip, type IpRange } from "./ip.ts";
+import { bitsOf, formatIp, IPV4_MAPPED, parseIpv4, parseRange, rangeContains, rangeWithin, type Ip, type IpRange } from "./ip.ts";
 import { endsInNumber, normaliseName, parsePort, unmapped } from "./target.ts";
 
 /** The ports an entry without `:port` allows: plain HTTP and HTTPS. */
@@ -21,6 +20,9 @@ export type AllowRule =
   | { kind: "name"; name: string; ports: readonly number[] }
   | { kind: "suffix"; suffix: string; ports: readonly number[] }
   | { kind: "range"; range: IpRange; ports: readonly number[] };
+
+/** What options.network may be, as every message about it says (settings.ts's too). */
+export const NETWORK_FORMS = `"host", "none" or {"allow": ["api.example.com", "*.example.org", "10.0.0.5:5432"]}`;
 
 const EXAMPLES = `"api.example.com", "*.example.com", "example.com:8443", "10.0.0.5:5432", "10.0.0.0/8" or "[2001:db8::1]:443"`;
 
@@ -58,11 +60,8 @@ function rangeRule(text: string, ports: readonly number[]): AllowRule | string {
 
 /** The proxy reads `::ffff:a.b.c.d` as the IPv4 address: an entry must name it that way to match. */
 function rangeOrProblem(range: IpRange, ports: readonly number[]): AllowRule | string {
-  return rangeWithin(range, mapped()) ? "write an IPv4-mapped address as the IPv4 address itself: 10.0.0.5" : { kind: "range", range, ports };
+  return rangeWithin(range, IPV4_MAPPED()) ? "write an IPv4-mapped address as the IPv4 address itself: 10.0.0.5" : { kind: "range", range, ports };
 }
-
-// Parsed at first use: parsing it (cold) when the module is evaluated cost every inspect and exec ~0.4 ms.
-const mapped = once(() => parseRange("::ffff:0:0/96")!);
 
 function portList(text: string): readonly number[] | string {
   const port = parsePort(text);
@@ -74,9 +73,8 @@ export function formatRule(rule: AllowRule): string {
   const port = rule.ports === DEFAULT_PORTS ? "" : `:${rule.ports[0]}`;
   if (rule.kind === "name") return `${rule.name}${port}`;
   if (rule.kind === "suffix") return `*.${rule.suffix}${port}`;
-  const bits = rule.range.family === 4 ? 32 : 128;
   const address = formatIp({ family: rule.range.family, value: rule.range.network });
-  const text = rule.range.prefix === bits ? address : `${address}/${rule.range.prefix}`;
+  const text = rule.range.prefix === bitsOf(rule.range.family) ? address : `${address}/${rule.range.prefix}`;
   return rule.range.family === 6 && port ? `[${text}]${port}` : `${text}${port}`;
 }
 
@@ -86,11 +84,11 @@ function quotable(text: string): string {
 }
 
 /**
- * The schema of the setting, messages naming `options.<option>`. Output: the entries in
+ * The schema of the setting, messages naming `options.network`. Output: the entries in
  * canonical spelling without duplicates (what is recorded with the workspace).
  */
-export function allowSettingSchema(option = "network") {
-  const listMessage = `options.${option}.allow must be a list of entries such as ${EXAMPLES}`;
+export function allowSettingSchema() {
+  const listMessage = `options.network.allow must be a list of entries such as ${EXAMPLES}`;
   return v.strictObject(
     {
       allow: v.pipe(
@@ -99,28 +97,25 @@ export function allowSettingSchema(option = "network") {
           const canonical: string[] = [];
           dataset.value.forEach((text, index) => {
             const rule = parseEntry(text);
-            if (typeof rule === "string") addIssue({ message: `options.${option}.allow entry ${index + 1}${quotable(text)} is not an allow entry: ${rule} (for example ${EXAMPLES})` });
+            if (typeof rule === "string") addIssue({ message: `options.network.allow entry ${index + 1}${quotable(text)} is not an allow entry: ${rule} (for example ${EXAMPLES})` });
             else canonical.push(formatRule(rule));
           });
           return canonical.length === dataset.value.length ? [...new Set(canonical)] : NEVER;
         }),
       ),
     },
-    (issue) => `options.${option} must be "host", "none" or {"allow": [${EXAMPLES}]}${issue.expected === "never" ? ` (unknown key ${JSON.stringify(String(issue.path?.at(-1)?.key))})` : ""}`,
+    (issue) => `options.network must be ${NETWORK_FORMS}${issue.expected === "never" ? ` (unknown key ${JSON.stringify(String(issue.path?.at(-1)?.key))})` : ""}`,
   );
 }
 
-export type AllowSetting = v.InferOutput<ReturnType<typeof allowSettingSchema>>;
-
 /** The compiled rules: what the proxy asks for every request. */
 export interface Allowlist {
-  readonly rules: readonly AllowRule[];
   /** Whether a name entry (exact or wildcard) allows `name` (normalised) on `port`. */
   allows(name: string, port: number): boolean;
   /** Whether some entry names `name` on any port: tells "port not allowed" from "host not allowed". */
   namesHost(name: string): boolean;
   /** Whether an address or range entry allows `address` on `port`. */
-  allowsAddress(address: Ip | string, port: number): boolean;
+  allowsAddress(address: Ip, port: number): boolean;
   /** The ranges of the address entries that allow `address` on `port` (the address rule asks how narrow they are). */
   rangesAllowing(address: Ip, port: number): IpRange[];
 }
@@ -140,18 +135,9 @@ export function compileAllowlist(entries: readonly string[]): Allowlist {
   const rangesAllowing = (address: Ip, port: number) =>
     rules.flatMap((rule) => (rule.kind === "range" && rule.ports.includes(port) && rangeContains(rule.range, address) ? [rule.range] : []));
   return {
-    rules,
     allows: (name, port) => rules.some((rule) => rule.ports.includes(port) && nameMatches(rule, name)),
     namesHost: (name) => rules.some((rule) => nameMatches(rule, name)),
-    allowsAddress(address, port) {
-      const ip = typeof address === "string" ? parseIpText(address) : unmapped(address);
-      return ip !== null && rangesAllowing(ip, port).length > 0;
-    },
+    allowsAddress: (address, port) => rangesAllowing(unmapped(address), port).length > 0,
     rangesAllowing: (address, port) => rangesAllowing(unmapped(address), port),
   };
-}
-
-function parseIpText(text: string): Ip | null {
-  const range = parseRange(text);
-  return range && range.prefix === (range.family === 4 ? 32 : 128) ? unmapped({ family: range.family, value: range.network }) : null;
 }

@@ -5,12 +5,11 @@
  * that has an allowlist: nothing else pays for its modules.
  */
 import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PATH_MISSING, tolerating } from "../../platform/errno.ts";
+import { lazyOs } from "../../platform/lazy.ts";
 import { isLinux } from "../../platform/os.ts";
 import type { HostStats } from "./proxy.ts";
-import { proxyEnvironment } from "./proxy-env.ts";
 
 /** Where the sandbox is shown the proxy's socket. */
 export const EGRESS_SOCKET = "/.paseo-egress.sock";
@@ -48,13 +47,8 @@ export function planEgress(dir: string, execId: string, allow: readonly string[]
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (!isLinux) return { socketPath: null, dir, execId, allow, temporary: null };
   const name = `egress-${execId}.sock`;
-  const temporary = join(dir, name).length > SOCKET_PATH_MAX ? mkdtempSync(join(tmpdir(), "phr-egress-")) : null;
+  const temporary = Buffer.byteLength(join(dir, name)) > SOCKET_PATH_MAX ? mkdtempSync(join(lazyOs().tmpdir(), "phr-egress-")) : null;
   return { socketPath: join(temporary ?? dir, name), dir, execId, allow, temporary };
-}
-
-/** What the workload's environment gains under an allowlist (proxy-env.ts): the sandbox's own EGRESS_PORT, or on macOS the proxy's port on the host's loopback. */
-export function egressEnvironment(port = EGRESS_PORT): Record<string, string> {
-  return proxyEnvironment(port);
 }
 
 /** The counts file of execution `execId` in `dir` (the workspace's storage). */

@@ -14,12 +14,19 @@
  */
 import { renameSync, rmSync, writeFileSync } from "node:fs";
 import { logLine } from "../../log/runtime-log.ts";
+import { hasErrno } from "../../platform/errno.ts";
 import { compileAllowlist } from "./allowlist.ts";
 import { egressStatsPath, type EgressPlan, type EgressStats } from "./egress-plan.ts";
 import { startPolicyProxy, type PolicyProxy, type RefusalEvent } from "./proxy.ts";
 
 /** The counts file is rewritten at most this often while connections come and go. */
 const STATS_EVERY_MS = 250;
+/**
+ * What a rewrite of the counts file may fail with while the workload runs: the storage full
+ * (ENOSPC, EDQUOT), read-only or unwritable (EROFS, EACCES), failing (EIO), or removed (ENOENT).
+ * `ps` then shows older counts; the workload and its way out go on.
+ */
+const STATS_UNWRITABLE = ["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EIO", "ENOENT"] as const;
 
 /** One execution's way out, open until `close`; `port`: the proxy's loopback TCP port where it has no socket (macOS). */
 export interface Egress {
@@ -41,12 +48,21 @@ export async function openEgress(plan: EgressPlan): Promise<Egress> {
   let proxy: PolicyProxy | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
   const save = () => {
-    timer = null;
     if (proxy) stats.hosts = Object.fromEntries(proxy.stats());
     writeFileSync(`${statsPath}.tmp`, JSON.stringify(stats), { mode: 0o600 });
     renameSync(`${statsPath}.tmp`, statsPath);
   };
-  const changed = () => (timer ??= setTimeout(save, STATS_EVERY_MS));
+  // From a timer, so a failure would be an uncaught exception ending the wrapper under its workload.
+  const saveLater = () => {
+    timer = null;
+    try {
+      save();
+    } catch (error) {
+      if (!hasErrno(error, STATS_UNWRITABLE)) throw error;
+      logLine("error", "net-error", { message: `the sandbox's network counts cannot be written (ps shows older ones): ${(error as Error).message}` });
+    }
+  };
+  const changed = () => (timer ??= setTimeout(saveLater, STATS_EVERY_MS));
   const refused = (event: "net-denied" | "net-failed") => (refusal: RefusalEvent) => {
     if (event === "net-denied") stats.denied++;
     else stats.failed++;
@@ -71,6 +87,7 @@ export async function openEgress(plan: EgressPlan): Promise<Egress> {
       const hosts = Object.fromEntries(proxy!.stats());
       if (stats.denied + stats.failed > 0 || Object.keys(hosts).length > 0) logLine("info", "net-summary", { denied: stats.denied, failed: stats.failed, hosts });
       rmSync(statsPath, { force: true });
+      rmSync(`${statsPath}.tmp`, { force: true });
       if (socketPath !== null) rmSync(socketPath, { force: true });
       if (temporary) rmSync(temporary, { recursive: true, force: true });
     },

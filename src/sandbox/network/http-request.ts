@@ -21,7 +21,10 @@ const HEADER_LINE = new RegExp(`^(${TOKEN}):[ \\t]*(.*?)[ \\t]*$`);
 /** Bytes never allowed in a head: controls other than tab (a bare CR or LF would split a line two ways). */
 const FORBIDDEN = /[\x00-\x08\x0a-\x1f\x7f]/;
 
-/** Headers meant for this hop only (RFC 9110 §7.6.1), and the client's words to the proxy. */
+/**
+ * Headers not forwarded: those meant for this hop only (RFC 9110 §7.6.1), the client's words to
+ * the proxy, and Host, which is not hop-by-hop but is replaced by the URI's (the host admitted).
+ */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "trailer", "upgrade", "host"]);
 
 const STATUS_TEXT: Record<number, string> = {

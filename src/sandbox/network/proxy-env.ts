@@ -20,6 +20,7 @@
 /** Hosts that never go through the proxy: the sandbox's own loopback. */
 const LOOPBACK = "localhost,127.0.0.1,::1";
 
+/** What the workload's environment gains under an allowlist: the sandbox's own EGRESS_PORT (egress-plan.ts), or on macOS the proxy's port on the host's loopback. */
 export function proxyEnvironment(port: number): Record<string, string> {
   const http = `http://127.0.0.1:${port}`;
   const socks = `socks5h://127.0.0.1:${port}`;

@@ -81,13 +81,15 @@ export interface PolicyProxy {
   port: number | null;
   /** Per host as the client named it: allowed connections ended so far and their bytes. */
   stats(): Map<string, HostStats>;
-  /** Refusals so far (policy and failures). */
-  refusals(): number;
   /** Ends the listener and every open connection. */
   close(): Promise<void>;
 }
 
-export const DEFAULTS = { maxHeadBytes: 16 * 1024, openingTimeoutMs: 10_000, resolveTimeoutMs: 10_000, connectTimeoutMs: 10_000, maxConnections: 512 };
+/** How a proxied connection may end that is no failure of the proxy's: the peer left, or stopped answering. */
+const CONNECTION_ENDED = [...PEER_GONE, "ETIMEDOUT"] as const;
+
+/** What each option left out is. */
+const DEFAULTS = { maxHeadBytes: 16 * 1024, openingTimeoutMs: 10_000, resolveTimeoutMs: 10_000, connectTimeoutMs: 10_000, maxConnections: 512 };
 
 export async function startPolicyProxy(options: PolicyProxyOptions): Promise<PolicyProxy> {
   const settings = {
@@ -103,19 +105,17 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
   const conns = new Set<Conn>();
   let clients = 0;
   const stats = new Map<string, HostStats>();
-  let refusals = 0;
   const onError = (error: Error) => settings.onError?.(error);
   /** Every connection is tracked until it closes: a peer leaving is expected, any other failure is reported. */
   const own = (conn: Conn) => {
     conns.add(conn);
     conn.onClose((_clean, error) => {
       conns.delete(conn);
-      if (error && !hasErrno(error, [...PEER_GONE, "ETIMEDOUT"])) onError(error);
+      if (error && !hasErrno(error, CONNECTION_ENDED)) onError(error);
     });
     return conn;
   };
   const refuse = (kind: "denied" | "failed", event: RefusalEvent) => {
-    refusals++;
     (kind === "denied" ? settings.onDenied : settings.onFailure)?.(event);
   };
   const opened = (client: Conn, upstream: Conn, early: { rest: Buffer; ended: boolean }, event: Omit<ConnectionEvent, keyof SpliceCounts>) => {
@@ -215,7 +215,6 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
     socketPath: settings.socketPath,
     port: "port" in listener ? listener.port : null,
     stats: () => new Map(stats),
-    refusals: () => refusals,
     close: async () => {
       listener.stop(true);
       for (const conn of conns) conn.destroy();
@@ -226,14 +225,14 @@ export async function startPolicyProxy(options: PolicyProxyOptions): Promise<Pol
 /** How long a refused client may keep its side open after the answer before it is closed. */
 const LINGER_MS = 2000;
 
+/** The bytes a refused client still sends go nowhere. */
+function discard(): void {}
+
 /**
  * Sends the proxy's own answer and ends the connection. What the client still sends (a body
  * meant for a refused host) is read and dropped meanwhile: closing with unread input would
  * reset the connection and could lose the answer before the client read it.
  */
-/** The bytes a refused client still sends go nowhere. */
-function discard(): void {}
-
 function answer(client: Conn, reader: OpeningReader, bytes: string | Buffer): void {
   reader.release();
   client.read({ data: discard, end: discard });

@@ -4,6 +4,7 @@
  * the proxy carries TCP streams it can check, nothing that listens or sends datagrams.
  */
 import type { Conn } from "./conn.ts";
+import { formatIp } from "./ip.ts";
 import { parseHost, type Target } from "./target.ts";
 import type { OpeningReader } from "./opening-reader.ts";
 import { errnoOf } from "../../platform/errno.ts";
@@ -67,13 +68,10 @@ function refuse(code: number, reason: string, host: string | null): SocksRequest
   return { ok: false, reason, host, answer: socksReply(code) };
 }
 
-/** The address as text (IPv6 without brackets), or null for an unknown type. */
+/** The address as text (IPv6 in canonical text, without brackets), or null for an unknown type. */
 async function readAddress(reader: OpeningReader, addressType: number): Promise<string | null> {
   if (addressType === 1) return [...(await reader.bytes(4))].join(".");
-  if (addressType === 4) {
-    const bytes = await reader.bytes(16);
-    return Array.from({ length: 8 }, (_, i) => bytes.readUInt16BE(i * 2).toString(16)).join(":");
-  }
+  if (addressType === 4) return formatIp({ family: 6, value: BigInt(`0x${(await reader.bytes(16)).toString("hex")}`) });
   if (addressType !== 3) return null;
   const [length] = await reader.bytes(1);
   return (await reader.bytes(length!)).toString("latin1");

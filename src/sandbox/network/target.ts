@@ -7,7 +7,7 @@
  * `0x7f.1`, `2130706433`, `0177.0.0.1`: inet_aton accepts them all): the rule is the URL
  * standard's "ends in a number", so a name is never an address in disguise.
  */
-import { parseIpv4, parseIpv6, type Ip } from "./ip.ts";
+import { IPV4_MAPPED, low32, parseIpv4, parseIpv6, rangeContains, type Ip } from "./ip.ts";
 
 /** A DNS name as written in requests and allow entries: ASCII labels of letters, digits, `-` and `_`. */
 const LABEL = /^[a-z0-9_-]{1,63}$/;
@@ -42,7 +42,7 @@ export function endsInNumber(labels: readonly string[]): boolean {
 
 /** An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) is the IPv4 address itself for the kernel: read it as that. */
 export function unmapped(ip: Ip): Ip {
-  return ip.family === 6 && ip.value >> 32n === 0xffffn ? { family: 4, value: ip.value & 0xffff_ffffn } : ip;
+  return rangeContains(IPV4_MAPPED(), ip) ? low32(ip) : ip;
 }
 
 /** A host as a request names it: `[v6]` (brackets required by the caller's grammar or not), IPv4, or a name. */

@@ -5,6 +5,7 @@
 import { connectConn, type Conn } from "./conn.ts";
 import { formatIp, type Ip } from "./ip.ts";
 import { errnoOf } from "../../platform/errno.ts";
+import { within } from "../../within.ts";
 
 /** Opens a TCP connection to an IP literal; rejects with the failure (its `code` the errno). Injectable: tests count the attempts. */
 export type Connector = (address: string, port: number) => Promise<Conn>;
@@ -29,21 +30,9 @@ export async function connectFirst(connector: Connector, addresses: readonly Ip[
 
 /** The connection, or its failure; one that answers after the timeout is closed at once. */
 async function connected(attempt: Promise<Conn>, timeoutMs: number): Promise<Conn | Error> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let late = false;
-  const timeout = new Promise<Error>((resolve) => {
-    timer = setTimeout(() => {
-      late = true;
-      resolve(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: "ETIMEDOUT" }));
-    }, timeoutMs);
-  });
-  const outcome = attempt.then(
-    (conn) => (late ? (conn.destroy(), conn) : conn),
-    (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
-  );
-  try {
-    return await Promise.race([outcome, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const outcome = attempt.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+  const settled = await within(outcome, timeoutMs, null);
+  if (settled !== null) return settled;
+  void outcome.then((late) => (late instanceof Error ? undefined : late.destroy()));
+  return Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: "ETIMEDOUT" });
 }
